@@ -1,0 +1,49 @@
+import { writeFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../config.ts';
+import { firstOwner } from '../server/bootstrap.ts';
+import { startHearth } from '../server/runtime.ts';
+import { connectionInfo } from '../platform/connection-info.ts';
+
+/** `hearth start`: runs until SIGINT/SIGTERM, then drains and stops cleanly. Returns -1 (keep running). */
+export async function runStart(config: Config): Promise<number> {
+  const started = Date.now();
+  const hearth = await startHearth(config);
+  const runtimeFile = path.join(config.dataDir, 'server.json');
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    hearth.p.log.info(`${signal} received: draining requests and stopping`);
+    rmSync(runtimeFile, { force: true });
+    await hearth.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  if (hearth.app) {
+    writeFileSync(runtimeFile, JSON.stringify({ url: hearth.url, pid: process.pid }) + '\n');
+    const owner = await firstOwner(hearth.p, hearth.project);
+    const info = await connectionInfo(hearth.p, hearth.project, owner.id);
+    const password = hearth.owner.password ? ` / ${hearth.owner.password}` : '';
+    console.log(`
+Hearth is running (role ${config.role}, ready in ${((Date.now() - started) / 1000).toFixed(1)} s).
+
+  Base URL          ${info.BASE_URL}
+  Management API    ${info.API_URL}/v1
+  Project ref       ${info.PROJECT_REF}
+  Publishable key   ${info.PUBLISHABLE_KEY}
+  Secret key        ${info.SECRET_KEY}
+  Database URL      ${info.DB_URL}
+  JWKS URL          ${info.JWKS_URL}
+  Owner sign-in     ${owner.email}${password}   (POST ${info.API_URL}/v1/login)
+
+Data folder ${config.dataDir}${config.databaseUrl ? '' : ' (embedded PostgreSQL on 127.0.0.1:' + config.dbPort + ')'}.
+\`npx hearth status -o env\` prints these again. Ctrl-C stops.
+`);
+  } else {
+    console.log(`Hearth worker is running (role ${config.role}). Ctrl-C stops.`);
+  }
+  return -1;
+}

@@ -1,0 +1,39 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import pino from 'pino';
+import type { Config } from '../config.ts';
+import { Faults, systemClock, type Platform } from '../context.ts';
+import { Databases } from '../db/pools.ts';
+import { HearthError } from '../errors.ts';
+import { connectionInfo } from '../platform/connection-info.ts';
+import { defaultProject } from '../platform/projects.ts';
+import { MasterKey } from '../platform/secrets.ts';
+import { firstOwner } from '../server/bootstrap.ts';
+
+/** `hearth status`: reads the same data folder / DATABASE_URL as the server and prints the default project's details. */
+export async function runStatus(config: Config, output: string): Promise<number> {
+  if (!['text', 'env', 'json'].includes(output)) throw new HearthError(400, 'invalid_option', `-o must be text, env or json, got "${output}".`);
+  let url = config.databaseUrl;
+  if (!url) {
+    const pwFile = path.join(config.dataDir, 'pg-password');
+    if (!existsSync(pwFile)) throw new HearthError(404, 'not_started', `No Hearth data in ${config.dataDir}: run \`npm start\` first.`);
+    url = `postgres://postgres:${readFileSync(pwFile, 'utf8').trim()}@127.0.0.1:${config.dbPort}/postgres`;
+  }
+  const runtimeFile = path.join(config.dataDir, 'server.json');
+  if (existsSync(runtimeFile)) config.publicUrl ??= (JSON.parse(readFileSync(runtimeFile, 'utf8')) as { url: string }).url;
+  const dbs = new Databases(url, config.controlDb);
+  const p: Platform = { config, dbs, master: MasterKey.load(config.masterKey, config.dataDir), clock: systemClock, log: pino({ level: 'silent' }), faults: new Faults() };
+  try {
+    const project = await defaultProject(dbs.control).catch((err) => {
+      throw new HearthError(503, 'not_running', `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`);
+    });
+    if (!project) throw new HearthError(404, 'not_started', 'Hearth has not finished its first start yet.');
+    const info = await connectionInfo(p, project, (await firstOwner(p, project)).id);
+    if (output === 'json') console.log(JSON.stringify(info, null, 2));
+    else if (output === 'env') console.log(Object.entries(info).map(([k, v]) => `${k}=${v}`).join('\n'));
+    else console.log(Object.entries(info).map(([k, v]) => `${k.padEnd(18)}${v}`).join('\n'));
+    return 0;
+  } finally {
+    await dbs.close();
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Hearth's configuration: every HEARTH_* variable (and DATABASE_URL), validated
+ * once at start into one typed object that is passed down, never read at import
+ * time. docs/configuration.md lists each variable.
+ */
+import path from 'node:path';
+import { HearthError } from './errors.ts';
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  dbPort: number;
+  databaseUrl: string | null;
+  controlDb: string;
+  masterKey: string | null;
+  projectDomain: string | null;
+  publicUrl: string | null;
+  trustedProxies: string[];
+  outboundAllow: string[];
+  role: Role;
+  logLevel: string;
+  storageBackend: 'fs' | 's3';
+  s3: { endpoint: string | null; bucket: string | null; region: string; accessKeyId: string | null; secretAccessKey: string | null; forcePathStyle: boolean };
+  workflowTickMs: number;
+  ownerEmail: string | null;
+  ownerPassword: string | null;
+  bodyLimitBytes: number;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = 65535): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new HearthError(400, 'invalid_config', `${name} must be an integer between ${min} and ${max}, got "${raw}".`);
+  }
+  return n;
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const role = (env.HEARTH_ROLE ?? 'all') as Role;
+  if (!['all', 'api', 'worker'].includes(role)) {
+    throw new HearthError(400, 'invalid_config', `HEARTH_ROLE must be all, api or worker, got "${role}".`);
+  }
+  const backend = env.HEARTH_STORAGE_BACKEND ?? 'fs';
+  if (backend !== 'fs' && backend !== 's3') {
+    throw new HearthError(400, 'invalid_config', `HEARTH_STORAGE_BACKEND must be fs or s3, got "${backend}".`);
+  }
+  const config: Config = {
+    dataDir: path.resolve(env.HEARTH_DATA_DIR ?? '.hearth'),
+    host: env.HEARTH_HOST ?? '127.0.0.1',
+    port: int(env, 'HEARTH_PORT', 54321),
+    dbPort: int(env, 'HEARTH_DB_PORT', 54322, 1),
+    databaseUrl: env.DATABASE_URL || null,
+    controlDb: env.HEARTH_CONTROL_DB ?? 'hearth',
+    masterKey: env.HEARTH_MASTER_KEY || null,
+    projectDomain: env.HEARTH_PROJECT_DOMAIN || null,
+    publicUrl: env.HEARTH_PUBLIC_URL?.replace(/\/+$/, '') || null,
+    trustedProxies: list(env.HEARTH_TRUSTED_PROXIES),
+    outboundAllow: list(env.HEARTH_OUTBOUND_ALLOW),
+    role,
+    logLevel: env.HEARTH_LOG_LEVEL ?? 'info',
+    storageBackend: backend,
+    s3: {
+      endpoint: env.HEARTH_S3_ENDPOINT || null,
+      bucket: env.HEARTH_S3_BUCKET || null,
+      region: env.HEARTH_S3_REGION ?? 'us-east-1',
+      accessKeyId: env.HEARTH_S3_ACCESS_KEY_ID || null,
+      secretAccessKey: env.HEARTH_S3_SECRET_ACCESS_KEY || null,
+      forcePathStyle: env.HEARTH_S3_FORCE_PATH_STYLE !== 'false',
+    },
+    workflowTickMs: int(env, 'HEARTH_WORKFLOW_TICK_MS', 15000, 0, 3_600_000),
+    ownerEmail: env.HEARTH_OWNER_EMAIL || null,
+    ownerPassword: env.HEARTH_OWNER_PASSWORD || null,
+    bodyLimitBytes: int(env, 'HEARTH_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    ...overrides,
+  };
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.controlDb)) {
+    throw new HearthError(400, 'invalid_config', `HEARTH_CONTROL_DB must be a plain lower-case database name, got "${config.controlDb}".`);
+  }
+  return config;
+}

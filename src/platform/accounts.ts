@@ -1,0 +1,113 @@
+/**
+ * Platform accounts (the people who run projects), organizations, members and
+ * management sessions. Sessions are opaque bearer tokens stored as hashes.
+ */
+import { HearthError } from '../errors.ts';
+import type { Platform } from '../context.ts';
+import type { Sql } from '../db/pools.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
+import { randomToken, sha256 } from './secrets.ts';
+
+export type MemberRole = 'owner' | 'admin' | 'developer';
+export const MEMBER_ROLES: MemberRole[] = ['owner', 'admin', 'developer'];
+export const SESSION_SECONDS = 24 * 3600;
+export const CLI_SESSION_SECONDS = 30 * 24 * 3600;
+
+export interface Account {
+  id: string;
+  email: string;
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+export function checkEmail(email: unknown): string {
+  if (typeof email !== 'string' || !EMAIL.test(email) || email.length > 320) {
+    throw new HearthError(400, 'invalid_email', 'email must be an e-mail address such as ada@example.com.');
+  }
+  return email.trim();
+}
+
+export function checkNewPassword(password: unknown): string {
+  if (typeof password !== 'string' || password.length < 10 || password.length > 128) {
+    throw new HearthError(400, 'invalid_password', 'password must be a string of 10 to 128 characters.');
+  }
+  return password;
+}
+
+export async function createAccount(sql: Sql, email: string, password: string): Promise<Account> {
+  const hash = await hashPassword(password);
+  try {
+    const [row] = await sql`insert into platform.accounts (email, password_hash) values (${email}, ${hash}) returning id, email`;
+    return row as Account;
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new HearthError(409, 'email_taken', `An account with e-mail ${email} already exists.`);
+    throw err;
+  }
+}
+
+export async function findAccountByEmail(sql: Sql, email: string): Promise<(Account & { password_hash: string }) | undefined> {
+  const [row] = await sql`select id, email, password_hash from platform.accounts where lower(email) = lower(${email})`;
+  return row as (Account & { password_hash: string }) | undefined;
+}
+
+export async function createSession(p: Platform, accountId: string, seconds = SESSION_SECONDS): Promise<{ access_token: string; token_type: 'bearer'; expires_in: number }> {
+  const token = `hearth_mgmt_${randomToken(40)}`;
+  const expires = new Date(p.clock.now().getTime() + seconds * 1000);
+  await p.dbs.control`insert into platform.sessions (account_id, token_hash, expires_at)
+    values (${accountId}, ${sha256(token)}, ${expires})`;
+  return { access_token: token, token_type: 'bearer', expires_in: seconds };
+}
+
+export async function login(p: Platform, email: unknown, password: unknown) {
+  if (typeof email !== 'string' || typeof password !== 'string') {
+    throw new HearthError(400, 'invalid_request', 'Send {"email": "...", "password": "..."}.');
+  }
+  const account = await findAccountByEmail(p.dbs.control, email);
+  const ok = await verifyPassword(account?.password_hash, password);
+  if (!account || !ok) throw new HearthError(401, 'invalid_credentials', 'Wrong e-mail or password.');
+  return createSession(p, account.id);
+}
+
+/** The account behind a management bearer token, or null when it is unknown or expired. */
+export async function accountForToken(p: Platform, token: string): Promise<Account | null> {
+  const [row] = await p.dbs.control`select a.id, a.email from platform.sessions s
+    join platform.accounts a on a.id = s.account_id
+    where s.token_hash = ${sha256(token)} and s.expires_at > ${p.clock.now()}`;
+  return (row as Account | undefined) ?? null;
+}
+
+export async function createOrganization(sql: Sql, name: string, ownerId: string): Promise<{ id: string; name: string }> {
+  return sql.begin(async (tx) => {
+    const [org] = await tx`insert into platform.organizations (name) values (${name}) returning id, name`;
+    await tx`insert into platform.members (organization_id, account_id, role) values (${org!.id}, ${ownerId}, 'owner')`;
+    return org as { id: string; name: string };
+  }) as Promise<{ id: string; name: string }>;
+}
+
+export async function memberRole(sql: Sql, organizationId: string, accountId: string): Promise<MemberRole | null> {
+  const [row] = await sql`select role from platform.members where organization_id = ${organizationId} and account_id = ${accountId}`;
+  return (row?.role as MemberRole | undefined) ?? null;
+}
+
+export async function listOrganizations(sql: Sql, accountId: string) {
+  return sql`select o.id, o.name, m.role, o.created_at from platform.organizations o
+    join platform.members m on m.organization_id = o.id where m.account_id = ${accountId} order by o.created_at`;
+}
+
+export async function listMembers(sql: Sql, organizationId: string) {
+  return sql`select a.id as account_id, a.email, m.role, m.created_at from platform.members m
+    join platform.accounts a on a.id = m.account_id where m.organization_id = ${organizationId} order by m.created_at`;
+}
+
+/** Adds a member: an existing account by e-mail (password ignored) or a new one, in one transaction. */
+export async function addMember(sql: Sql, organizationId: string, email: string, password: unknown, role: MemberRole) {
+  const existing = await findAccountByEmail(sql, email);
+  const newPassword = existing ? null : checkNewPassword(password);
+  return sql.begin(async (tx) => {
+    const id = existing?.id ?? (await createAccount(tx as unknown as Sql, email, newPassword!)).id;
+    const [dup] = await tx`select 1 from platform.members where organization_id = ${organizationId} and account_id = ${id}`;
+    if (dup) throw new HearthError(409, 'already_member', `${email} is already a member of this organization.`);
+    await tx`insert into platform.members (organization_id, account_id, role) values (${organizationId}, ${id}, ${role})`;
+    return { account_id: id, email, role, created: !existing };
+  });
+}

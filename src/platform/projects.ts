@@ -1,0 +1,133 @@
+/**
+ * Projects: each has its own database hearth_<ref>, its own login role
+ * hearth_<ref>_owner (not superuser, CONNECT only to its own database), an
+ * ES256 signing key and two API keys. Creation either completes or leaves
+ * nothing behind: a failure at any step drops what the earlier steps made.
+ */
+import { HearthError } from '../errors.ts';
+import type { Platform } from '../context.ts';
+import { migrate } from '../db/migrate.ts';
+import type { Sql } from '../db/pools.ts';
+import { announce } from './changes.ts';
+import { randomToken, sha256 } from './secrets.ts';
+import { newSigningKey } from './signing-keys.ts';
+
+export interface ProjectRow {
+  id: string;
+  ref: string;
+  name: string;
+  organization_id: string;
+  db_name: string;
+  owner_role: string;
+  owner_password_sealed: string;
+  is_default: boolean;
+  created_at: Date;
+}
+
+export interface ApiKey {
+  name: string;
+  type: 'publishable' | 'secret';
+  api_key: string;
+}
+
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+export const REF_PATTERN = /^[a-z]{20}$/;
+
+export function checkProjectName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 64) {
+    throw new HearthError(400, 'invalid_name', 'name must be a non-empty string of at most 64 characters.');
+  }
+  return name.trim();
+}
+
+export function newApiKey(type: 'publishable' | 'secret'): string {
+  return `sb_${type}_${randomToken(40)}`;
+}
+
+const ident = (name: string) => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to use ${name} as an identifier`);
+  return `"${name}"`;
+};
+
+export async function createProject(
+  p: Platform,
+  input: { name: string; organizationId: string; isDefault?: boolean },
+): Promise<ProjectRow> {
+  const ref = randomToken(20, LOWER);
+  const dbName = `hearth_${ref}`;
+  const owner = `hearth_${ref}_owner`;
+  const ownerPassword = randomToken(32); // [A-Za-z0-9] only, so it is safe as a literal
+  const admin = p.dbs.admin;
+  let roleMade = false;
+  let dbMade = false;
+  try {
+    await admin.unsafe(`create role ${ident(owner)} login password '${ownerPassword}' nosuperuser nocreatedb nocreaterole noreplication connection limit 50`);
+    roleMade = true;
+    p.faults.hit('project.create.role', { ref });
+    await admin.unsafe(`create database ${ident(dbName)}`);
+    dbMade = true;
+    await admin.unsafe(`revoke connect, temporary on database ${ident(dbName)} from public`);
+    await admin.unsafe(`grant connect, temporary on database ${ident(dbName)} to ${ident(owner)}`);
+    await migrate(p.dbs.project(dbName), 'project', { owner });
+    p.faults.hit('project.create.migrated', { ref });
+
+    const signing = await newSigningKey(p.master);
+    const keys = [newApiKey('publishable'), newApiKey('secret')] as const;
+    return (await p.dbs.control.begin(async (tx) => {
+      const [row] = await tx`insert into platform.projects
+          (ref, name, organization_id, db_name, owner_role, owner_password_sealed, is_default)
+        values (${ref}, ${input.name}, ${input.organizationId}, ${dbName}, ${owner},
+          ${p.master.encrypt(ownerPassword)}, ${input.isDefault ?? false})
+        returning *`;
+      await tx`insert into platform.signing_keys (project_id, kid, public_jwk, private_jwk_sealed)
+        values (${row!.id}, ${signing.kid}, ${tx.json(signing.publicJwk as never)}, ${signing.privateSealed})`;
+      for (const [i, type] of (['publishable', 'secret'] as const).entries()) {
+        await tx`insert into platform.api_keys (project_id, name, type, key_hash, key_sealed)
+          values (${row!.id}, 'default', ${type}, ${sha256(keys[i])}, ${p.master.encrypt(keys[i])})`;
+      }
+      p.faults.hit('project.create.rows', { ref });
+      return row;
+    })) as ProjectRow;
+  } catch (err) {
+    await p.dbs.closeProject(dbName);
+    if (dbMade) await admin.unsafe(`drop database if exists ${ident(dbName)} with (force)`).catch((e) => p.log.error(e, 'cleanup: drop database'));
+    if (roleMade) await admin.unsafe(`drop role if exists ${ident(owner)}`).catch((e) => p.log.error(e, 'cleanup: drop role'));
+    throw err;
+  }
+}
+
+export async function deleteProject(p: Platform, project: ProjectRow): Promise<void> {
+  if (project.is_default) {
+    throw new HearthError(409, 'default_project', 'The default project (served at the server root) cannot be deleted.');
+  }
+  await p.dbs.control.begin(async (tx) => {
+    await tx`delete from platform.projects where id = ${project.id}`;
+    await announce(tx, { kind: 'project', projectId: project.id });
+  });
+  await p.dbs.closeProject(project.db_name);
+  await p.dbs.admin.unsafe(`drop database if exists ${ident(project.db_name)} with (force)`);
+  await p.dbs.admin.unsafe(`drop role if exists ${ident(project.owner_role)}`);
+}
+
+export async function findProject(sql: Sql, ref: string): Promise<ProjectRow | undefined> {
+  if (!REF_PATTERN.test(ref)) return undefined;
+  const [row] = await sql`select * from platform.projects where ref = ${ref}`;
+  return row as ProjectRow | undefined;
+}
+
+export async function defaultProject(sql: Sql): Promise<ProjectRow | undefined> {
+  const [row] = await sql`select * from platform.projects where is_default`;
+  return row as ProjectRow | undefined;
+}
+
+export async function projectApiKeys(p: Platform, projectId: string): Promise<ApiKey[]> {
+  const rows = await p.dbs.control`select name, type, key_sealed from platform.api_keys
+    where project_id = ${projectId} order by type`;
+  return rows.map((r) => ({ name: r.name as string, type: r.type as ApiKey['type'], api_key: p.master.decrypt(r.key_sealed as string) }));
+}
+
+/** Migrates every project database to the newest project migrations (at start). */
+export async function migrateAllProjects(p: Platform): Promise<void> {
+  const rows = await p.dbs.control`select db_name, owner_role from platform.projects order by created_at`;
+  for (const r of rows) await migrate(p.dbs.project(r.db_name as string), 'project', { owner: r.owner_role as string });
+}

@@ -1,0 +1,165 @@
+/**
+ * The data plane's view of projects: a per-process cache of each project's
+ * row, pool, public keys, signing key and settings, dropped when a change is
+ * announced (see changes.ts) or after a short TTL, so several Hearth
+ * processes stay consistent through Postgres alone.
+ */
+import type { CryptoKey, KeyObject } from 'jose';
+import type { Platform } from '../context.ts';
+import type { Sql } from '../db/pools.ts';
+import type { Change } from './changes.ts';
+import { readSettings } from './project-config.ts';
+import { findProject, defaultProject, type ProjectRow } from './projects.ts';
+import { sha256 } from './secrets.ts';
+import type { Settings } from './settings-schema.ts';
+import { importPrivateKey, importPublicKey, type PublicJwk } from './signing-keys.ts';
+
+type Key = CryptoKey | KeyObject | Uint8Array;
+const TTL_MS = 30_000;
+
+export class ProjectRuntime {
+  readonly id: string;
+  readonly ref: string;
+  readonly dbName: string;
+  readonly sql: Sql;
+  private signer: Promise<{ kid: string; key: Key }> | null = null;
+  private readonly settingsCache = new Map<string, Promise<Settings>>();
+  private readonly memo = new Map<string, { value: unknown; dispose?: () => unknown }>();
+
+  constructor(
+    private readonly p: Platform,
+    readonly row: ProjectRow,
+    readonly jwks: { keys: PublicJwk[] },
+    readonly verifyKeys: Map<string, Key>,
+    readonly loadedAt: number,
+  ) {
+    this.id = row.id;
+    this.ref = row.ref;
+    this.dbName = row.db_name;
+    this.sql = p.dbs.project(row.db_name);
+  }
+
+  signingKey(): Promise<{ kid: string; key: Key }> {
+    this.signer ??= (async () => {
+      const [k] = await this.p.dbs.control`select kid, private_jwk_sealed from platform.signing_keys
+        where project_id = ${this.id} order by created_at desc limit 1`;
+      return { kid: k!.kid as string, key: await importPrivateKey(this.p.master, k!.private_jwk_sealed as string) };
+    })();
+    return this.signer;
+  }
+
+  settings(area: string): Promise<Settings> {
+    let s = this.settingsCache.get(area);
+    if (!s) {
+      s = readSettings(this.p.dbs.control, this.id, area);
+      s.catch(() => this.settingsCache.delete(area));
+      this.settingsCache.set(area, s);
+    }
+    return s;
+  }
+
+  forgetSettings(area?: string): void {
+    if (area) this.settingsCache.delete(area);
+    else this.settingsCache.clear();
+  }
+
+  /** A per-project value owned by another domain (e.g. the REST schema cache), built once. */
+  cached<T>(name: string, make: () => T, dispose?: (value: T) => unknown): T {
+    let entry = this.memo.get(name);
+    if (!entry) {
+      const value = make();
+      entry = { value, dispose: dispose ? () => dispose(value) : undefined };
+      this.memo.set(name, entry);
+    }
+    return entry.value as T;
+  }
+
+  dispose(): void {
+    for (const e of this.memo.values()) void Promise.resolve(e.dispose?.()).catch(() => {});
+    this.memo.clear();
+  }
+}
+
+export interface ResolvedKey {
+  projectId: string;
+  type: 'publishable' | 'secret';
+}
+
+export class ProjectRegistry {
+  private readonly byRef = new Map<string, Promise<ProjectRuntime | null>>();
+  private readonly keys = new Map<string, { key: ResolvedKey | null; at: number }>();
+  private defaultRef: string | null = null;
+
+  constructor(private readonly p: Platform) {}
+
+  async byReference(ref: string): Promise<ProjectRuntime | null> {
+    let entry = this.byRef.get(ref);
+    if (entry) {
+      const rt = await entry;
+      if (!rt || Date.now() - rt.loadedAt < TTL_MS) return rt;
+      this.drop(ref);
+    }
+    entry = this.load(ref);
+    this.byRef.set(ref, entry);
+    const rt = await entry.catch((err) => {
+      this.byRef.delete(ref);
+      throw err;
+    });
+    if (!rt) this.byRef.delete(ref); // unknown refs are not cached: a project may be created any moment
+    return rt;
+  }
+
+  async defaultProject(): Promise<ProjectRuntime | null> {
+    if (!this.defaultRef) this.defaultRef = (await defaultProject(this.p.dbs.control))?.ref ?? null;
+    return this.defaultRef ? this.byReference(this.defaultRef) : null;
+  }
+
+  private async load(ref: string): Promise<ProjectRuntime | null> {
+    const row = await findProject(this.p.dbs.control, ref);
+    if (!row) return null;
+    const rows = await this.p.dbs.control`select kid, public_jwk from platform.signing_keys where project_id = ${row.id} order by created_at`;
+    const verifyKeys = new Map<string, Key>();
+    const keys: PublicJwk[] = [];
+    for (const r of rows) {
+      keys.push(r.public_jwk as PublicJwk);
+      verifyKeys.set(r.kid as string, await importPublicKey(r.public_jwk as PublicJwk));
+    }
+    return new ProjectRuntime(this.p, row, { keys }, verifyKeys, Date.now());
+  }
+
+  /** Which project and kind an API key is, or null. Cached briefly, misses included. */
+  async resolveKey(apiKey: string): Promise<ResolvedKey | null> {
+    const hash = sha256(apiKey).toString('hex');
+    const hit = this.keys.get(hash);
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.key;
+    const [row] = await this.p.dbs.control`select project_id, type from platform.api_keys where key_hash = ${Buffer.from(hash, 'hex')}`;
+    const key = row ? { projectId: row.project_id as string, type: row.type as ResolvedKey['type'] } : null;
+    if (this.keys.size > 10_000) this.keys.clear();
+    this.keys.set(hash, { key, at: Date.now() });
+    return key;
+  }
+
+  private drop(ref: string): void {
+    const entry = this.byRef.get(ref);
+    this.byRef.delete(ref);
+    void entry?.then((rt) => rt?.dispose()).catch(() => {});
+  }
+
+  /** Applies a change announced by any process. */
+  onChange(change: Change): void {
+    for (const [ref, entry] of this.byRef) {
+      void entry.then((rt) => {
+        if (rt?.id !== change.projectId) return;
+        if (change.kind === 'config') rt.forgetSettings(change.area);
+        else this.drop(ref);
+      });
+    }
+    if (change.kind === 'project') {
+      for (const [hash, v] of this.keys) if (v.key?.projectId === change.projectId) this.keys.delete(hash);
+    }
+  }
+
+  close(): void {
+    for (const ref of [...this.byRef.keys()]) this.drop(ref);
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The management API (/v1): sign-in, organizations, members, projects, API
+ * keys and per-project configuration. Every route but /v1/login needs a
+ * management session (`Authorization: Bearer <token>` from /v1/login or
+ * `hearth status`); project API keys are refused with 401.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Platform } from '../context.ts';
+import { HearthError, forbidden, notFound, unauthorized } from '../errors.ts';
+import {
+  MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole,
+  type Account, type MemberRole,
+} from './accounts.ts';
+import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
+import { checkProjectName, createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
+import type { ProjectRegistry } from './registry.ts';
+import { projectBaseUrl, serverUrl } from './urls.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    account: Account | null;
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function objectBody(request: FastifyRequest): Record<string, unknown> {
+  const b = request.body;
+  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new HearthError(400, 'invalid_request', 'The body must be a JSON object.');
+  return b as Record<string, unknown>;
+}
+
+export function projectJson(p: Platform, row: ProjectRow) {
+  return {
+    id: row.id,
+    ref: row.ref,
+    name: row.name,
+    organization_id: row.organization_id,
+    is_default: row.is_default,
+    base_url: projectBaseUrl(p.config, row),
+    api_url: serverUrl(p.config),
+    status: 'ACTIVE_HEALTHY',
+    created_at: row.created_at,
+  };
+}
+
+export interface ManagementAccess {
+  /** The signed-in account; throws 401 without a valid session. */
+  account(request: FastifyRequest): Account;
+  /** The project and the caller's role in its organization; 404 unknown, 403 not a member or role too low. */
+  project(request: FastifyRequest, ref: string, roles?: readonly MemberRole[]): Promise<{ project: ProjectRow; role: MemberRole }>;
+}
+
+export function managementAccess(p: Platform): ManagementAccess {
+  return {
+    account(request) {
+      if (!request.account) throw unauthorized('Sign in first: send Authorization: Bearer <management session token>.');
+      return request.account;
+    },
+    async project(request, ref, roles = MEMBER_ROLES) {
+      const account = this.account(request);
+      const project = await findProject(p.dbs.control, ref);
+      if (!project) throw notFound(`There is no project with ref "${ref}".`);
+      const role = await memberRole(p.dbs.control, project.organization_id, account.id);
+      if (!role) throw forbidden('This project belongs to an organization you are not a member of.');
+      if (!roles.includes(role)) throw forbidden(`This needs the ${roles.join(' or ')} role; you are ${role}.`);
+      return { project, role };
+    },
+  };
+}
+
+export async function managementRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) {
+  const { p, registry } = opts;
+  const access = managementAccess(p);
+  const ADMINS = ['owner', 'admin'] as const;
+
+  app.decorateRequest('account', null);
+  app.addHook('onRequest', async (request) => {
+    if (request.url === '/v1/login' || request.url.startsWith('/v1/login?')) return;
+    const header = request.headers.authorization;
+    const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!m) throw unauthorized('Missing bearer token: send Authorization: Bearer <management session token>.');
+    const account = await accountForToken(p, m[1]!);
+    if (!account) throw unauthorized('The session token is invalid or expired (project API keys are not accepted here).');
+    request.account = account;
+  });
+
+  app.post('/v1/login', async (request) => {
+    const body = objectBody(request);
+    return login(p, body.email, body.password);
+  });
+
+  app.get('/v1/organizations', async (request) => listOrganizations(p.dbs.control, access.account(request).id));
+
+  app.post('/v1/organizations', async (request, reply) => {
+    const body = objectBody(request);
+    const name = body.name;
+    if (typeof name !== 'string' || !name.trim() || name.length > 64) throw new HearthError(400, 'invalid_name', 'name must be a non-empty string of at most 64 characters.');
+    return reply.code(201).send(await createOrganization(p.dbs.control, name.trim(), access.account(request).id));
+  });
+
+  async function orgRole(request: FastifyRequest, id: string): Promise<MemberRole> {
+    if (!UUID.test(id)) throw notFound(`There is no organization with id "${id}".`);
+    const role = await memberRole(p.dbs.control, id, access.account(request).id);
+    if (!role) {
+      const [exists] = await p.dbs.control`select 1 from platform.organizations where id = ${id}`;
+      throw exists ? forbidden('You are not a member of this organization.') : notFound(`There is no organization with id "${id}".`);
+    }
+    return role;
+  }
+
+  app.get<{ Params: { id: string } }>('/v1/organizations/:id/members', async (request) => {
+    await orgRole(request, request.params.id);
+    return listMembers(p.dbs.control, request.params.id);
+  });
+
+  app.post<{ Params: { id: string } }>('/v1/organizations/:id/members', async (request, reply) => {
+    const role = await orgRole(request, request.params.id);
+    if (role === 'developer') throw forbidden('Only owners and admins add members.');
+    const body = objectBody(request);
+    const newRole = body.role ?? 'developer';
+    if (!MEMBER_ROLES.includes(newRole as MemberRole)) throw new HearthError(400, 'invalid_role', 'role must be owner, admin or developer.');
+    if (newRole === 'owner' && role !== 'owner') throw forbidden('Only an owner can add another owner.');
+    const member = await addMember(p.dbs.control, request.params.id, checkEmail(body.email), body.password, newRole as MemberRole);
+    return reply.code(201).send(member);
+  });
+
+  app.get('/v1/projects', async (request) => {
+    const rows = await p.dbs.control`select pr.* from platform.projects pr
+      join platform.members m on m.organization_id = pr.organization_id
+      where m.account_id = ${access.account(request).id} order by pr.created_at`;
+    return rows.map((r) => projectJson(p, r as unknown as ProjectRow));
+  });
+
+  app.post('/v1/projects', async (request, reply) => {
+    const body = objectBody(request);
+    const name = checkProjectName(body.name);
+    const orgId = body.organization_id;
+    if (typeof orgId !== 'string') throw new HearthError(400, 'invalid_organization', 'organization_id must be the id of one of your organizations.');
+    const role = await orgRole(request, orgId);
+    if (role === 'developer') throw forbidden('Only owners and admins create projects.');
+    const row = await createProject(p, { name, organizationId: orgId });
+    return reply.code(201).send(projectJson(p, row));
+  });
+
+  app.get<{ Params: { ref: string } }>('/v1/projects/:ref', async (request) => {
+    const { project } = await access.project(request, request.params.ref);
+    return projectJson(p, project);
+  });
+
+  app.delete<{ Params: { ref: string } }>('/v1/projects/:ref', async (request, reply) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (body.confirm !== project.ref) {
+      throw new HearthError(400, 'confirmation_required', `Deleting drops the project's database. Send {"confirm": "${project.ref}"} to confirm.`);
+    }
+    await deleteProject(p, project);
+    registry.onChange({ kind: 'project', projectId: project.id });
+    return reply.code(200).send({ id: project.id, ref: project.ref, deleted: true });
+  });
+
+  app.get<{ Params: { ref: string } }>('/v1/projects/:ref/api-keys', async (request) => {
+    const { project } = await access.project(request, request.params.ref);
+    return projectApiKeys(p, project.id);
+  });
+
+  app.get<{ Params: { ref: string } }>('/v1/projects/:ref/config/audit', async (request) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    return configAudit(p.dbs.control, project.id);
+  });
+
+  app.get<{ Params: { ref: string; area: string } }>('/v1/projects/:ref/config/:area', async (request) => {
+    const { project } = await access.project(request, request.params.ref);
+    return redact(request.params.area, await readSettings(p.dbs.control, project.id, request.params.area));
+  });
+
+  app.patch<{ Params: { ref: string; area: string } }>('/v1/projects/:ref/config/:area', async (request) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    const settings = await patchSettings(p.dbs.control, project.id, request.params.area, request.body, access.account(request).id);
+    registry.onChange({ kind: 'config', projectId: project.id, area: request.params.area });
+    return redact(request.params.area, settings);
+  });
+}

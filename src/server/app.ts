@@ -1,0 +1,47 @@
+/**
+ * The Fastify application: health, management API, and the data plane of
+ * every project. Areas register their routes here.
+ */
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Platform } from '../context.ts';
+import { HearthError } from '../errors.ts';
+import type { ProjectRegistry } from '../platform/registry.ts';
+import { managementRoutes } from '../platform/routes.ts';
+import { dataPlane, rewriteProjectUrl } from './data-plane.ts';
+import { areaOf, envelope, sendError } from './envelopes.ts';
+import { jwksRoutes } from '../auth/jwks.ts';
+
+export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: p.log,
+    logController: new LogController({ disableRequestLogging: p.config.logLevel !== 'debug' }),
+    bodyLimit: p.config.bodyLimitBytes,
+    trustProxy: p.config.trustedProxies.length ? p.config.trustedProxies : false,
+    rewriteUrl: rewriteProjectUrl(p.config.projectDomain),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
+  app.setNotFoundHandler((request, reply) => {
+    const e = new HearthError(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+    return reply.code(404).send(envelope(areaOf(request.url), e));
+  });
+
+  app.get('/health', async (_request, reply) => {
+    try {
+      await Promise.race([
+        p.dbs.control`select 1`.execute(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+      ]);
+      return { status: 'ok' };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', message: 'The control database is not reachable.' });
+    }
+  });
+
+  await app.register(managementRoutes, { p, registry });
+  await app.register(dataPlane, { p, registry });
+  await app.register(jwksRoutes);
+  return app as unknown as FastifyInstance;
+}

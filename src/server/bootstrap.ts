@@ -1,0 +1,72 @@
+/**
+ * First-start setup, safe when several processes start at once: the control
+ * database and its migrations, then (under an advisory lock) the owner
+ * account, the default organization and the default project. Later starts
+ * find them and only apply new migrations.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Platform } from '../context.ts';
+import { migrate } from '../db/migrate.ts';
+import { ensureDatabase } from '../db/pools.ts';
+import { createAccount, createOrganization, findAccountByEmail } from '../platform/accounts.ts';
+import { createProject, defaultProject, migrateAllProjects, type ProjectRow } from '../platform/projects.ts';
+import { randomToken } from '../platform/secrets.ts';
+
+const BOOTSTRAP_LOCK = 7_212_002;
+
+export interface OwnerCredentials {
+  email: string;
+  /** Known only when Hearth generated it or it came from HEARTH_OWNER_PASSWORD. */
+  password: string | null;
+}
+
+function ownerFile(p: Platform) {
+  return path.join(p.config.dataDir, 'owner.json');
+}
+
+export function readOwnerCredentials(p: Platform): OwnerCredentials | null {
+  if (p.config.ownerEmail) return { email: p.config.ownerEmail, password: p.config.ownerPassword };
+  const file = ownerFile(p);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as OwnerCredentials) : null;
+}
+
+export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; owner: OwnerCredentials }> {
+  await ensureDatabase(p.dbs.admin, p.config.controlDb);
+  await p.dbs.admin.unsafe(`revoke connect on database "${p.config.controlDb}" from public`);
+  await migrate(p.dbs.control, 'control');
+
+  const reserved = await p.dbs.control.reserve();
+  try {
+    await reserved`select pg_advisory_lock(${BOOTSTRAP_LOCK})`;
+    let project = await defaultProject(p.dbs.control);
+    let owner = readOwnerCredentials(p);
+    if (!project) {
+      if (!owner) {
+        owner = { email: 'owner@hearth.local', password: randomToken(20) };
+        writeFileSync(ownerFile(p), JSON.stringify(owner, null, 2) + '\n', { mode: 0o600 });
+      }
+      const account = (await findAccountByEmail(p.dbs.control, owner.email)) ??
+        (await createAccount(p.dbs.control, owner.email, owner.password ?? randomToken(20)));
+      const org = await createOrganization(p.dbs.control, 'Default organization', account.id);
+      project = await createProject(p, { name: 'Default project', organizationId: org.id, isDefault: true });
+      p.log.info({ ref: project.ref }, 'created the default project');
+    }
+    await migrateAllProjects(p);
+    return { project, owner: owner ?? { email: await firstOwnerEmail(p, project), password: null } };
+  } finally {
+    await reserved`select pg_advisory_unlock(${BOOTSTRAP_LOCK})`.catch(() => {});
+    reserved.release();
+  }
+}
+
+/** The first owner of the project's organization: whom `hearth status` signs in. */
+export async function firstOwner(p: Platform, project: ProjectRow): Promise<{ id: string; email: string }> {
+  const [row] = await p.dbs.control`select a.id, a.email from platform.members m join platform.accounts a on a.id = m.account_id
+    where m.organization_id = ${project.organization_id} and m.role = 'owner' order by m.created_at limit 1`;
+  return row as { id: string; email: string };
+}
+
+async function firstOwnerEmail(p: Platform, project: ProjectRow): Promise<string> {
+  return (await firstOwner(p, project)).email;
+}

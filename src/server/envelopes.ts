@@ -1,0 +1,61 @@
+/**
+ * One HearthError, an envelope per area (SPEC 2.16):
+ * - /rest/v1: PostgREST's flat `{message, code, details, hint}`;
+ * - /auth/v1: `{error: {code, message}}`, plus GoTrue's `error_code` and `msg`
+ *   so supabase-js shows the message and code;
+ * - /storage/v1: `{error: {code, message}}`, plus storage-api's `statusCode`
+ *   and `message` so storage-js does the same;
+ * - everything else (management): `{error: {code, message}}`.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { HearthError } from '../errors.ts';
+
+export type Area = 'rest' | 'auth' | 'storage' | 'functions' | 'management';
+
+export function areaOf(url: string): Area {
+  if (url.startsWith('/rest/v1')) return 'rest';
+  if (url.startsWith('/auth/v1')) return 'auth';
+  if (url.startsWith('/storage/v1')) return 'storage';
+  if (url.startsWith('/functions/v1')) return 'functions';
+  return 'management';
+}
+
+export function envelope(area: Area, e: HearthError): unknown {
+  switch (area) {
+    case 'rest':
+      return { message: e.message, code: e.code, details: e.details, hint: e.hint };
+    case 'auth':
+      return { error: { code: e.code, message: e.message }, code: e.status, error_code: e.code, msg: e.message };
+    case 'storage':
+      return { error: { code: e.code, message: e.message }, statusCode: String(e.status), message: e.message };
+    default:
+      return { error: { code: e.code, message: e.message } };
+  }
+}
+
+/** Fastify's own errors (bad JSON, body too large, ...) as HearthErrors. */
+export function toHearthError(err: unknown): HearthError | null {
+  if (err instanceof HearthError) return err;
+  const f = err as FastifyError;
+  if (!f || typeof f !== 'object') return null;
+  if (f.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || f.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || f.name === 'SyntaxError') {
+    return new HearthError(400, 'invalid_request', `The request body is not valid JSON: ${f.message}`);
+  }
+  if (f.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HearthError(413, 'payload_too_large', 'The request body is larger than this route accepts.');
+  if (f.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new HearthError(415, 'unsupported_media_type', `Unsupported Content-Type: ${f.message}`);
+  if (f.validation) return new HearthError(400, 'invalid_request', `Invalid request: ${f.message}`);
+  if (typeof f.statusCode === 'number' && f.statusCode >= 400 && f.statusCode < 500) {
+    return new HearthError(f.statusCode, 'invalid_request', f.message);
+  }
+  return null;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  const area = areaOf(request.url);
+  let e = toHearthError(err);
+  if (!e) {
+    request.log.error({ err }, 'unhandled error');
+    e = new HearthError(500, 'internal_error', 'Something went wrong on our side; the error is logged.');
+  }
+  return reply.code(e.status).type('application/json; charset=utf-8').send(envelope(area, e));
+}

@@ -1,0 +1,83 @@
+/**
+ * One Hearth process: PostgreSQL (embedded unless DATABASE_URL), bootstrap,
+ * the HTTP server (roles all/api) and the background workers (roles
+ * all/worker). stop() drains in-flight requests, stops workers, closes pools
+ * and stops the embedded PostgreSQL cleanly.
+ */
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { Faults, systemClock, type Clock, type Platform } from '../context.ts';
+import { startEmbedded, type EmbeddedCluster } from '../db/embedded.ts';
+import { Databases } from '../db/pools.ts';
+import { listenForChanges } from '../platform/changes.ts';
+import type { ProjectRow } from '../platform/projects.ts';
+import { ProjectRegistry } from '../platform/registry.ts';
+import { MasterKey } from '../platform/secrets.ts';
+import { serverUrl } from '../platform/urls.ts';
+import { buildApp } from './app.ts';
+import { bootstrap, type OwnerCredentials } from './bootstrap.ts';
+import { startWorkers, type Worker } from './workers.ts';
+
+export interface Hearth {
+  p: Platform;
+  registry: ProjectRegistry;
+  app: FastifyInstance | null;
+  url: string;
+  databaseUrl: string;
+  project: ProjectRow;
+  owner: OwnerCredentials;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  log?: Logger;
+  faults?: Faults;
+}
+
+export async function startHearth(config: Config, opts: StartOptions = {}): Promise<Hearth> {
+  const log = opts.log ?? pino({ level: config.logLevel });
+  let embedded: EmbeddedCluster | null = null;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbedded(config.dataDir, config.dbPort, log);
+    databaseUrl = embedded.url;
+  }
+  const dbs = new Databases(databaseUrl, config.controlDb);
+  const p: Platform = {
+    config,
+    dbs,
+    master: MasterKey.load(config.masterKey, config.dataDir),
+    clock: opts.clock ?? systemClock,
+    log,
+    faults: opts.faults ?? new Faults(),
+  };
+  let app: FastifyInstance | null = null;
+  let workers: Worker[] = [];
+  let unlisten: (() => Promise<void>) | null = null;
+  const registry = new ProjectRegistry(p);
+  const stop = async () => {
+    await app?.close();
+    await Promise.all(workers.map((w) => w.stop()));
+    registry.close();
+    await unlisten?.().catch(() => {});
+    await dbs.close();
+    await embedded?.stop();
+  };
+  try {
+    const { project, owner } = await bootstrap(p);
+    unlisten = await listenForChanges(dbs.control, (c) => registry.onChange(c));
+    if (config.role !== 'worker') {
+      app = await buildApp(p, registry);
+      await app.listen({ host: config.host, port: config.port });
+      const address = app.server.address();
+      if (address && typeof address === 'object') config.port = address.port;
+    }
+    if (config.role !== 'api') workers = startWorkers(p, registry);
+    return { p, registry, app, url: serverUrl(config), databaseUrl, project, owner, stop };
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+}

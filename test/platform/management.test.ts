@@ -1,0 +1,227 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import postgres from 'postgres';
+import { serverUrl, startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+
+let h: TestHearth;
+before(async () => {
+  h = await startTestHearth();
+});
+after(async () => {
+  await h?.close();
+});
+
+describe('management sessions', () => {
+  test('POST /v1/login returns a bearer session; wrong password is 401', async () => {
+    const owner = h.hearth.owner;
+    const ok = await h.api('POST', '/v1/login', { body: { email: owner.email, password: owner.password }, token: null });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.token_type, 'bearer');
+    assert.ok(ok.body.expires_in > 0);
+    const orgs = await h.api('GET', '/v1/organizations', { token: ok.body.access_token });
+    assert.equal(orgs.status, 200);
+    const bad = await h.api('POST', '/v1/login', { body: { email: owner.email, password: 'wrong-password!!' }, token: null });
+    assert.equal(bad.status, 401);
+    assert.equal(bad.body.error.code, 'invalid_credentials');
+  });
+
+  test('missing, invalid and project-key bearers are 401 unauthorized', async () => {
+    for (const token of [null, 'nonsense', h.info.SECRET_KEY, h.info.PUBLISHABLE_KEY]) {
+      const res = await h.api('GET', '/v1/projects', { token });
+      assert.equal(res.status, 401, String(token));
+      assert.equal(res.body.error.code, 'unauthorized');
+    }
+  });
+
+  test('an expired session is refused', async () => {
+    const login = await h.api('POST', '/v1/login', { body: { email: h.hearth.owner.email, password: h.hearth.owner.password }, token: null });
+    h.clock.advance(25 * 3600 * 1000);
+    try {
+      const res = await h.api('GET', '/v1/projects', { token: login.body.access_token });
+      assert.equal(res.status, 401);
+    } finally {
+      h.clock.advance(-25 * 3600 * 1000);
+    }
+  });
+});
+
+describe('organizations, members and projects', () => {
+  test('create an organization, add a developer, who cannot create projects or change config', async () => {
+    const org = await h.api('POST', '/v1/organizations', { body: { name: 'Acme' } });
+    assert.equal(org.status, 201);
+    const member = await h.api('POST', `/v1/organizations/${org.body.id}/members`, {
+      body: { email: 'dev@acme.test', password: 'a-long-password', role: 'developer' },
+    });
+    assert.equal(member.status, 201);
+    const members = await h.api('GET', `/v1/organizations/${org.body.id}/members`);
+    assert.deepEqual(members.body.map((m: { role: string }) => m.role).sort(), ['developer', 'owner']);
+
+    const devLogin = await h.api('POST', '/v1/login', { body: { email: 'dev@acme.test', password: 'a-long-password' }, token: null });
+    const dev = devLogin.body.access_token;
+    const denied = await h.api('POST', '/v1/projects', { token: dev, body: { name: 'x', organization_id: org.body.id } });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.error.code, 'forbidden');
+
+    // The developer is not a member of the default organization: its project is 403.
+    const other = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}`, { token: dev });
+    assert.equal(other.status, 403);
+    const addAsDev = await h.api('POST', `/v1/organizations/${org.body.id}/members`, { token: dev, body: { email: 'x@y.test', password: 'a-long-password', role: 'admin' } });
+    assert.equal(addAsDev.status, 403);
+  });
+
+  test('create a project: 201 with ref and base_url, its database, role and keys exist', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const res = await h.api('POST', '/v1/projects', { body: { name: 'Second', organization_id: orgs.body[0].id } });
+    assert.equal(res.status, 201);
+    assert.match(res.body.ref, /^[a-z]{20}$/);
+    assert.equal(res.body.base_url, `${h.url}/project/${res.body.ref}`);
+
+    const keys = await h.api('GET', `/v1/projects/${res.body.ref}/api-keys`);
+    assert.equal(keys.status, 200);
+    assert.deepEqual(keys.body.map((k: { type: string }) => k.type).sort(), ['publishable', 'secret']);
+    for (const k of keys.body) assert.ok(k.api_key.startsWith(`sb_${k.type}_`));
+
+    // Keys are stored hashed (and sealed), never in plain text.
+    const [stored] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.api_keys where key_sealed like ${'%' + keys.body[0].api_key + '%'}`;
+    assert.equal(stored!.n, 0);
+
+    const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+    try {
+      const [db] = await admin`select 1 from pg_database where datname = ${'hearth_' + res.body.ref}`;
+      assert.ok(db);
+      const [role] = await admin`select rolsuper, rolcanlogin from pg_roles where rolname = ${'hearth_' + res.body.ref + '_owner'}`;
+      assert.deepEqual({ ...role }, { rolsuper: false, rolcanlogin: true });
+    } finally {
+      await admin.end();
+    }
+
+    // The new project's JWKS is served under /project/{ref}/.
+    const jwks = await fetch(`${res.body.base_url}/auth/v1/.well-known/jwks.json`).then((r) => r.json());
+    assert.equal(jwks.keys[0].kty, 'EC');
+
+    const list = await h.api('GET', '/v1/projects');
+    assert.ok(list.body.some((p: { ref: string }) => p.ref === res.body.ref));
+  });
+
+  test('delete needs {confirm: ref}; afterwards the database is gone and the keys are 401', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const created = await h.api('POST', '/v1/projects', { body: { name: 'Doomed', organization_id: orgs.body[0].id } });
+    const ref = created.body.ref;
+    const keys = await h.api('GET', `/v1/projects/${ref}/api-keys`);
+    const key = keys.body[0].api_key;
+    assert.equal((await fetch(`${h.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status, 200);
+
+    const unconfirmed = await h.api('DELETE', `/v1/projects/${ref}`, { body: {} });
+    assert.equal(unconfirmed.status, 400);
+    assert.equal(unconfirmed.body.error.code, 'confirmation_required');
+    const del = await h.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref } });
+    assert.equal(del.status, 200);
+    assert.equal((await h.api('GET', `/v1/projects/${ref}`)).status, 404);
+
+    const gone = await fetch(`${h.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } });
+    assert.equal(gone.status, 404);
+    const wrongProject = await fetch(`${h.url}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } });
+    assert.equal(wrongProject.status, 401);
+    const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+    try {
+      assert.equal((await admin`select 1 from pg_database where datname = ${'hearth_' + ref}`).length, 0);
+      assert.equal((await admin`select 1 from pg_roles where rolname = ${'hearth_' + ref + '_owner'}`).length, 0);
+    } finally {
+      await admin.end();
+    }
+  });
+
+  test('a project creation that fails at any step leaves no database, role or row', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+    try {
+      for (const point of ['project.create.role', 'project.create.migrated', 'project.create.rows']) {
+        let ref = '';
+        h.faults.arm(point, (info) => (ref = info.ref as string));
+        const res = await h.api('POST', '/v1/projects', { body: { name: 'Broken', organization_id: orgs.body[0].id } });
+        assert.equal(res.status, 500, point);
+        assert.match(ref, /^[a-z]{20}$/);
+        assert.equal((await admin`select 1 from pg_database where datname = ${'hearth_' + ref}`).length, 0, point);
+        assert.equal((await admin`select 1 from pg_roles where rolname = ${'hearth_' + ref + '_owner'}`).length, 0, point);
+        assert.equal((await h.hearth.p.dbs.control`select 1 from platform.projects where ref = ${ref}`).length, 0, point);
+      }
+    } finally {
+      await admin.end();
+    }
+  });
+});
+
+describe('project configuration', () => {
+  const ref = () => h.info.PROJECT_REF;
+
+  test('GET returns defaults; PATCH validates, applies, audits and redacts secrets', async () => {
+    const got = await h.api('GET', `/v1/projects/${ref()}/config/auth`);
+    assert.equal(got.status, 200);
+    assert.equal(got.body.uri_allow_list, '');
+    const patched = await h.api('PATCH', `/v1/projects/${ref()}/config/auth`, { body: { site_url: 'https://app.example.com', smtp_pass: 'hunter2hunter2' } });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.site_url, 'https://app.example.com');
+    assert.equal(patched.body.smtp_pass, '********');
+    const audit = await h.api('GET', `/v1/projects/${ref()}/config/audit`);
+    assert.equal(audit.status, 200);
+    assert.equal(audit.body[0].changes.site_url.to, 'https://app.example.com');
+    assert.equal(audit.body[0].changes.smtp_pass.to, '********');
+    assert.equal(JSON.stringify(audit.body).includes('hunter2'), false);
+
+    const wf = await h.api('PATCH', `/v1/projects/${ref()}/config/workflows`, { body: { enabled: true } });
+    assert.equal(wf.body.enabled, true);
+    const storage = await h.api('GET', `/v1/projects/${ref()}/config/storage`);
+    assert.equal(typeof storage.body.quota_bytes, 'number');
+  });
+
+  const bad: [string, string, unknown, number, string][] = [
+    ['unknown field', 'auth', { nope: 1 }, 400, 'unknown_field'],
+    ['wrong type', 'auth', { rate_limit_signups: 'many' }, 400, 'invalid_field'],
+    ['out of range', 'auth', { smtp_port: 70000 }, 400, 'invalid_field'],
+    ['not a URL', 'auth', { site_url: 'javascript:alert(1)' }, 400, 'invalid_field'],
+    ['too long', 'auth', { smtp_host: 'x'.repeat(300) }, 400, 'invalid_field'],
+    ['not an object', 'auth', [1, 2], 400, 'invalid_request'],
+    ['boolean wanted', 'workflows', { enabled: 'yes' }, 400, 'invalid_field'],
+    ['unknown area', 'nothing', { a: 1 }, 404, 'not_found'],
+  ];
+  for (const [name, area, body, status, code] of bad) {
+    test(`PATCH config: ${name} → ${status} ${code}, nothing written`, async () => {
+      const before = await h.api('GET', `/v1/projects/${ref()}/config/auth`);
+      const res = await h.api('PATCH', `/v1/projects/${ref()}/config/${area}`, { body });
+      assert.equal(res.status, status);
+      assert.equal(res.body.error.code, code);
+      assert.deepEqual((await h.api('GET', `/v1/projects/${ref()}/config/auth`)).body, before.body);
+    });
+  }
+});
+
+describe('bad input', () => {
+  test('malformed JSON is 400 invalid_request', async () => {
+    const res = await h.api('POST', '/v1/organizations', { raw: '{"name": ', headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'invalid_request');
+  });
+  test('wrong types and over-long names are 400 with a code', async () => {
+    assert.equal((await h.api('POST', '/v1/organizations', { body: { name: 42 } })).body.error.code, 'invalid_name');
+    const orgs = await h.api('GET', '/v1/organizations');
+    const long = await h.api('POST', '/v1/projects', { body: { name: 'x'.repeat(200), organization_id: orgs.body[0].id } });
+    assert.equal(long.status, 400);
+    assert.equal(long.body.error.code, 'invalid_name');
+    const noOrg = await h.api('POST', '/v1/projects', { body: { name: 'ok' } });
+    assert.equal(noOrg.body.error.code, 'invalid_organization');
+    const badRole = await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, { body: { email: 'a@b.test', password: 'long-enough-1', role: 'king' } });
+    assert.equal(badRole.body.error.code, 'invalid_role');
+  });
+  test('unknown project ref is 404; unknown route is 404', async () => {
+    assert.equal((await h.api('GET', '/v1/projects/abcdefghijabcdefghij')).status, 404);
+    assert.equal((await h.api('GET', '/v1/projects/DROP TABLE')).status, 404);
+    const nope = await h.api('GET', '/v1/nothing-here');
+    assert.equal(nope.status, 404);
+    assert.equal(nope.body.error.code, 'not_found');
+  });
+  test('a huge body is 413 payload_too_large', async () => {
+    const res = await h.api('POST', '/v1/organizations', { body: { name: 'x'.repeat(2 * 1024 * 1024) } });
+    assert.equal(res.status, 413);
+    assert.equal(res.body.error.code, 'payload_too_large');
+  });
+});
