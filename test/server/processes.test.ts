@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+
+// Two Hearth processes (role api and role all) on one control database serve the same projects.
+let first: TestHearth;
+let second: TestHearth;
+before(async () => {
+  first = await startTestHearth();
+  second = await startTestHearth({ controlDb: first.config.controlDb, dataDir: first.config.dataDir, env: { HEARTH_ROLE: 'api' } });
+});
+after(async () => {
+  await second?.close();
+  await first?.close();
+});
+
+test('both processes serve the same default project and keys', async () => {
+  assert.notEqual(first.url, second.url);
+  assert.equal(second.info.PROJECT_REF, first.info.PROJECT_REF);
+  assert.equal(second.info.SECRET_KEY, first.info.SECRET_KEY);
+  for (const h of [first, second]) {
+    const res = await fetch(`${h.url}/auth/v1/.well-known/jwks.json`, { headers: { apikey: first.info.PUBLISHABLE_KEY } });
+    assert.equal(res.status, 200);
+  }
+});
+
+test('a project created through one process is served and deletable through the other', async () => {
+  const orgs = await first.api('GET', '/v1/organizations');
+  const created = await first.api('POST', '/v1/projects', { body: { name: 'Shared', organization_id: orgs.body[0].id } });
+  const ref = created.body.ref;
+  const viaSecond = await second.api('GET', `/v1/projects/${ref}/api-keys`);
+  assert.equal(viaSecond.status, 200);
+  const key = viaSecond.body[0].api_key;
+  const jwks = await fetch(`${second.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } });
+  assert.equal(jwks.status, 200);
+
+  // Warm both caches, delete through the second process, and the first stops serving it too.
+  assert.equal((await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status, 200);
+  assert.equal((await second.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref } })).status, 200);
+  let status = 0;
+  for (let i = 0; i < 50 && status !== 404; i++) {
+    status = (await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status;
+    if (status !== 404) await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(status, 404);
+});
+
+test('a config change through one process is seen by the other', async () => {
+  const ref = first.info.PROJECT_REF;
+  // Warm the second process's settings cache, then change through the first.
+  const project = (await second.hearth.registry.byReference(ref))!;
+  assert.equal((await project.settings('workflows')).enabled, false);
+  await first.api('PATCH', `/v1/projects/${ref}/config/workflows`, { body: { enabled: true } });
+  let enabled = false;
+  for (let i = 0; i < 50 && !enabled; i++) {
+    enabled = (await project.settings('workflows')).enabled === true;
+    if (!enabled) await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(enabled, true);
+});
