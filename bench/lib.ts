@@ -1,0 +1,45 @@
+/**
+ * Shared bench helpers: a Hearth on a scratch control database, and a load
+ * generator (autocannon) in a child process, so the servers measured do not
+ * share their event loop with the client.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { startTestHearth, type TestHearth } from '../test/helpers/hearth.ts';
+
+export interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+export async function load(url: string, opts: { seconds?: number; connections?: number; headers?: Record<string, string>; method?: string; body?: string } = {}): Promise<Load> {
+  const args = ['-j', '-d', String(opts.seconds ?? 5), '-c', String(opts.connections ?? 20), '-m', opts.method ?? 'GET'];
+  for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}=${v}`);
+  if (opts.body) args.push('-b', opts.body);
+  args.push(url);
+  const bin = path.resolve('node_modules/autocannon/autocannon.js');
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let text = '';
+    child.stdout.on('data', (c) => (text += c));
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`))));
+  });
+  const r = JSON.parse(out);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+export function compare(name: string, hearth: Load, bare: Load): string {
+  const ratio = hearth.rps / bare.rps;
+  return `${name.padEnd(44)} hearth ${hearth.rps.toFixed(0).padStart(6)} req/s (p99 ${hearth.p99} ms, errors ${hearth.errors})   bare ${bare.rps.toFixed(0).padStart(6)} req/s (p99 ${bare.p99} ms)   ratio ${ratio.toFixed(2)}`;
+}
+
+export async function withHearth<T>(fn: (h: TestHearth) => Promise<T>): Promise<T> {
+  const h = await startTestHearth();
+  try {
+    return await fn(h);
+  } finally {
+    await h.close();
+  }
+}
