@@ -6,8 +6,10 @@
  */
 import path from 'node:path';
 
-const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Promise<string[] | string> }>> = {
+type BenchResult = string[] | string | { text: string };
+const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Promise<BenchResult> }>> = {
   foundation: () => import('./foundation.ts'),
+  queues: () => import('./queues.ts'),
 };
 
 const only = process.argv.slice(2);
@@ -25,7 +27,8 @@ try {
     const fn = Object.values(mod).find((v) => typeof v === 'function')!;
     console.log(`\n## ${name}`);
     const out = await fn();
-    for (const line of Array.isArray(out) ? out : [out]) console.log(line);
+    const text = typeof out === 'object' && !Array.isArray(out) ? out.text : out;
+    for (const line of Array.isArray(text) ? text : [text]) console.log(line);
   }
 } finally {
   await stopEmbedded();

@@ -1,5 +1,5 @@
 -- Base of every project database: the cluster-wide API roles, the schemas
--- auth, storage, pgmq and public, and the SQL helpers auth.uid(), auth.jwt()
+-- auth, storage and public (pgmq comes in 040), and the SQL helpers auth.uid(), auth.jwt()
 -- and auth.role() that RLS policies use (same contract as Supabase).
 -- The placeholder {{owner}} is the project's login role (hearth_<ref>_owner).
 

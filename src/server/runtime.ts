@@ -44,6 +44,9 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
     embedded = await startEmbedded(config.dataDir, config.dbPort, log);
     databaseUrl = embedded.url;
   }
+  if (config.outboundAllow.length) {
+    log.warn({ allow: config.outboundAllow }, 'HEARTH_OUTBOUND_ALLOW re-opens these ranges to webhooks and functions despite the SSRF guard: use it for development and tests only');
+  }
   const dbs = new Databases(databaseUrl, config.controlDb);
   const p: Platform = {
     config,

@@ -1,0 +1,66 @@
+/**
+ * Which IP addresses the platform may connect to on a caller's behalf. Only
+ * addresses ipaddr.js classifies as global unicast pass; everything else
+ * (loopback, private, link-local, CGNAT, multicast, unspecified, broadcast,
+ * reserved, unique-local, NAT64, 6to4, Teredo, ...) is refused, checking an
+ * IPv4-mapped IPv6 address as the IPv4 address it carries. The operator's
+ * allow list (HEARTH_OUTBOUND_ALLOW) re-opens chosen ranges for development,
+ * except the cloud metadata endpoints, which hand out credentials and are
+ * never reachable.
+ */
+import ipaddr from 'ipaddr.js';
+import { HearthError } from '../errors.ts';
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+export type AllowList = Array<[Address, number]>;
+
+const METADATA = new Set(
+  [
+    '169.254.169.254', // AWS, GCP, Azure, DigitalOcean, OpenStack
+    '169.254.170.2', // AWS ECS task credentials
+    '100.100.100.200', // Alibaba Cloud
+    '192.0.0.192', // Oracle Cloud (classic)
+    'fd00:ec2::254', // AWS IPv6
+  ].map((a) => ipaddr.parse(a).toNormalizedString()),
+);
+
+export function parseAllowList(entries: string[]): AllowList {
+  return entries.map((entry) => {
+    try {
+      if (entry.includes('/')) return ipaddr.parseCIDR(entry);
+      const address = ipaddr.parse(entry);
+      return [address, address.kind() === 'ipv4' ? 32 : 128];
+    } catch {
+      throw new HearthError(
+        400,
+        'invalid_config',
+        `HEARTH_OUTBOUND_ALLOW entry "${entry}" is not an IP address or CIDR range; write it like 127.0.0.1/32 or ::1/128.`,
+      );
+    }
+  });
+}
+
+function unmap(address: Address): Address {
+  if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress()) return address.toIPv4Address();
+  return address;
+}
+
+/** IPv4-compatible IPv6 (::a.b.c.d, deprecated): routable nowhere legitimate. */
+function isIPv4Compatible(address: Address): boolean {
+  return address instanceof ipaddr.IPv6 && address.parts.slice(0, 6).every((p) => p === 0);
+}
+
+/** Why a connection to this address is refused, or null when it is allowed. */
+export function refusalReason(text: string, allow: AllowList): string | null {
+  let address: Address;
+  try {
+    address = unmap(ipaddr.parse(text));
+  } catch {
+    return `"${text}" is not an IP address`;
+  }
+  if (METADATA.has(address.toNormalizedString())) return 'a cloud metadata address';
+  if (allow.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits))) return null;
+  const range = address.range();
+  if (range !== 'unicast') return `a ${range} address`;
+  return isIPv4Compatible(address) ? 'an IPv4-compatible IPv6 address' : null;
+}
