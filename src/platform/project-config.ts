@@ -6,6 +6,7 @@
  */
 import { authSettings } from '../auth/settings.ts';
 import { HearthError } from '../errors.ts';
+import { apiSettings } from '../rest/settings.ts';
 import { storageSettings } from '../storage/settings.ts';
 import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
@@ -13,6 +14,7 @@ import type { AreaSpec, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';
 
 export const configAreas: Record<string, AreaSpec> = {
+  api: apiSettings,
   auth: authSettings,
   storage: storageSettings,
   workflows: workflowSettings,

@@ -10,6 +10,7 @@ import { managementRoutes } from '../platform/routes.ts';
 import { dataPlane, rewriteProjectUrl } from './data-plane.ts';
 import { areaOf, envelope, sendError } from './envelopes.ts';
 import { jwksRoutes } from '../auth/jwks.ts';
+import { restRoutes } from '../rest/routes.ts';
 
 export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<FastifyInstance> {
   const app = Fastify({
@@ -43,5 +44,6 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(managementRoutes, { p, registry });
   await app.register(dataPlane, { p, registry });
   await app.register(jwksRoutes);
+  await app.register(restRoutes);
   return app as unknown as FastifyInstance;
 }

@@ -1,0 +1,384 @@
+/**
+ * handleRest: one /rest/v1 request in, one response out, no HTTP framework
+ * involved (routes.ts adapts Fastify; tests call this directly). It parses the
+ * query, plans ONE statement, runs it under the caller's role (withRole pipelines
+ * the role settings with it) and turns the row it answers into status, headers
+ * and body exactly as PostgREST would (Content-Range, 206, 416, 406 ...).
+ */
+import type postgres from 'postgres';
+import { HearthError } from '../errors.ts';
+import { type Caller, withRole } from '../db/with-role.ts';
+import { renderRestError } from './errors.ts';
+import { type MediaType, appliedHeader, chooseSchema, negotiate, parsePrefer, parseRange, type Preferences } from './headers.ts';
+import { ACCESSIBLE_SQL, accessibleFrom, buildOpenApi } from './openapi.ts';
+import { type ParsedQuery, parseQuery } from './parse.ts';
+import { type BodyFormat, type CountMode, type Plan, type RpcArgs, planRead, planRpc, planWrite, rootPage } from './plan.ts';
+import { type Relation, type RestFunction, type SchemaCache, relationKey } from './schema-cache.ts';
+import { parseCsv } from './csv.ts';
+
+export interface RestDeps {
+  sql: postgres.Sql;
+  cache: SchemaCache;
+  caller: Caller;
+  /** Which project key authenticated the request; only 'secret' sees database detail. */
+  keyType?: 'publishable' | 'secret' | null;
+}
+
+export interface RestRequest {
+  method: string;
+  /** The path after /rest/v1/: "todos", "rpc/fn" or "" (OpenAPI). */
+  path: string;
+  query: URLSearchParams;
+  /** Lower-case header names. */
+  headers: Record<string, string | undefined>;
+  /** Parsed JSON, or the raw text (JSON or CSV) as it arrived. */
+  body: unknown;
+}
+
+export interface RestResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+const CONTENT_TYPE: Record<MediaType, string> = {
+  json: 'application/json; charset=utf-8',
+  object: 'application/vnd.pgrst.object+json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  openapi: 'application/openapi+json; charset=utf-8',
+};
+
+export async function handleRest(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
+  try {
+    return await route(deps, { ...req, method: req.method.toUpperCase() });
+  } catch (err) {
+    const rendered = renderRestError(err, {
+      anonymous: deps.caller.role === 'anon',
+      detailed: deps.keyType === 'secret' || deps.caller.role === 'service_role',
+    });
+    if (!rendered) throw err;
+    return {
+      status: rendered.status,
+      headers: { 'content-type': CONTENT_TYPE.json, 'proxy-status': `Hearth; error=${rendered.body.code}` },
+      body: JSON.stringify(rendered.body),
+    };
+  }
+}
+
+const isRead = (method: string) => method === 'GET' || method === 'HEAD';
+
+function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
+  const path = req.path.replace(/^\/+|\/+$/g, '');
+  const segments = path === '' ? [] : path.split('/');
+  const profile = isRead(req.method) ? req.headers['accept-profile'] : (req.headers['content-profile'] ?? req.headers['accept-profile']);
+  const schema = chooseSchema(deps.cache.schemas, profile);
+  if (segments.length === 0) return openApi(deps, req, schema);
+  if (segments.length === 2 && segments[0] === 'rpc') return rpc(deps, req, schema, segments[1]);
+  if (segments.length !== 1) throw new HearthError(404, 'PGRST125', `Invalid path specified in request URL: /rest/v1/${path}`);
+  const rel = deps.cache.relations.get(relationKey(schema, segments[0]));
+  if (!rel) {
+    throw new HearthError(404, 'PGRST205', `Could not find the table '${schema}.${segments[0]}' in the schema cache`, null, 'If it was created just now, retry: the schema cache reloads on every schema change.');
+  }
+  switch (req.method) {
+    case 'GET':
+    case 'HEAD':
+      return read(deps, req, rel);
+    case 'POST':
+    case 'PATCH':
+    case 'DELETE':
+      return write(deps, req, rel);
+    default:
+      throw new HearthError(405, 'PGRST117', `Unsupported HTTP method: ${req.method}`);
+  }
+}
+
+// ---------------------------------------------------------------- running
+
+interface Outcome {
+  total: number | null;
+  pageTotal: number;
+  body: string | null;
+}
+
+/**
+ * Runs the plan under the caller's role. Reads run READ ONLY (as PostgREST's
+ * GET does), pipelined ahead of the statement, as is an EXPLAIN for planned
+ * counts. `check` runs inside the transaction: throwing there rolls back.
+ */
+async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: { readOnly: boolean; explain: boolean; check?: (o: Outcome) => void }): Promise<Outcome & { planned: number | null }> {
+  return withRole(
+    deps.sql,
+    deps.caller,
+    async (tx) => {
+      const pending: Promise<unknown>[] = [];
+      if (opts.readOnly) pending.push(tx.unsafe('set transaction read only').execute());
+      const main = tx.unsafe(plan.statement.text, plan.statement.values as postgres.ParameterOrJSON<never>[]).execute();
+      const explain = opts.explain && plan.source ? tx.unsafe(`EXPLAIN (FORMAT JSON) ${plan.source.text}`, plan.source.values as postgres.ParameterOrJSON<never>[]).execute() : null;
+      // One await for all: a failure in any is reported, none is left unhandled.
+      const [rows, explained] = await Promise.all([main, explain, ...pending]);
+      const row = (rows as postgres.RowList<postgres.Row[]>)[0];
+      const outcome: Outcome = { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body };
+      opts.check?.(outcome);
+      const planned = explained ? Number((explained as postgres.Row[])[0]['QUERY PLAN'][0].Plan['Plan Rows']) : null;
+      return { ...outcome, planned };
+    },
+    { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers },
+  );
+}
+
+const singularError = (n: number) =>
+  new HearthError(406, 'PGRST116', 'Cannot coerce the result to a single JSON object', `The result contains ${n} rows`, null);
+
+/** The body of exactly one row, or PGRST116. json_agg renders one element as "[<element>]". */
+function singleObject(o: Outcome): string {
+  if (o.pageTotal !== 1 || o.body === null) throw singularError(o.pageTotal);
+  return o.body.slice(1, -1);
+}
+
+function countMode(prefs: Preferences): CountMode {
+  if (prefs.count === 'exact') return 'exact';
+  if (prefs.count === 'estimated') return 'capped';
+  return null;
+}
+
+/** count=estimated: the exact count while small, the planner's estimate past MAX rows. */
+function resolveTotal(prefs: Preferences, o: { total: number | null; planned: number | null }): number | null {
+  if (prefs.count === 'planned') return o.planned;
+  if (prefs.count === 'estimated' && o.total !== null && o.total > 1000) return Math.max(o.planned ?? 0, 1001);
+  return o.total;
+}
+
+function bodyFormat(media: MediaType): BodyFormat {
+  return media === 'csv' ? 'csv' : 'json';
+}
+
+/** CSV header from the plan's keys; keys holding separators or quotes are quoted. */
+function csvBody(keys: string[], rows: string | null): string {
+  const header = keys.map((k) => (/[",\n\r]/.test(k) ? `"${k.replace(/"/g, '""')}"` : k)).join(',');
+  return rows ? `${header}\n${rows}` : header;
+}
+
+// ---------------------------------------------------------------- reads
+
+/** Root limit/offset from the query, intersected with a Range header. */
+function page(parsed: ParsedQuery, rangeHeader: string | undefined): { limit: number; offset: number } {
+  const root = parsed.nodes.get('')!;
+  const range = parseRange(rangeHeader);
+  const { limit, offset } = rootPage(parsed);
+  if (!range) return { limit, offset };
+  const first = Math.max(range.first, offset);
+  const ends = [range.last, root.limit !== null ? offset + root.limit - 1 : null].filter((e): e is number => e !== null);
+  const last = ends.length ? Math.min(...ends) : first + limit - 1;
+  return { offset: first, limit: Math.min(Math.max(last - first + 1, 0), 1000) };
+}
+
+function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, offset: number, plan: Plan, o: Outcome & { planned: number | null }): RestResponse {
+  const total = resolveTotal(prefs, o);
+  if (total !== null && offset > total && offset > 0) {
+    throw new HearthError(416, 'PGRST103', 'Requested range not satisfiable', `An offset of ${offset} was requested, but there are only ${total} rows.`);
+  }
+  const upper = offset + o.pageTotal - 1;
+  const range = o.pageTotal > 0 && total !== 0 ? `${offset}-${upper}` : '*';
+  const headers: Record<string, string> = {
+    'content-type': CONTENT_TYPE[media],
+    'content-range': `${range}/${total ?? '*'}`,
+  };
+  const applied = appliedHeader({ count: prefs.count });
+  if (applied) headers['preference-applied'] = applied;
+  const status = total !== null && o.pageTotal < total ? 206 : 200;
+  let body: string | null = o.body;
+  if (media === 'object') body = singleObject(o);
+  else if (media === 'csv') body = csvBody(plan.keys, o.body);
+  return { status, headers, body: req.method === 'HEAD' ? null : body };
+}
+
+async function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
+  const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
+  const prefs = parsePrefer(req.headers.prefer);
+  const parsed = parseQuery(req.query);
+  const { limit, offset } = page(parsed, req.headers.range);
+  const plan = planRead(deps.cache, rel, parsed, { count: countMode(prefs), format: bodyFormat(media), limit, offset });
+  const o = await run(deps, req, plan, { readOnly: true, explain: prefs.count === 'planned' || prefs.count === 'estimated' });
+  return readResponse(req, media, prefs, offset, plan, o);
+}
+
+// ---------------------------------------------------------------- writes
+
+const invalidBody = (details: string) => new HearthError(400, 'PGRST102', 'Empty or invalid json', details, null);
+
+function jsonBody(req: RestRequest): unknown {
+  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase();
+  if (type === 'text/csv') {
+    if (typeof req.body !== 'string') throw new HearthError(400, 'PGRST102', 'Invalid CSV body', 'Send the CSV text as the request body.');
+    return parseCsv(req.body);
+  }
+  if (typeof req.body !== 'string') {
+    if (req.body === undefined || req.body === null) throw invalidBody('The request has no body.');
+    return req.body;
+  }
+  try {
+    return JSON.parse(req.body);
+  } catch (e) {
+    throw invalidBody((e as Error).message);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function insertRows(body: unknown, columnsParam: string[] | null): { rows: Record<string, unknown>[]; columns: string[] } {
+  const rows = Array.isArray(body) ? body : [body];
+  if (!rows.every(isObject)) throw invalidBody('Send a JSON object or an array of JSON objects.');
+  if (columnsParam) return { rows, columns: columnsParam };
+  const columns = rows.length ? Object.keys(rows[0]) : [];
+  for (const row of rows) {
+    const keys = Object.keys(row);
+    if (keys.length !== columns.length || !keys.every((k) => columns.includes(k))) {
+      throw new HearthError(400, 'PGRST102', 'All object keys must match', null, 'Give every object the same keys, or name the columns with ?columns=a,b (missing keys are then null, or the default with Prefer: missing=default).');
+    }
+  }
+  return { rows, columns };
+}
+
+async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
+  const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
+  const prefs = parsePrefer(req.headers.prefer);
+  const parsed = parseQuery(req.query);
+  const returning = prefs.return ?? 'minimal';
+  const applied: Partial<Preferences> = { return: prefs.return, count: prefs.count === 'exact' ? 'exact' : null };
+  let plan: Plan;
+  if (req.method === 'POST') {
+    const { rows, columns } = insertRows(jsonBody(req), parsed.columns);
+    let onConflict = null;
+    if (prefs.resolution) {
+      const columnsOf = parsed.onConflict ?? rel.primaryKey;
+      if (!columnsOf.length) {
+        throw new HearthError(400, 'PGRST100', `Cannot upsert into '${rel.name}': it has no primary key and no on_conflict was given`, null, 'Name the unique columns that identify a row: ?on_conflict=col1,col2');
+      }
+      onConflict = { columns: columnsOf, resolution: prefs.resolution === 'merge-duplicates' ? ('merge' as const) : ('ignore' as const) };
+      applied.resolution = prefs.resolution;
+    }
+    if (prefs.missing === 'default') applied.missing = 'default';
+    plan = planWrite(deps.cache, rel, parsed, { kind: 'insert', rows, columns, missingDefault: prefs.missing === 'default', onConflict }, { returning, format: bodyFormat(media) });
+  } else {
+    if (!parsed.nodes.get('')!.conditions.length) {
+      // Supabase's safeupdate answers the same code for an unfiltered write.
+      throw new HearthError(400, '21000', `${req.method === 'PATCH' ? 'UPDATE' : 'DELETE'} requires a WHERE clause`, null, 'Add a filter, such as ?id=eq.1; to touch every row, filter on a condition every row meets.');
+    }
+    if (req.method === 'PATCH') {
+      const patch = jsonBody(req);
+      if (!isObject(patch)) throw invalidBody('PATCH takes one JSON object of the columns to set.');
+      if (!Object.keys(patch).length) return nothingChanged(returning, media);
+      plan = planWrite(deps.cache, rel, parsed, { kind: 'update', patch, columns: Object.keys(patch) }, { returning, format: bodyFormat(media) });
+    } else {
+      plan = planWrite(deps.cache, rel, parsed, { kind: 'delete' }, { returning, format: bodyFormat(media) });
+    }
+  }
+  const o = await run(deps, req, plan, {
+    readOnly: false,
+    explain: false,
+    // A singular write that touched other than one row is rolled back (PostgREST).
+    check:
+      media === 'object'
+        ? (x) => {
+            if (x.pageTotal !== 1) throw singularError(x.pageTotal);
+          }
+        : undefined,
+  });
+
+  const headers: Record<string, string> = {};
+  const count = applied.count ? o.pageTotal : null;
+  headers['content-range'] = req.method === 'POST' ? `*/${count ?? '*'}` : `${o.pageTotal ? `0-${o.pageTotal - 1}` : '*'}/${count ?? '*'}`;
+  const pref = appliedHeader(applied);
+  if (pref) headers['preference-applied'] = pref;
+  if (returning === 'headers-only' && req.method === 'POST' && o.body && o.pageTotal > 0) {
+    const first = JSON.parse(o.body)[0] as Record<string, unknown>;
+    const query = rel.primaryKey.map((k) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(first[k]))}`).join('&');
+    headers.location = `/${encodeURIComponent(rel.name)}${query ? `?${query}` : ''}`;
+  }
+  const created = req.method === 'POST' ? 201 : 200;
+  if (returning !== 'representation') return { status: req.method === 'POST' ? 201 : 204, headers, body: null };
+  headers['content-type'] = CONTENT_TYPE[media];
+  const body = media === 'object' ? singleObject(o) : media === 'csv' ? csvBody(plan.keys, o.body) : o.body;
+  return { status: created, headers, body };
+}
+
+/** PATCH of no columns changes nothing and runs nothing. */
+function nothingChanged(returning: Preferences['return'], media: MediaType): RestResponse {
+  if (returning !== 'representation') return { status: 204, headers: { 'content-range': '*/*' }, body: null };
+  if (media === 'object') throw singularError(0);
+  return { status: 200, headers: { 'content-type': CONTENT_TYPE[media], 'content-range': '*/*' }, body: media === 'csv' ? '' : '[]' };
+}
+
+// ---------------------------------------------------------------- rpc
+
+function chooseFunction(fns: RestFunction[], schema: string, name: string, given: string[], rawBody: boolean): { fn: RestFunction; single: boolean } {
+  const matches = fns.filter(
+    (f) => f.args.every((a) => a.name !== '') && given.every((g) => f.args.some((a) => a.name === g)) && f.args.every((a) => a.hasDefault || given.includes(a.name)),
+  );
+  // A function of one unnamed json/jsonb argument receives the whole body.
+  const single = rawBody ? fns.filter((f) => f.args.length === 1 && f.args[0].name === '' && /^jsonb?$/.test(f.args[0].type)) : [];
+  const all = [...matches, ...single];
+  if (all.length === 1) return { fn: all[0], single: single.length === 1 };
+  const signature = `${schema}.${name}(${[...given].sort().join(', ')})`;
+  if (!all.length) {
+    throw new HearthError(
+      404,
+      'PGRST202',
+      `Could not find the function ${given.length ? signature : `${schema}.${name} without parameters`} in the schema cache`,
+      `Searched for the function ${schema}.${name}${given.length ? ` with parameters ${[...given].sort().join(', ')}` : ' without parameters'}, but no matches were found in the schema cache.`,
+      'Check the argument names; if the function was created just now, retry: the schema cache reloads on every schema change.',
+    );
+  }
+  const list = all.map((f) => `${schema}.${name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`).join(', ');
+  throw new HearthError(300, 'PGRST203', `Could not choose the best candidate function between: ${list}`, null, 'Rename one of the overloaded functions, or make their argument names differ.');
+}
+
+async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: string): Promise<RestResponse> {
+  const fns = deps.cache.functions.get(relationKey(schema, name)) ?? [];
+  if (!isRead(req.method) && req.method !== 'POST') {
+    throw new HearthError(405, 'PGRST101', 'For functions, only GET, HEAD and POST verbs are allowed');
+  }
+  const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
+  const prefs = parsePrefer(req.headers.prefer);
+  const argNames = new Set(fns.flatMap((f) => f.args.map((a) => a.name)).filter((n) => n));
+  const parsed = parseQuery(req.query, isRead(req.method) ? argNames : new Set());
+
+  let args: RpcArgs;
+  let chosen: { fn: RestFunction; single: boolean };
+  if (isRead(req.method)) {
+    chosen = chooseFunction(fns, schema, name, [...parsed.args.keys()], false);
+    args = { kind: 'named', values: Object.fromEntries(parsed.args) };
+  } else {
+    const body = req.body === undefined || req.body === '' ? {} : jsonBody(req);
+    const given = isObject(body) ? Object.keys(body) : [];
+    chosen = chooseFunction(fns, schema, name, given, true);
+    if (chosen.single) args = { kind: 'single', json: JSON.stringify(body) };
+    else if (isObject(body)) args = { kind: 'named', values: body };
+    else throw invalidBody('Send the arguments as one JSON object of named values.');
+  }
+  const { fn } = chosen;
+  if (isRead(req.method) && fn.volatility === 'volatile') {
+    throw new HearthError(405, 'PGRST101', `The function ${schema}.${name} is volatile: call it with POST`, null, 'Mark it STABLE or IMMUTABLE if it only reads, to allow GET.');
+  }
+
+  const { limit, offset } = page(parsed, req.headers.range);
+  const plan = planRpc(deps.cache, fn, args, parsed, { count: countMode(prefs), format: bodyFormat(media), limit, offset });
+  const readOnly = isRead(req.method) || fn.volatility !== 'volatile';
+  const o = await run(deps, req, plan, { readOnly, explain: prefs.count === 'planned' || prefs.count === 'estimated' });
+  if (plan.shape === 'void') return { status: 204, headers: {}, body: null };
+  if (plan.shape === 'set') return readResponse(req, media, prefs, offset, plan, o);
+  // A scalar or one composite value answers bare, not wrapped in an array.
+  const body = plan.shape === 'scalar' ? (o.body ?? 'null') : o.pageTotal === 1 ? singleObject(o) : 'null';
+  const contentType = media === 'object' || media === 'json' ? CONTENT_TYPE.json : CONTENT_TYPE[media];
+  return { status: 200, headers: { 'content-type': contentType, 'content-range': '0-0/*' }, body: req.method === 'HEAD' ? null : body };
+}
+
+// ---------------------------------------------------------------- openapi
+
+async function openApi(deps: RestDeps, req: RestRequest, schema: string): Promise<RestResponse> {
+  if (!isRead(req.method)) throw new HearthError(405, 'PGRST117', `Unsupported HTTP method: ${req.method}`);
+  negotiate(req.headers.accept, ['openapi']);
+  const rows = await withRole(deps.sql, deps.caller, (tx) => tx.unsafe(ACCESSIBLE_SQL, [schema]), { method: req.method, path: '/rest/v1/', headers: req.headers });
+  const doc = buildOpenApi(deps.cache, schema, accessibleFrom(rows));
+  return { status: 200, headers: { 'content-type': CONTENT_TYPE.openapi }, body: req.method === 'HEAD' ? null : JSON.stringify(doc) };
+}

@@ -1,0 +1,557 @@
+/**
+ * AST + schema cache -> ONE SQL statement that builds the whole response body
+ * in Postgres: rows as json_agg, embeds as LATERAL subqueries (one per embed,
+ * never a query per row), the total count as a scalar subquery when asked.
+ *
+ * Safety: every identifier comes from the schema cache (a name the client
+ * wrote is looked up first, then quoted) and every value, JSON key, limit and
+ * offset is a bound parameter. Type names spliced after "::" come from the
+ * catalog, or are a cast matched by parse.ts against [A-Za-z0-9_] only.
+ *
+ * The statement always answers one row: (total, page_total, body).
+ */
+import { HearthError } from '../errors.ts';
+import {
+  BINARY_OPERATORS,
+  DEFAULT_LIMIT,
+  FTS_OPERATORS,
+  MAX_LIMIT,
+  type Condition,
+  type EmbedItem,
+  type Field,
+  type Filter,
+  type NodeOptions,
+  type OrderTerm,
+  type ParsedQuery,
+  type SelectItem,
+} from './parse.ts';
+import { findRelationship, type Relationship } from './relationships.ts';
+import type { Relation, RestFunction, SchemaCache } from './schema-cache.ts';
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** How the body column is built: rows as JSON or CSV, bare values of a column, or none. */
+export type BodyFormat = 'json' | 'csv' | 'none';
+/** exact: count(*) of every matching row; capped: count up to MAX_LIMIT + 1 (for count=estimated). */
+export type CountMode = 'exact' | 'capped' | null;
+
+export interface Plan {
+  statement: Statement;
+  /** Output keys of each row, in order (the CSV header). */
+  keys: string[];
+  /** The rows before limit/offset, for EXPLAIN (count=planned/estimated). */
+  source: Statement | null;
+}
+
+export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const qualified = (r: { schema: string; name: string }) => `${ident(r.schema)}.${ident(r.name)}`;
+
+/**
+ * JSON travels as a text parameter cast in SQL: a parameter the server
+ * describes as json would be JSON-encoded a second time by the driver.
+ */
+const jsonParam = (ctx: Context, value: unknown) => `${ctx.param(JSON.stringify(value))}::text::json`;
+
+const NO_OPTIONS: NodeOptions = { conditions: [], order: null, limit: null, offset: null };
+
+class Context {
+  values: unknown[] = [];
+  private aliases = 0;
+  private used = new Set<string>();
+  constructor(
+    readonly cache: SchemaCache,
+    readonly parsed: Pick<ParsedQuery, 'nodes'>,
+  ) {}
+  param(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+  alias(): string {
+    return `"_h${this.aliases++}"`;
+  }
+  options(path: string): NodeOptions {
+    this.used.add(path);
+    return this.parsed.nodes.get(path) ?? NO_OPTIONS;
+  }
+  /** Parameters aimed at an embed that the select does not have are a 400. */
+  checkAllOptionsUsed() {
+    for (const [path, o] of this.parsed.nodes) {
+      const empty = !o.conditions.length && !o.order && o.limit === null && o.offset === null;
+      if (!this.used.has(path) && !empty) {
+        throw new HearthError(
+          400,
+          'PGRST108',
+          `'${path}' is not an embedded resource in this request`,
+          null,
+          `Verify that '${path}' is included in the 'select' query parameter.`,
+        );
+      }
+    }
+  }
+}
+
+interface Node {
+  rel: Relation;
+  alias: string;
+  path: string;
+  items: SelectItem[];
+  embeds: Map<EmbedItem, Embed>;
+  options: NodeOptions;
+}
+
+interface Embed {
+  key: string;
+  item: EmbedItem;
+  relationship: Relationship;
+  node: Node;
+  lateral: string;
+  /** Columns of this to-one embed that the parent orders by (order=rel(col)). */
+  orderFields: Field[];
+  /** Output keys a spread merges into the parent row (set when its join is built). */
+  spreadKeys: string[];
+}
+
+function resolveNode(ctx: Context, rel: Relation, items: SelectItem[], path: string): Node {
+  const node: Node = { rel, alias: ctx.alias(), path, items, embeds: new Map(), options: ctx.options(path) };
+  for (const item of items) {
+    if (item.type !== 'embed') continue;
+    const relationship = findRelationship(ctx.cache, rel, item.relation, item.hint);
+    const key = item.alias ?? item.relation;
+    if (item.spread && !relationship.toOne) {
+      throw new HearthError(
+        400,
+        'PGRST119',
+        `A spread operation on '${item.relation}' is not possible`,
+        `'${rel.name}' and '${item.relation}' do not form a many-to-one or one-to-one relationship`,
+        'Spread only a to-one relationship; embed a to-many relationship as an array instead.',
+      );
+    }
+    const child = resolveNode(ctx, relationship.target, item.select, path ? `${path}.${key}` : key);
+    const o = child.options;
+    if (item.spread && (o.order || o.limit !== null || o.offset !== null)) {
+      throw new HearthError(400, 'PGRST119', `order, limit and offset cannot be applied to the spread '${key}'`, null, 'Apply them to the parent instead.');
+    }
+    node.embeds.set(item, { key, item, relationship, node: child, lateral: ctx.alias(), orderFields: [], spreadKeys: [] });
+  }
+  return node;
+}
+
+// ---------------------------------------------------------------- expressions
+
+const columnMissing = (rel: Relation, name: string) =>
+  new HearthError(400, '42703', `column ${rel.name}.${name} does not exist`, null, `Check the spelling; '${rel.name}' has: ${rel.columns.map((c) => c.name).join(', ')}.`);
+
+function fieldExpr(ctx: Context, node: Node, field: Field): string {
+  return typedFieldExpr(ctx, node, field).sql;
+}
+
+/** A column (and JSON path) as SQL, with the catalog type of its value. */
+function typedFieldExpr(ctx: Context, node: Node, field: Field): { sql: string; type: string } {
+  const column = node.rel.columnMap.get(field.name);
+  if (!column) throw columnMissing(node.rel, field.name);
+  let sql = `${node.alias}.${ident(field.name)}`;
+  for (const step of field.json) {
+    // An integer key indexes an array; any other key is a text parameter.
+    const key = /^-?\d{1,9}$/.test(step.key) ? step.key : `${ctx.param(step.key)}::text`;
+    sql = `(${sql}${step.arrow}${key})`;
+  }
+  const last = field.json.at(-1);
+  const type = !last ? column.type : last.arrow === '->>' ? 'text' : column.type === 'json' ? 'json' : 'jsonb';
+  return { sql, type };
+}
+
+/**
+ * A filter value, bound as text and cast in SQL to the type it is compared
+ * with. Binding as text matters: postgres.js serializes a parameter by the type
+ * the server describes (jsonb is JSON-encoded again, 'true' for a boolean
+ * becomes 'f'), while text reaches Postgres verbatim and its own input
+ * function parses it. Type names come from the catalog.
+ */
+const valueParam = (ctx: Context, value: string, type: string) => `${ctx.param(value)}::text::${type}`;
+
+/** The output key of a column item: alias, else the last JSON key, else the column. */
+const columnKey = (f: Field, alias: string | null) => alias ?? f.json.at(-1)?.key ?? f.name;
+
+const likePattern = (v: string) => v.replace(/\*/g, '%');
+
+function filterSql(ctx: Context, node: Node, f: Filter, onEmbedFilter: (e: Embed) => void): string {
+  const op = f.operation;
+  const embed = !f.field.json.length && !node.rel.columnMap.has(f.field.name) ? findEmbedByKey(node, f.field.name) : null;
+  let sql: string;
+  if (embed && op.op === 'is' && op.value === 'null' && !embed.item.spread) {
+    // `embed=is.null` / `embed=not.is.null`: rows without / with a match.
+    onEmbedFilter(embed);
+    sql = embed.relationship.toOne ? `${embed.lateral}.body IS NULL` : `${embed.lateral}.n = 0`;
+  } else {
+    const { sql: expr, type } = typedFieldExpr(ctx, node, f.field);
+    switch (op.op) {
+      case 'in':
+        sql = op.values.length ? `${expr} IN (${op.values.map((v) => valueParam(ctx, v, type)).join(', ')})` : 'false';
+        break;
+      case 'is':
+        sql = `${expr} IS ${op.value.toUpperCase()}`;
+        break;
+      case 'isdistinct':
+        sql = `${expr} IS DISTINCT FROM ${valueParam(ctx, op.value, type)}`;
+        break;
+      case 'fts':
+      case 'plfts':
+      case 'phfts':
+      case 'wfts': {
+        const config = op.config === null ? '' : `${ctx.param(op.config)}::text::regconfig, `;
+        const vector = type === 'tsvector' ? expr : `to_tsvector(${config}${expr})`;
+        sql = `${vector} @@ ${FTS_OPERATORS[op.op]}(${config}${ctx.param(op.value)}::text)`;
+        break;
+      }
+      default: {
+        const isLike = op.op === 'like' || op.op === 'ilike';
+        const value = isLike ? likePattern(op.value) : op.value;
+        // Pattern operators take text patterns whatever the column's type.
+        const valueType = isLike || op.op === 'match' || op.op === 'imatch' ? 'text' : type;
+        sql = op.quantifier
+          ? `${expr} ${BINARY_OPERATORS[op.op]} ${op.quantifier.toUpperCase()}(${valueParam(ctx, value, valueType.endsWith('[]') ? valueType : `${valueType}[]`)})`
+          : `${expr} ${BINARY_OPERATORS[op.op]} ${valueParam(ctx, value, valueType)}`;
+      }
+    }
+  }
+  return f.negate ? `NOT (${sql})` : sql;
+}
+
+function conditionSql(ctx: Context, node: Node, c: Condition, onEmbedFilter: (e: Embed) => void): string {
+  if (c.type === 'filter') return filterSql(ctx, node, c, onEmbedFilter);
+  const inner = c.children.map((child) => conditionSql(ctx, node, child, onEmbedFilter)).join(c.op === 'and' ? ' AND ' : ' OR ');
+  return c.negate ? `NOT (${inner})` : `(${inner})`;
+}
+
+const findEmbedByKey = (node: Node, key: string) => [...node.embeds.values()].find((e) => e.key === key) ?? null;
+
+// ---------------------------------------------------------------- nodes
+
+interface Emitted {
+  columns: string[];
+  keys: string[];
+  joins: string[];
+  /** The joins that can remove rows: the count must include them. */
+  filterJoins: string[];
+  where: string[];
+  orderBy: string[];
+}
+
+function orderSql(term: OrderTerm, expr: string): string {
+  let sql = expr;
+  if (term.direction) sql += term.direction === 'desc' ? ' DESC' : ' ASC';
+  if (term.nulls) sql += term.nulls === 'first' ? ' NULLS FIRST' : ' NULLS LAST';
+  return sql;
+}
+
+function emitNode(ctx: Context, node: Node): Emitted {
+  const out: Emitted = { columns: [], keys: [], joins: [], filterJoins: [], where: [], orderBy: [] };
+
+  // order=rel(col): the to-one embed carries the column out of its lateral.
+  const relatedOrder = (node.options.order ?? []).map((term) => {
+    if (!term.relation) return null;
+    const embed = findEmbedByKey(node, term.relation);
+    if (!embed) {
+      throw new HearthError(400, 'PGRST108', `'${term.relation}' is not an embedded resource in this request`, null, `Verify that '${term.relation}' is included in the 'select' query parameter.`);
+    }
+    if (!embed.relationship.toOne || embed.item.spread) {
+      throw new HearthError(400, 'PGRST118', `A related order on '${term.relation}' is not possible`, `'${node.rel.name}' and '${term.relation}' do not form a many-to-one or one-to-one relationship, or '${term.relation}' is a spread`);
+    }
+    embed.orderFields.push(term.field);
+    return `${embed.lateral}."_hearth_o${embed.orderFields.length - 1}"`;
+  });
+
+  const filtering = new Set<Embed>();
+  for (const c of node.options.conditions) out.where.push(conditionSql(ctx, node, c, (e) => filtering.add(e)));
+
+  for (const embed of node.embeds.values()) {
+    const { join, inner } = embedJoin(ctx, node, embed);
+    out.joins.push(join);
+    if (inner || filtering.has(embed)) out.filterJoins.push(join);
+  }
+
+  for (const item of node.items) {
+    if (item.type === 'star') {
+      for (const col of node.rel.columns) {
+        out.columns.push(`${node.alias}.${ident(col.name)} AS ${ident(col.name)}`);
+        out.keys.push(col.name);
+      }
+    } else if (item.type === 'column') {
+      const expr = fieldExpr(ctx, node, item.field);
+      const key = columnKey(item.field, item.alias);
+      out.columns.push(`${item.cast ? `(${expr})::${item.cast}` : expr} AS ${ident(key)}`);
+      out.keys.push(key);
+    } else {
+      const embed = node.embeds.get(item)!;
+      if (item.spread) {
+        for (const key of embed.spreadKeys) {
+          out.columns.push(`${embed.lateral}.${ident(key)} AS ${ident(key)}`);
+          out.keys.push(key);
+        }
+      } else if (item.select.length) {
+        out.columns.push(`${embed.lateral}.body AS ${ident(embed.key)}`);
+        out.keys.push(embed.key);
+      }
+    }
+  }
+
+  (node.options.order ?? []).forEach((term, i) => {
+    out.orderBy.push(orderSql(term, relatedOrder[i] ?? fieldExpr(ctx, node, term.field)));
+  });
+  return out;
+}
+
+/** The LATERAL join of one embed; its body is an object (to-one), an array (to-many) or columns (spread). */
+function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; inner: boolean } {
+  const child = embed.node;
+  const { relationship: r, item } = embed;
+  if (item.spread && item.select.some((s) => s.type === 'star')) {
+    throw new HearthError(400, 'PGRST100', `failed to parse select parameter (...${item.relation}(*))`, '"*" does not expand inside a spread; name the columns to merge.');
+  }
+  const em = emitNode(ctx, child);
+  const on = r.targetColumns.map((col, i) => `${child.alias}.${ident(col)} = ${parent.alias}.${ident(r.parentColumns[i])}`);
+  const from = [`${qualified(child.rel)} AS ${child.alias}`, ...em.joins].join(' ');
+  const where = [...on, ...em.where].join(' AND ');
+  let sql: string;
+  let inner = item.join === 'inner';
+  if (item.spread) {
+    embed.spreadKeys = em.keys;
+    sql = `SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}`;
+    inner ||= child.options.conditions.length > 0; // a filter on a spread decides the parent row
+  } else if (r.toOne) {
+    const orderCols = embed.orderFields.map((f, i) => `, ${fieldExpr(ctx, child, f)} AS "_hearth_o${i}"`).join('');
+    sql = `SELECT (SELECT row_to_json(_hearth_r) FROM (SELECT ${em.columns.join(', ')}) _hearth_r) AS body${orderCols} FROM ${from} WHERE ${where}`;
+  } else {
+    const order = em.orderBy.length ? ` ORDER BY ${em.orderBy.join(', ')}` : '';
+    const { limit, offset } = child.options;
+    const page = (limit !== null ? ` LIMIT ${ctx.param(Math.min(limit, MAX_LIMIT))}` : '') + (offset !== null ? ` OFFSET ${ctx.param(offset)}` : '');
+    sql =
+      `SELECT coalesce(json_agg(_hearth_r), '[]') AS body, count(*) AS n FROM (SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}${order}${page}) _hearth_r` +
+      (inner ? ' HAVING count(*) > 0' : '');
+  }
+  return { join: `${inner ? 'INNER' : 'LEFT'} JOIN LATERAL (${sql}) AS ${embed.lateral} ON TRUE`, inner };
+}
+
+// ---------------------------------------------------------------- statements
+
+function bodySql(format: BodyFormat, scalarColumn: string | null): string {
+  if (format === 'none') return 'NULL::text';
+  if (format === 'csv') {
+    // The row's record text without its parentheses is a CSV line.
+    return `coalesce(string_agg(substr(_hearth_t::text, 2, length(_hearth_t::text) - 2), E'\\n'), '')`;
+  }
+  if (scalarColumn) return `coalesce(json_agg(_hearth_t.${ident(scalarColumn)}), '[]')::text`;
+  return `coalesce(json_agg(_hearth_t), '[]')::text`;
+}
+
+interface ReadShape {
+  from: string;
+  count: CountMode;
+  format: BodyFormat;
+  /** For SETOF scalar functions: the body is an array of this column's values. */
+  scalarColumn?: string | null;
+  /** Root limit/offset after Range and defaults (handle.ts decides). */
+  limit: number;
+  offset: number;
+}
+
+function readStatement(ctx: Context, root: Node, shape: ReadShape): Plan {
+  const em = emitNode(ctx, root);
+  ctx.checkAllOptionsUsed();
+  const where = em.where.length ? ` WHERE ${em.where.join(' AND ')}` : '';
+  const order = em.orderBy.length ? ` ORDER BY ${em.orderBy.join(', ')}` : '';
+  const source = `SELECT ${em.columns.join(', ')} FROM ${[shape.from, ...em.joins].join(' ')}${where}${order}`;
+  // Parameters so far are all the source needs; limit and offset come last.
+  const sourceStatement = { text: source, values: [...ctx.values] };
+  const counted = `SELECT 1 FROM ${[shape.from, ...em.filterJoins].join(' ')}${where}`;
+  const total =
+    shape.count === 'exact'
+      ? `(SELECT count(*) FROM (${counted}) _hearth_c)`
+      : shape.count === 'capped'
+        ? `(SELECT count(*) FROM (${counted} LIMIT ${MAX_LIMIT + 1}) _hearth_c)`
+        : 'NULL::bigint';
+  const text =
+    `SELECT ${total} AS total, count(*) AS page_total, ${bodySql(shape.format, shape.scalarColumn ?? null)} AS body ` +
+    `FROM (${source} LIMIT ${ctx.param(shape.limit)} OFFSET ${ctx.param(shape.offset)}) _hearth_t`;
+  return { statement: { text, values: ctx.values }, keys: em.keys, source: sourceStatement };
+}
+
+export interface ReadOptions {
+  count: CountMode;
+  format: BodyFormat;
+  limit: number;
+  offset: number;
+}
+
+/** GET/HEAD on a table or view. */
+export function planRead(cache: SchemaCache, rel: Relation, parsed: ParsedQuery, options: ReadOptions): Plan {
+  const ctx = new Context(cache, parsed);
+  const root = resolveNode(ctx, rel, parsed.select, '');
+  return readStatement(ctx, root, { from: `${qualified(rel)} AS ${root.alias}`, ...options });
+}
+
+/** The root page: limit defaults to 100 and is capped at 1000 (SPEC 8). */
+export function rootPage(parsed: ParsedQuery): { limit: number; offset: number } {
+  const o = parsed.nodes.get('') ?? NO_OPTIONS;
+  return { limit: Math.min(o.limit ?? DEFAULT_LIMIT, MAX_LIMIT), offset: o.offset ?? 0 };
+}
+
+// ---------------------------------------------------------------- writes
+
+export type Returning = 'representation' | 'minimal' | 'headers-only';
+
+export type Mutation =
+  | {
+      kind: 'insert';
+      rows: Record<string, unknown>[];
+      columns: string[];
+      missingDefault: boolean;
+      onConflict: { columns: string[]; resolution: 'merge' | 'ignore' } | null;
+    }
+  | { kind: 'update'; patch: Record<string, unknown>; columns: string[] }
+  | { kind: 'delete' };
+
+export interface WriteOptions {
+  returning: Returning;
+  format: BodyFormat;
+}
+
+function checkColumns(rel: Relation, columns: string[]) {
+  for (const name of columns) {
+    if (!rel.columnMap.has(name)) {
+      throw new HearthError(400, 'PGRST204', `Could not find the '${name}' column of '${rel.name}' in the schema cache`, null, `'${rel.name}' has: ${rel.columns.map((c) => c.name).join(', ')}.`);
+    }
+  }
+}
+
+/**
+ * POST/PATCH/DELETE: the write in a CTE, the response built from its RETURNING
+ * rows. return=minimal returns `1` only, so SELECT policies are not involved
+ * (as in PostgREST); headers-only returns the primary key for Location.
+ */
+export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery, mutation: Mutation, options: WriteOptions): Plan {
+  const ctx = new Context(cache, parsed);
+  const select: SelectItem[] =
+    options.returning === 'headers-only'
+      ? rel.primaryKey.map((name) => ({ type: 'column', field: { name, json: [] }, alias: null, cast: null }))
+      : parsed.select;
+  const root = resolveNode(ctx, rel, options.returning === 'minimal' ? [] : select, '');
+  const target = `${qualified(rel)} AS ${root.alias}`;
+
+  const filters = root.options.conditions.map((c) =>
+    conditionSql(ctx, root, c, () => {
+      throw new HearthError(400, 'PGRST100', 'Filters on embedded resources cannot select the rows to write', null, 'Filter on the columns of the table itself.');
+    }),
+  );
+  if (root.options.order || root.options.limit !== null || root.options.offset !== null) {
+    throw new HearthError(400, 'PGRST127', 'order, limit and offset are not supported on writes', null, 'Select the rows with filters on a unique column instead.');
+  }
+  const where = filters.length ? ` WHERE ${filters.join(' AND ')}` : '';
+
+  let write: string;
+  if (mutation.kind === 'insert') {
+    checkColumns(rel, mutation.columns);
+    const cols = mutation.columns.map(ident).join(', ');
+    const json = jsonParam(ctx, mutation.rows);
+    let values: string;
+    if (mutation.missingDefault) {
+      // A key absent from a row takes the column default, not NULL.
+      const exprs = mutation.columns.map((name) => {
+        const dflt = rel.columnMap.get(name)!.default;
+        const value = `_hearth_body.${ident(name)}`;
+        return dflt ? `CASE WHEN jsonb_exists(_hearth_row.j::jsonb, ${ctx.param(name)}::text) THEN ${value} ELSE ${dflt} END` : value;
+      });
+      values = `SELECT ${exprs.join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, _hearth_row.j) AS _hearth_body`;
+    } else {
+      values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${ident(c)}`).join(', ')} FROM json_populate_recordset(NULL::${qualified(rel)}, ${json}) AS _hearth_body`;
+    }
+    write = `INSERT INTO ${target}${cols ? ` (${cols})` : ''} ${values}`;
+    if (mutation.onConflict) {
+      const oc = mutation.onConflict;
+      checkColumns(rel, oc.columns);
+      const updates = mutation.columns.filter((c) => !oc.columns.includes(c));
+      // Updating a key column to itself keeps DO UPDATE (and RETURNING) when only keys were sent.
+      const set = (updates.length ? updates : oc.columns.slice(0, 1)).map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`).join(', ');
+      write += ` ON CONFLICT (${oc.columns.map(ident).join(', ')}) ${oc.resolution === 'merge' ? `DO UPDATE SET ${set}` : 'DO NOTHING'}`;
+    }
+  } else if (mutation.kind === 'update') {
+    checkColumns(rel, mutation.columns);
+    const set = mutation.columns.map((c) => `${ident(c)} = _hearth_body.${ident(c)}`).join(', ');
+    write = `UPDATE ${target} SET ${set} FROM json_populate_record(NULL::${qualified(rel)}, ${jsonParam(ctx, mutation.patch)}) AS _hearth_body${where}`;
+  } else {
+    write = `DELETE FROM ${target}${where}`;
+  }
+
+  if (options.returning === 'minimal') {
+    ctx.checkAllOptionsUsed();
+    const text = `WITH hearth_source AS (${write} RETURNING 1) SELECT NULL::bigint AS total, count(*) AS page_total, NULL::text AS body FROM hearth_source`;
+    return { statement: { text, values: ctx.values }, keys: [], source: null };
+  }
+  // The filters already chose the rows (in the write); the rows are shaped only.
+  const em = emitNode(ctx, { ...root, options: NO_OPTIONS });
+  ctx.checkAllOptionsUsed();
+  const rows = `SELECT ${em.columns.join(', ')} FROM ${['hearth_source AS ' + root.alias, ...em.joins].join(' ')}`;
+  const text = `WITH hearth_source AS (${write} RETURNING ${root.alias}.*) SELECT NULL::bigint AS total, count(*) AS page_total, ${bodySql(options.format, null)} AS body FROM (${rows}) _hearth_t`;
+  return { statement: { text, values: ctx.values }, keys: em.keys, source: null };
+}
+
+// ---------------------------------------------------------------- rpc
+
+export type RpcArgs = { kind: 'named'; values: Record<string, unknown> } | { kind: 'single'; json: string };
+
+/** The relation a function's rows look like: its table, or its OUT/TABLE columns. */
+function functionRelation(fn: RestFunction): Relation {
+  if (fn.relation) return fn.relation;
+  const columns = fn.returns === 'composite' ? fn.columns : [{ name: fn.name, type: fn.returnType, nullable: true, default: null }];
+  return {
+    schema: fn.schema,
+    name: fn.name,
+    kind: 'view',
+    columns,
+    columnMap: new Map(columns.map((c) => [c.name, c])),
+    primaryKey: [],
+    uniqueKeys: [],
+    comment: null,
+  };
+}
+
+/** `fn("a" := _hearth_args."a", ...)`, arguments typed by json_to_record from one JSON parameter. */
+function callSql(ctx: Context, fn: RestFunction, args: RpcArgs): { call: string; argsFrom: string | null } {
+  const name = qualified(fn);
+  if (args.kind === 'single') return { call: `${name}(${ctx.param(args.json)}::text::${fn.args[0].type})`, argsFrom: null };
+  const given = fn.args.filter((a) => a.name in args.values);
+  if (!given.length) return { call: `${name}()`, argsFrom: null };
+  const record = given.map((a) => `${ident(a.name)} ${a.type}`).join(', ');
+  return {
+    call: `${name}(${given.map((a) => `${ident(a.name)} := _hearth_args.${ident(a.name)}`).join(', ')})`,
+    argsFrom: `json_to_record(${jsonParam(ctx, args.values)}) AS _hearth_args(${record})`,
+  };
+}
+
+export interface RpcPlan extends Plan {
+  /** set: an array; single: one object or null; scalar: the bare value; void: no body. */
+  shape: 'set' | 'single' | 'scalar' | 'void';
+}
+
+export function planRpc(cache: SchemaCache, fn: RestFunction, args: RpcArgs, parsed: ParsedQuery, options: ReadOptions): RpcPlan {
+  const ctx = new Context(cache, parsed);
+  const { call, argsFrom } = callSql(ctx, fn, args);
+  const from = (item: string) => (argsFrom ? `${argsFrom} CROSS JOIN LATERAL ${item}` : item);
+  if (fn.returns === 'void' || (fn.returns === 'scalar' && !fn.returnsSet)) {
+    ctx.checkAllOptionsUsed();
+    const isVoid = fn.returns === 'void';
+    const text = isVoid
+      ? `SELECT NULL::bigint AS total, count(*) AS page_total, NULL::text AS body FROM ${from(`(SELECT ${call}) _hearth_v`)}`
+      : `SELECT NULL::bigint AS total, 1 AS page_total, to_json(_hearth_v.v)::text AS body FROM ${from(`(SELECT ${call} AS v) _hearth_v`)}`;
+    return { statement: { text, values: ctx.values }, keys: [], source: null, shape: isVoid ? 'void' : 'scalar' };
+  }
+  const rel = functionRelation(fn);
+  const root = resolveNode(ctx, rel, parsed.select, '');
+  const scalar = fn.returns === 'scalar';
+  const item = scalar ? `${call} AS ${root.alias}(${ident(fn.name)})` : `${call} AS ${root.alias}`;
+  const plan = readStatement(ctx, root, { from: from(item), ...options, scalarColumn: scalar && options.format === 'json' ? fn.name : null });
+  return { ...plan, shape: fn.returnsSet ? 'set' : 'single' };
+}

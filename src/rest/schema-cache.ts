@@ -1,0 +1,320 @@
+/**
+ * The REST schema cache: what the exposed schemas hold (relations, columns,
+ * keys, foreign keys, functions), read from pg_catalog in three queries. The
+ * planner checks every identifier of a request against it, so nothing a client
+ * names reaches SQL unless the database has it. Reloaded when the database
+ * says its schema changed (NOTIFY pgrst, sent by migration 020's event trigger
+ * or by the user), so DDL over the direct connection shows up without restart.
+ */
+import type postgres from 'postgres';
+
+export interface Column {
+  name: string;
+  /** format_type() text, safe to splice after "::" (it comes from the catalog). */
+  type: string;
+  nullable: boolean;
+  /** The default expression (pg_get_expr), used for Prefer: missing=default. */
+  default: string | null;
+}
+
+export interface Relation {
+  schema: string;
+  name: string;
+  kind: 'table' | 'view' | 'materialized view' | 'foreign table' | 'partitioned table';
+  columns: Column[];
+  columnMap: Map<string, Column>;
+  primaryKey: string[];
+  /** Primary key and unique constraints: column sets that identify one row. */
+  uniqueKeys: string[][];
+  comment: string | null;
+}
+
+/** A foreign key, possibly seen through views that expose its columns. */
+export interface ForeignKey {
+  constraint: string;
+  from: Relation;
+  fromColumns: string[];
+  to: Relation;
+  toColumns: string[];
+}
+
+export interface FunctionArg {
+  name: string;
+  type: string;
+  hasDefault: boolean;
+}
+
+export interface RestFunction {
+  schema: string;
+  name: string;
+  /** Input arguments in call order (IN, INOUT and VARIADIC). */
+  args: FunctionArg[];
+  returnType: string;
+  returnsSet: boolean;
+  /** scalar: one value; composite: a row type; void: nothing. */
+  returns: 'scalar' | 'composite' | 'void';
+  /** Columns of a composite result (row type, OUT or TABLE parameters). */
+  columns: Column[];
+  /** The exposed table or view whose row type the function returns, for embeds. */
+  relation: Relation | null;
+  volatility: 'immutable' | 'stable' | 'volatile';
+  comment: string | null;
+}
+
+export interface SchemaCache {
+  schemas: string[];
+  relations: Map<string, Relation>;
+  foreignKeys: ForeignKey[];
+  functions: Map<string, RestFunction[]>;
+}
+
+export const relationKey = (schema: string, name: string) => `${schema}\u0000${name}`;
+
+const RELATIONS_SQL = `
+select n.nspname as schema, c.relname as name, c.relkind as kind,
+  obj_description(c.oid, 'pg_class') as comment,
+  coalesce((
+    select json_agg(json_build_object(
+      'name', a.attname,
+      'type', format_type(a.atttypid, a.atttypmod),
+      'nullable', not a.attnotnull,
+      'default', pg_get_expr(d.adbin, d.adrelid)) order by a.attnum)
+    from pg_attribute a
+    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped), '[]') as columns,
+  coalesce((
+    select json_agg(json_build_object('type', k.contype, 'name', k.conname, 'columns',
+      (select json_agg(a.attname order by u.ord)
+         from unnest(k.conkey) with ordinality u(num, ord)
+         join pg_attribute a on a.attrelid = k.conrelid and a.attnum = u.num)))
+    from pg_constraint k where k.conrelid = c.oid and k.contype in ('p', 'u')), '[]') as keys
+from pg_class c
+join pg_namespace n on n.oid = c.relnamespace
+where n.nspname = any($1::text[]) and c.relkind in ('r', 'v', 'm', 'f', 'p')
+order by 1, 2`;
+
+const FOREIGN_KEYS_SQL = `
+select k.conname as constraint,
+  fn.nspname as from_schema, f.relname as from_name,
+  (select json_agg(a.attname order by u.ord) from unnest(k.conkey) with ordinality u(num, ord)
+     join pg_attribute a on a.attrelid = k.conrelid and a.attnum = u.num) as from_columns,
+  tn.nspname as to_schema, t.relname as to_name,
+  (select json_agg(a.attname order by u.ord) from unnest(k.confkey) with ordinality u(num, ord)
+     join pg_attribute a on a.attrelid = k.confrelid and a.attnum = u.num) as to_columns
+from pg_constraint k
+join pg_class f on f.oid = k.conrelid join pg_namespace fn on fn.oid = f.relnamespace
+join pg_class t on t.oid = k.confrelid join pg_namespace tn on tn.oid = t.relnamespace
+where k.contype = 'f' and fn.nspname = any($1::text[]) and tn.nspname = any($1::text[])
+order by 1`;
+
+// Which base-table columns each view reads (pg_depend on the view's rewrite
+// rule); a view column of the same name as a read column maps back to it, so
+// foreign keys of the base table also join the view.
+const VIEW_COLUMNS_SQL = `
+select distinct vn.nspname as view_schema, v.relname as view_name,
+  tn.nspname as table_schema, t.relname as table_name, a.attname as column
+from pg_class v
+join pg_namespace vn on vn.oid = v.relnamespace
+join pg_rewrite r on r.ev_class = v.oid
+join pg_depend d on d.classid = 'pg_rewrite'::regclass and d.objid = r.oid
+  and d.refclassid = 'pg_class'::regclass and d.refobjsubid > 0 and d.refobjid <> v.oid
+join pg_class t on t.oid = d.refobjid join pg_namespace tn on tn.oid = t.relnamespace
+join pg_attribute a on a.attrelid = t.oid and a.attnum = d.refobjsubid
+where v.relkind in ('v', 'm') and vn.nspname = any($1::text[])`;
+
+const FUNCTIONS_SQL = `
+select n.nspname as schema, p.proname as name, p.provolatile as volatility, p.proretset as returns_set,
+  format_type(p.prorettype, null) as return_type, rt.typtype as return_typtype,
+  rn.nspname as return_schema, rc.relname as return_relation,
+  obj_description(p.oid, 'pg_proc') as comment, p.pronargs as nargs, p.pronargdefaults as ndefaults,
+  coalesce(p.proargnames, '{}') as arg_names,
+  coalesce(p.proargmodes::text[], array_fill('i'::text, array[p.pronargs::int])) as arg_modes,
+  (select array_agg(format_type(x.t, null) order by x.o)
+     from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality x(t, o)) as arg_types,
+  (select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
+            'nullable', true, 'default', null) order by a.attnum)
+     from pg_attribute a where a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped) as row_columns
+from pg_proc p
+join pg_namespace n on n.oid = p.pronamespace
+join pg_type rt on rt.oid = p.prorettype
+left join pg_class rc on rc.oid = rt.typrelid left join pg_namespace rn on rn.oid = rc.relnamespace
+where n.nspname = any($1::text[]) and p.prokind = 'f'
+  and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype)
+order by 1, 2`;
+
+const KINDS: Record<string, Relation['kind']> = {
+  r: 'table',
+  v: 'view',
+  m: 'materialized view',
+  f: 'foreign table',
+  p: 'partitioned table',
+};
+
+export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Promise<SchemaCache> {
+  const [rels, fks, viewCols, fns] = await Promise.all([
+    sql.unsafe(RELATIONS_SQL, [schemas]),
+    sql.unsafe(FOREIGN_KEYS_SQL, [schemas]),
+    sql.unsafe(VIEW_COLUMNS_SQL, [schemas]),
+    sql.unsafe(FUNCTIONS_SQL, [schemas]),
+  ]);
+
+  const relations = new Map<string, Relation>();
+  for (const r of rels) {
+    const columns = r.columns as Column[];
+    const keys = r.keys as { type: 'p' | 'u'; columns: string[] }[];
+    relations.set(relationKey(r.schema, r.name), {
+      schema: r.schema,
+      name: r.name,
+      kind: KINDS[r.kind],
+      columns,
+      columnMap: new Map(columns.map((c) => [c.name, c])),
+      primaryKey: keys.find((k) => k.type === 'p')?.columns ?? [],
+      uniqueKeys: keys.map((k) => k.columns),
+      comment: r.comment,
+    });
+  }
+
+  // view -> base table -> columns read; a view exposes a base column when it has
+  // a column of that name and reads that column of exactly one base table.
+  const exposes = new Map<string, Map<string, Set<string>>>();
+  for (const v of viewCols) {
+    const view = relationKey(v.view_schema, v.view_name);
+    const perTable = exposes.get(view) ?? new Map<string, Set<string>>();
+    exposes.set(view, perTable);
+    const table = relationKey(v.table_schema, v.table_name);
+    perTable.set(table, (perTable.get(table) ?? new Set()).add(v.column));
+  }
+  const viewsExposing = (table: Relation, columns: string[]): Relation[] => {
+    const out: Relation[] = [];
+    for (const [viewKey, perTable] of exposes) {
+      const view = relations.get(viewKey);
+      const read = perTable.get(relationKey(table.schema, table.name));
+      if (!view || !read) continue;
+      const unique = (col: string) => [...perTable.entries()].filter(([, cols]) => cols.has(col)).length === 1;
+      if (columns.every((col) => read.has(col) && view.columnMap.has(col) && unique(col))) out.push(view);
+    }
+    return out;
+  };
+  for (const [key, view] of relations) {
+    const perTable = exposes.get(key);
+    if (view.kind !== 'view' && view.kind !== 'materialized view') continue;
+    if (!perTable || view.uniqueKeys.length) continue;
+    // A view shows its base table's keys when it exposes all their columns.
+    for (const [tableKey] of perTable) {
+      const base = relations.get(tableKey);
+      if (!base) continue;
+      const shown = base.uniqueKeys.filter((k) => viewsExposing(base, k).includes(view));
+      view.uniqueKeys.push(...shown);
+      if (!view.primaryKey.length && viewsExposing(base, base.primaryKey).includes(view)) view.primaryKey = base.primaryKey;
+    }
+  }
+
+  const foreignKeys: ForeignKey[] = [];
+  for (const fk of fks) {
+    const from = relations.get(relationKey(fk.from_schema, fk.from_name));
+    const to = relations.get(relationKey(fk.to_schema, fk.to_name));
+    if (!from || !to) continue;
+    const fromColumns = fk.from_columns as string[];
+    const toColumns = fk.to_columns as string[];
+    for (const f of [from, ...viewsExposing(from, fromColumns)]) {
+      for (const t of [to, ...viewsExposing(to, toColumns)]) {
+        foreignKeys.push({ constraint: fk.constraint, from: f, fromColumns, to: t, toColumns });
+      }
+    }
+  }
+
+  const functions = new Map<string, RestFunction[]>();
+  for (const f of fns) {
+    const fn = toFunction(f, relations);
+    const key = relationKey(fn.schema, fn.name);
+    functions.set(key, [...(functions.get(key) ?? []), fn]);
+  }
+  return { schemas, relations, foreignKeys, functions };
+}
+
+const VOLATILITY = { i: 'immutable', s: 'stable', v: 'volatile' } as const;
+
+function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunction {
+  const names = f.arg_names as string[];
+  const modes = f.arg_modes as string[];
+  const types = f.arg_types as string[] | null;
+  const args: FunctionArg[] = [];
+  const outColumns: Column[] = [];
+  modes.forEach((mode, i) => {
+    const name = names[i] ?? '';
+    const type = types?.[i] ?? 'unknown';
+    if (mode === 'i' || mode === 'b' || mode === 'v') args.push({ name, type, hasDefault: false });
+    if (mode === 'o' || mode === 'b' || mode === 't') outColumns.push({ name, type, nullable: true, default: null });
+  });
+  // The last pronargdefaults input arguments have defaults.
+  args.forEach((a, i) => (a.hasDefault = i >= args.length - f.ndefaults));
+
+  const relation = f.return_relation ? (relations.get(relationKey(f.return_schema, f.return_relation)) ?? null) : null;
+  let returns: RestFunction['returns'] = 'scalar';
+  let columns: Column[] = [];
+  if (f.return_type === 'void') returns = 'void';
+  else if (f.row_columns) {
+    returns = 'composite';
+    columns = relation?.columns ?? (f.row_columns as Column[]);
+  } else if (f.return_type === 'record' && outColumns.length) {
+    returns = 'composite';
+    columns = outColumns;
+  }
+  return {
+    schema: f.schema,
+    name: f.name,
+    args,
+    returnType: f.return_type,
+    returnsSet: f.returns_set,
+    returns,
+    columns,
+    relation,
+    volatility: VOLATILITY[f.volatility as keyof typeof VOLATILITY],
+    comment: f.comment,
+  };
+}
+
+export const RELOAD_CHANNEL = 'pgrst';
+
+/**
+ * LISTENs on the `pgrst` channel (PostgREST's) and calls onReload for
+ * 'reload schema' (or an empty payload). Returns the unlisten function.
+ */
+export async function watchSchemaChanges(sql: postgres.Sql, onReload: () => void): Promise<() => Promise<void>> {
+  const sub = await sql.listen(RELOAD_CHANNEL, (payload) => {
+    if (payload === '' || payload === 'reload schema') onReload();
+  });
+  return () => sub.unlisten();
+}
+
+/**
+ * A project's cache holder: loads lazily and drops the cache on notification,
+ * so a burst of DDL costs one introspection, on the next request. A request
+ * already holding the old cache finishes with it.
+ */
+export interface SchemaCacheStore {
+  get(): Promise<SchemaCache>;
+  /** Marks the cache stale; the next get() reloads. */
+  invalidate(): void;
+  close(): Promise<void>;
+}
+
+export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[]): Promise<SchemaCacheStore> {
+  let current: Promise<SchemaCache> | null = null;
+  const load = () => {
+    const p = loadSchemaCache(sql, schemas);
+    p.catch(() => {
+      if (current === p) current = null; // retry on the next request
+    });
+    return p;
+  };
+  const invalidate = () => {
+    current = null;
+  };
+  const unlisten = await watchSchemaChanges(sql, invalidate);
+  return {
+    get: () => (current ??= load()),
+    invalidate,
+    close: unlisten,
+  };
+}

@@ -1,0 +1,13 @@
+import type { AreaSpec } from '../platform/settings-schema.ts';
+
+const SCHEMA_LIST = /^\s*[a-z_][a-z0-9_]*(\s*,\s*[a-z_][a-z0-9_]*)*\s*$/;
+
+/** config/api: what the REST data API exposes (Supabase's PostgREST settings). */
+export const apiSettings: AreaSpec = {
+  db_schema: {
+    type: 'string',
+    default: 'public',
+    maxLength: 1024,
+    check: (v) => (SCHEMA_LIST.test(v) ? null : 'must be a comma-separated list of schema names, e.g. "public,api"'),
+  },
+};

@@ -1,0 +1,127 @@
+/**
+ * The REST API through the real server with supabase-js (postgrest-js), as an
+ * app would use it: RLS per user, counts, single objects, RPC, errors in
+ * PostgREST's envelope, and schema changes over the direct SQL connection
+ * seen without a restart.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createClient, type SupabaseClient } from '@supabase/supabase-js';
+import postgres from 'postgres';
+import WebSocket from 'ws';
+import { signAccessToken } from '../../src/auth/access-token.ts';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+
+let h: TestHearth;
+let owner: postgres.Sql;
+const ALICE = '00000000-0000-4000-8000-0000000000a1';
+const BOB = '00000000-0000-4000-8000-0000000000b0';
+
+function client(token?: string, key = h.info.PUBLISHABLE_KEY): SupabaseClient {
+  return createClient(h.info.BASE_URL, key, {
+    realtime: { transport: WebSocket as never },
+    auth: { persistSession: false, autoRefreshToken: false },
+    global: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
+  });
+}
+
+async function tokenFor(sub: string) {
+  const project = (await h.hearth.registry.defaultProject())!;
+  return signAccessToken(project, { sub, role: 'authenticated', aud: 'authenticated' }, h.clock, `${h.url}/auth/v1`);
+}
+
+before(async () => {
+  h = await startTestHearth();
+  owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
+  await owner.unsafe(`
+    create table public.todos (id bigint generated always as identity primary key, owner uuid not null default auth.uid(), title text not null, done boolean not null default false);
+    alter table public.todos enable row level security;
+    create policy mine on public.todos for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid());
+    create table public.lists (id int primary key, name text not null);
+    create table public.items (id int primary key, list_id int not null references public.lists(id), label text);
+    insert into public.lists values (1, 'groceries'), (2, 'chores');
+    insert into public.items values (1, 1, 'milk'), (2, 1, 'eggs'), (3, 2, 'dishes');
+    create function public.add(a int, b int) returns int language sql immutable as 'select a + b';`);
+});
+after(async () => {
+  await owner?.end();
+  await h?.close();
+});
+
+describe('supabase-js against /rest/v1', () => {
+  test('each user inserts and reads only their own rows (RLS with auth.uid())', async () => {
+    const alice = client(await tokenFor(ALICE));
+    const bob = client(await tokenFor(BOB));
+    const ins = await alice.from('todos').insert([{ title: 'a1' }, { title: 'a2' }]).select();
+    assert.equal(ins.error, null);
+    assert.equal(ins.status, 201);
+    assert.deepEqual(ins.data!.map((r) => r.title), ['a1', 'a2']);
+    await bob.from('todos').insert({ title: 'b1' });
+    const mine = await alice.from('todos').select('title', { count: 'exact' }).order('title');
+    assert.deepEqual(mine.data!.map((r) => r.title), ['a1', 'a2']);
+    assert.equal(mine.count, 2);
+    const anon = await client().from('todos').select('*');
+    assert.deepEqual(anon.data, []);
+    const forged = await bob.from('todos').insert({ title: 'x', owner: ALICE });
+    assert.equal(forged.status, 403);
+    assert.equal(forged.error!.code, '42501');
+  });
+
+  test('update and delete with filters; single() and maybeSingle()', async () => {
+    const alice = client(await tokenFor(ALICE));
+    const upd = await alice.from('todos').update({ done: true }).eq('title', 'a1').select('title, done').single();
+    assert.deepEqual(upd.data, { title: 'a1', done: true });
+    const none = await alice.from('todos').select('*').eq('title', 'nope').single();
+    assert.equal(none.status, 406);
+    assert.equal(none.error!.code, 'PGRST116');
+    const maybe = await alice.from('todos').select('*').eq('title', 'nope').maybeSingle();
+    assert.equal(maybe.data, null);
+    const del = await alice.from('todos').delete().eq('title', 'a2');
+    assert.equal(del.status, 204);
+  });
+
+  test('embedding, filters on embeds, range and RPC', async () => {
+    const svc = client(undefined, h.info.SECRET_KEY);
+    const lists = await svc.from('lists').select('name, items(label)').eq('items.label', 'milk').order('id');
+    assert.deepEqual(lists.data, [{ name: 'groceries', items: [{ label: 'milk' }] }, { name: 'chores', items: [] }]);
+    const page = await svc.from('items').select('id', { count: 'exact' }).order('id').range(0, 1);
+    assert.equal(page.status, 206);
+    assert.equal(page.count, 3);
+    const sum = await svc.rpc('add', { a: 2, b: 3 });
+    assert.equal(sum.data, 5);
+  });
+
+  test('database detail only for the secret key', async () => {
+    const anon = await client().from('items').insert({ id: 1, list_id: 1 });
+    const svc = await client(undefined, h.info.SECRET_KEY).from('items').insert({ id: 1, list_id: 1 });
+    assert.equal(anon.status, 409);
+    assert.equal(svc.status, 409);
+    assert.equal(svc.error!.code, '23505');
+    assert.match(svc.error!.details ?? '', /already exists/);
+    assert.equal(anon.error!.details, null);
+  });
+
+  test('a table created over the direct SQL connection is served without a restart', async () => {
+    const svc = client(undefined, h.info.SECRET_KEY);
+    assert.equal((await svc.from('late').select('*')).status, 404);
+    await owner.unsafe(`create table public.late (id int primary key); insert into public.late values (7);`);
+    let res = await svc.from('late').select('*');
+    for (let i = 0; i < 50 && res.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      res = await svc.from('late').select('*');
+    }
+    assert.deepEqual(res.data, [{ id: 7 }]);
+  });
+
+  test('every project is served under /project/{ref}/rest/v1 too, with its own key only', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const other = await h.api('POST', '/v1/projects', { body: { name: 'Other', organization_id: orgs.body[0].id } });
+    const keys = await h.api('GET', `/v1/projects/${other.body.ref}/api-keys`);
+    const key = keys.body.find((k: { type: string }) => k.type === 'secret').api_key;
+    const c = createClient(other.body.base_url, key, { realtime: { transport: WebSocket as never }, auth: { persistSession: false } });
+    const res = await c.from('todos').select('*');
+    assert.equal(res.status, 404); // its own, empty schema
+    const wrong = await fetch(`${other.body.base_url}/rest/v1/`, { headers: { apikey: h.info.SECRET_KEY } });
+    assert.equal(wrong.status, 401);
+  });
+});

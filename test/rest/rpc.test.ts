@@ -1,0 +1,124 @@
+// RPC (every return shape, GET vs POST, grants), the OpenAPI document, and
+// schema-cache reload through the event trigger and NOTIFY pgrst.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createSchemaCacheStore } from '../../src/rest/schema-cache.ts';
+import { ALICE, createProject, type Project } from './fixture.ts';
+
+let p: Project;
+before(async () => {
+  p = await createProject();
+});
+after(() => p.close());
+
+describe('rpc', () => {
+  // [method, path, body, status, response body]
+  const cases: [string, string, unknown, number, string | null][] = [
+    ['POST', 'rpc/add_numbers', { a: 1, b: 2 }, 200, '3'],
+    ['POST', 'rpc/add_numbers', { a: 1 }, 200, '11'],
+    ['GET', 'rpc/add_numbers?a=5&b=5', undefined, 200, '10'],
+    ['GET', 'rpc/numbers?n=3', undefined, 200, '[1, 2, 3]'],
+    ['GET', 'rpc/first_post?select=id,title', undefined, 200, '{"id":1,"title":"Hello world"}'],
+    ['GET', 'rpc/post_stats', undefined, 200, '[{"total":3,"published":2}]'],
+    ['POST', 'rpc/do_nothing', {}, 204, null],
+    ['POST', 'rpc/echo', { any: ['json'] }, 200, '{"any": ["json"]}'],
+  ];
+  for (const [method, path, body, status, expected] of cases) {
+    test(`${method} ${path}`, async () => {
+      const res = await p.call('anon', method, path, { body });
+      assert.equal(res.status, status, res.body ?? '');
+      assert.equal(res.body, expected);
+    });
+  }
+
+  test('set-returning functions filter, order, embed and count like tables', async () => {
+    const res = await p.call('anon', 'GET', `rpc/posts_by?author=${ALICE}&select=id,comments(body)&id=lt.3&order=id.desc&comments.order=id`, { headers: { prefer: 'count=exact' } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, [{ id: 2, comments: [] }, { id: 1, comments: [{ body: 'nice' }, { body: 'thanks' }] }]);
+    assert.equal(res.headers['content-range'], '0-1/2');
+    const post = await p.call('anon', 'POST', 'rpc/posts_by?select=title&limit=1', { body: { author: ALICE } });
+    assert.deepEqual(post.json, [{ title: 'Hello world' }]);
+  });
+
+  // [method, path, body, status, code]
+  const errors: [string, string, unknown, number, string][] = [
+    ['POST', 'rpc/nope', {}, 404, 'PGRST202'],
+    ['POST', 'rpc/add_numbers', { c: 1 }, 404, 'PGRST202'],
+    ['POST', 'rpc/add_numbers', {}, 404, 'PGRST202'],
+    ['GET', 'rpc/log_it?msg=x', undefined, 405, 'PGRST101'],
+    ['PATCH', 'rpc/add_numbers', {}, 405, 'PGRST101'],
+    ['GET', 'rpc/hidden', undefined, 401, '42501'],
+    ['POST', 'rpc/add_numbers', { a: 'x' }, 400, '22P02'],
+    ['POST', 'rpc/fail_with', { msg: 'custom failure' }, 400, 'P0001'],
+  ];
+  for (const [method, path, body, status, code] of errors) {
+    test(`${method} ${path} ${JSON.stringify(body ?? '')} -> ${status} ${code}`, async () => {
+      const res = await p.call('anon', method, path, { body });
+      assert.equal(res.status, status, res.body ?? '');
+      assert.equal((res.json as { code: string }).code, code);
+    });
+  }
+
+  test('a volatile function runs with POST and writes', async () => {
+    const res = await p.call('service', 'POST', 'rpc/log_it', { body: { msg: 'from rpc' } });
+    assert.equal(res.body, '1');
+    assert.equal((await p.admin`select count(*)::int as n from logs where msg = 'from rpc'`)[0].n, 1);
+  });
+
+  test('RAISE text reaches the client; details stay with the secret key', async () => {
+    const anon = await p.call('anon', 'POST', 'rpc/fail_with', { body: { msg: 'custom failure' } });
+    assert.deepEqual(anon.json, { code: 'P0001', message: 'custom failure', details: null, hint: null });
+    const service = await p.call('service', 'POST', 'rpc/fail_with', { body: { msg: 'custom failure' } });
+    assert.equal((service.json as { hint: string }).hint, 'app hint');
+  });
+});
+
+describe('openapi', () => {
+  test('GET / describes what the role may use', async () => {
+    const res = await p.call('anon', 'GET', '');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'application/openapi+json; charset=utf-8');
+    const doc = res.json as { swagger: string; paths: Record<string, unknown>; definitions: Record<string, { properties: Record<string, unknown> }> };
+    assert.equal(doc.swagger, '2.0');
+    assert.ok(doc.paths['/posts'] && doc.paths['/rpc/add_numbers']);
+    assert.equal(doc.paths['/secrets'], undefined, 'anon has no privilege on secrets');
+    assert.equal(doc.paths['/rpc/hidden'], undefined, 'anon may not execute hidden()');
+    assert.deepEqual(doc.definitions.posts.properties.id, { type: 'integer', format: 'bigint', description: 'Note:\nThis is a Primary Key.<pk/>' });
+    const service = await p.call('service', 'GET', '');
+    assert.ok((service.json as { paths: Record<string, unknown> }).paths['/secrets']);
+  });
+});
+
+describe('schema reload', () => {
+  test('DDL over the direct connection reaches the cache, and so does NOTIFY pgrst', async () => {
+    const store = await createSchemaCacheStore(p.sql, ['public']);
+    try {
+      const before = await store.get();
+      assert.equal(before.relations.has('public\u0000gadgets'), false);
+      const reloaded = new Promise<void>((resolve) => {
+        const t = setInterval(async () => {
+          if ((await store.get()).relations.has('public\u0000gadgets')) {
+            clearInterval(t);
+            resolve();
+          }
+        }, 20);
+      });
+      await p.admin.unsafe('set role hearth_test_owner; create table gadgets (id int primary key); reset role');
+      await reloaded;
+
+      // A user's own notification also reloads (a change the event trigger cannot see).
+      const cached = await store.get();
+      await p.admin.unsafe(`notify pgrst, 'reload schema'`);
+      await new Promise<void>((resolve) => {
+        const t = setInterval(async () => {
+          if ((await store.get()) !== cached) {
+            clearInterval(t);
+            resolve();
+          }
+        }, 20);
+      });
+    } finally {
+      await store.close();
+    }
+  });
+});
