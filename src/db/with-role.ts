@@ -19,6 +19,8 @@ export interface RequestInfo {
   method?: string;
   path?: string;
   headers?: Record<string, unknown>;
+  /** Start the transaction READ ONLY (PostgREST runs GET and HEAD this way). */
+  readOnly?: boolean;
 }
 
 export const STATEMENT_TIMEOUT = '10s';
@@ -29,7 +31,7 @@ export async function withRole<T>(
   fn: (tx: postgres.TransactionSql) => Promise<T>,
   request: RequestInfo = {},
 ): Promise<T> {
-  return (await sql.begin(async (tx) => {
+  const work = async (tx: postgres.TransactionSql) => {
     const settings = tx`select set_config('role', ${caller.role}, true),
         set_config('request.jwt.claims', ${JSON.stringify(caller.claims)}, true),
         set_config('request.method', ${request.method ?? ''}, true),
@@ -41,5 +43,6 @@ export async function withRole<T>(
     } finally {
       await settings;
     }
-  })) as T;
+  };
+  return (await (request.readOnly ? sql.begin('read only', work) : sql.begin(work))) as T;
 }

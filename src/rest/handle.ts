@@ -101,28 +101,26 @@ interface Outcome {
 }
 
 /**
- * Runs the plan under the caller's role. Reads run READ ONLY (as PostgREST's
- * GET does), pipelined ahead of the statement, as is an EXPLAIN for planned
- * counts. `check` runs inside the transaction: throwing there rolls back.
+ * Runs the plan under the caller's role. Reads run in a READ ONLY
+ * transaction (as PostgREST's GET does); an EXPLAIN for planned counts is
+ * pipelined with the statement. `check` runs inside the transaction: throwing there rolls back.
  */
 async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: { readOnly: boolean; explain: boolean; check?: (o: Outcome) => void }): Promise<Outcome & { planned: number | null }> {
   return withRole(
     deps.sql,
     deps.caller,
     async (tx) => {
-      const pending: Promise<unknown>[] = [];
-      if (opts.readOnly) pending.push(tx.unsafe('set transaction read only').execute());
-      const main = tx.unsafe(plan.statement.text, plan.statement.values as postgres.ParameterOrJSON<never>[]).execute();
+      const main = tx.unsafe(plan.statement.text, plan.statement.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute();
       const explain = opts.explain && plan.source ? tx.unsafe(`EXPLAIN (FORMAT JSON) ${plan.source.text}`, plan.source.values as postgres.ParameterOrJSON<never>[]).execute() : null;
       // One await for all: a failure in any is reported, none is left unhandled.
-      const [rows, explained] = await Promise.all([main, explain, ...pending]);
+      const [rows, explained] = await Promise.all([main, explain]);
       const row = (rows as postgres.RowList<postgres.Row[]>)[0];
       const outcome: Outcome = { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body };
       opts.check?.(outcome);
       const planned = explained ? Number((explained as postgres.Row[])[0]['QUERY PLAN'][0].Plan['Plan Rows']) : null;
       return { ...outcome, planned };
     },
-    { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers },
+    { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: opts.readOnly },
   );
 }
 

@@ -31,7 +31,25 @@ function bearer(header: string | undefined): string | null {
   return m[1]!;
 }
 
+/**
+ * Verified tokens, so a client sending the same access token on every request
+ * pays the ES256 verification once (as PostgREST's JWT cache does). Keyed by
+ * project and token; expiry is still checked on every use.
+ */
+const verified = new Map<string, JWTPayload>();
+const VERIFIED_MAX = 10_000;
+
 export async function verifyAccessToken(project: ProjectRuntime, token: string, clock: Clock): Promise<JWTPayload> {
+  const cacheKey = `${project.id}:${token}`;
+  const hit = verified.get(cacheKey);
+  if (hit && typeof hit.exp === 'number' && hit.exp * 1000 > clock.now().getTime()) return hit;
+  const payload = await verifySignature(project, token, clock);
+  if (verified.size >= VERIFIED_MAX) verified.clear();
+  verified.set(cacheKey, payload);
+  return payload;
+}
+
+async function verifySignature(project: ProjectRuntime, token: string, clock: Clock): Promise<JWTPayload> {
   try {
     const { payload } = await jwtVerify(
       token,
