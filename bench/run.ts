@@ -9,6 +9,8 @@ import path from 'node:path';
 type BenchResult = string[] | string | { text: string };
 const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Promise<BenchResult> }>> = {
   foundation: () => import('./foundation.ts'),
+  rest: () => import('./rest.ts'),
+  auth: () => import('./auth.ts'),
   queues: () => import('./queues.ts'),
 };
 

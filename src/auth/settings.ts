@@ -6,6 +6,8 @@ export const authSettings: AreaSpec = {
   uri_allow_list: { type: 'string', default: '', maxLength: 8192 },
   rate_limit_signups: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
   rate_limit_anonymous_users: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
+  /** /otp and /recover requests per client IP per hour (each may send one e-mail). */
+  rate_limit_email_sent: { type: 'integer', default: 60, min: 0, max: 1_000_000 },
   smtp_host: { type: 'string', default: null, maxLength: 255 },
   smtp_port: { type: 'integer', default: 587, min: 1, max: 65535 },
   smtp_user: { type: 'string', default: null, maxLength: 255 },

@@ -11,6 +11,8 @@ import { dataPlane, rewriteProjectUrl } from './data-plane.ts';
 import { areaOf, envelope, sendError } from './envelopes.ts';
 import { jwksRoutes } from '../auth/jwks.ts';
 import { restRoutes } from '../rest/routes.ts';
+import { authRoutes } from '../auth/routes.ts';
+import { mailboxRoutes } from '../auth/mailbox-routes.ts';
 
 export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<FastifyInstance> {
   const app = Fastify({
@@ -45,5 +47,7 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(dataPlane, { p, registry });
   await app.register(jwksRoutes);
   await app.register(restRoutes);
+  await app.register(authRoutes, { p });
+  await app.register(mailboxRoutes, { p, registry });
   return app as unknown as FastifyInstance;
 }

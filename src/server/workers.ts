@@ -5,6 +5,7 @@
  */
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
+import { startAuthMaintenance } from '../auth/maintenance.ts';
 
 export interface Worker {
   stop(): Promise<void>;
@@ -33,8 +34,9 @@ export function every(p: Platform, name: string, intervalMs: number, fn: () => P
   };
 }
 
-export function startWorkers(p: Platform, _registry: ProjectRegistry): Worker[] {
+export function startWorkers(p: Platform, registry: ProjectRegistry): Worker[] {
   return [
+    startAuthMaintenance(p, registry),
     every(p, 'expired management sessions cleanup', 3600_000, async () => {
       await p.dbs.control`delete from platform.sessions where expires_at < ${p.clock.now()}`;
     }),

@@ -1,0 +1,90 @@
+/**
+ * REST benchmark: GET of one row by primary key under RLS, and GET of 100
+ * rows with a two-level embed, each against a bare node:http + postgres.js
+ * server running equivalent SQL in the same kind of transaction; then RSS
+ * while 1000-row pages are read repeatedly.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import postgres from 'postgres';
+import { signAccessToken } from '../src/auth/access-token.ts';
+import { withRole } from '../src/db/with-role.ts';
+import { compare, load, withHearth } from './lib.ts';
+
+const USER = '00000000-0000-4000-8000-000000000001';
+
+const SCHEMA = `
+  create table public.authors (id int primary key, name text not null);
+  create table public.posts (id int primary key, author_id int not null references public.authors(id), title text not null, owner uuid not null);
+  create table public.comments (id int primary key, post_id int not null references public.posts(id), body text not null);
+  alter table public.posts enable row level security;
+  create policy read_own on public.posts for select using (owner = auth.uid());
+  insert into public.authors select i, 'author ' || i from generate_series(1, 100) i;
+  insert into public.posts select i, 1 + i % 100, 'post ' || i, '${USER}' from generate_series(1, 5000) i;
+  insert into public.comments select i, 1 + i % 5000, 'comment ' || i from generate_series(1, 20000) i;
+  create index on public.comments (post_id);
+  analyze;`;
+
+const ONE_ROW = `select to_json(p)::text as body from public.posts p where p.id = $1`;
+const EMBED = `select coalesce(json_agg(x), '[]')::text as body from (
+  select p.id, p.title,
+    (select to_json(a) from (select a.name from public.authors a where a.id = p.author_id) a) as authors,
+    (select coalesce(json_agg(c), '[]') from (select c.body from public.comments c where c.post_id = p.id) c) as comments
+  from public.posts p order by p.id limit 100) x`;
+
+function bare(pool: postgres.Sql): Promise<{ url: string; close(): Promise<void> }> {
+  const claims = { sub: USER, role: 'authenticated' };
+  const server = http.createServer((req, res) => {
+    const embed = req.url!.startsWith('/embed');
+    withRole(pool, { role: 'authenticated', claims }, (tx) => tx.unsafe(embed ? EMBED : ONE_ROW, embed ? [] : [42], { prepare: true }), { method: 'GET', path: req.url, readOnly: true })
+      .then(([row]) => {
+        res.setHeader('content-type', 'application/json; charset=utf-8');
+        res.end(row!.body);
+      })
+      .catch(() => {
+        res.statusCode = 500;
+        res.end();
+      });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) })),
+  );
+}
+
+export async function benchRest(): Promise<string[]> {
+  return withHearth(async (h) => {
+    const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
+    await owner.unsafe(SCHEMA);
+    await owner.end();
+    const project = (await h.hearth.registry.defaultProject())!;
+    const token = await signAccessToken(project, { sub: USER, role: 'authenticated', aud: 'authenticated' }, h.clock, 'bench');
+    const headers = { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` };
+    const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), { max: 10, onnotice: () => {} });
+    const ref = await bare(pool);
+    const lines: string[] = [];
+    try {
+      const one = `${h.url}/rest/v1/posts?id=eq.42`;
+      const embed = `${h.url}/rest/v1/posts?select=id,title,authors(name),comments(body)&order=id&limit=100`;
+      for (const u of [one, embed]) {
+        const r = await fetch(u, { headers });
+        if (r.status !== 200) throw new Error(`${u} answered ${r.status}: ${await r.text()}`);
+      }
+      lines.push(compare('GET one row by primary key (RLS on)', await load(one, { headers }), await load(`${ref.url}/one`)));
+      lines.push(compare('GET 100 rows with a two-level embed', await load(embed, { headers }), await load(`${ref.url}/embed`)));
+
+      const page = `${h.url}/rest/v1/comments?select=*&limit=1000`;
+      const rss = () => process.memoryUsage().rss / 1024 / 1024;
+      const before = rss();
+      let peak = before;
+      for (let i = 0; i < 300; i++) {
+        await (await fetch(page, { headers: { apikey: h.info.SECRET_KEY } })).arrayBuffer();
+        peak = Math.max(peak, rss());
+      }
+      lines.push(`RSS while reading 300 pages of 1000 rows: ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB, after ${rss().toFixed(0)} MiB`);
+    } finally {
+      await ref.close();
+      await pool.end();
+    }
+    return lines;
+  });
+}

@@ -1,0 +1,122 @@
+/**
+ * Sign-up (password or guest), the password grant, and self-service changes
+ * of PUT /auth/v1/user.
+ */
+import type { JWTPayload } from 'jose';
+import { HearthError } from '../errors.ts';
+import { hashPassword, verifyPassword } from '../platform/passwords.ts';
+import { now, type AuthContext } from './context.ts';
+import { deliver, mailerConfigured, type Mail } from './mailer.ts';
+import { emailChangeMail, emailChangedNotice } from './messages.ts';
+import { issueOneTime } from './one-time.ts';
+import { startFlow, type Challenge } from './pkce.ts';
+import { issueSession, type AmrEntry, type SessionPayload } from './sessions.ts';
+import { applyEmail, createUser, emailTaken, findUserByEmail, findUserById, identitiesAndFactors, userJson, type UserRow } from './users.ts';
+import { checkNewPassword } from './validate.ts';
+
+export async function signUpWithPassword(ctx: AuthContext, input: { email: string; password: string; metadata?: Record<string, unknown> }): Promise<SessionPayload> {
+  checkNewPassword(input.password);
+  const passwordHash = await hashPassword(input.password);
+  return ctx.project.sql.begin(async (tx) => {
+    const user = await createUser(ctx, tx, { email: input.email, passwordHash, metadata: input.metadata, confirmed: true });
+    return issueSession(ctx, user, { amr: 'password' }, tx);
+  });
+}
+
+export async function signUpGuest(ctx: AuthContext, metadata?: Record<string, unknown>): Promise<SessionPayload> {
+  return ctx.project.sql.begin(async (tx) => {
+    const user = await createUser(ctx, tx, { email: null, passwordHash: null, metadata, confirmed: false });
+    return issueSession(ctx, user, { amr: 'anonymous' }, tx);
+  });
+}
+
+const badCredentials = () => new HearthError(400, 'invalid_credentials', 'Invalid login credentials.');
+
+/** grant_type=password. Unknown addresses spend one dummy argon2 verification, so timing does not tell who exists. */
+export async function passwordGrant(ctx: AuthContext, email: string, password: string): Promise<SessionPayload> {
+  const user = await findUserByEmail(ctx.project.sql, email);
+  const ok = await verifyPassword(user?.encrypted_password, password);
+  if (!user || !ok) throw badCredentials();
+  return issueSession(ctx, user, { amr: 'password' });
+}
+
+export async function getUser(ctx: AuthContext, userId: string) {
+  const user = await findUserById(ctx.project.sql, userId);
+  if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+  return userJson(user, await identitiesAndFactors(ctx.project.sql, userId));
+}
+
+export interface UserChanges {
+  email?: string;
+  password?: string;
+  currentPassword?: string;
+  metadata?: Record<string, unknown>;
+  redirectTo: string;
+  challenge: Challenge | null;
+}
+
+/** A recovery sign-in lets the password be set without the old one for an hour (the life of its first access token). */
+const RECOVERY_GRACE_S = 3600;
+
+function recentlyRecovered(claims: JWTPayload, at: Date): boolean {
+  const amr = Array.isArray(claims.amr) ? (claims.amr as AmrEntry[]) : [];
+  return amr.some((e) => e?.method === 'recovery' && at.getTime() / 1000 - e.timestamp < RECOVERY_GRACE_S);
+}
+
+/**
+ * PUT /auth/v1/user. Checks everything before writing: password rules,
+ * re-authentication (current_password, unless the account has no password
+ * yet or the session comes from a fresh recovery link), e-mail availability.
+ * An e-mail change is confirmed by a link to the new address when a mailer is
+ * configured, and applies at once otherwise. A guest who gets a password or
+ * an e-mail becomes permanent, keeping its id.
+ */
+export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: UserChanges) {
+  const sql = ctx.project.sql;
+  const user = await findUserById(sql, String(claims.sub));
+  if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+  const emailChange = changes.email !== undefined && changes.email !== user.email ? changes.email : undefined;
+  if (changes.password !== undefined) checkNewPassword(changes.password);
+  if ((changes.password !== undefined || emailChange) && user.encrypted_password && !recentlyRecovered(claims, now(ctx))) {
+    if (changes.currentPassword === undefined) {
+      throw new HearthError(400, 'reauthentication_required', 'Changing the password or e-mail needs current_password in the same request.');
+    }
+    if (!(await verifyPassword(user.encrypted_password, changes.currentPassword))) {
+      throw new HearthError(401, 'invalid_current_password', 'current_password is not the password of this account.');
+    }
+  }
+  if (emailChange) {
+    const holder = await findUserByEmail(sql, emailChange);
+    if (holder && holder.id !== user.id) throw emailTaken();
+  }
+  const passwordHash = changes.password !== undefined ? await hashPassword(changes.password) : null;
+  const confirmByMail = emailChange !== undefined && mailerConfigured(ctx.settings);
+
+  let mail: Mail | null = null;
+  const updated = await sql.begin(async (tx) => {
+    const t = now(ctx);
+    let row: UserRow = user;
+    if (changes.metadata || passwordHash) {
+      const [r] = await tx`update auth.users set
+          raw_user_meta_data = raw_user_meta_data || ${tx.json((changes.metadata ?? {}) as never)},
+          encrypted_password = coalesce(${passwordHash}, encrypted_password),
+          is_anonymous = is_anonymous and ${passwordHash === null},
+          updated_at = ${t}
+        where id = ${user.id} returning *`;
+      row = r as UserRow;
+    }
+    if (emailChange && confirmByMail) {
+      const [r] = await tx`update auth.users set email_change = ${emailChange}, updated_at = ${t} where id = ${user.id} returning *`;
+      row = r as UserRow;
+      const flowStateId = changes.challenge ? await startFlow(ctx, tx, changes.challenge, user.id, 'email_change') : null;
+      const secrets = await issueOneTime(ctx, tx, { userId: user.id, purpose: 'email_change', email: emailChange, flowStateId });
+      mail = emailChangeMail(ctx, emailChange, secrets, changes.redirectTo);
+    } else if (emailChange) {
+      row = await applyEmail(ctx, tx, user.id, emailChange);
+      mail = emailChangedNotice(emailChange);
+    }
+    return row;
+  });
+  if (mail) await deliver(ctx, mail);
+  return userJson(updated, await identitiesAndFactors(sql, user.id));
+}

@@ -1,0 +1,121 @@
+/**
+ * Sign-in by e-mail: /otp (code + magic link), /recover (reset link + code),
+ * their redemption by POST /verify (code) or GET /verify (link), and the PKCE
+ * exchange of the auth code a link redirect carries.
+ */
+import { HearthError } from '../errors.ts';
+import { now, type AuthContext } from './context.ts';
+import { deliver } from './mailer.ts';
+import { recoveryMail, signInMail } from './messages.ts';
+import { issueOneTime, redeemCode, redeemLink, type Purpose, type RedeemedToken } from './one-time.ts';
+import { exchangeAuthCode, mintAuthCode, startFlow, type Challenge } from './pkce.ts';
+import { issueSession, type AmrMethod, type SessionPayload } from './sessions.ts';
+import { applyEmail, createUser, findUserByEmail, findUserById, type UserRow } from './users.ts';
+
+export interface EmailRequest {
+  email: string;
+  redirectTo: string;
+  challenge: Challenge | null;
+}
+
+/** POST /otp, after the answer: finds or (unless createUser is false) creates the user, then mails a code and a link. */
+export async function sendSignInMail(ctx: AuthContext, req: EmailRequest & { createUser: boolean; metadata?: Record<string, unknown> }): Promise<void> {
+  const secrets = await ctx.project.sql.begin(async (tx) => {
+    let user = await findUserByEmail(tx, req.email);
+    if (!user && !req.createUser) return null;
+    user ??= await createUser(ctx, tx, { email: req.email, passwordHash: null, metadata: req.metadata, confirmed: false });
+    const flowStateId = req.challenge ? await startFlow(ctx, tx, req.challenge, user.id, 'magiclink') : null;
+    return issueOneTime(ctx, tx, { userId: user.id, purpose: 'email', email: req.email, flowStateId });
+  });
+  if (secrets) await deliver(ctx, signInMail(ctx, req.email, secrets, req.redirectTo));
+}
+
+/** POST /recover, after the answer: mails a reset link to an existing user. */
+export async function sendRecoveryMail(ctx: AuthContext, req: EmailRequest): Promise<void> {
+  const secrets = await ctx.project.sql.begin(async (tx) => {
+    const user = await findUserByEmail(tx, req.email);
+    if (!user) return null;
+    const flowStateId = req.challenge ? await startFlow(ctx, tx, req.challenge, user.id, 'recovery') : null;
+    return issueOneTime(ctx, tx, { userId: user.id, purpose: 'recovery', email: req.email, flowStateId });
+  });
+  if (secrets) await deliver(ctx, recoveryMail(ctx, req.email, secrets, req.redirectTo));
+}
+
+/** amr of a typed code, and of a followed link. */
+const AMR: Record<Purpose, AmrMethod> = { email: 'otp', recovery: 'recovery', email_change: 'email_change' };
+const LINK_AMR: Record<Purpose, AmrMethod> = { email: 'magiclink', recovery: 'recovery', email_change: 'email_change' };
+
+/** What redeeming a token does to the user: confirms the address, or applies the e-mail change. */
+async function applyRedeemed(ctx: AuthContext, t: RedeemedToken): Promise<UserRow> {
+  if (t.purpose === 'email_change') {
+    return ctx.project.sql.begin(async (tx) => {
+      const [pending] = await tx`select email_change from auth.users where id = ${t.user_id} for update`;
+      if (pending?.email_change !== t.email) throw new HearthError(403, 'otp_expired', 'This e-mail change was replaced by a newer one.');
+      return applyEmail(ctx, tx, t.user_id, t.email);
+    });
+  }
+  const [user] = await ctx.project.sql`update auth.users set email_confirmed_at = coalesce(email_confirmed_at, ${now(ctx)})
+    where id = ${t.user_id} returning *`;
+  if (!user) throw new HearthError(403, 'otp_expired', 'The code is wrong or has expired; request a new one.');
+  return user as UserRow;
+}
+
+const CODE_TYPES: Record<string, Purpose[]> = {
+  email: ['email'],
+  magiclink: ['email'],
+  signup: ['email'],
+  recovery: ['recovery'],
+  email_change: ['email_change'],
+};
+
+export function purposesOf(type: string): Purpose[] {
+  const purposes = CODE_TYPES[type];
+  if (!purposes) throw new HearthError(400, 'validation_failed', `type must be one of ${Object.keys(CODE_TYPES).join(', ')}.`);
+  return purposes;
+}
+
+/** POST /verify {type, email, token}: the typed code, always answered with a session. */
+export async function verifyCode(ctx: AuthContext, input: { email: string; type: string; code: string }): Promise<SessionPayload> {
+  const redeemed = await redeemCode(ctx, { email: input.email, purposes: purposesOf(input.type), code: input.code });
+  const user = await applyRedeemed(ctx, redeemed);
+  return issueSession(ctx, user, { amr: AMR[redeemed.purpose] });
+}
+
+/** POST /verify {type, token_hash}: a link token presented by an app instead of followed in a browser. */
+export async function verifyLinkToken(ctx: AuthContext, input: { type: string; token: string }): Promise<SessionPayload> {
+  const redeemed = await redeemLink(ctx, input.token, purposesOf(input.type));
+  if (!redeemed) throw new HearthError(403, 'otp_expired', 'The link is invalid or has expired; request a new one.');
+  const user = await applyRedeemed(ctx, redeemed);
+  return issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose] });
+}
+
+export type LinkOutcome =
+  | { kind: 'session'; session: SessionPayload; type: string }
+  | { kind: 'code'; code: string }
+  | { kind: 'error'; code: string; description: string };
+
+/** GET /verify: redeems a link; under PKCE yields an auth code instead of a session. */
+export async function followLink(ctx: AuthContext, input: { token: string; type: string }): Promise<LinkOutcome> {
+  const purposes = CODE_TYPES[input.type] ?? [];
+  const redeemed = purposes.length && input.token ? await redeemLink(ctx, input.token, purposes) : null;
+  if (!redeemed) return { kind: 'error', code: 'otp_expired', description: 'Email link is invalid or has expired' };
+  let user: UserRow;
+  try {
+    user = await applyRedeemed(ctx, redeemed);
+  } catch (err) {
+    if (err instanceof HearthError) return { kind: 'error', code: err.code, description: err.message };
+    throw err;
+  }
+  if (redeemed.flow_state_id) return { kind: 'code', code: await mintAuthCode(ctx, redeemed.flow_state_id) };
+  return { kind: 'session', session: await issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose] }), type: input.type };
+}
+
+const FLOW_AMR: Record<string, AmrMethod> = { magiclink: 'magiclink', recovery: 'recovery', email_change: 'email_change' };
+
+/** grant_type=pkce */
+export async function pkceGrant(ctx: AuthContext, authCode: string, verifier: string): Promise<SessionPayload> {
+  const flow = await exchangeAuthCode(ctx, authCode, verifier);
+  const user = await findUserById(ctx.project.sql, flow.userId);
+  if (!user) throw new HearthError(404, 'flow_state_not_found', 'The user of this flow no longer exists.');
+  return issueSession(ctx, user, { amr: FLOW_AMR[flow.authenticationMethod] ?? 'pkce' });
+}

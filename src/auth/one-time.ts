@@ -1,0 +1,93 @@
+/**
+ * E-mailed secrets (SPEC 3.1, 8). Each message carries a 6-digit code and a
+ * link token, stored hashed in one auth.one_time_tokens row that either of
+ * them consumes. Codes and links live 10 minutes; a code is locked after 5
+ * wrong tries; a newer message for the same user and purpose supersedes the
+ * older one. A 6-digit code has only a million values, so its hash is salted
+ * with the row id: a leaked table row alone does not give the code away
+ * without a per-row search, and the 10-minute life bounds that search.
+ */
+import { randomInt } from 'node:crypto';
+import type postgres from 'postgres';
+import { HearthError } from '../errors.ts';
+import { randomToken, safeEqual, sha256 } from '../platform/secrets.ts';
+import { later, now, type AuthContext } from './context.ts';
+
+type Db = postgres.Sql | postgres.TransactionSql;
+
+export const CODE_MS = 10 * 60_000;
+export const MAX_CODE_ATTEMPTS = 5;
+
+export type Purpose = 'email' | 'recovery' | 'email_change';
+
+export interface IssuedSecrets {
+  code: string;
+  linkToken: string;
+}
+
+export interface RedeemedToken {
+  id: string;
+  user_id: string;
+  purpose: Purpose;
+  email: string;
+  flow_state_id: string | null;
+}
+
+const codeHash = (rowId: string, code: string) => sha256(`${rowId}:${code}`);
+
+export async function issueOneTime(
+  ctx: AuthContext,
+  db: Db,
+  input: { userId: string; purpose: Purpose; email: string; flowStateId?: string | null },
+): Promise<IssuedSecrets> {
+  const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  const linkToken = randomToken(48);
+  const t = now(ctx);
+  await db`update auth.one_time_tokens set consumed_at = ${t}
+    where user_id = ${input.userId} and purpose = ${input.purpose} and consumed_at is null`;
+  const [row] = await db`insert into auth.one_time_tokens
+      (user_id, purpose, email, code_hash, link_hash, flow_state_id, created_at, expires_at)
+    values (${input.userId}, ${input.purpose}, ${input.email}, ${Buffer.alloc(32)}, ${sha256(linkToken)},
+      ${input.flowStateId ?? null}, ${t}, ${later(ctx, CODE_MS)})
+    returning id`;
+  await db`update auth.one_time_tokens set code_hash = ${codeHash(row!.id as string, code)} where id = ${row!.id}`;
+  return { code, linkToken };
+}
+
+const expired = () => new HearthError(403, 'otp_expired', 'The code is wrong or has expired; request a new one.');
+
+/**
+ * Redeems a typed code for the address. An attempt is reserved before the
+ * comparison (so parallel guesses cannot exceed the budget); the fifth wrong
+ * try locks the code (429 otp_locked). Unknown addresses and wrong codes give
+ * the same 403 otp_expired.
+ */
+export async function redeemCode(ctx: AuthContext, input: { email: string; purposes: Purpose[]; code: string }): Promise<RedeemedToken> {
+  const t = now(ctx);
+  const code = input.code.trim();
+  const sql = ctx.project.sql;
+  const [row] = await sql`update auth.one_time_tokens set attempts = attempts + 1
+    where id = (select id from auth.one_time_tokens
+      where email = ${input.email} and purpose in ${sql(input.purposes)} and consumed_at is null and expires_at > ${t}
+      order by created_at desc limit 1)
+    returning id, user_id, purpose, email, flow_state_id, code_hash, attempts`;
+  if (!row) throw expired();
+  if ((row.attempts as number) > MAX_CODE_ATTEMPTS) {
+    throw new HearthError(429, 'otp_locked', `This code is locked after ${MAX_CODE_ATTEMPTS} wrong attempts; request a new one.`);
+  }
+  if (!/^\d{6}$/.test(code) || !safeEqual(codeHash(row.id as string, code), row.code_hash as Buffer)) throw expired();
+  const [consumed] = await sql`update auth.one_time_tokens set consumed_at = ${t}
+    where id = ${row.id} and consumed_at is null returning id`;
+  if (!consumed) throw expired();
+  return row as unknown as RedeemedToken;
+}
+
+/** Redeems a link token (single use, 10 minutes); null when bad, used or expired. */
+export async function redeemLink(ctx: AuthContext, token: string, purposes: Purpose[]): Promise<RedeemedToken | null> {
+  const sql = ctx.project.sql;
+  const t = now(ctx);
+  const [row] = await sql`update auth.one_time_tokens set consumed_at = ${t}
+    where link_hash = ${sha256(token)} and purpose in ${sql(purposes)} and consumed_at is null and expires_at > ${t}
+    returning id, user_id, purpose, email, flow_state_id`;
+  return (row as unknown as RedeemedToken | undefined) ?? null;
+}

@@ -1,0 +1,71 @@
+/**
+ * PKCE (SPEC 3.1, 4.1): a flow that starts with code_challenge (method S256;
+ * the method travels in `code_challenge_method`, as in Supabase) ends its link
+ * redirect with ?code=<auth code> instead of a session. POST
+ * /token?grant_type=pkce {auth_code, code_verifier} exchanges the code once,
+ * within 5 minutes of minting, when base64url(SHA-256(verifier)) equals the
+ * challenge.
+ */
+import { createHash } from 'node:crypto';
+import type postgres from 'postgres';
+import { HearthError } from '../errors.ts';
+import { randomToken, safeEqual, sha256 } from '../platform/secrets.ts';
+import { now, type AuthContext } from './context.ts';
+
+type Db = postgres.Sql | postgres.TransactionSql;
+
+export const AUTH_CODE_MS = 5 * 60_000;
+
+export interface Challenge {
+  challenge: string;
+  method: 's256';
+}
+
+/** The challenge of a request body, or null when the flow is not PKCE. */
+export function readChallenge(body: Record<string, unknown>): Challenge | null {
+  const challenge = body.code_challenge;
+  if (challenge === undefined || challenge === null || challenge === '') return null;
+  const method = String(body.code_challenge_method ?? 's256').toLowerCase();
+  if (method !== 's256') throw new HearthError(400, 'bad_code_challenge', 'code_challenge_method must be S256 (plain is not accepted).');
+  if (typeof challenge !== 'string' || !/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) {
+    throw new HearthError(400, 'bad_code_challenge', 'code_challenge must be the base64url SHA-256 of the code verifier (43+ characters).');
+  }
+  return { challenge, method: 's256' };
+}
+
+export async function startFlow(ctx: AuthContext, db: Db, c: Challenge, userId: string, method: string): Promise<string> {
+  const [row] = await db`insert into auth.flow_state (user_id, code_challenge, code_challenge_method, authentication_method, created_at)
+    values (${userId}, ${c.challenge}, ${c.method}, ${method}, ${now(ctx)}) returning id`;
+  return row!.id as string;
+}
+
+/** Called when the flow's link is redeemed: mints the single-use auth code. */
+export async function mintAuthCode(ctx: AuthContext, flowStateId: string): Promise<string> {
+  const code = randomToken(40);
+  await ctx.project.sql`update auth.flow_state set auth_code_hash = ${sha256(code)}, auth_code_issued_at = ${now(ctx)}
+    where id = ${flowStateId}`;
+  return code;
+}
+
+export interface ExchangedFlow {
+  userId: string;
+  authenticationMethod: string;
+}
+
+export async function exchangeAuthCode(ctx: AuthContext, authCode: string, verifier: string): Promise<ExchangedFlow> {
+  const t = now(ctx);
+  const [row] = await ctx.project.sql`select id, user_id, code_challenge, authentication_method, auth_code_issued_at, consumed_at
+    from auth.flow_state where auth_code_hash = ${sha256(authCode)}`;
+  if (!row || row.consumed_at) throw new HearthError(404, 'flow_state_not_found', 'This auth code is unknown or was already exchanged.');
+  if (t.getTime() - (row.auth_code_issued_at as Date).getTime() > AUTH_CODE_MS) {
+    throw new HearthError(403, 'flow_state_expired', 'This auth code has expired (they are valid 5 minutes); sign in again.');
+  }
+  const computed = createHash('sha256').update(verifier).digest('base64url');
+  if (!safeEqual(computed, row.code_challenge as string)) {
+    throw new HearthError(400, 'bad_code_verifier', 'code_verifier does not match the code_challenge this flow started with.');
+  }
+  const [consumed] = await ctx.project.sql`update auth.flow_state set consumed_at = ${t}
+    where id = ${row.id} and consumed_at is null returning id`;
+  if (!consumed) throw new HearthError(404, 'flow_state_not_found', 'This auth code is unknown or was already exchanged.');
+  return { userId: row.user_id as string, authenticationMethod: row.authentication_method as string };
+}

@@ -1,0 +1,61 @@
+/**
+ * The redirect allowlist (SPEC 5): config/auth `uri_allow_list`, comma
+ * separated glob patterns as in Supabase: `*` matches within one path
+ * segment (never crosses `/`), `**` matches anything, `?` one character
+ * other than `/`. A pattern is matched against scheme://host[:port]/path of
+ * the target (query and fragment ignored, so an app may add its own query).
+ * An empty list allows nothing but site_url itself: without redirect_to,
+ * links lead to site_url (and carry it as their redirect_to), which is always
+ * a permitted target since the operator set it in the same settings.
+ */
+import { HearthError } from '../errors.ts';
+import type { Settings } from '../platform/settings-schema.ts';
+
+export function globToRegExp(glob: string): RegExp {
+  let out = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      out += '.*';
+      i++;
+    } else if (c === '*') out += '[^/]*';
+    else if (c === '?') out += '[^/]';
+    else out += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${out}$`);
+}
+
+function comparable(target: string): string | null {
+  try {
+    const u = new URL(target);
+    if (u.protocol === 'javascript:' || u.protocol === 'data:') return null;
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return null;
+  }
+}
+
+export function isAllowedRedirect(target: string, allowList: string): boolean {
+  const url = comparable(target);
+  if (!url) return false;
+  const trimmed = url.replace(/\/$/, '');
+  return allowList
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .some((pattern) => {
+      const re = globToRegExp(pattern);
+      return re.test(url) || re.test(trimmed);
+    });
+}
+
+/** The target of a link: redirect_to when it is allowlisted (else 400 bad_redirect), or site_url. */
+export function redirectTarget(settings: Settings, redirectTo: string | undefined): string {
+  if (redirectTo === undefined || redirectTo === '') return String(settings.site_url);
+  const site = String(settings.site_url ?? '');
+  const isSite = site !== '' && redirectTo.replace(/\/$/, '') === site.replace(/\/$/, '');
+  if (!isSite && !isAllowedRedirect(redirectTo, String(settings.uri_allow_list ?? ''))) {
+    throw new HearthError(400, 'bad_redirect', `redirect_to "${redirectTo.slice(0, 200)}" is not on the project's redirect allowlist (config/auth uri_allow_list).`);
+  }
+  return redirectTo;
+}

@@ -1,0 +1,203 @@
+/**
+ * /auth/v1 over HTTP (SPEC 4.1): sign-up, token grants, logout, the user,
+ * e-mail codes and links, password recovery. Handlers read the request,
+ * call the flows with plain values, and shape the answer.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { JWTPayload } from 'jose';
+import type { Platform } from '../context.ts';
+import { HearthError } from '../errors.ts';
+import { getUser, passwordGrant, signUpGuest, signUpWithPassword, updateUser } from './account-flows.ts';
+import { Background } from './background.ts';
+import { authContext, type AuthContext } from './context.ts';
+import { followLink, pkceGrant, sendRecoveryMail, sendSignInMail, verifyCode, verifyLinkToken } from './email-flows.ts';
+import { loadLeakedPasswords } from './leaked.ts';
+import { readChallenge } from './pkce.ts';
+import { spendRateLimit } from './rate-limit.ts';
+import { redirectTarget } from './redirects.ts';
+import { refreshSession, revokeByAccessToken, revokeByRefreshToken, type LogoutScope } from './sessions.ts';
+import { invalid, metadata, normaliseEmail, objectBody, optionalString, requiredString } from './validate.ts';
+
+type Query = Record<string, string | undefined>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The verified claims of the user's access token, or 401 no_authorization. */
+function userClaims(request: FastifyRequest): JWTPayload & { sub: string } {
+  const user = request.hearth.auth?.user;
+  if (!user || typeof user.sub !== 'string' || !UUID.test(user.sub)) {
+    throw new HearthError(401, 'no_authorization', 'This endpoint needs the user\'s access token: Authorization: Bearer <access token>.');
+  }
+  return user as JWTPayload & { sub: string };
+}
+
+const redirectParam = (request: FastifyRequest, body: Record<string, unknown>): string | undefined =>
+  (request.query as Query).redirect_to ?? optionalString(body, 'redirect_to');
+
+function withFragment(target: string, params: Record<string, string>): string {
+  const u = new URL(target);
+  u.hash = new URLSearchParams(params).toString();
+  return u.toString();
+}
+
+export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
+  const { p } = opts;
+  const background = new Background(p.log);
+  app.addHook('onClose', () => background.drain());
+  loadLeakedPasswords();
+
+  // supabase-js posts `Content-Type: application/json` with no body (signOut): read that as {}.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, {});
+    else json(request, body as string, done);
+  });
+
+  const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
+
+  app.post('/auth/v1/signup', async (request, reply) => {
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const email = optionalString(body, 'email');
+    const password = optionalString(body, 'password');
+    const data = metadata(body);
+    if (email === undefined && password === undefined) {
+      await spendRateLimit(ctx, 'anonymous_users', request.ip);
+      return reply.code(201).send(await signUpGuest(ctx, data));
+    }
+    if (email === undefined) throw invalid('email is required with a password (send neither for a guest session).');
+    if (password === undefined) throw invalid('password is required with an e-mail address (or use POST /auth/v1/otp).');
+    const address = normaliseEmail(email);
+    await spendRateLimit(ctx, 'signups', request.ip);
+    return reply.code(201).send(await signUpWithPassword(ctx, { email: address, password, metadata: data }));
+  });
+
+  app.post('/auth/v1/token', async (request) => {
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const grant = (request.query as Query).grant_type ?? optionalString(body, 'grant_type');
+    switch (grant) {
+      case 'password': {
+        const email = requiredString(body, 'email');
+        const password = requiredString(body, 'password');
+        let address: string;
+        try {
+          address = normaliseEmail(email);
+        } catch {
+          throw new HearthError(400, 'invalid_credentials', 'Invalid login credentials.');
+        }
+        return passwordGrant(ctx, address, password);
+      }
+      case 'refresh_token':
+        return refreshSession(ctx, requiredString(body, 'refresh_token'));
+      case 'pkce':
+        return pkceGrant(ctx, requiredString(body, 'auth_code'), requiredString(body, 'code_verifier'));
+      default:
+        throw new HearthError(400, 'unsupported_grant_type', 'grant_type must be password, refresh_token or pkce (query parameter or body field).');
+    }
+  });
+
+  app.post('/auth/v1/logout', async (request, reply) => {
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const scope = ((request.query as Query).scope ?? optionalString(body, 'scope') ?? 'local') as LogoutScope;
+    if (!['local', 'global', 'others'].includes(scope)) throw invalid('scope must be local, global or others.');
+    const refreshToken = optionalString(body, 'refresh_token');
+    if (refreshToken && scope === 'local') await revokeByRefreshToken(ctx, refreshToken);
+    const user = request.hearth.auth?.user;
+    if (user) {
+      const claims = userClaims(request);
+      const sessionId = typeof claims.session_id === 'string' && UUID.test(claims.session_id) ? claims.session_id : null;
+      await revokeByAccessToken(ctx, claims.sub, sessionId, scope);
+    } else if (scope !== 'local') {
+      userClaims(request); // global and others name the user by the access token
+    }
+    return reply.code(204).send();
+  });
+
+  app.get('/auth/v1/user', async (request) => getUser(await ctxOf(request), userClaims(request).sub));
+
+  app.put('/auth/v1/user', async (request) => {
+    const claims = userClaims(request);
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const email = optionalString(body, 'email');
+    return updateUser(ctx, claims, {
+      email: email === undefined ? undefined : normaliseEmail(email),
+      password: optionalString(body, 'password'),
+      currentPassword: optionalString(body, 'current_password'),
+      metadata: metadata(body),
+      redirectTo: redirectTarget(ctx.settings, redirectParam(request, body)),
+      challenge: readChallenge(body),
+    });
+  });
+
+  app.post('/auth/v1/otp', async (request) => {
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const email = normaliseEmail(requiredString(body, 'email'));
+    const req = {
+      email,
+      redirectTo: redirectTarget(ctx.settings, redirectParam(request, body)),
+      challenge: readChallenge(body),
+      createUser: body.create_user !== false,
+      metadata: metadata(body),
+    };
+    await spendRateLimit(ctx, 'email_sent', request.ip);
+    // Everything that depends on whether the address exists happens after the answer.
+    background.run('auth otp mail', () => sendSignInMail(ctx, req));
+    return {};
+  });
+
+  app.post('/auth/v1/recover', async (request) => {
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const req = {
+      email: normaliseEmail(requiredString(body, 'email')),
+      redirectTo: redirectTarget(ctx.settings, redirectParam(request, body)),
+      challenge: readChallenge(body),
+    };
+    await spendRateLimit(ctx, 'email_sent', request.ip);
+    background.run('auth recovery mail', () => sendRecoveryMail(ctx, req));
+    return {};
+  });
+
+  app.post('/auth/v1/verify', async (request) => {
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const type = requiredString(body, 'type');
+    const tokenHash = optionalString(body, 'token_hash');
+    if (tokenHash) return verifyLinkToken(ctx, { type, token: tokenHash });
+    const email = normaliseEmail(requiredString(body, 'email'));
+    return verifyCode(ctx, { email, type, code: requiredString(body, 'token') });
+  });
+
+  // Opened from an e-mail in a browser: no API key.
+  app.get('/auth/v1/verify', { config: { public: true } }, async (request, reply: FastifyReply) => {
+    const q = request.query as Query;
+    const ctx = await ctxOf(request);
+    const target = redirectTarget(ctx.settings, q.redirect_to);
+    const outcome = await followLink(ctx, { token: q.token ?? '', type: q.type ?? '' });
+    if (outcome.kind === 'code') {
+      const u = new URL(target);
+      u.searchParams.set('code', outcome.code);
+      return reply.redirect(u.toString(), 302);
+    }
+    if (outcome.kind === 'error') {
+      return reply.redirect(withFragment(target, { error: 'access_denied', error_code: outcome.code, error_description: outcome.description }), 302);
+    }
+    const s = outcome.session;
+    return reply.redirect(
+      withFragment(target, {
+        access_token: s.access_token,
+        expires_at: String(s.expires_at),
+        expires_in: String(s.expires_in),
+        refresh_token: s.refresh_token,
+        token_type: s.token_type,
+        type: outcome.type,
+      }),
+      302,
+    );
+  });
+}
