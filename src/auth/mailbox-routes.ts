@@ -6,22 +6,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError, unauthorized } from '../errors.ts';
-import { accountForToken } from '../platform/accounts.ts';
+import { HearthError } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { managementAccess } from '../platform/routes.ts';
+import { managementAccess, requireSession } from '../platform/routes.ts';
 import { listMailbox } from './mailer.ts';
 
 export async function mailboxRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) {
   const access = managementAccess(opts.p);
-  // The management plugin's session hook is encapsulated in that plugin, so this one reads the session itself.
-  app.decorateRequest('account', null);
-  app.addHook('onRequest', async (request) => {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    const account = m ? await accountForToken(opts.p, m[1]!) : null;
-    if (!account) throw unauthorized('Send a management session: Authorization: Bearer <session token> (project API keys are not accepted here).');
-    request.account = account;
-  });
+  app.addHook('onRequest', requireSession(opts.p));
   app.get<{ Params: { ref: string }; Querystring: { limit?: string } }>('/v1/projects/:ref/mailbox', async (request) => {
     const { project } = await access.project(request, request.params.ref);
     const limit = request.query.limit === undefined ? 100 : Number(request.query.limit);

@@ -24,7 +24,7 @@ declare module 'fastify' {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function objectBody(request: FastifyRequest): Record<string, unknown> {
+export function objectBody(request: FastifyRequest): Record<string, unknown> {
   const b = request.body;
   if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new HearthError(400, 'invalid_request', 'The body must be a JSON object.');
   return b as Record<string, unknown>;
@@ -69,20 +69,29 @@ export function managementAccess(p: Platform): ManagementAccess {
   };
 }
 
+/**
+ * The onRequest hook every management plugin adds: a valid management session
+ * in `Authorization: Bearer`, else 401 (project API keys are not sessions).
+ */
+export function requireSession(p: Platform) {
+  return async (request: FastifyRequest) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    if (!m) throw unauthorized('Missing bearer token: send Authorization: Bearer <management session token>.');
+    const account = await accountForToken(p, m[1]!);
+    if (!account) throw unauthorized('The session token is invalid or expired (project API keys are not accepted here).');
+    request.account = account;
+  };
+}
+
 export async function managementRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) {
   const { p, registry } = opts;
   const access = managementAccess(p);
   const ADMINS = ['owner', 'admin'] as const;
 
-  app.decorateRequest('account', null);
+  const session = requireSession(p);
   app.addHook('onRequest', async (request) => {
     if (request.url === '/v1/login' || request.url.startsWith('/v1/login?')) return;
-    const header = request.headers.authorization;
-    const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!m) throw unauthorized('Missing bearer token: send Authorization: Bearer <management session token>.');
-    const account = await accountForToken(p, m[1]!);
-    if (!account) throw unauthorized('The session token is invalid or expired (project API keys are not accepted here).');
-    request.account = account;
+    await session(request);
   });
 
   app.post('/v1/login', async (request) => {

@@ -13,6 +13,7 @@ import { jwksRoutes } from '../auth/jwks.ts';
 import { restRoutes } from '../rest/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
 import { mailboxRoutes } from '../auth/mailbox-routes.ts';
+import { cronRoutes } from '../cron/routes.ts';
 
 export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<FastifyInstance> {
   const app = Fastify({
@@ -25,6 +26,7 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
     forceCloseConnections: 'idle',
   });
 
+  app.decorateRequest('account', null);
   app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
   app.setNotFoundHandler((request, reply) => {
     const e = new HearthError(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
@@ -49,5 +51,6 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(restRoutes);
   await app.register(authRoutes, { p });
   await app.register(mailboxRoutes, { p, registry });
+  await app.register(cronRoutes, { p });
   return app as unknown as FastifyInstance;
 }

@@ -6,6 +6,7 @@
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { startAuthMaintenance } from '../auth/maintenance.ts';
+import { startCronScheduler } from '../cron/scheduler.ts';
 
 export interface Worker {
   stop(): Promise<void>;
@@ -37,6 +38,7 @@ export function every(p: Platform, name: string, intervalMs: number, fn: () => P
 export function startWorkers(p: Platform, registry: ProjectRegistry): Worker[] {
   return [
     startAuthMaintenance(p, registry),
+    startCronScheduler(p, registry),
     every(p, 'expired management sessions cleanup', 3600_000, async () => {
       await p.dbs.control`delete from platform.sessions where expires_at < ${p.clock.now()}`;
     }),

@@ -1,0 +1,71 @@
+/**
+ * Five-field cron expressions (minute hour day-of-month month day-of-week), in
+ * UTC, parsed by croner and matched the way pg_cron (Vixie cron) matches them:
+ * - lists, ranges, steps, and month/day names (jan-dec, sun-sat; 0 and 7 are
+ *   Sunday);
+ * - day-of-month and day-of-week: a day matches when EITHER field matches,
+ *   except that when either field starts with `*` both must match. So
+ *   `0 0 13 * 5` runs on every 13th and every Friday, `0 0 * * 5` only on
+ *   Fridays, and `0 0 *\/2 * 1` only on Mondays that fall on an odd day.
+ *   croner's own OR rule (domAndDow: false) applies only to a field that is
+ *   exactly `*`, so a field like `*\/2` switches croner to AND (domAndDow: true).
+ * croner's extensions (L, W, #, ?, @nicknames, seconds, years) are not cron
+ * and are refused, so an expression means the same here as in pg_cron.
+ */
+import { Cron } from 'croner';
+import { HearthError } from '../errors.ts';
+
+export interface Schedule {
+  /** The expression as stored (fields separated by single spaces). */
+  readonly expression: string;
+  /** Whether the job fires in the minute that starts at `minute` (UTC). */
+  matches(minute: Date): boolean;
+  /** The start of the next matching minute after `after`. */
+  next(after: Date): Date | null;
+}
+
+const FIELDS = ['minute', 'hour', 'day-of-month', 'month', 'day-of-week'] as const;
+/** Allowed values per field, checked here so the message names them in cron's numbering (croner's counts from 0). */
+const RANGES = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]] as const;
+const NUMERIC = /^[0-9*,/-]+$/;
+const NAMED = /^[0-9a-z*,/-]+$/;
+
+const invalid = (message: string) =>
+  new HearthError(
+    400,
+    'invalid_schedule',
+    `${message} A schedule is five fields in UTC: minute hour day-of-month month day-of-week, e.g. "*/5 * * * *" or "0 3 * * mon-fri".`,
+  );
+
+export function parseSchedule(input: unknown): Schedule {
+  if (typeof input !== 'string' || !input.trim()) throw invalid('schedule must be a non-empty string.');
+  const fields = input.trim().toLowerCase().split(/\s+/);
+  if (fields.length !== 5) throw invalid(`"${input}" has ${fields.length} field(s), not 5.`);
+  fields.forEach((field, i) => {
+    const allowed = i >= 3 ? NAMED : NUMERIC;
+    if (!allowed.test(field)) throw invalid(`The ${FIELDS[i]} field "${field}" may only hold numbers${i >= 3 ? ', names' : ''}, *, lists (,), ranges (-) and steps (/).`);
+    const [low, high] = RANGES[i]!;
+    // Numbers before a "/" are values; the one after it is a step.
+    for (const part of field.split(',')) {
+      for (const value of (part.split('/')[0] ?? '').match(/\d+/g) ?? []) {
+        if (Number(value) < low || Number(value) > high) throw invalid(`The ${FIELDS[i]} field "${field}" holds ${value}; allowed values are ${low}-${high}.`);
+      }
+    }
+  });
+  const expression = fields.join(' ');
+  const andDays = fields[2]!.startsWith('*') || fields[4]!.startsWith('*');
+  let cron: Cron;
+  try {
+    cron = new Cron(expression, { mode: '5-part', timezone: 'UTC', domAndDow: andDays, paused: true });
+  } catch (err) {
+    throw invalid(`"${input}" is not a valid schedule: ${(err as Error).message.replace(/^CronPattern: /, '')}.`);
+  }
+  if (cron.nextRun(new Date(0)) === null) throw invalid(`"${input}" never matches any minute.`);
+  return {
+    expression,
+    matches: (minute) => cron.match(minute),
+    next: (after) => cron.nextRun(after),
+  };
+}
+
+export const startOfMinute = (t: Date): Date => new Date(Math.floor(t.getTime() / 60_000) * 60_000);
