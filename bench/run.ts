@@ -11,6 +11,7 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
   foundation: () => import('./foundation.ts'),
   rest: () => import('./rest.ts'),
   auth: () => import('./auth.ts'),
+  storage: () => import('./storage.ts'),
   queues: () => import('./queues.ts'),
 };
 

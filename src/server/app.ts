@@ -14,6 +14,7 @@ import { restRoutes } from '../rest/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
 import { mailboxRoutes } from '../auth/mailbox-routes.ts';
 import { cronRoutes } from '../cron/routes.ts';
+import { storageRoutes } from '../storage/routes.ts';
 
 export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<FastifyInstance> {
   const app = Fastify({
@@ -52,5 +53,6 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(authRoutes, { p });
   await app.register(mailboxRoutes, { p, registry });
   await app.register(cronRoutes, { p });
+  await app.register(storageRoutes, { p });
   return app as unknown as FastifyInstance;
 }

@@ -1,0 +1,67 @@
+/**
+ * The default backend: one file per key under <dataDir>/storage, fanned out by
+ * the first two characters of the version so no folder grows huge.
+ */
+import { createWriteStream } from 'node:fs';
+import { copyFile, mkdir, open, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { HearthError } from '../../errors.ts';
+import type { ByteRange, BytesBackend } from './types.ts';
+
+export class FsBackend implements BytesBackend {
+  private readonly made = new Set<string>();
+
+  constructor(private readonly root: string) {}
+
+  private file(key: string): string {
+    const [ref, version] = key.split('/') as [string, string];
+    return path.join(this.root, ref, version.slice(0, 2), version);
+  }
+
+  private async dirFor(file: string): Promise<void> {
+    const dir = path.dirname(file);
+    if (this.made.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    this.made.add(dir);
+  }
+
+  async write(key: string, body: Readable): Promise<void> {
+    const file = this.file(key);
+    await this.dirFor(file);
+    try {
+      await pipeline(body, createWriteStream(file, { flags: 'wx' }));
+    } catch (err) {
+      await rm(file, { force: true });
+      throw err;
+    }
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable> {
+    try {
+      const handle = await open(this.file(key), 'r');
+      return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HearthError(404, 'not_found', 'The object bytes are missing.');
+      throw err;
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    await rm(this.file(key), { force: true });
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    const target = this.file(to);
+    await this.dirFor(target);
+    try {
+      await copyFile(this.file(from), target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HearthError(404, 'not_found', 'Object not found.');
+      throw err;
+    }
+  }
+
+  close(): void {}
+}

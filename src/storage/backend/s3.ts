@@ -1,0 +1,114 @@
+/**
+ * Any S3-compatible store through @aws-sdk/client-s3. A body of known length
+ * streams in one PutObject; a chunked body goes up as a multipart upload in
+ * 8 MiB parts (at most one part buffered), aborted if the body fails.
+ * Checksums are only computed when an operation requires them, so stores
+ * that do not understand the SDK's streamed checksum framing keep the bytes
+ * intact.
+ */
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { Readable } from 'node:stream';
+import type { Config } from '../../config.ts';
+import { HearthError } from '../../errors.ts';
+import type { ByteRange, BytesBackend } from './types.ts';
+
+const PART_SIZE = 8 * 1024 * 1024;
+
+export class S3Backend implements BytesBackend {
+  private readonly client: S3Client;
+  private readonly bucket: string;
+
+  constructor(s3: Config['s3']) {
+    if (!s3.bucket) throw new HearthError(400, 'invalid_config', 'HEARTH_STORAGE_BACKEND=s3 needs HEARTH_S3_BUCKET.');
+    this.bucket = s3.bucket;
+    this.client = new S3Client({
+      region: s3.region,
+      endpoint: s3.endpoint ?? undefined,
+      forcePathStyle: s3.forcePathStyle,
+      credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  async write(key: string, body: Readable, length: number | null): Promise<void> {
+    if (length !== null) {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: length }));
+      return;
+    }
+    await this.writeParts(key, body);
+  }
+
+  private async writeParts(key: string, body: Readable): Promise<void> {
+    let uploadId: string | undefined;
+    const parts: { ETag: string | undefined; PartNumber: number }[] = [];
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = async () => {
+      const chunk = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      uploadId ??= (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }))).UploadId;
+      const PartNumber = parts.length + 1;
+      const res = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: chunk, ContentLength: chunk.length }));
+      parts.push({ ETag: res.ETag, PartNumber });
+    };
+    try {
+      for await (const data of body) {
+        pending.push(data as Buffer);
+        pendingBytes += (data as Buffer).length;
+        if (pendingBytes >= PART_SIZE) await flush();
+      }
+      if (!uploadId) {
+        const whole = Buffer.concat(pending, pendingBytes);
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: whole, ContentLength: whole.length }));
+        return;
+      }
+      if (pendingBytes > 0) await flush();
+      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+    } catch (err) {
+      if (uploadId) await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => {});
+      throw err;
+    }
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable> {
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+      return res.Body as Readable;
+    } catch (err) {
+      if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') {
+        throw new HearthError(404, 'not_found', 'The object bytes are missing.');
+      }
+      throw err;
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    try {
+      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: `${this.bucket}/${encodeURIComponent(from).replaceAll('%2F', '/')}` }));
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NoSuchKey') throw new HearthError(404, 'not_found', 'Object not found.');
+      throw err;
+    }
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}

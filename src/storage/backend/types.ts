@@ -1,0 +1,23 @@
+/**
+ * Where object bytes live. Keys are opaque (`<project ref>/<version uuid>`):
+ * every upload writes a new key, so a replace or a crash never leaves a
+ * half-written object under a key a row points at.
+ */
+import type { Readable } from 'node:stream';
+
+export interface ByteRange {
+  start: number;
+  /** Inclusive, as in HTTP. */
+  end: number;
+}
+
+export interface BytesBackend {
+  /** Stores the whole stream; on failure nothing usable is left under key (remove() tidies any rest). */
+  write(key: string, body: Readable, length: number | null): Promise<void>;
+  /** The bytes (or a range of them); rejects with a 404 HearthError when the key holds nothing. */
+  read(key: string, range?: ByteRange): Promise<Readable>;
+  /** Idempotent: removing a missing key succeeds. */
+  remove(key: string): Promise<void>;
+  copy(from: string, to: string): Promise<void>;
+  close(): void;
+}

@@ -1,0 +1,106 @@
+/**
+ * Buckets (SPEC 2.6, 4.2). Managed with the secret key only, so these run as
+ * the platform on the project database; the routes check the caller.
+ */
+import type { Sql } from '../db/pools.ts';
+import { HearthError } from '../errors.ts';
+import { checkBucketName, checkMimeList, parseSizeLimit } from './rules.ts';
+
+export interface Bucket {
+  id: string;
+  name: string;
+  owner: string | null;
+  public: boolean;
+  file_size_limit: number | null;
+  allowed_mime_types: string[] | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface BucketInput {
+  public?: unknown;
+  file_size_limit?: unknown;
+  allowed_mime_types?: unknown;
+}
+
+const COLUMNS = 'id, name, owner_sub as owner, public, file_size_limit::int as file_size_limit, allowed_mime_types, created_at, updated_at';
+
+const bucketNotFound = () => new HearthError(404, 'bucket_not_found', 'Bucket not found.');
+
+function checkPublic(value: unknown): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') throw new HearthError(400, 'invalid_request', 'public must be true or false.');
+  return value;
+}
+
+export async function createBucket(sql: Sql, name: unknown, input: BucketInput): Promise<Bucket> {
+  const id = checkBucketName(name);
+  const isPublic = checkPublic(input.public) ?? false;
+  const limit = parseSizeLimit(input.file_size_limit);
+  const mimes = checkMimeList(input.allowed_mime_types);
+  const [row] = await sql.unsafe(
+    `insert into storage.buckets (id, name, public, file_size_limit, allowed_mime_types) values ($1, $1, $2, $3, $4)
+     on conflict (id) do nothing returning ${COLUMNS}`,
+    [id, isPublic, limit, mimes as never],
+  );
+  if (!row) throw new HearthError(409, 'bucket_exists', `A bucket named "${id}" already exists.`);
+  return row as unknown as Bucket;
+}
+
+export async function getBucket(sql: Sql, id: string): Promise<Bucket> {
+  const [row] = await sql.unsafe(`select ${COLUMNS} from storage.buckets where id = $1`, [id]);
+  if (!row) throw bucketNotFound();
+  return row as unknown as Bucket;
+}
+
+const SORTABLE = new Set(['id', 'name', 'created_at', 'updated_at']);
+
+export async function listBuckets(
+  sql: Sql,
+  q: { limit?: string; offset?: string; search?: string; sortColumn?: string; sortOrder?: string },
+): Promise<Bucket[]> {
+  const limit = q.limit === undefined ? 1000 : Number(q.limit);
+  const offset = q.offset === undefined ? 0 : Number(q.offset);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || !Number.isInteger(offset) || offset < 0) {
+    throw new HearthError(400, 'invalid_request', 'limit must be 1-1000 and offset 0 or more.');
+  }
+  const column = q.sortColumn ?? 'name';
+  const order = (q.sortOrder ?? 'asc').toLowerCase();
+  if (!SORTABLE.has(column) || (order !== 'asc' && order !== 'desc')) {
+    throw new HearthError(400, 'invalid_request', 'sortColumn must be id, name, created_at or updated_at and sortOrder asc or desc.');
+  }
+  // column and order are checked against fixed lists above.
+  return (await sql.unsafe(
+    `select ${COLUMNS} from storage.buckets where ($1::text is null or strpos(name, $1) > 0)
+     order by ${column} ${order}, id limit $2 offset $3`,
+    [q.search ?? null, limit, offset],
+  )) as unknown as Bucket[];
+}
+
+export async function updateBucket(sql: Sql, id: string, input: BucketInput): Promise<void> {
+  const isPublic = checkPublic(input.public);
+  const setLimit = 'file_size_limit' in input;
+  const setMimes = 'allowed_mime_types' in input;
+  const rows = await sql`update storage.buckets set
+      public = coalesce(${isPublic ?? null}::boolean, public),
+      file_size_limit = case when ${setLimit} then ${setLimit ? parseSizeLimit(input.file_size_limit) : null}::bigint else file_size_limit end,
+      allowed_mime_types = case when ${setMimes} then ${(setMimes ? checkMimeList(input.allowed_mime_types) : null) as never}::text[] else allowed_mime_types end,
+      updated_at = now()
+    where id = ${id} returning id`;
+  if (rows.length === 0) throw bucketNotFound();
+}
+
+/** Deletes every object row; their bytes are queued for removal by the same statement. */
+export async function emptyBucket(sql: Sql, id: string): Promise<number> {
+  await getBucket(sql, id);
+  const rows = await sql`delete from storage.objects where bucket = ${id} returning 1`;
+  return rows.length;
+}
+
+export async function deleteBucket(sql: Sql, id: string): Promise<void> {
+  const rows = await sql`delete from storage.buckets b where b.id = ${id}
+    and not exists (select 1 from storage.objects o where o.bucket = b.id) returning id`;
+  if (rows.length) return;
+  await getBucket(sql, id);
+  throw new HearthError(409, 'bucket_not_empty', `The bucket "${id}" still holds objects; empty it first (POST /storage/v1/bucket/${id}/empty).`);
+}

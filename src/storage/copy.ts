@@ -1,0 +1,105 @@
+/**
+ * Copy and move (SPEC 4.2). A copy gets its own bytes (a new version), so
+ * the two objects live and die independently. A same-bucket move is a rename
+ * of the row; a cross-bucket move copies the bytes, then inserts the new row
+ * and deletes the old one in one transaction. All of it runs under the
+ * caller's role: reading the source, inserting or renaming, deleting.
+ */
+import { randomUUID } from 'node:crypto';
+import { withRole, type Caller, type RequestInfo } from '../db/with-role.ts';
+import { HearthError } from '../errors.ts';
+import type { ProjectRuntime } from '../platform/registry.ts';
+import { getBucket } from './buckets.ts';
+import { bytesKey, type StorageContext } from './context.ts';
+import { tooLarge } from './meter.ts';
+import { assertQuota, deleteObjects, findObject, insertedRow, insertObject, objectNotFound, renameObject, type NewObject, type ObjectRow } from './objects.ts';
+import { storageError } from './pg-errors.ts';
+import { checkContentType, checkObjectName } from './rules.ts';
+import { checkQuotaEarly, discard, duplicate, limitsFor, stage } from './upload.ts';
+
+export interface CopyRequest {
+  bucket: string;
+  from: string;
+  toBucket: string;
+  to: string;
+  /** x-upsert: replace an existing destination. */
+  replace: boolean;
+  caller: Caller;
+  request: RequestInfo;
+}
+
+export function checkCopyBody(body: unknown): { bucketId: string; sourceKey: string; destinationKey: string; destinationBucket?: string } {
+  const b = (body ?? {}) as Record<string, unknown>;
+  for (const field of ['bucketId', 'sourceKey', 'destinationKey']) {
+    if (typeof b[field] !== 'string' || b[field] === '') {
+      throw new HearthError(400, 'invalid_request', `${field} is required: send {bucketId, sourceKey, destinationKey, destinationBucket?}.`);
+    }
+  }
+  if (b.destinationBucket !== undefined && b.destinationBucket !== null && typeof b.destinationBucket !== 'string') {
+    throw new HearthError(400, 'invalid_request', 'destinationBucket must be a bucket name.');
+  }
+  return {
+    bucketId: b.bucketId as string,
+    sourceKey: checkObjectName(b.sourceKey),
+    destinationKey: checkObjectName(b.destinationKey),
+    destinationBucket: (b.destinationBucket as string | null | undefined) ?? undefined,
+  };
+}
+
+export async function copyObject(s: StorageContext, project: ProjectRuntime, c: CopyRequest, removeSource: boolean): Promise<ObjectRow> {
+  await getBucket(project.sql, c.bucket);
+  const source = await withRole(project.sql, c.caller, (tx) => findObject(tx, c.bucket, c.from), c.request);
+  if (!source) throw objectNotFound();
+  const dest = await getBucket(project.sql, c.toBucket);
+  const limits = await limitsFor(project, dest);
+  checkContentType(source.content_type, dest.allowed_mime_types);
+  if (source.size > limits.maxBytes) throw tooLarge(limits.maxBytes);
+  await checkQuotaEarly(project.sql, limits.quotaBytes, source.size);
+
+  const version = await stage(s, project);
+  const row: NewObject = {
+    id: randomUUID(),
+    bucket: dest.id,
+    name: c.to,
+    ownerSub: (c.caller.claims.sub as string | undefined) ?? null,
+    version,
+    size: source.size,
+    contentType: source.content_type,
+    cacheControl: source.cache_control,
+    sha256: source.sha256,
+    metadata: source.metadata,
+  };
+  try {
+    await s.backend.copy(bytesKey(project, source.version), bytesKey(project, version));
+    const copied = await withRole(
+      project.sql,
+      c.caller,
+      async (tx) => {
+        if (!(await insertObject(tx, row, c.replace))) throw duplicate();
+        if (removeSource && (await deleteObjects(tx, c.bucket, [c.from])).length === 0) throw objectNotFound();
+        await assertQuota(tx, limits.quotaBytes);
+        return (c.replace && (await findObject(tx, row.bucket, row.name))) || insertedRow(row, new Date());
+      },
+      c.request,
+    );
+    if (removeSource || c.replace) s.drain(project);
+    return copied;
+  } catch (err) {
+    await discard(s, project, version);
+    throw storageError(err);
+  }
+}
+
+export async function moveObject(s: StorageContext, project: ProjectRuntime, c: CopyRequest): Promise<void> {
+  if (c.toBucket !== c.bucket) {
+    await copyObject(s, project, c, true);
+    return;
+  }
+  await getBucket(project.sql, c.bucket);
+  try {
+    const row = await withRole(project.sql, c.caller, (tx) => renameObject(tx, c.bucket, c.from, c.to), c.request);
+    if (!row) throw objectNotFound();
+  } catch (err) {
+    throw storageError(err);
+  }
+}

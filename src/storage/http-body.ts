@@ -1,0 +1,73 @@
+/**
+ * The body of an upload, as a stream, never buffered: raw bytes with their
+ * Content-Type (and storage-js's cache-control and x-metadata headers), or a
+ * multipart form as storage-js sends Blobs and Files (fields cacheControl and
+ * metadata, then one file part).
+ */
+import busboy from 'busboy';
+import type { FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { HearthError } from '../errors.ts';
+import { cacheControlOf, parseUserMetadata } from './rules.ts';
+
+export interface UploadBody {
+  body: Readable;
+  contentType: string;
+  length: number | null;
+  cacheControl: string;
+  metadata: Record<string, unknown>;
+}
+
+const header = (request: FastifyRequest, name: string): string | undefined => {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+export function declaredLength(request: FastifyRequest): number | null {
+  const raw = header(request, 'content-length');
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
+}
+
+export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
+  const contentType = header(request, 'content-type') ?? 'application/octet-stream';
+  if (!/^multipart\/form-data\s*;/i.test(contentType)) {
+    return Promise.resolve({
+      body: request.raw,
+      contentType,
+      length: declaredLength(request),
+      cacheControl: cacheControlOf(header(request, 'cache-control')),
+      metadata: parseUserMetadata(header(request, 'x-metadata'), true),
+    });
+  }
+  return new Promise((resolve, reject) => {
+    const form = busboy({ headers: request.headers, limits: { files: 1, fields: 10, fieldSize: 16 * 1024 } });
+    const fields: Record<string, string> = {};
+    let found = false;
+    form.on('field', (name, value) => {
+      fields[name] = value;
+    });
+    form.on('file', (_name, stream, info) => {
+      found = true;
+      try {
+        resolve({
+          body: stream,
+          contentType: info.mimeType || 'application/octet-stream',
+          length: null,
+          cacheControl: cacheControlOf(fields.cacheControl),
+          metadata: parseUserMetadata(fields.metadata, false),
+        });
+      } catch (err) {
+        stream.resume();
+        reject(err);
+      }
+    });
+    form.on('close', () => {
+      if (!found) reject(new HearthError(400, 'invalid_request', 'The multipart form has no file part.'));
+    });
+    // pipeline destroys the form (and so the file stream) when the client goes away mid-body.
+    pipeline(request.raw, form, (err) => {
+      if (err && !found) reject(new HearthError(400, 'invalid_request', `The multipart body could not be read: ${err.message}`));
+    });
+  });
+}

@@ -1,0 +1,53 @@
+/** Small helpers the storage routes share. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestInfo } from '../db/with-role.ts';
+import { HearthError } from '../errors.ts';
+import type { DataPlaneAuth } from '../server/credentials.ts';
+import { bytesKey, type StorageContext } from './context.ts';
+import type { ObjectRow } from './objects.ts';
+import { planServe } from './serve.ts';
+
+export type Params = { bucket: string; '*': string };
+
+export function authOf(request: FastifyRequest): DataPlaneAuth {
+  const auth = request.hearth.auth;
+  if (!auth) throw new HearthError(401, 'no_api_key', 'No API key found in the request: send the project key in the apikey header or as Authorization: Bearer.');
+  return auth;
+}
+
+export function requireService(request: FastifyRequest): DataPlaneAuth {
+  const auth = authOf(request);
+  if (auth.caller.role !== 'service_role') {
+    throw new HearthError(403, 'forbidden', 'Bucket management needs the secret key (role service_role).');
+  }
+  return auth;
+}
+
+export const requestInfo = (request: FastifyRequest): RequestInfo => ({
+  method: request.method,
+  path: request.url.split('?')[0],
+  headers: request.headers as Record<string, unknown>,
+});
+
+export const isUpsert = (request: FastifyRequest) => String(request.headers['x-upsert'] ?? '').toLowerCase() === 'true';
+
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+/** Streams an object (or answers 304/206/416) under the headers of serve.ts. */
+export async function sendObject(s: StorageContext, request: FastifyRequest, reply: FastifyReply, project: { ref: string }, o: ObjectRow) {
+  const query = request.query as Record<string, string | undefined>;
+  const plan = planServe(
+    o,
+    {
+      ifNoneMatch: one(request.headers['if-none-match']),
+      ifModifiedSince: one(request.headers['if-modified-since']),
+      range: one(request.headers.range),
+      ifRange: one(request.headers['if-range']),
+      download: query.download,
+    },
+    request.method === 'HEAD',
+  );
+  reply.code(plan.status).headers(plan.headers);
+  if (!plan.body) return reply.send();
+  return reply.send(await s.backend.read(bytesKey(project, o.version), plan.range ?? undefined));
+}

@@ -1,0 +1,31 @@
+/**
+ * The pass-through every upload streams through: counts and SHA-256-hashes
+ * the bytes as they go by, and fails the stream the moment it passes the
+ * limit, so an oversized body is never stored whole.
+ */
+import { createHash } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+import { HearthError } from '../errors.ts';
+
+export const tooLarge = (limit: number) =>
+  new HearthError(413, 'entity_too_large', `The object exceeded the maximum allowed size of ${limit} bytes (the smaller of 50 MiB, the project's file_size_limit and the bucket's).`);
+
+export class Meter extends Transform {
+  size = 0;
+  private readonly hash = createHash('sha256');
+
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.size += chunk.length;
+    if (this.size > this.limit) return done(tooLarge(this.limit));
+    this.hash.update(chunk);
+    done(null, chunk);
+  }
+
+  sha256(): string {
+    return this.hash.digest('hex');
+  }
+}

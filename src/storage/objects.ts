@@ -1,0 +1,128 @@
+/**
+ * Object rows (storage.objects). Every function takes the transaction it runs
+ * in: callers open it under the caller's role (withRole), so RLS decides what
+ * each statement sees and may write.
+ */
+import type postgres from 'postgres';
+import { HearthError } from '../errors.ts';
+
+type Tx = postgres.TransactionSql;
+
+export interface ObjectRow {
+  id: string;
+  bucket: string;
+  name: string;
+  owner_sub: string | null;
+  version: string;
+  size: number;
+  content_type: string;
+  cache_control: string;
+  sha256: string;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewObject {
+  id: string;
+  bucket: string;
+  name: string;
+  ownerSub: string | null;
+  version: string;
+  size: number;
+  contentType: string;
+  cacheControl: string;
+  sha256: string;
+  metadata: Record<string, unknown>;
+}
+
+export const objectNotFound = () => new HearthError(404, 'not_found', 'Object not found.');
+
+const COLUMNS = `id, bucket, name, owner_sub, version, size::int as size, content_type, cache_control, sha256, metadata, created_at, updated_at`;
+
+export async function findObject(tx: Tx, bucket: string, name: string): Promise<ObjectRow | undefined> {
+  const [row] = await tx.unsafe(`select ${COLUMNS} from storage.objects where bucket = $1 and name = $2`, [bucket, name]);
+  return row as unknown as ObjectRow | undefined;
+}
+
+/**
+ * Inserts the row; with `replace` an existing row of that name takes the new
+ * bytes. False when the name is taken and replace is off. No RETURNING: under
+ * RLS that would also demand a read policy, and a drop-box bucket may allow
+ * insert without select.
+ */
+export async function insertObject(tx: Tx, o: NewObject, replace: boolean): Promise<boolean> {
+  const conflict = replace
+    ? `on conflict (bucket, name) do update set version = excluded.version, size = excluded.size,
+         content_type = excluded.content_type, cache_control = excluded.cache_control, sha256 = excluded.sha256,
+         metadata = excluded.metadata, owner_sub = excluded.owner_sub`
+    : // No conflict target: with one, Postgres also applies read policies to the new row.
+      // id and version are fresh uuids, so (bucket, name) is the only conflict there can be.
+      'on conflict do nothing';
+  const result = await tx.unsafe(
+    `insert into storage.objects (id, bucket, name, owner_sub, version, size, content_type, cache_control, sha256, metadata)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ${conflict}`,
+    [o.id, o.bucket, o.name, o.ownerSub, o.version, o.size, o.contentType, o.cacheControl, o.sha256, o.metadata as never],
+  );
+  return result.count > 0;
+}
+
+/** The row as inserted, for callers that may not be allowed to read it back. */
+export function insertedRow(o: NewObject, at: Date): ObjectRow {
+  return {
+    id: o.id,
+    bucket: o.bucket,
+    name: o.name,
+    owner_sub: o.ownerSub,
+    version: o.version,
+    size: o.size,
+    content_type: o.contentType,
+    cache_control: o.cacheControl,
+    sha256: o.sha256,
+    metadata: o.metadata,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+export async function assertQuota(tx: Tx, quotaBytes: number): Promise<void> {
+  await tx`select storage.assert_quota(${quotaBytes})`;
+}
+
+export async function renameObject(tx: Tx, bucket: string, from: string, to: string): Promise<ObjectRow | undefined> {
+  const [row] = await tx.unsafe(`update storage.objects set name = $3 where bucket = $1 and name = $2 returning ${COLUMNS}`, [bucket, from, to]);
+  return row as unknown as ObjectRow | undefined;
+}
+
+export async function deleteObjects(tx: Tx, bucket: string, names: string[]): Promise<ObjectRow[]> {
+  return (await tx.unsafe(`delete from storage.objects where bucket = $1 and name = any($2::text[]) returning ${COLUMNS}`, [
+    bucket,
+    names as never,
+  ])) as unknown as ObjectRow[];
+}
+
+/** The list-entry metadata storage-js expects (FileMetadata). */
+export function fileMetadata(o: ObjectRow) {
+  return {
+    eTag: `"${o.sha256}"`,
+    size: o.size,
+    mimetype: o.content_type,
+    cacheControl: o.cache_control,
+    lastModified: o.updated_at.toISOString(),
+    contentLength: o.size,
+    httpStatusCode: 200,
+  };
+}
+
+/** A list entry (storage-js FileObject); removed objects are reported the same way. */
+export const fileObject = (o: ObjectRow) => ({
+  name: o.name,
+  bucket_id: o.bucket,
+  owner: o.owner_sub,
+  id: o.id,
+  updated_at: o.updated_at,
+  created_at: o.created_at,
+  last_accessed_at: null,
+  metadata: fileMetadata(o),
+  user_metadata: o.metadata,
+});

@@ -1,0 +1,150 @@
+/**
+ * /storage/v1/object JSON routes: list, sign (one or many), mint a signed
+ * upload URL, copy, move, remove, info. Everything runs under the caller's
+ * role, so the project's policies on storage.objects decide.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { withRole } from '../db/with-role.ts';
+import { HearthError } from '../errors.ts';
+import { getBucket } from './buckets.ts';
+import type { StorageContext } from './context.ts';
+import { checkCopyBody, copyObject, moveObject } from './copy.ts';
+import { authOf, isUpsert, requestInfo, type Params } from './http-common.ts';
+import { listObjects, type ListOptions } from './list.ts';
+import { deleteObjects, fileObject, findObject, objectNotFound } from './objects.ts';
+import { mapped } from './pg-errors.ts';
+import { checkObjectName } from './rules.ts';
+import { checkExpiresIn, signToken, UPLOAD_TOKEN_SECONDS } from './signed.ts';
+import { discard, dryRun, stage } from './upload.ts';
+
+type Bucket = { Params: { bucket: string } };
+
+function copyRequest(request: FastifyRequest) {
+  const body = checkCopyBody(request.body);
+  const auth = authOf(request);
+  return {
+    bucket: body.bucketId,
+    from: body.sourceKey,
+    toBucket: body.destinationBucket ?? body.bucketId,
+    to: body.destinationKey,
+    replace: isUpsert(request),
+    caller: auth.caller,
+    request: requestInfo(request),
+  };
+}
+
+export async function objectRoutes(app: FastifyInstance, opts: { s: StorageContext }) {
+  const { s } = opts;
+  const downloadPath = (bucket: string, name: string, token: string) => `/object/sign/${bucket}/${name}?token=${encodeURIComponent(token)}`;
+
+  app.post<Bucket & { Body: ListOptions }>('/object/list/:bucket', async (request) => {
+    const { project } = request.hearth;
+    await getBucket(project.sql, request.params.bucket);
+    return mapped(() => withRole(project.sql, authOf(request).caller, (tx) => listObjects(tx, request.params.bucket, request.body ?? {}), requestInfo(request)));
+  });
+
+  app.post<{ Params: Params; Body: { expiresIn?: unknown } }>('/object/sign/:bucket/*', async (request) => {
+    const { project } = request.hearth;
+    const name = checkObjectName(request.params['*']);
+    const expiresIn = checkExpiresIn(request.body?.expiresIn);
+    const o = await withRole(project.sql, authOf(request).caller, (tx) => findObject(tx, request.params.bucket, name), requestInfo(request));
+    if (!o) throw objectNotFound();
+    const token = await signToken(project, s.p.clock, { url: `${o.bucket}/${o.name}`, typ: 'storage.download' }, expiresIn);
+    return { signedURL: downloadPath(o.bucket, o.name, token) };
+  });
+
+  app.post<Bucket & { Body: { expiresIn?: unknown; paths?: unknown } }>('/object/sign/:bucket', async (request) => {
+    const { project } = request.hearth;
+    const expiresIn = checkExpiresIn(request.body?.expiresIn);
+    const paths = request.body?.paths;
+    if (!Array.isArray(paths) || paths.length === 0 || paths.length > 1000 || !paths.every((p) => typeof p === 'string')) {
+      throw new HearthError(400, 'invalid_request', 'paths must be a list of 1 to 1000 object names.');
+    }
+    const bucket = request.params.bucket;
+    const visible = await withRole(
+      project.sql,
+      authOf(request).caller,
+      async (tx) => new Set((await tx`select name from storage.objects where bucket = ${bucket} and name = any(${paths as string[]}::text[])`).map((r) => r.name as string)),
+      requestInfo(request),
+    );
+    return Promise.all(
+      (paths as string[]).map(async (path) => {
+        if (!visible.has(path)) return { error: 'Either the object does not exist or you do not have access to it', path, signedURL: null };
+        const token = await signToken(project, s.p.clock, { url: `${bucket}/${path}`, typ: 'storage.download' }, expiresIn);
+        return { error: null, path, signedURL: downloadPath(bucket, path, token) };
+      }),
+    );
+  });
+
+  // Minting runs the same RLS dry run as an upload: only a caller who may insert the object gets a URL.
+  app.post<{ Params: Params }>('/object/upload/sign/:bucket/*', async (request) => {
+    const { project } = request.hearth;
+    const auth = authOf(request);
+    const name = checkObjectName(request.params['*']);
+    const bucket = await getBucket(project.sql, request.params.bucket);
+    const ownerSub = (auth.caller.claims.sub as string | undefined) ?? null;
+    const version = await stage(s, project);
+    try {
+      await mapped(() =>
+        dryRun(
+          project,
+          { kind: 'caller', caller: auth.caller, request: requestInfo(request) },
+          { id: randomUUID(), bucket: bucket.id, name, ownerSub, version, size: 0, contentType: 'application/octet-stream', cacheControl: 'no-cache', sha256: '', metadata: {} },
+          false,
+          null,
+        ),
+      );
+    } finally {
+      await discard(s, project, version);
+    }
+    const token = await signToken(project, s.p.clock, { url: `${bucket.id}/${name}`, typ: 'storage.upload', owner: ownerSub }, UPLOAD_TOKEN_SECONDS);
+    return { url: `/object/upload/sign/${bucket.id}/${name}?token=${encodeURIComponent(token)}`, token };
+  });
+
+  app.post('/object/copy', async (request) => {
+    const o = await copyObject(s, request.hearth.project, copyRequest(request), false);
+    return { Key: `${o.bucket}/${o.name}`, Id: o.id, id: o.id, bucket: o.bucket, name: o.name };
+  });
+
+  app.post('/object/move', async (request) => {
+    await moveObject(s, request.hearth.project, copyRequest(request));
+    return { message: 'Successfully moved' };
+  });
+
+  app.delete<Bucket & { Body: { prefixes?: unknown } }>('/object/:bucket', async (request) => {
+    const { project } = request.hearth;
+    const names = request.body?.prefixes;
+    if (!Array.isArray(names) || names.length === 0 || names.length > 1000 || !names.every((n) => typeof n === 'string')) {
+      throw new HearthError(400, 'invalid_request', 'prefixes must be a list of 1 to 1000 exact object names.');
+    }
+    await getBucket(project.sql, request.params.bucket);
+    const removed = await mapped(() =>
+      withRole(project.sql, authOf(request).caller, (tx) => deleteObjects(tx, request.params.bucket, names as string[]), requestInfo(request)),
+    );
+    s.drain(project);
+    return removed.map(fileObject);
+  });
+
+  app.get<{ Params: Params }>('/object/info/:bucket/*', async (request) => {
+    const { project } = request.hearth;
+    const name = checkObjectName(request.params['*']);
+    const o = await withRole(project.sql, authOf(request).caller, (tx) => findObject(tx, request.params.bucket, name), requestInfo(request));
+    if (!o) throw objectNotFound();
+    return {
+      id: o.id,
+      version: o.version,
+      name: o.name,
+      bucket_id: o.bucket,
+      owner: o.owner_sub,
+      created_at: o.created_at,
+      last_modified: o.updated_at,
+      updated_at: o.updated_at,
+      size: o.size,
+      cache_control: o.cache_control,
+      content_type: o.content_type,
+      etag: `"${o.sha256}"`,
+      metadata: o.metadata,
+    };
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * /storage/v1/object bytes in and out. This plugin owns its content-type
+ * handling: every body is left unread for the upload to stream (no buffering,
+ * no global body limit; the Meter enforces the object limit).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { withRole } from '../db/with-role.ts';
+import { sendError } from '../server/envelopes.ts';
+import { getBucket } from './buckets.ts';
+import type { StorageContext } from './context.ts';
+import { readUploadBody } from './http-body.ts';
+import { authOf, isUpsert, requestInfo, sendObject, type Params } from './http-common.ts';
+import { findObject, objectNotFound, type ObjectRow } from './objects.ts';
+import { checkObjectName } from './rules.ts';
+import { verifyToken } from './signed.ts';
+import { SERVICE, upload, type Uploaded, type Uploader } from './upload.ts';
+
+type Route = { Params: Params; Querystring: { token?: string; download?: string } };
+
+function uploadResponse(reply: FastifyReply, { object: o, replayed }: Uploaded) {
+  const body = { Key: `${o.bucket}/${o.name}`, Id: o.id, bucket: o.bucket, name: o.name, id: o.id, size: o.size, content_type: o.content_type };
+  return replayed ? reply.code(200).send({ ...body, replayed: true }) : reply.code(201).send(body);
+}
+
+/** Runs an upload; if it fails before the body was read to the end, the connection is closed after the answer. */
+async function receive(s: StorageContext, request: FastifyRequest<Route>, reply: FastifyReply, by: (r: FastifyRequest<Route>) => Promise<Uploader>, replace: boolean) {
+  try {
+    const uploader = await by(request);
+    const body = await readUploadBody(request);
+    const done = await upload(s, request.hearth.project, { bucket: request.params.bucket, name: request.params['*'], ...body, replace, by: uploader });
+    return uploadResponse(reply, done);
+  } catch (err) {
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      request.raw.resume();
+    }
+    return sendError(request, reply, err);
+  }
+}
+
+export async function transferRoutes(app: FastifyInstance, opts: { s: StorageContext }) {
+  const { s } = opts;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+  const asCaller = async (request: FastifyRequest<Route>): Promise<Uploader> => ({ kind: 'caller', caller: authOf(request).caller, request: requestInfo(request) });
+
+  app.post<Route>('/object/:bucket/*', (request, reply) => receive(s, request, reply, asCaller, isUpsert(request)));
+  app.put<Route>('/object/:bucket/*', (request, reply) => receive(s, request, reply, asCaller, true));
+
+  app.put<Route>('/object/upload/sign/:bucket/*', { config: { public: true } }, (request, reply) =>
+    receive(
+      s,
+      request,
+      reply,
+      async (r) => {
+        const claims = await verifyToken(r.hearth.project, s.p.clock, r.query.token, 'storage.upload', r.params.bucket, r.params['*']);
+        return { kind: 'signed', ownerSub: claims.owner ?? null };
+      },
+      false,
+    ),
+  );
+
+  const authenticated = async (request: FastifyRequest<Route>, reply: FastifyReply) => {
+    const { project } = request.hearth;
+    const name = checkObjectName(request.params['*']);
+    const o = await withRole(project.sql, authOf(request).caller, (tx) => findObject(tx, request.params.bucket, name), requestInfo(request));
+    if (!o) throw objectNotFound();
+    return sendObject(s, request, reply, project, o);
+  };
+  // HEAD is routed explicitly: Fastify's automatic HEAD would reset Content-Length to 0.
+  const download = (path: string, handler: (request: FastifyRequest<Route>, reply: FastifyReply) => Promise<unknown>, isPublic = false) => {
+    app.route<Route>({ method: ['GET', 'HEAD'], url: path, exposeHeadRoute: false, config: { public: isPublic }, handler });
+  };
+  download('/object/:bucket/*', authenticated);
+  download('/object/authenticated/:bucket/*', authenticated);
+
+  /** Read as the platform: the bucket's public flag or the signature is the permission. */
+  const asPlatform = async (request: FastifyRequest<Route>): Promise<ObjectRow> => {
+    const { project } = request.hearth;
+    const o = await withRole(project.sql, SERVICE, (tx) => findObject(tx, request.params.bucket, request.params['*']));
+    if (!o) throw objectNotFound();
+    return o;
+  };
+
+  download(
+    '/object/public/:bucket/*',
+    async (request, reply) => {
+      const bucket = await getBucket(request.hearth.project.sql, request.params.bucket);
+      if (!bucket.public) throw objectNotFound();
+      return sendObject(s, request, reply, request.hearth.project, await asPlatform(request));
+    },
+    true,
+  );
+
+  download(
+    '/object/sign/:bucket/*',
+    async (request, reply) => {
+      await verifyToken(request.hearth.project, s.p.clock, request.query.token, 'storage.download', request.params.bucket, request.params['*']);
+      return sendObject(s, request, reply, request.hearth.project, await asPlatform(request));
+    },
+    true,
+  );
+}

@@ -1,0 +1,58 @@
+/**
+ * The storage area (/storage/v1, SPEC 4.2): buckets, objects, signed URLs.
+ * Owns the bytes backend and this process's writer lock; sweeps left-over
+ * bytes at start and every minute (sweeper.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Platform } from '../context.ts';
+import type { ProjectRuntime } from '../platform/registry.ts';
+import { createBackend } from './backend/index.ts';
+import type { StorageContext } from './context.ts';
+import { bucketRoutes } from './routes-buckets.ts';
+import { objectRoutes } from './routes-objects.ts';
+import { transferRoutes } from './routes-transfer.ts';
+import { acquireWriterLock, sweepAll, sweepProject } from './sweeper.ts';
+
+const SWEEP_EVERY_MS = 60_000;
+
+export async function storageRoutes(app: FastifyInstance, opts: { p: Platform }) {
+  const { p } = opts;
+  const backend = createBackend(p.config);
+  const lock = await acquireWriterLock(p);
+  const draining = new Set<Promise<unknown>>();
+  const s: StorageContext = {
+    p,
+    backend,
+    writer: lock.id,
+    drain(project: ProjectRuntime) {
+      const run = sweepProject(p, backend, project.ref, project.sql, { crashed: false, self: lock.id })
+        .catch((err) => p.log.error({ err, ref: project.ref }, 'storage: removing deleted bytes failed; the sweep retries'))
+        .finally(() => draining.delete(run));
+      draining.add(run);
+    },
+  };
+
+  let sweeping: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  const sweep = () => {
+    sweeping = sweepAll(p, backend, lock.id)
+      .catch((err) => p.log.error({ err }, 'storage sweep failed'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(sweep, SWEEP_EVERY_MS).unref();
+      });
+  };
+  app.addHook('onReady', async () => sweep());
+  app.addHook('onClose', async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await sweeping;
+    await Promise.all(draining);
+    await lock.release();
+    backend.close();
+  });
+
+  await app.register(bucketRoutes, { prefix: '/storage/v1', s });
+  await app.register(objectRoutes, { prefix: '/storage/v1', s });
+  await app.register(transferRoutes, { prefix: '/storage/v1', s });
+}

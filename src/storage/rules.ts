@@ -1,0 +1,100 @@
+/**
+ * Input rules of the storage area: bucket names (SPEC 2.6), object keys,
+ * size limits (SPEC 8), MIME types, Cache-Control, and which types a browser
+ * may render inline on the platform's origin.
+ */
+import { HearthError } from '../errors.ts';
+
+export const MAX_OBJECT_BYTES = 50 * 1024 * 1024;
+
+/** Path words the routes use after /object/; a bucket of that name could not be addressed. */
+const RESERVED_BUCKETS = new Set(['public', 'sign', 'list', 'copy', 'move', 'upload', 'authenticated', 'info', 'render']);
+
+export function checkBucketName(name: unknown): string {
+  if (typeof name !== 'string' || !/^[a-z0-9._-]{2,63}$/.test(name)) {
+    throw new HearthError(400, 'invalid_bucket_name', 'A bucket name is 2-63 characters of a-z, 0-9, dot, underscore and hyphen.');
+  }
+  if (RESERVED_BUCKETS.has(name)) {
+    throw new HearthError(400, 'invalid_bucket_name', `"${name}" is a reserved word of the storage API; choose another bucket name.`);
+  }
+  return name;
+}
+
+export function checkObjectName(name: unknown): string {
+  const bad = (why: string) => new HearthError(400, 'invalid_key', `Invalid object name: ${why}.`);
+  if (typeof name !== 'string' || name.length === 0) throw bad('it is empty');
+  if (Buffer.byteLength(name) > 1024) throw bad('it is longer than 1024 bytes');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw bad('it contains control characters');
+  for (const segment of name.split('/')) {
+    if (segment === '') throw bad('it has an empty path segment (leading, trailing or double slash)');
+    if (segment === '.' || segment === '..') throw bad('"." and ".." segments are not allowed');
+  }
+  return name;
+}
+
+/** `1024`, `"1024"`, `"10MB"`, `"1.5 GB"` → bytes; null clears the limit. */
+export function parseSizeLimit(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(String(value));
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m?.[2] ?? 'b').toLowerCase() as 'b'];
+  const bytes = m ? Math.floor(Number(m[1]) * unit) : NaN;
+  if (!Number.isFinite(bytes) || bytes < 1 || bytes > MAX_OBJECT_BYTES) {
+    throw new HearthError(400, 'invalid_file_size_limit', `file_size_limit must be a size between 1 byte and 50MB (e.g. 1048576 or "5MB"), got ${JSON.stringify(value)}.`);
+  }
+  return bytes;
+}
+
+const MIME = /^[a-z0-9!#$&^_.+-]+\/(\*|[a-z0-9!#$&^_.+-]+)$/i;
+
+export function checkMimeList(value: unknown): string[] | null {
+  if (value === null || value === undefined) return null;
+  if (!Array.isArray(value) || value.length > 100 || !value.every((v) => typeof v === 'string' && MIME.test(v))) {
+    throw new HearthError(400, 'invalid_mime_types', 'allowed_mime_types must be a list of MIME types such as "image/png" or "image/*".');
+  }
+  return value.map((v: string) => v.toLowerCase());
+}
+
+/** The media type without parameters, lower case. */
+export const essence = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();
+
+export function checkContentType(contentType: string, allowed: string[] | null): void {
+  const type = essence(contentType);
+  if (!MIME.test(type) || type.endsWith('/*')) {
+    throw new HearthError(400, 'invalid_mime_type', `"${contentType}" is not a valid Content-Type.`);
+  }
+  if (allowed && !allowed.some((a) => a === type || (a.endsWith('/*') && type.startsWith(a.slice(0, -1))))) {
+    throw new HearthError(415, 'invalid_mime_type', `This bucket does not accept ${type}; it accepts ${allowed.join(', ')}.`);
+  }
+}
+
+/** storage-js sends `max-age=3600`; a form field sends `3600`. Anything else becomes the default. */
+export function cacheControlOf(value: string | undefined): string {
+  if (!value) return 'no-cache';
+  if (/^\d{1,10}$/.test(value)) return `max-age=${value}`;
+  if (/^[a-z0-9=, -]{1,200}$/i.test(value)) return value;
+  throw new HearthError(400, 'invalid_cache_control', 'Cache-Control must be directives such as "max-age=3600".');
+}
+
+const INLINE = /^(image\/(png|jpeg|gif|webp|avif|bmp|apng|x-icon|vnd\.microsoft\.icon)|text\/(plain|csv|markdown)|application\/(json|pdf)|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+)$/;
+
+/**
+ * Whether a browser may render this type in place. Anything that can run
+ * script (HTML, SVG, XML, JavaScript, ...) is never inline: served from the
+ * platform's origin it would act with the platform's cookies and storage.
+ */
+export const rendersInline = (contentType: string) => INLINE.test(essence(contentType));
+
+/** x-metadata: base64 of a JSON object, at most 8 KiB. */
+export function parseUserMetadata(value: string | undefined, encoded: boolean): Record<string, unknown> {
+  if (!value) return {};
+  const bad = () => new HearthError(400, 'invalid_metadata', 'Metadata must be a JSON object of at most 8 KiB (x-metadata: base64 of it).');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(encoded ? Buffer.from(value, 'base64').toString('utf8') : value);
+  } catch {
+    throw bad();
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || JSON.stringify(parsed).length > 8192) throw bad();
+  return parsed as Record<string, unknown>;
+}

@@ -1,0 +1,89 @@
+/**
+ * How an object is served: validators (ETag, Last-Modified), conditional GET
+ * (304), single byte ranges (206, 416), caching and disposition. Script-capable
+ * types are never rendered inline (rules.ts), and every response says nosniff
+ * and carries a sandboxing CSP, so an uploaded HTML or SVG file cannot run
+ * script on the platform's origin.
+ */
+import type { ByteRange } from './backend/index.ts';
+import type { ObjectRow } from './objects.ts';
+import { rendersInline } from './rules.ts';
+
+export interface ServeRequest {
+  ifNoneMatch?: string;
+  ifModifiedSince?: string;
+  range?: string;
+  ifRange?: string;
+  /** `?download` (empty string) or `?download=<file name>`; undefined when absent. */
+  download?: string;
+}
+
+export interface ServePlan {
+  status: 200 | 206 | 304 | 416;
+  headers: Record<string, string>;
+  /** What to stream: nothing for 304/416 (and HEAD), else the whole object or a range. */
+  range: ByteRange | null;
+  body: boolean;
+}
+
+export const etagOf = (o: ObjectRow) => `"${o.sha256}"`;
+
+function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | null {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return null; // malformed or multiple ranges: serve it whole
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}
+
+function notModified(o: ObjectRow, r: ServeRequest): boolean {
+  if (r.ifNoneMatch !== undefined) {
+    const tags = r.ifNoneMatch.split(',').map((t) => t.trim().replace(/^W\//, ''));
+    return tags.includes('*') || tags.includes(etagOf(o));
+  }
+  if (r.ifModifiedSince !== undefined) {
+    const since = Date.parse(r.ifModifiedSince);
+    return Number.isFinite(since) && Math.floor(o.updated_at.getTime() / 1000) <= Math.floor(since / 1000);
+  }
+  return false;
+}
+
+function disposition(o: ObjectRow, download: string | undefined): string {
+  const base = o.name.slice(o.name.lastIndexOf('/') + 1);
+  const filename = download || base;
+  const kind = download === undefined && rendersInline(o.content_type) ? 'inline' : 'attachment';
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export function planServe(o: ObjectRow, r: ServeRequest, head: boolean): ServePlan {
+  const headers: Record<string, string> = {
+    etag: etagOf(o),
+    'last-modified': o.updated_at.toUTCString(),
+    'cache-control': o.cache_control,
+    'accept-ranges': 'bytes',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+  };
+  if (notModified(o, r)) return { status: 304, headers, range: null, body: false };
+  headers['content-type'] = o.content_type;
+  headers['content-disposition'] = disposition(o, r.download);
+  const rangeApplies = r.range !== undefined && (r.ifRange === undefined || r.ifRange.trim() === etagOf(o));
+  const range = rangeApplies && o.size > 0 ? parseRange(r.range!, o.size) : null;
+  if (range === 'unsatisfiable') {
+    return { status: 416, headers: { ...headers, 'content-range': `bytes */${o.size}`, 'content-length': '0' }, range: null, body: false };
+  }
+  if (range) {
+    headers['content-range'] = `bytes ${range.start}-${range.end}/${o.size}`;
+    headers['content-length'] = String(range.end - range.start + 1);
+    return { status: 206, headers, range, body: !head };
+  }
+  headers['content-length'] = String(o.size);
+  return { status: 200, headers, range: null, body: !head && o.size > 0 };
+}

@@ -1,0 +1,67 @@
+/**
+ * Signed URL tokens (SPEC 4.2, 3.1): ES256 JWTs signed with the project's key,
+ * bound to one object (`url` = bucket/name) and to one use (`typ`). They carry
+ * no `role`, so the data plane never takes one for an access token, and an
+ * access token (no `typ`) is never taken for one of these.
+ * - download: valid expiresIn seconds;
+ * - upload: valid 2 hours, insert only, records the minting user as owner.
+ */
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import type { Clock } from '../context.ts';
+import { HearthError } from '../errors.ts';
+import type { ProjectRuntime } from '../platform/registry.ts';
+
+export const UPLOAD_TOKEN_SECONDS = 2 * 3600;
+const MAX_EXPIRES_IN = 10 * 365 * 24 * 3600;
+
+type Kind = 'storage.download' | 'storage.upload';
+
+export interface SignedClaims {
+  url: string;
+  typ: Kind;
+  owner?: string | null;
+}
+
+export function checkExpiresIn(value: unknown): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+  if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_EXPIRES_IN) {
+    throw new HearthError(400, 'invalid_expires_in', 'expiresIn must be a whole number of seconds, at least 1.');
+  }
+  return n as number;
+}
+
+export async function signToken(project: ProjectRuntime, clock: Clock, claims: SignedClaims, seconds: number): Promise<string> {
+  const { kid, key } = await project.signingKey();
+  const now = Math.floor(clock.now().getTime() / 1000);
+  return new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
+    .setIssuedAt(now)
+    .setExpirationTime(now + seconds)
+    .sign(key);
+}
+
+const invalid = () => new HearthError(400, 'invalid_signature', 'The signed URL is invalid: its token was altered or belongs to another object.');
+
+/** The claims of a token minted for exactly this object and use; 400 otherwise. */
+export async function verifyToken(project: ProjectRuntime, clock: Clock, token: unknown, typ: Kind, bucket: string, name: string): Promise<SignedClaims> {
+  if (typeof token !== 'string' || token === '') {
+    throw new HearthError(400, 'missing_token', 'This URL needs its token query parameter.');
+  }
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(
+      token,
+      (header) => {
+        const key = header.kid ? project.verifyKeys.get(header.kid) : undefined;
+        if (!key) throw invalid();
+        return key;
+      },
+      { algorithms: ['ES256'], currentDate: clock.now() },
+    ));
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw new HearthError(400, 'signed_url_expired', 'The signed URL has expired; ask for a new one.');
+    throw invalid();
+  }
+  if (payload.typ !== typ || payload.url !== `${bucket}/${name}`) throw invalid();
+  return payload as unknown as SignedClaims;
+}

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { eventually, rowCount, startStorageTest, storedFiles, type StorageTest } from './setup.ts';
+
+let t: StorageTest;
+before(async () => {
+  t = await startStorageTest();
+});
+after(async () => {
+  await t?.close();
+});
+
+describe('buckets (secret key only)', () => {
+  test('create, get, list, update, empty and delete through storage-js', async () => {
+    const s = t.service.storage;
+    assert.deepEqual((await s.createBucket('photos', { public: true, fileSizeLimit: '1MB', allowedMimeTypes: ['image/*'] })).data, { name: 'photos' });
+    const got = await s.getBucket('photos');
+    assert.equal(got.error, null);
+    assert.equal(got.data!.id, 'photos');
+    assert.equal(got.data!.public, true);
+    assert.equal(got.data!.file_size_limit, 1024 * 1024);
+    assert.deepEqual(got.data!.allowed_mime_types, ['image/*']);
+    await s.createBucket('zz-private');
+    const list = await s.listBuckets();
+    assert.deepEqual(list.data!.map((b) => b.name), ['photos', 'zz-private']);
+    assert.deepEqual((await s.listBuckets({ sortColumn: 'name', sortOrder: 'desc', limit: 1 })).data!.map((b) => b.name), ['zz-private']);
+    assert.deepEqual((await s.listBuckets({ search: 'phot' })).data!.map((b) => b.name), ['photos']);
+
+    assert.equal((await s.updateBucket('photos', { public: false, fileSizeLimit: null, allowedMimeTypes: null })).error, null);
+    const updated = (await s.getBucket('photos')).data!;
+    assert.equal(updated.public, false);
+    assert.equal(updated.file_size_limit, null);
+    assert.equal(updated.allowed_mime_types, null);
+
+    await s.from('photos').upload('a.png', Buffer.from('png bytes'), { contentType: 'image/png' });
+    const busy = await s.deleteBucket('photos');
+    assert.equal(busy.error?.message.includes('empty it first'), true);
+    const raw = await t.raw('DELETE', '/bucket/photos', { json: {} });
+    assert.equal(raw.status, 409);
+    assert.equal((await raw.json()).error.code, 'bucket_not_empty');
+
+    assert.equal(storedFiles(t.h).length, 1);
+    assert.equal((await s.emptyBucket('photos')).error, null);
+    await eventually(() => storedFiles(t.h).length === 0, 'the bytes of emptied objects are removed');
+    assert.equal(await rowCount(t, 'pending_bytes'), 0);
+    assert.equal((await s.deleteBucket('photos')).error, null);
+    assert.equal((await s.getBucket('photos')).error?.message, 'Bucket not found.');
+  });
+
+  test('publishable key and user tokens cannot manage buckets (403 forbidden)', async () => {
+    const user = await t.as('11111111-1111-4111-8111-111111111111');
+    for (const c of [t.anon, user]) {
+      const made = await c.storage.createBucket('nope');
+      assert.equal((made.error as { status?: number }).status, 403);
+    }
+    for (const [method, path] of [['GET', '/bucket'], ['GET', '/bucket/zz-private'], ['PUT', '/bucket/zz-private'], ['POST', '/bucket/zz-private/empty'], ['DELETE', '/bucket/zz-private']] as const) {
+      const res = await t.raw(method, path, { token: t.h.info.PUBLISHABLE_KEY, json: method === 'GET' ? undefined : {} });
+      assert.equal(res.status, 403, `${method} ${path}`);
+      assert.equal((await res.json()).error.code, 'forbidden');
+    }
+    const none = await t.raw('GET', '/bucket', { token: null });
+    assert.equal(none.status, 401);
+  });
+
+  test('bad input is a 4xx with a code', async () => {
+    const cases: [unknown, number, string][] = [
+      [{ name: 'A' }, 400, 'invalid_bucket_name'],
+      [{ name: 'Upper' }, 400, 'invalid_bucket_name'],
+      [{ name: 'x'.repeat(64) }, 400, 'invalid_bucket_name'],
+      [{ name: 'public' }, 400, 'invalid_bucket_name'],
+      [{ name: 'okay', public: 'yes' }, 400, 'invalid_request'],
+      [{ name: 'okay', file_size_limit: '51MB' }, 400, 'invalid_file_size_limit'],
+      [{ name: 'okay', file_size_limit: 'lots' }, 400, 'invalid_file_size_limit'],
+      [{ name: 'okay', allowed_mime_types: ['not a type'] }, 400, 'invalid_mime_types'],
+      [{ name: 'zz-private' }, 409, 'bucket_exists'],
+    ];
+    for (const [body, status, code] of cases) {
+      const res = await t.raw('POST', '/bucket', { json: body });
+      assert.equal(res.status, status, JSON.stringify(body));
+      const env = await res.json();
+      assert.equal(env.error.code, code, JSON.stringify(body));
+      assert.equal(env.statusCode, String(status));
+    }
+    for (const [method, path] of [['GET', '/bucket/missing'], ['PUT', '/bucket/missing'], ['POST', '/bucket/missing/empty'], ['DELETE', '/bucket/missing']] as const) {
+      const res = await t.raw(method, path, { json: method === 'GET' ? undefined : {} });
+      assert.equal(res.status, 404, `${method} ${path}`);
+      assert.equal((await res.json()).error.code, 'bucket_not_found');
+    }
+    const badList = await t.raw('GET', '/bucket?sortColumn=owner');
+    assert.equal(badList.status, 400);
+  });
+});

@@ -1,0 +1,296 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { eventually, projectSql, rowCount, startStorageTest, storedFiles, type StorageTest } from './setup.ts';
+
+let t: StorageTest;
+before(async () => {
+  t = await startStorageTest();
+  await t.service.storage.createBucket('files', { public: false });
+  await t.service.storage.createBucket('pub', { public: true });
+});
+after(async () => {
+  await t?.close();
+});
+
+const errorCode = async (res: Response) => (await res.json()).error.code as string;
+
+describe('upload', () => {
+  test('POST answers 201 with the object; the same bytes again are a 200 replay; other bytes 409', async () => {
+    const res = await t.raw('POST', '/object/files/docs/report.txt', { body: 'first', headers: { 'content-type': 'text/plain' } });
+    assert.equal(res.status, 201);
+    const body = await res.json();
+    assert.equal(body.bucket, 'files');
+    assert.equal(body.name, 'docs/report.txt');
+    assert.equal(body.size, 5);
+    assert.equal(body.content_type, 'text/plain');
+    assert.match(body.id, /^[0-9a-f-]{36}$/);
+    assert.equal(body.Key, 'files/docs/report.txt');
+
+    const again = await t.raw('POST', '/object/files/docs/report.txt', { body: 'first', headers: { 'content-type': 'text/plain' } });
+    assert.equal(again.status, 200);
+    const replay = await again.json();
+    assert.equal(replay.replayed, true);
+    assert.equal(replay.id, body.id);
+
+    const other = await t.raw('POST', '/object/files/docs/report.txt', { body: 'other', headers: { 'content-type': 'text/plain' } });
+    assert.equal(other.status, 409);
+    assert.equal(await errorCode(other), 'duplicate');
+    const longer = await t.raw('POST', '/object/files/docs/report.txt', { body: 'a longer body', headers: { 'content-type': 'text/plain' } });
+    assert.equal(longer.status, 409);
+    const viaJs = await t.service.storage.from('files').upload('docs/report.txt', Buffer.from('other'));
+    assert.equal((viaJs.error as { status?: number }).status, 409);
+    assert.equal(storedFiles(t.h).length, 1, 'refused uploads leave no bytes');
+    assert.equal(await rowCount(t, 'pending_bytes'), 0);
+  });
+
+  test('x-upsert and PUT replace the object; the old bytes are removed', async () => {
+    const s = t.service.storage.from('files');
+    await s.upload('replace.txt', Buffer.from('v1'), { contentType: 'text/plain' });
+    const up = await s.upload('replace.txt', Buffer.from('v2!'), { upsert: true, contentType: 'text/plain' });
+    assert.equal(up.error, null);
+    assert.equal(await (await s.download('replace.txt')).data!.text(), 'v2!');
+    const put = await s.update('replace.txt', Buffer.from('version three'), { contentType: 'text/plain' });
+    assert.equal(put.error, null);
+    assert.equal(await (await s.download('replace.txt')).data!.text(), 'version three');
+    await eventually(async () => (await rowCount(t, 'pending_bytes')) === 0, 'replaced bytes are removed');
+    const [row] = await t.owner`select count(*)::int as n from storage.objects where name = 'replace.txt'`;
+    assert.equal(row!.n, 1);
+  });
+
+  test('Blob and File bodies (multipart) keep their type, cache-control and metadata', async () => {
+    const s = t.service.storage.from('files');
+    const up = await s.upload('blob.json', new Blob(['{"a":1}'], { type: 'application/json' }), { cacheControl: '60', metadata: { origin: 'test' } });
+    assert.equal(up.error, null);
+    const info = await s.info('blob.json');
+    assert.equal(info.data!.contentType, 'application/json');
+    assert.equal(info.data!.cacheControl, 'max-age=60');
+    assert.equal(info.data!.size, 7);
+    assert.deepEqual(info.data!.metadata, { origin: 'test' });
+    assert.equal(await (await s.download('blob.json')).data!.text(), '{"a":1}');
+  });
+
+  test('object names: empty segments, dot segments and control characters are 400 invalid_key', async () => {
+    for (const name of ['a//b', 'trailing/', 'tab%09name']) {
+      const res = await t.raw('POST', `/object/files/${name}`, { body: 'x', headers: { 'content-type': 'text/plain' } });
+      assert.equal(res.status, 400, name);
+      assert.equal(await errorCode(res), 'invalid_key', name);
+    }
+    // HTTP clients resolve dot segments in URLs; names also arrive in JSON bodies.
+    await t.service.storage.from('files').upload('dots-src.txt', Buffer.from('x'));
+    for (const name of ['a/../b', './a', '']) {
+      const res = await t.raw('POST', '/object/copy', { json: { bucketId: 'files', sourceKey: 'dots-src.txt', destinationKey: name } });
+      assert.equal(res.status, 400, name);
+      assert.equal(await errorCode(res), name === '' ? 'invalid_request' : 'invalid_key', name);
+    }
+    const unicode = await t.service.storage.from('files').upload('dossier/été 2024.txt', Buffer.from('ok'));
+    assert.equal(unicode.error, null);
+    assert.equal(await (await t.service.storage.from('files').download('dossier/été 2024.txt')).data!.text(), 'ok');
+  });
+
+  test('unknown bucket is 404 bucket_not_found', async () => {
+    const res = await t.raw('POST', '/object/nowhere/x.txt', { body: 'x' });
+    assert.equal(res.status, 404);
+    assert.equal(await errorCode(res), 'bucket_not_found');
+  });
+});
+
+describe('limits', () => {
+  test('bucket file_size_limit and allowed_mime_types; 50 MiB is the ceiling', async () => {
+    await t.service.storage.createBucket('small', { public: false, fileSizeLimit: 10, allowedMimeTypes: ['image/png', 'text/*'] });
+    const big = await t.raw('POST', '/object/small/big.png', { body: Buffer.alloc(11), headers: { 'content-type': 'image/png' } });
+    assert.equal(big.status, 413);
+    assert.equal(await errorCode(big), 'entity_too_large');
+    const fits = await t.raw('POST', '/object/small/ok.png', { body: Buffer.alloc(10), headers: { 'content-type': 'image/png' } });
+    assert.equal(fits.status, 201);
+    const text = await t.raw('POST', '/object/small/ok.txt', { body: 'hi', headers: { 'content-type': 'text/plain; charset=utf-8' } });
+    assert.equal(text.status, 201);
+    const pdf = await t.raw('POST', '/object/small/x.pdf', { body: 'x', headers: { 'content-type': 'application/pdf' } });
+    assert.equal(pdf.status, 415);
+    assert.equal(await errorCode(pdf), 'invalid_mime_type');
+    const wildcard = await t.raw('POST', '/object/files/x', { body: 'x', headers: { 'content-type': 'image/*' } });
+    assert.equal(wildcard.status, 400);
+    assert.equal(await errorCode(wildcard), 'invalid_mime_type');
+    const junk = await t.raw('POST', '/object/files/x', { body: 'x', headers: { 'content-type': 'nonsense' } });
+    assert.equal(junk.status, 415);
+    assert.equal(await errorCode(junk), 'unsupported_media_type');
+
+    const huge = await t.raw('POST', '/object/files/huge.bin', { body: Buffer.alloc(50 * 1024 * 1024 + 1), headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(huge.status, 413);
+    assert.equal(await errorCode(huge), 'entity_too_large');
+    assert.equal(await rowCount(t, 'pending_bytes'), 0);
+  });
+
+  test('project quota: 422 quota_exceeded; two concurrent uploads cannot both pass', async () => {
+    const usage = async () => Number((await projectSql(t.h)`select bytes from storage.usage`)[0]!.bytes);
+    const base = await usage();
+    const patch = await t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/storage`, { body: { quota_bytes: base + 1000 } });
+    assert.equal(patch.status, 200);
+    try {
+      const over = await t.raw('POST', '/object/files/q0.bin', { body: Buffer.alloc(1001) });
+      assert.equal(over.status, 422);
+      assert.equal(await errorCode(over), 'quota_exceeded');
+
+      // Two 600-byte uploads, both past the early check (both staged) before either commits.
+      const gates: (() => void)[] = [];
+      const streamed = (gate: Promise<void>) =>
+        new ReadableStream({
+          async start(c) {
+            c.enqueue(new Uint8Array(300));
+            await gate;
+            c.enqueue(new Uint8Array(300));
+            c.close();
+          },
+        });
+      const uploads = ['q1.bin', 'q2.bin'].map((name) => {
+        const gate = new Promise<void>((r) => gates.push(r));
+        return t.raw('POST', `/object/files/${name}`, { body: streamed(gate) as never, headers: { 'content-type': 'application/octet-stream' } });
+      });
+      await eventually(async () => (await rowCount(t, 'pending_bytes')) === 2, 'both uploads are staged');
+      gates.forEach((open) => open());
+      const statuses = (await Promise.all(uploads)).map((r) => r.status).sort();
+      assert.deepEqual(statuses, [201, 422]);
+      assert.ok((await usage()) <= base + 1000);
+      await eventually(async () => (await rowCount(t, 'pending_bytes')) === 0, 'the refused upload leaves nothing');
+    } finally {
+      await t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/storage`, { body: { quota_bytes: null } });
+    }
+  });
+});
+
+describe('download', () => {
+  test('headers, conditional GET, HEAD and ranges', async () => {
+    const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256));
+    await t.service.storage.from('files').upload('media/clip.mp4', bytes, { contentType: 'video/mp4', cacheControl: '120' });
+    const full = await t.raw('GET', '/object/files/media/clip.mp4');
+    assert.equal(full.status, 200);
+    assert.deepEqual(Buffer.from(await full.arrayBuffer()), bytes);
+    const etag = full.headers.get('etag')!;
+    const modified = full.headers.get('last-modified')!;
+    assert.match(etag, /^"[0-9a-f]{64}"$/);
+    assert.equal(full.headers.get('cache-control'), 'max-age=120');
+    assert.equal(full.headers.get('content-type'), 'video/mp4');
+    assert.equal(full.headers.get('accept-ranges'), 'bytes');
+    assert.equal(full.headers.get('content-length'), '1000');
+    assert.match(full.headers.get('content-disposition')!, /^inline/);
+
+    assert.equal((await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-none-match': etag } })).status, 304);
+    assert.equal((await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-modified-since': modified } })).status, 304);
+    assert.equal((await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-none-match': '"other"' } })).status, 200);
+
+    const head = await t.raw('HEAD', '/object/files/media/clip.mp4');
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-length'), '1000');
+    assert.equal(head.headers.get('etag'), etag);
+    assert.equal((await t.service.storage.from('files').exists('media/clip.mp4')).data, true);
+    assert.equal((await t.service.storage.from('files').exists('media/none.mp4')).data, false);
+
+    const part = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range: 'bytes=100-199' } });
+    assert.equal(part.status, 206);
+    assert.equal(part.headers.get('content-range'), 'bytes 100-199/1000');
+    assert.deepEqual(Buffer.from(await part.arrayBuffer()), bytes.subarray(100, 200));
+    const tail = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range: 'bytes=-10' } });
+    assert.deepEqual(Buffer.from(await tail.arrayBuffer()), bytes.subarray(990));
+    const open = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range: 'bytes=995-' } });
+    assert.equal(open.headers.get('content-range'), 'bytes 995-999/1000');
+    const outside = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range: 'bytes=5000-' } });
+    assert.equal(outside.status, 416);
+    assert.equal(outside.headers.get('content-range'), 'bytes */1000');
+    const stale = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range: 'bytes=0-9', 'if-range': '"old"' } });
+    assert.equal(stale.status, 200);
+
+    const missing = await t.raw('GET', '/object/files/media/none.mp4');
+    assert.equal(missing.status, 404);
+    assert.equal(await errorCode(missing), 'not_found');
+  });
+
+  test('HTML and SVG are never inline; ?download forces attachment', async () => {
+    const s = t.service.storage.from('pub');
+    await s.upload('evil.html', Buffer.from('<script>alert(1)</script>'), { contentType: 'text/html' });
+    await s.upload('evil.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), { contentType: 'image/svg+xml' });
+    await s.upload('pic.png', Buffer.from('png'), { contentType: 'image/png' });
+    for (const name of ['evil.html', 'evil.svg']) {
+      const res = await fetch(`${t.h.info.BASE_URL}/storage/v1/object/public/pub/${name}`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-disposition')!, /^attachment; filename="evil\./);
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.match(res.headers.get('content-security-policy')!, /sandbox/);
+    }
+    const inline = await fetch(`${t.h.info.BASE_URL}/storage/v1/object/public/pub/pic.png`);
+    assert.match(inline.headers.get('content-disposition')!, /^inline/);
+    const forced = await fetch(s.getPublicUrl('pic.png', { download: true }).data.publicUrl);
+    assert.match(forced.headers.get('content-disposition')!, /^attachment; filename="pic.png"/);
+    const named = await fetch(s.getPublicUrl('pic.png', { download: 'holiday.png' }).data.publicUrl);
+    assert.match(named.headers.get('content-disposition')!, /^attachment; filename="holiday.png"/);
+  });
+
+  test('public URLs work without credentials for public buckets only', async () => {
+    await t.service.storage.from('pub').upload('open.txt', Buffer.from('open'), { contentType: 'text/plain' });
+    await t.service.storage.from('files').upload('closed.txt', Buffer.from('closed'), { contentType: 'text/plain' });
+    const open = await fetch(t.anon.storage.from('pub').getPublicUrl('open.txt').data.publicUrl);
+    assert.equal(await open.text(), 'open');
+    const closed = await fetch(t.anon.storage.from('files').getPublicUrl('closed.txt').data.publicUrl);
+    assert.equal(closed.status, 404);
+    // The default policy lets anyone read objects of public buckets through the API too.
+    assert.equal(await (await t.anon.storage.from('pub').download('open.txt')).data!.text(), 'open');
+    assert.equal((await t.anon.storage.from('files').download('closed.txt')).error !== null, true);
+  });
+});
+
+describe('list, copy, move, remove', () => {
+  test('list collapses folders and pages, sorts and searches', async () => {
+    await t.service.storage.createBucket('tree');
+    const s = t.service.storage.from('tree');
+    for (const name of ['a.txt', 'b.txt', 'c.log', 'dir1/x.txt', 'dir1/deep/y.txt', 'dir2/z.txt']) {
+      await s.upload(name, Buffer.from(name), { contentType: 'text/plain' });
+    }
+    const root = (await s.list()).data!;
+    assert.deepEqual(root.map((e) => [e.name, e.id === null]), [['dir1', true], ['dir2', true], ['a.txt', false], ['b.txt', false], ['c.log', false]]);
+    const file = root.find((e) => e.name === 'a.txt')!;
+    assert.equal(file.metadata!.size, 5);
+    assert.equal(file.metadata!.mimetype, 'text/plain');
+    assert.equal(root[0]!.metadata, null);
+    assert.deepEqual((await s.list('dir1')).data!.map((e) => e.name), ['deep', 'x.txt']);
+    assert.deepEqual((await s.list('dir1/')).data!.map((e) => e.name), ['deep', 'x.txt']);
+    assert.deepEqual((await s.list('', { limit: 2, offset: 2 })).data!.map((e) => e.name), ['a.txt', 'b.txt']);
+    assert.deepEqual((await s.list('', { sortBy: { column: 'name', order: 'desc' } })).data!.map((e) => e.name), ['dir2', 'dir1', 'c.log', 'b.txt', 'a.txt']);
+    assert.deepEqual((await s.list('', { search: 'B' })).data!.map((e) => e.name), ['b.txt']);
+    const bad = await t.raw('POST', '/object/list/tree', { json: { prefix: '', limit: 0 } });
+    assert.equal(bad.status, 400);
+    assert.equal(await errorCode(bad), 'invalid_request');
+    const badSort = await t.raw('POST', '/object/list/tree', { json: { sortBy: { column: 'size' } } });
+    assert.equal(badSort.status, 400);
+  });
+
+  test('copy gives independent bytes; move renames or crosses buckets; remove deletes bytes', async () => {
+    const s = t.service.storage.from('files');
+    await s.upload('orig.txt', Buffer.from('original'), { contentType: 'text/plain' });
+    assert.deepEqual((await s.copy('orig.txt', 'copies/one.txt')).data, { path: 'files/copies/one.txt' });
+    assert.equal(await (await s.download('copies/one.txt')).data!.text(), 'original');
+    const dupe = await t.raw('POST', '/object/copy', { json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'copies/one.txt' } });
+    assert.equal(dupe.status, 409);
+    assert.equal(await errorCode(dupe), 'duplicate');
+    const missing = await t.raw('POST', '/object/copy', { json: { bucketId: 'files', sourceKey: 'none.txt', destinationKey: 'x.txt' } });
+    assert.equal(missing.status, 404);
+    const malformed = await t.raw('POST', '/object/copy', { json: { bucketId: 'files' } });
+    assert.equal(malformed.status, 400);
+
+    assert.equal((await s.move('copies/one.txt', 'moved/one.txt')).error, null);
+    assert.equal(await (await s.download('moved/one.txt')).data!.text(), 'original');
+    assert.equal((await s.download('copies/one.txt')).error !== null, true);
+    const clash = await t.raw('POST', '/object/move', { json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'moved/one.txt' } });
+    assert.equal(clash.status, 409);
+
+    assert.equal((await s.move('moved/one.txt', 'from-files.txt', { destinationBucket: 'pub' })).error, null);
+    assert.equal(await (await fetch(t.anon.storage.from('pub').getPublicUrl('from-files.txt').data.publicUrl)).text(), 'original');
+    assert.equal((await s.exists('moved/one.txt')).data, false);
+    await t.service.storage.from('pub').copy('from-files.txt', 'back.txt', { destinationBucket: 'files' });
+    assert.equal(await (await s.download('back.txt')).data!.text(), 'original');
+
+    const before = storedFiles(t.h).length;
+    const removed = await s.remove(['orig.txt', 'back.txt', 'not-there.txt']);
+    assert.deepEqual(removed.data!.map((o) => o.name).sort(), ['back.txt', 'orig.txt']);
+    await eventually(() => storedFiles(t.h).length === before - 2, 'removed bytes are deleted');
+    const badRemove = await t.raw('DELETE', '/object/files', { json: { prefixes: 'orig.txt' } });
+    assert.equal(badRemove.status, 400);
+  });
+});

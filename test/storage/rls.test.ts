@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { projectSql, startStorageTest, storedFiles, type StorageTest } from './setup.ts';
+
+const ALICE = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+const BOB = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
+
+let t: StorageTest;
+before(async () => {
+  t = await startStorageTest();
+  await t.service.storage.createBucket('private');
+  await t.service.storage.createBucket('homes');
+  await t.service.storage.createBucket('vip');
+});
+after(async () => {
+  await t?.close();
+});
+
+const status = (r: { error: unknown }) => (r.error as { status?: number } | null)?.status;
+
+describe('storage RLS', () => {
+  test('a new project has exactly one policy; private buckets deny until policies are added', async () => {
+    const policies = await t.owner`select policyname, cmd from pg_policies where schemaname = 'storage'`;
+    assert.deepEqual(policies.map((p) => [p.policyname, p.cmd]), [['read objects of public buckets', 'SELECT']]);
+    const alice = await t.as(ALICE);
+    const up = await alice.storage.from('private').upload('x.txt', Buffer.from('x'));
+    assert.equal(status(up), 403);
+    assert.match(up.error!.message, /row-level security policy/);
+    const raw = await t.raw('POST', '/object/private/x.txt', { token: t.h.info.PUBLISHABLE_KEY, body: 'x' });
+    assert.equal(raw.status, 403);
+    assert.equal((await raw.json()).error.code, 'row_level_security');
+    await t.service.storage.from('private').upload('secret.txt', Buffer.from('s'));
+    assert.equal(status(await alice.storage.from('private').download('secret.txt')), 404);
+    assert.deepEqual((await alice.storage.from('private').list()).data, []);
+    assert.equal(storedFiles(t.h).length, 1, 'refused uploads store nothing');
+  });
+
+  test('owner_sub and foldername policies: each user in their own folder', async () => {
+    await t.owner.unsafe(`
+      create policy "insert own folder" on storage.objects for insert to authenticated
+        with check (bucket = 'homes' and (storage.foldername(name))[1] = auth.uid()::text);
+      create policy "read own" on storage.objects for select to authenticated
+        using (bucket = 'homes' and owner_sub = auth.uid()::text);
+      create policy "update own" on storage.objects for update to authenticated
+        using (bucket = 'homes' and owner_sub = auth.uid()::text);
+      create policy "delete own" on storage.objects for delete to authenticated
+        using (bucket = 'homes' and owner_sub = auth.uid()::text);`);
+    const alice = await t.as(ALICE);
+    const bob = await t.as(BOB);
+    assert.equal((await alice.storage.from('homes').upload(`${ALICE}/notes.txt`, Buffer.from('alice notes'))).error, null);
+    assert.equal(status(await alice.storage.from('homes').upload(`${BOB}/notes.txt`, Buffer.from('forged'))), 403);
+    assert.equal((await bob.storage.from('homes').upload(`${BOB}/notes.txt`, Buffer.from('bob notes'))).error, null);
+
+    const [row] = await t.owner`select owner_sub from storage.objects where bucket = 'homes' and name = ${`${ALICE}/notes.txt`}`;
+    assert.equal(row!.owner_sub, ALICE);
+    assert.equal(await (await alice.storage.from('homes').download(`${ALICE}/notes.txt`)).data!.text(), 'alice notes');
+    assert.equal(status(await bob.storage.from('homes').download(`${ALICE}/notes.txt`)), 404);
+    assert.deepEqual((await bob.storage.from('homes').list(ALICE)).data, []);
+    assert.deepEqual((await bob.storage.from('homes').list()).data!.map((e) => e.name), [BOB]);
+    // Bob cannot remove, sign or move Alice's object: it is invisible to him.
+    assert.deepEqual((await bob.storage.from('homes').remove([`${ALICE}/notes.txt`])).data, []);
+    assert.equal(status(await bob.storage.from('homes').createSignedUrl(`${ALICE}/notes.txt`, 60)), 404);
+    assert.equal(status(await bob.storage.from('homes').move(`${ALICE}/notes.txt`, `${BOB}/stolen.txt`)), 404);
+    assert.equal(status(await bob.storage.from('homes').copy(`${ALICE}/notes.txt`, `${BOB}/stolen.txt`)), 404);
+    // Replacing needs the update policy on the existing row.
+    assert.equal((await alice.storage.from('homes').upload(`${ALICE}/notes.txt`, Buffer.from('v2'), { upsert: true })).error, null);
+    assert.equal((await alice.storage.from('homes').remove([`${ALICE}/notes.txt`])).data!.length, 1);
+  });
+
+  test('owner_sub cannot be forged: the platform sets it from the token', async () => {
+    const alice = await t.as(ALICE);
+    // Even a direct insert under the authenticated role gets the caller's sub.
+    const sql = t.h.hearth.p.dbs.project(t.h.hearth.project.db_name);
+    const version = crypto.randomUUID();
+    await sql`insert into storage.pending_bytes (version, writer) values (${version}, 1)`;
+    await sql.begin(async (tx) => {
+      await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${JSON.stringify({ sub: ALICE, role: 'authenticated' })}, true)`;
+      await tx`insert into storage.objects (bucket, name, owner_sub, version, size, content_type, cache_control, sha256)
+        values ('homes', ${`${ALICE}/forged.txt`}, ${BOB}, ${version}, 0, 'text/plain', 'no-cache', 'x')`;
+    });
+    const [row] = await t.owner`select owner_sub from storage.objects where name = ${`${ALICE}/forged.txt`}`;
+    assert.equal(row!.owner_sub, ALICE);
+    await t.owner`delete from storage.objects where name = ${`${ALICE}/forged.txt`}`;
+    // A row cannot point at bytes nobody staged (e.g. another object's version).
+    const [other] = await t.owner`select version from storage.objects limit 1`;
+    await assert.rejects(
+      sql.begin(async (tx) => {
+        await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${JSON.stringify({ sub: ALICE, role: 'authenticated' })}, true)`;
+        await tx`insert into storage.objects (bucket, name, version, size, content_type, cache_control, sha256)
+          values ('homes', ${`${ALICE}/alias.txt`}, ${other!.version}, 0, 'text/plain', 'no-cache', 'x')`;
+      }),
+      /not staged/,
+    );
+    assert.ok(alice);
+  });
+
+  test('auth.jwt() claims in policies', async () => {
+    await t.owner.unsafe(`
+      create policy "vip read" on storage.objects for select to authenticated
+        using (bucket = 'vip' and auth.jwt() -> 'app_metadata' ->> 'plan' = 'gold');`);
+    await t.service.storage.from('vip').upload('lounge.txt', Buffer.from('welcome'));
+    const gold = await t.as(ALICE, { app_metadata: { plan: 'gold' } });
+    const free = await t.as(BOB, { app_metadata: { plan: 'free' } });
+    assert.equal(await (await gold.storage.from('vip').download('lounge.txt')).data!.text(), 'welcome');
+    assert.equal(status(await free.storage.from('vip').download('lounge.txt')), 404);
+    assert.deepEqual((await gold.storage.from('vip').list()).data!.map((e) => e.name), ['lounge.txt']);
+    assert.deepEqual((await free.storage.from('vip').list()).data, []);
+  });
+});
+
+describe('signed URLs', () => {
+  test('signed download URLs: minted under RLS, bound to one object, expire, refuse tampering', async () => {
+    const gold = await t.as(ALICE, { app_metadata: { plan: 'gold' } });
+    await t.service.storage.from('vip').upload('other.txt', Buffer.from('other'));
+    const signed = await gold.storage.from('vip').createSignedUrl('lounge.txt', 60);
+    assert.equal(signed.error, null);
+    const ok = await fetch(signed.data!.signedUrl);
+    assert.equal(ok.status, 200);
+    assert.equal(await ok.text(), 'welcome');
+    const dl = await fetch(signed.data!.signedUrl + '&download=');
+    assert.match(dl.headers.get('content-disposition')!, /^attachment/);
+
+    const other = signed.data!.signedUrl.replace('lounge.txt', 'other.txt');
+    const rebound = await fetch(other);
+    assert.equal(rebound.status, 400);
+    assert.equal((await rebound.json()).error.code, 'invalid_signature');
+    const token = new URL(signed.data!.signedUrl).searchParams.get('token')!;
+    const [h, p, sig] = token.split('.');
+    const payload = JSON.parse(Buffer.from(p!, 'base64url').toString());
+    const forged = `${h}.${Buffer.from(JSON.stringify({ ...payload, url: 'vip/other.txt' })).toString('base64url')}.${sig}`;
+    const tampered = await t.raw('GET', `/object/sign/vip/other.txt?token=${forged}`, { token: null });
+    assert.equal(tampered.status, 400);
+    assert.equal((await tampered.json()).error.code, 'invalid_signature');
+    const noToken = await t.raw('GET', '/object/sign/vip/lounge.txt', { token: null });
+    assert.equal(noToken.status, 400);
+    assert.equal((await noToken.json()).error.code, 'missing_token');
+    // An access token is not a signed-URL token.
+    const access = await t.raw('GET', `/object/sign/vip/lounge.txt?token=${await t.token(ALICE)}`, { token: null });
+    assert.equal(access.status, 400);
+
+    t.h.clock.advance(61_000);
+    const expired = await fetch(signed.data!.signedUrl);
+    assert.equal(expired.status, 400);
+    assert.equal((await expired.json()).error.code, 'signed_url_expired');
+
+    const free = await t.as(BOB, { app_metadata: { plan: 'free' } });
+    assert.equal(status(await free.storage.from('vip').createSignedUrl('lounge.txt', 60)), 404);
+    const bad = await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: 0 } });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.code, 'invalid_expires_in');
+  });
+
+  test('several at once: only readable objects get a URL', async () => {
+    const gold = await t.as(ALICE, { app_metadata: { plan: 'gold' } });
+    const many = await gold.storage.from('vip').createSignedUrls(['lounge.txt', 'missing.txt'], 60);
+    assert.equal(many.error, null);
+    assert.equal(many.data![0]!.error, null);
+    assert.equal(await (await fetch(many.data![0]!.signedUrl!)).text(), 'welcome');
+    assert.equal(many.data![1]!.signedUrl, null);
+    assert.match(many.data![1]!.error!, /does not exist/);
+    const bad = await t.raw('POST', '/object/sign/vip', { json: { expiresIn: 60, paths: [] } });
+    assert.equal(bad.status, 400);
+  });
+
+  test('signed upload URLs: insert only, owner is the minting user, no Authorization on the PUT, 2 hours', async () => {
+    const alice = await t.as(ALICE);
+    const bob = await t.as(BOB);
+    assert.equal(status(await bob.storage.from('homes').createSignedUploadUrl(`${ALICE}/by-bob.txt`)), 403);
+    const minted = await alice.storage.from('homes').createSignedUploadUrl(`${ALICE}/upload.txt`);
+    assert.equal(minted.error, null);
+    const put = await fetch(minted.data!.signedUrl, { method: 'PUT', body: 'via signed url', headers: { 'content-type': 'text/plain' } });
+    assert.equal(put.status, 201);
+    const [row] = await t.owner`select owner_sub from storage.objects where name = ${`${ALICE}/upload.txt`}`;
+    assert.equal(row!.owner_sub, ALICE);
+    // Insert only: it cannot overwrite, even the object it created.
+    const again = await fetch(minted.data!.signedUrl, { method: 'PUT', body: 'different', headers: { 'content-type': 'text/plain', 'x-upsert': 'true' } });
+    assert.equal(again.status, 409);
+    // Bound to one object.
+    const elsewhere = await fetch(minted.data!.signedUrl.replace('upload.txt', 'elsewhere.txt'), { method: 'PUT', body: 'x' });
+    assert.equal(elsewhere.status, 400);
+    // storage-js's own call.
+    const second = await alice.storage.from('homes').createSignedUploadUrl(`${ALICE}/js.txt`);
+    const viaJs = await t.anon.storage.from('homes').uploadToSignedUrl(`${ALICE}/js.txt`, second.data!.token, Buffer.from('js'));
+    assert.equal(viaJs.error, null);
+    t.h.clock.advance(2 * 3600 * 1000 + 1000);
+    const third = await (await t.as(ALICE)).storage.from('homes').createSignedUploadUrl(`${ALICE}/late.txt`);
+    t.h.clock.advance(2 * 3600 * 1000 + 1000);
+    const late = await fetch(third.data!.signedUrl, { method: 'PUT', body: 'late' });
+    assert.equal(late.status, 400);
+    assert.equal((await late.json()).error.code, 'signed_url_expired');
+    // No staged upload is left behind (the row deleted over SQL above waits for the periodic sweep).
+    const [staged] = await projectSql(t.h)`select count(*)::int as n from storage.pending_bytes where writer is not null`;
+    assert.equal(staged!.n, 0);
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * Shared setup of the storage tests: a real Hearth, supabase-js clients for
+ * the secret key, the publishable key and signed-in users (access tokens
+ * minted with the project's key), and a direct SQL connection as the project
+ * owner for writing policies.
+ */
+import { createClient, type SupabaseClient } from '@supabase/supabase-js';
+import { existsSync, readdirSync, type Dirent } from 'node:fs';
+import path from 'node:path';
+import postgres from 'postgres';
+import WebSocket from 'ws';
+import { signAccessToken } from '../../src/auth/access-token.ts';
+import { startTestHearth, type TestHearth, type TestOptions } from '../helpers/hearth.ts';
+
+export interface StorageTest {
+  h: TestHearth;
+  service: SupabaseClient;
+  anon: SupabaseClient;
+  owner: postgres.Sql;
+  token(sub: string, extra?: Record<string, unknown>): Promise<string>;
+  as(sub: string, extra?: Record<string, unknown>): Promise<SupabaseClient>;
+  /** Raw fetch against /storage/v1 with a key or token. */
+  raw(method: string, path: string, opts?: { token?: string | null; body?: BodyInit | null; headers?: Record<string, string>; json?: unknown }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export function client(h: TestHearth, key: string, token?: string): SupabaseClient {
+  return createClient(h.info.BASE_URL, key, {
+    realtime: { transport: WebSocket as never },
+    auth: { persistSession: false, autoRefreshToken: false },
+    global: token ? { headers: { Authorization: `Bearer ${token}` } } : undefined,
+  });
+}
+
+export async function startStorageTest(opts: TestOptions = {}): Promise<StorageTest> {
+  const h = await startTestHearth(opts);
+  const project = (await h.hearth.registry.defaultProject())!;
+  const owner = postgres(h.info.DB_URL, { max: 2, onnotice: () => {} });
+  const token = (sub: string, extra: Record<string, unknown> = {}) =>
+    signAccessToken(project, { sub, role: 'authenticated', aud: 'authenticated', ...extra }, h.clock, 'hearth');
+  return {
+    h,
+    owner,
+    service: client(h, h.info.SECRET_KEY),
+    anon: client(h, h.info.PUBLISHABLE_KEY),
+    token,
+    as: async (sub, extra) => client(h, h.info.PUBLISHABLE_KEY, await token(sub, extra)),
+    async raw(method, path, o = {}) {
+      const headers: Record<string, string> = { ...o.headers };
+      const token = o.token === undefined ? h.info.SECRET_KEY : o.token;
+      if (token) headers.authorization = `Bearer ${token}`;
+      let body = o.body;
+      if (o.json !== undefined) {
+        body = JSON.stringify(o.json);
+        headers['content-type'] = 'application/json';
+      }
+      return fetch(`${h.info.BASE_URL}/storage/v1${path}`, { method, headers, body, duplex: 'half' } as RequestInit);
+    },
+    async close() {
+      await owner.end({ timeout: 5 });
+      await h.close();
+    },
+  };
+}
+
+/** Every stored byte file of the fs backend (what a leak would leave behind). */
+export function storedFiles(h: TestHearth): string[] {
+  const root = path.join(h.config.dataDir, 'storage');
+  if (!existsSync(root)) return [];
+  return (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[]).filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name));
+}
+
+/** The platform's own pool on the default project's database (sees past RLS). */
+export const projectSql = (h: TestHearth) => h.hearth.p.dbs.project(h.hearth.project.db_name);
+
+export async function rowCount(t: { h: TestHearth }, table: 'objects' | 'pending_bytes'): Promise<number> {
+  const [row] = await projectSql(t.h).unsafe(`select count(*)::int as n from storage.${table}`);
+  return row!.n as number;
+}
+
+/** Polls until check() holds (background work such as byte removal after a commit). */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
