@@ -12,6 +12,7 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
   rest: () => import('./rest.ts'),
   auth: () => import('./auth.ts'),
   storage: () => import('./storage.ts'),
+  functions: () => import('./functions.ts'),
   queues: () => import('./queues.ts'),
 };
 

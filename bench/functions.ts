@@ -1,0 +1,105 @@
+/**
+ * Functions benchmark: cold start of a newly deployed function, and
+ * requests/s of a hello-world function through the runtime's invoke path,
+ * side by side with the same handler served by a bare node:http server. Both
+ * servers live in this process and are loaded by one autocannon child process
+ * each in turn, so the ratio compares like with like. Bounded well under 60 s.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { loadConfig } from '../src/config.ts';
+import { HearthError } from '../src/errors.ts';
+import { createFunctionsRuntime } from '../src/functions/runtime.ts';
+
+const HELLO = "Deno.serve(() => new Response('Hello World'));";
+const DURATION_S = 5;
+const CONNECTIONS = 32;
+const COLD_RUNS = 7;
+
+type Handler = (req: Request) => Response | Promise<Response>;
+
+/** The HTTP glue both servers share, so they differ only in the handler. */
+function serve(handler: Handler): Promise<http.Server> {
+  const server = http.createServer(async (req, res) => {
+    try {
+      const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : (Readable.toWeb(req) as ReadableStream);
+      const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers: req.headers as HeadersInit, body, duplex: 'half' } as RequestInit);
+      const response = await handler(request);
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      if (response.body) for await (const chunk of response.body) res.write(chunk);
+      res.end();
+    } catch (e) {
+      res.writeHead(e instanceof HearthError ? e.status : 500).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+async function load(url: string): Promise<{ rps: number; p99: number; errors: number }> {
+  const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+  const child = spawn(process.execPath, [bin, '-j', '-c', String(CONNECTIONS), '-d', String(DURATION_S), url], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  await new Promise((r) => child.on('close', r));
+  const result = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
+  return { rps: Math.round(result.requests.average), p99: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+export async function benchFunctions(): Promise<string> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-fn-bench-'));
+  const runtime = createFunctionsRuntime(loadConfig({}, { dataDir }));
+  const servers: http.Server[] = [];
+  try {
+    const deployMs: number[] = [];
+    const coldMs: number[] = [];
+    for (let i = 0; i < COLD_RUNS; i++) {
+      let t = performance.now();
+      await runtime.deployFunction('bench', `cold-${i}`, { files: { 'index.ts': HELLO } });
+      deployMs.push(performance.now() - t);
+      t = performance.now();
+      await (await runtime.invokeFunction('bench', `cold-${i}`, new Request(`http://localhost/cold-${i}`))).text();
+      coldMs.push(performance.now() - t);
+    }
+    const warmT = performance.now();
+    await (await runtime.invokeFunction('bench', 'cold-0', new Request('http://localhost/cold-0'))).text();
+    const warmMs = performance.now() - warmT;
+
+    await runtime.deployFunction('bench', 'hello', { files: { 'index.ts': HELLO } });
+    const viaFunctions = await serve((req) => {
+      const url = new URL(req.url);
+      const name = url.pathname.split('/')[3];
+      return runtime.invokeFunction('bench', name, new Request(new URL(url.pathname.slice('/functions/v1'.length) + url.search, url), req));
+    });
+    const bare = await serve(() => new Response('Hello World'));
+    servers.push(viaFunctions, bare);
+    const port = (s: http.Server) => (s.address() as { port: number }).port;
+    const reference = await load(`http://127.0.0.1:${port(bare)}/functions/v1/hello`);
+    const functions = await load(`http://127.0.0.1:${port(viaFunctions)}/functions/v1/hello`);
+
+    const row = (label: string, r: typeof reference) => `  ${label.padEnd(34)} ${String(r.rps).padStart(7)} req/s   p99 ${String(r.p99).padStart(3)} ms   errors ${r.errors}`;
+    return [
+      'functions (workerd, one process per function version)',
+      `  deploy (bundle + publish), median of ${COLD_RUNS}:    ${median(deployMs).toFixed(1)} ms`,
+      `  cold start (first invoke), median of ${COLD_RUNS}:   ${median(coldMs).toFixed(1)} ms (min ${Math.min(...coldMs).toFixed(1)}, max ${Math.max(...coldMs).toFixed(1)})`,
+      `  warm invoke, one request:              ${warmMs.toFixed(1)} ms`,
+      `  hello world, ${CONNECTIONS} connections, ${DURATION_S} s each:`,
+      row('bare node:http, same handler', reference),
+      row('node:http -> invokeFunction', functions),
+      `  ratio functions / bare: ${(functions.rps / reference.rps).toFixed(2)}`,
+    ].join('\n');
+  } finally {
+    for (const s of servers) { s.closeAllConnections(); s.close(); }
+    await runtime.shutdown();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) console.log(await benchFunctions());

@@ -1,0 +1,88 @@
+/**
+ * Turns a deploy's file map (TypeScript or JavaScript, one file or several)
+ * into one ES module. The bundler only ever sees the deployed files: every
+ * import is resolved inside the map, so a deploy cannot pull a host file into
+ * its bundle (`import x from "/etc/passwd"` is a 400 here, not a leak).
+ */
+import { build, stop, type Message, type Plugin } from 'esbuild';
+import { badRequest } from '../errors.ts';
+
+const LOADERS = { ts: 'ts', mts: 'ts', tsx: 'tsx', js: 'js', mjs: 'js', jsx: 'jsx', json: 'json' } as const;
+const SUFFIXES = ['', '.ts', '.tsx', '.js', '.mjs', '.jsx', '.json', '/index.ts', '/index.js'];
+
+function loaderOf(file: string) {
+  const ext = file.slice(file.lastIndexOf('.') + 1) as keyof typeof LOADERS;
+  return LOADERS[ext] ?? 'ts';
+}
+
+/** `a/b.ts` + `../c` → `c`, or null when the path leaves the bundle. */
+function join(from: string, spec: string): string | null {
+  const parts = from.split('/').slice(0, -1);
+  for (const seg of spec.split('/')) {
+    if (seg === '..') { if (parts.pop() === undefined) return null; } else if (seg !== '.' && seg !== '') parts.push(seg);
+  }
+  return parts.join('/');
+}
+
+function findFile(files: Record<string, string>, base: string): string | undefined {
+  // TypeScript projects import "./lib.js" meaning lib.ts.
+  const bases = /\.m?js$/.test(base) ? [base, base.replace(/\.m?js$/, '')] : [base];
+  for (const b of bases) for (const s of SUFFIXES) if (b + s in files) return b + s;
+  return undefined;
+}
+
+function deployedFiles(files: Record<string, string>): Plugin {
+  return {
+    name: 'hearth-deployed-files',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, (args) => {
+        // Type-only modules such as jsr:@supabase/functions-js/edge-runtime.d.ts have no runtime content.
+        if (args.path.endsWith('.d.ts')) return { path: args.path, namespace: 'empty' };
+        if (/^(node|cloudflare):/.test(args.path)) return { path: args.path, external: true };
+        if (args.kind === 'entry-point') return { path: args.path, namespace: 'deployed' };
+        if (args.path.startsWith('./') || args.path.startsWith('../')) {
+          const base = join(args.importer, args.path);
+          const found = base === null ? undefined : findFile(files, base);
+          if (found) return { path: found, namespace: 'deployed' };
+        }
+        return {
+          errors: [{
+            text: `Cannot resolve import "${args.path}": a function may import its own deployed files (relative paths), node:* and cloudflare:* modules. Remote (npm:, jsr:, https:) and absolute imports are not fetched; bundle them into the deploy.`,
+          }],
+        };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'deployed' }, (args) => ({ contents: files[args.path], loader: loaderOf(args.path) }));
+      b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: '', loader: 'js' }));
+    },
+  };
+}
+
+function describe(errors: Message[]): string {
+  return errors.slice(0, 5).map((e) => (e.location ? `${e.location.file.replace(/^deployed:/, '')}:${e.location.line}:${e.location.column}: ${e.text}` : e.text)).join('\n');
+}
+
+export async function bundleFunction(files: Record<string, string>, entrypoint: string): Promise<string> {
+  try {
+    const out = await build({
+      entryPoints: [entrypoint],
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'neutral',
+      target: 'es2022',
+      tsconfigRaw: '{}',
+      logLevel: 'silent',
+      plugins: [deployedFiles(files)],
+    });
+    return out.outputFiles[0].text;
+  } catch (e) {
+    const errors = (e as { errors?: Message[] }).errors;
+    if (!errors) throw e;
+    throw badRequest('function_bundle_failed', `The function could not be bundled:\n${describe(errors)}`);
+  }
+}
+
+/** esbuild keeps a helper process between builds; it restarts on the next build. */
+export async function stopBundler(): Promise<void> {
+  await stop();
+}

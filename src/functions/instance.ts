@@ -1,0 +1,185 @@
+/**
+ * One running workerd process serving one version of one function, reached
+ * over a unix socket in its own run directory. The process is the isolation
+ * and resource boundary: its V8 heap limit is the function's memory limit, and
+ * a stuck or crashed function is dealt with by killing its process alone.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { promises as fs, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import readline from 'node:readline';
+import { Readable } from 'node:stream';
+import { HearthError } from '../errors.ts';
+import type { LogLevel } from './store.ts';
+import { workerdFiles, type WorkerdSpec } from './workerd-config.ts';
+
+// The npm package's main export is the path of the platform binary.
+const WORKERD_BIN = (createRequire(import.meta.url)('workerd') as { default: string }).default;
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-connection', 'proxy-authorization', 'host']);
+const STDERR_TAIL = 16 * 1024;
+const SMALL_BODY = 64 * 1024;
+
+export type ExitReason = 'memory' | 'crash' | 'killed';
+export interface InstanceLog { invocationId: string | null; level: LogLevel; message: string }
+
+/**
+ * Reads up to SMALL_BODY bytes. A body that ends within it is sent whole with
+ * a content-length, in one write with the head: a function that answers
+ * without reading the body then cannot make the upload fail half-way.
+ */
+async function readHead(stream: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<{ head: Buffer; rest: Readable | null }> {
+  const reader = stream.getReader();
+  // A caller that stops sending must not hold the invocation past its time limit.
+  signal.addEventListener('abort', () => void reader.cancel(signal.reason).catch(() => {}), { once: true });
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size <= SMALL_BODY) {
+    const { value, done } = await reader.read();
+    if (done) return { head: Buffer.concat(chunks), rest: null };
+    chunks.push(value);
+    size += value.length;
+  }
+  const rest = Readable.from((async function* () {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+  })());
+  return { head: Buffer.concat(chunks), rest };
+}
+
+/** True once the worker answers: a listening socket alone does not mean the module loaded. */
+function probe(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.request({ socketPath, path: '/', headers: { 'x-hearth-probe': '1' }, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 204);
+    });
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
+export class Instance {
+  inflight = 0;
+  retired = false;
+  exitReason: ExitReason | null = null;
+  readonly closed: Promise<void>;
+  private stderrTail = '';
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly runDir: string,
+    private readonly socketPath: string,
+    logPrefix: string,
+    onLog: (log: InstanceLog) => void,
+  ) {
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (!line.startsWith(logPrefix)) return onLog({ invocationId: null, level: 'log', message: line });
+      const { i, l, m } = JSON.parse(line.slice(logPrefix.length)) as { i: string | null; l: LogLevel; m: string };
+      onLog({ invocationId: i, level: l, message: m });
+    });
+    readline.createInterface({ input: child.stderr! }).on('line', (line) => {
+      this.stderrTail = (this.stderrTail + line + '\n').slice(-STDERR_TAIL);
+      // workerd tells the function only "internal error; reference = X"; the reason is here.
+      const refused = /connecting to (.+) is not allowed/.exec(line);
+      if (refused) onLog({ invocationId: null, level: 'warn', message: `Outbound connection to ${refused[1]} refused: functions may only connect to public internet addresses.` });
+    });
+    this.closed = new Promise((resolve) => child.on('close', () => {
+      this.exitReason ??= /heap out of memory|Reached heap limit/.test(this.stderrTail) ? 'memory' : 'crash';
+      this.agent.destroy();
+      void fs.rm(this.runDir, { recursive: true, force: true }).finally(resolve);
+    }));
+  }
+
+  get alive(): boolean {
+    return this.exitReason === null;
+  }
+
+  static async start(runDir: string, spec: Omit<WorkerdSpec, 'socketPath'>, onLog: (log: InstanceLog) => void, startTimeoutMs = 15_000): Promise<Instance> {
+    const socketPath = path.join(runDir, 's');
+    const { files, logPrefix } = workerdFiles({ ...spec, socketPath });
+    await fs.mkdir(runDir, { recursive: true, mode: 0o700 });
+    await Promise.all(Object.entries(files).map(([name, text]) => fs.writeFile(path.join(runDir, name), text, { mode: 0o600 })));
+    // An empty environment: nothing of the platform's configuration reaches the process.
+    const child = spawn(WORKERD_BIN, ['serve', 'config.capnp'], { cwd: runDir, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+    const instance = new Instance(child, runDir, socketPath, logPrefix, onLog);
+    // Kept so a later start can stop this process if Hearth dies without shutting down.
+    if (child.pid) await fs.writeFile(path.join(runDir, 'pid'), String(child.pid));
+    const deadline = Date.now() + startTimeoutMs;
+    while (!(await probe(socketPath))) {
+      if (!instance.alive || Date.now() > deadline) {
+        await instance.kill();
+        const reason = instance.bootError();
+        onLog({ invocationId: null, level: 'error', message: `Boot failed: ${reason}` });
+        throw new HearthError(503, 'function_boot_error', `The function failed to start: ${reason.split('\n')[0]}`);
+      }
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    // workerd has read everything it needs; secrets do not stay on disk.
+    await Promise.all(Object.keys(files).map((name) => fs.rm(path.join(runDir, name), { force: true })));
+    return instance;
+  }
+
+  private bootError(): string {
+    const text = this.stderrTail.replaceAll(this.runDir + '/', '');
+    const uncaught = text.split('\n').findIndex((l) => l.includes('Uncaught'));
+    const lines = text.split('\n');
+    const picked = uncaught >= 0 ? lines.slice(uncaught, uncaught + 6) : lines.filter(Boolean).slice(-3);
+    return picked.map((l) => l.replace(/^.*?(Uncaught)/, '$1')).join('\n').trim() || 'the runtime exited during start-up';
+  }
+
+  /** Sends the request to the function; resolves when the response head arrives. */
+  async forward(request: Request, invocationId: string, signal: AbortSignal): Promise<http.IncomingMessage> {
+    const url = new URL(request.url);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      if (!HOP_BY_HOP.has(name) && !name.startsWith('x-hearth-')) headers[name] = value;
+    });
+    headers.host = url.host;
+    headers['x-hearth-invocation'] = invocationId;
+    const body = request.body && (await readHead(request.body, signal));
+    if (body?.rest === null) headers['content-length'] = String(body.head.length);
+    return new Promise((resolve, reject) => {
+      const req = http.request({ socketPath: this.socketPath, agent: this.agent, method: request.method, path: url.pathname + url.search, headers, signal }, resolve);
+      req.on('error', reject);
+      if (!body) return void req.end();
+      if (body.rest === null) return void req.end(body.head);
+      req.write(body.head);
+      body.rest.on('error', (e) => req.destroy(e)).pipe(req);
+    });
+  }
+
+  async kill(): Promise<void> {
+    if (this.alive) {
+      this.exitReason = 'killed';
+      // SIGKILL: a function spinning in a loop never gets to handle SIGTERM, and workerd holds no state to save.
+      this.child.kill('SIGKILL');
+    }
+    await this.closed;
+  }
+}
+
+/**
+ * Kills workerd processes left by a Hearth process that died without shutting
+ * down (run directories are named `<owner pid>-...`). A pid is only killed if
+ * it still runs in that directory, so a recycled pid is never hit.
+ */
+export function sweepOrphans(runRoot: string): void {
+  let dirs: string[];
+  try { dirs = readdirSync(runRoot); } catch { return; }
+  for (const dir of dirs) {
+    const owner = Number(dir.split('-')[0]);
+    if (owner === process.pid || isAlive(owner)) continue;
+    const runDir = path.join(runRoot, dir);
+    try {
+      const pid = Number(readFileSync(path.join(runDir, 'pid'), 'utf8'));
+      if (readlinkSync(`/proc/${pid}/cwd`) === runDir) process.kill(pid, 'SIGKILL');
+    } catch { /* already gone */ }
+    rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+}

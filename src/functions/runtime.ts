@@ -1,0 +1,363 @@
+/**
+ * The functions runtime owned by a Hearth process: deploys versions, keeps one
+ * workerd instance per running function version, forwards invocations to it
+ * with a wall-clock limit, and records what each invocation logged. Nothing
+ * here speaks Hearth's HTTP API; routes call these methods with plain values.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { Config } from '../config.ts';
+import { HearthError, notFound } from '../errors.ts';
+import { bundleFunction, stopBundler } from './bundle.ts';
+import { Instance, sweepOrphans, type InstanceLog } from './instance.ts';
+import { functionNetworkPolicy, type NetworkPolicy } from './network.ts';
+import { DirFunctionStore, type FunctionLogEntry, type FunctionRecord, type FunctionStore } from './store.ts';
+import { assertFunctionName, checkSecrets, checkSource, type FunctionSource } from './validate.ts';
+
+export interface FunctionsRuntimeOptions {
+  store?: FunctionStore;
+  /** Wall-clock limit of one invocation, body streaming included. */
+  timeoutMs?: number;
+  /** V8 heap limit of one function instance. */
+  memoryLimitMb?: number;
+  /** An instance with no request for this long is stopped. */
+  idleMs?: number;
+  /** Variables every function of a project sees besides its secrets (SUPABASE_URL, keys, ...). */
+  platformEnv?: (projectRef: string) => Record<string, string> | Promise<Record<string, string>>;
+}
+
+export interface FunctionInfo {
+  name: string;
+  version: number;
+  entrypoint: string;
+  verifyJwt: boolean;
+  createdAt: string;
+}
+
+interface Slot {
+  key: string;
+  version: number;
+  instance: Promise<Instance>;
+  ready: Instance | null;
+}
+
+const LOG_FLUSH_MS = 200;
+const ACQUIRE_ATTEMPTS = 5;
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+const info = (r: FunctionRecord): FunctionInfo => ({ name: r.name, version: r.version, entrypoint: r.entrypoint, verifyJwt: r.verifyJwt, createdAt: r.createdAt });
+
+export class FunctionsRuntime {
+  readonly store: FunctionStore;
+  private readonly timeoutMs: number;
+  private readonly memoryLimitMb: number;
+  private readonly idleMs: number;
+  private readonly network: NetworkPolicy;
+  private readonly runRoot: string;
+  private readonly slots = new Map<string, Slot>();
+  private readonly instances = new Set<Instance>();
+  private readonly starting = new Set<Promise<Instance>>();
+  private readonly active = new Set<(error: HearthError) => void>();
+  private readonly idleTimers = new Map<Instance, NodeJS.Timeout>();
+  private pendingLogs = new Map<string, FunctionLogEntry[]>();
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(config: Config, private readonly options: FunctionsRuntimeOptions = {}) {
+    this.store = options.store ?? new DirFunctionStore(path.join(config.dataDir, 'functions'));
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.memoryLimitMb = options.memoryLimitMb ?? 128;
+    this.idleMs = options.idleMs ?? 5 * 60_000;
+    this.network = functionNetworkPolicy(config.outboundAllow);
+    // Unix socket paths are limited to ~107 bytes; a deep data dir falls back to the temp dir.
+    const preferred = path.join(config.dataDir, 'functions', 'run');
+    this.runRoot = preferred.length <= 80 ? preferred : path.join(os.tmpdir(), 'hearth-functions');
+    sweepOrphans(this.runRoot);
+  }
+
+  async deployFunction(projectRef: string, name: string, source: FunctionSource, secrets?: Record<string, string>): Promise<FunctionInfo> {
+    assertFunctionName(name);
+    const entrypoint = checkSource(source);
+    if (secrets) checkSecrets(secrets);
+    const bundle = await bundleFunction(source.files, entrypoint);
+    if (secrets) await this.store.updateSecrets(projectRef, secrets, []);
+    const record = await this.store.publish(projectRef, name, { entrypoint, verifyJwt: source.verifyJwt ?? true, files: source.files, bundle });
+    // In-flight requests finish on the old instance; the next one starts the new version.
+    this.retire(`${projectRef}/${name}`);
+    return info(record);
+  }
+
+  async getFunction(projectRef: string, name: string): Promise<FunctionInfo | null> {
+    assertFunctionName(name);
+    const record = await this.store.get(projectRef, name);
+    return record && info(record);
+  }
+
+  async listFunctions(projectRef: string): Promise<FunctionInfo[]> {
+    return (await this.store.list(projectRef)).map(info);
+  }
+
+  async removeFunction(projectRef: string, name: string): Promise<void> {
+    assertFunctionName(name);
+    if (!(await this.store.remove(projectRef, name))) throw this.missing(name);
+    this.retire(`${projectRef}/${name}`);
+  }
+
+  async setSecrets(projectRef: string, secrets: Record<string, string>): Promise<void> {
+    checkSecrets(secrets);
+    await this.store.updateSecrets(projectRef, secrets, []);
+    this.retireProject(projectRef);
+  }
+
+  async unsetSecrets(projectRef: string, names: string[]): Promise<void> {
+    await this.store.updateSecrets(projectRef, {}, names);
+    this.retireProject(projectRef);
+  }
+
+  /** Names and a SHA-256 digest of each value (as Supabase shows them); values never leave. */
+  async listSecrets(projectRef: string): Promise<{ name: string; digest: string }[]> {
+    const { values } = await this.store.getSecrets(projectRef);
+    return Object.keys(values).sort().map((name) => ({ name, digest: createHash('sha256').update(values[name]).digest('hex') }));
+  }
+
+  async readLogs(projectRef: string, name: string, { limit = 100 }: { limit?: number } = {}): Promise<FunctionLogEntry[]> {
+    assertFunctionName(name);
+    await this.flushLogs();
+    return this.store.readLogs(projectRef, name, Math.max(1, Math.min(limit, 1000)));
+  }
+
+  /**
+   * Runs the function on `request` (any method, streaming body) and resolves
+   * with its response once the head arrives; the body streams through. The
+   * function sees the request's path and query as given. Platform failures are
+   * thrown as HearthError: 404 function_not_found, 503 function_boot_error,
+   * 504 function_timeout, 546 function_memory_limit, 502 function_crashed,
+   * 500 function_error (the function threw).
+   */
+  async invokeFunction(projectRef: string, name: string, request: Request): Promise<Response> {
+    if (this.stopped) throw new HearthError(503, 'functions_stopped', 'The functions runtime is shutting down.');
+    assertFunctionName(name);
+    // A redeploy or a crash can retire the instance between lookup and use; look again then.
+    for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
+      const record = await this.store.get(projectRef, name);
+      if (!record) throw this.missing(name);
+      const instance = await this.acquire(projectRef, record);
+      if (instance) return this.run(projectRef, record, instance, request);
+    }
+    throw new HearthError(503, 'function_unavailable', `The function "${name}" kept changing or stopping while this request waited; try again.`);
+  }
+
+  /** The workflows' `function` step: POSTs `body` as JSON, returns the status and the (JSON if possible) body. */
+  async invokeFunctionJson(projectRef: string, name: string, body: unknown): Promise<{ status: number; body: unknown }> {
+    const request = new Request(`http://localhost/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? null) });
+    const response = await this.invokeFunction(projectRef, name, request);
+    const text = await response.text();
+    try {
+      return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+    } catch {
+      return { status: response.status, body: text };
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopped = true;
+    const stopping = new HearthError(503, 'functions_stopped', 'The functions runtime is shutting down.');
+    for (const stop of [...this.active]) stop(stopping);
+    for (const timer of this.idleTimers.values()) clearTimeout(timer);
+    this.idleTimers.clear();
+    await Promise.allSettled([...this.starting]);
+    this.slots.clear();
+    await Promise.all([...this.instances].map((i) => i.kill()));
+    await this.flushLogs();
+    await stopBundler();
+  }
+
+  private missing(name: string): HearthError {
+    return notFound(`No function named "${name}" is deployed in this project.`, 'function_not_found');
+  }
+
+  /**
+   * The live instance for this version and these secrets, started if needed,
+   * with the request already counted in flight; null if it was retired first.
+   */
+  private async acquire(projectRef: string, record: FunctionRecord): Promise<Instance | null> {
+    const { values, revision } = await this.store.getSecrets(projectRef);
+    const bindings = { ...(await this.options.platformEnv?.(projectRef)), ...values };
+    const key = `${record.version}:${revision}:${createHash('sha256').update(JSON.stringify(bindings)).digest('hex')}`;
+    const slotKey = `${projectRef}/${record.name}`;
+    let slot = this.slots.get(slotKey);
+    // A request holding an older record must not displace a newer version.
+    if (slot && slot.version > record.version) return null;
+    if (slot?.key !== key) slot = this.startSlot(projectRef, slotKey, key, record, bindings);
+    const instance = await slot.instance;
+    if (!instance.alive || instance.retired) {
+      this.dropSlot(slotKey, instance);
+      return null;
+    }
+    // Counted in the same turn as the check, so a retire cannot kill it in between.
+    instance.inflight++;
+    clearTimeout(this.idleTimers.get(instance));
+    return instance;
+  }
+
+  private startSlot(projectRef: string, slotKey: string, key: string, record: FunctionRecord, bindings: Record<string, string>): Slot {
+    this.retire(slotKey);
+    const onLog = (log: InstanceLog) => this.log(projectRef, record.name, record.version, log);
+    const runDir = path.join(this.runRoot, `${process.pid}-${randomUUID().slice(0, 8)}`);
+    const slot: Slot = { key, version: record.version, ready: null, instance: Instance.start(runDir, { bundle: record.bundle, bindings, network: this.network, memoryLimitMb: this.memoryLimitMb }, onLog) };
+    this.slots.set(slotKey, slot);
+    this.starting.add(slot.instance);
+    void slot.instance.finally(() => this.starting.delete(slot.instance)).catch(() => {});
+    slot.instance.then((i) => {
+      slot.ready = i;
+      this.instances.add(i);
+      void i.closed.then(() => {
+        this.instances.delete(i);
+        clearTimeout(this.idleTimers.get(i));
+        this.idleTimers.delete(i);
+        this.dropSlot(slotKey, i);
+      });
+    }, () => { if (this.slots.get(slotKey) === slot) this.slots.delete(slotKey); });
+    return slot;
+  }
+
+  /** Forgets the slot if it still routes to `instance`. */
+  private dropSlot(slotKey: string, instance: Instance): void {
+    if (this.slots.get(slotKey)?.ready === instance) this.slots.delete(slotKey);
+  }
+
+  /** Stops routing to a slot's instance; it is killed once its last request is done. */
+  private retire(slotKey: string): void {
+    const slot = this.slots.get(slotKey);
+    if (!slot) return;
+    this.slots.delete(slotKey);
+    const retire = (i: Instance) => { i.retired = true; if (i.inflight === 0) void i.kill(); };
+    if (slot.ready) retire(slot.ready); else slot.instance.then(retire, () => {});
+  }
+
+  private retireProject(projectRef: string): void {
+    for (const key of [...this.slots.keys()]) if (key.startsWith(`${projectRef}/`)) this.retire(key);
+  }
+
+  private async run(projectRef: string, record: FunctionRecord, instance: Instance, request: Request): Promise<Response> {
+    const invocationId = randomUUID();
+    const startedAt = performance.now();
+    const url = new URL(request.url);
+    const abort = new AbortController();
+    let response: http.IncomingMessage | null = null;
+    let stoppedBy: HearthError | null = null;
+    let done = false;
+
+    const finish = (status: number, code: string | null) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      this.active.delete(stop);
+      this.log(projectRef, record.name, record.version, {
+        invocationId, level: status >= 500 ? 'error' : 'info', message: `${request.method} ${url.pathname} ${status}${code ? ` ${code}` : ''}`,
+      }, { method: request.method, path: url.pathname, status, code, durationMs: Math.round(performance.now() - startedAt) });
+      if (--instance.inflight === 0) this.settle(instance);
+    };
+    // Ends the invocation from outside (time limit, shutdown), even if nobody reads the body.
+    const stop = (error: HearthError) => {
+      stoppedBy = error;
+      abort.abort(error);
+      response?.destroy(error);
+      finish(error.status, error.code);
+    };
+    const timer = setTimeout(() => {
+      // The function may be spinning; nothing else should be sent to this process.
+      instance.retired = true;
+      this.dropSlot(`${projectRef}/${record.name}`, instance);
+      stop(new HearthError(504, 'function_timeout', `The function did not finish within ${this.timeoutMs} ms.`));
+    }, this.timeoutMs).unref();
+    this.active.add(stop);
+
+    try {
+      response = await instance.forward(request, invocationId, abort.signal);
+    } catch (e) {
+      const error = stoppedBy ?? (await this.failure(instance, e));
+      finish(error.status, error.code);
+      throw error;
+    }
+    const failed = response.headers['x-hearth-error'];
+    if (typeof failed === 'string') {
+      response.resume();
+      finish(500, failed);
+      throw new HearthError(500, failed, failed === 'function_no_handler'
+        ? 'The function has no handler: call Deno.serve(handler) or export default { fetch(req, env) }.'
+        : 'The function threw an error; its logs have the details.');
+    }
+    return this.toResponse(response, instance, finish, () => stoppedBy);
+  }
+
+  private toResponse(res: http.IncomingMessage, instance: Instance, finish: (status: number, code: string | null) => void, stoppedBy: () => HearthError | null): Response {
+    const status = res.statusCode ?? 502;
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value === undefined || name === 'connection' || name === 'keep-alive' || name === 'transfer-encoding') continue;
+      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+    }
+    if (NULL_BODY.has(status)) {
+      res.resume();
+      finish(status, null);
+      return new Response(null, { status, headers });
+    }
+    const chunks = res[Symbol.asyncIterator]();
+    const body = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          const { value, done } = await chunks.next();
+          if (done) { controller.close(); finish(status, null); } else controller.enqueue(value as Uint8Array);
+        } catch (e) {
+          const error = stoppedBy() ?? (await this.failure(instance, e));
+          controller.error(error);
+          finish(status, error.code);
+        }
+      },
+      cancel: () => { res.destroy(); finish(status, 'client_cancelled'); },
+    });
+    return new Response(body, { status, headers });
+  }
+
+  /** Names why a forwarded request failed, once the process's fate is known. */
+  private async failure(instance: Instance, error: unknown): Promise<HearthError> {
+    if (error instanceof HearthError) return error;
+    await Promise.race([instance.closed, new Promise((r) => setTimeout(r, 1000).unref())]);
+    if (instance.exitReason === 'memory') return new HearthError(546, 'function_memory_limit', `The function exceeded its memory limit of ${this.memoryLimitMb} MB and was stopped.`);
+    return new HearthError(502, 'function_crashed', 'The function runtime stopped while handling the request.');
+  }
+
+  /** Called when an instance has no request left: retired ones die now, others after idleMs. */
+  private settle(instance: Instance): void {
+    if (instance.retired || this.stopped) return void instance.kill();
+    this.idleTimers.set(instance, setTimeout(() => { instance.retired = true; void instance.kill(); }, this.idleMs).unref());
+  }
+
+  private log(projectRef: string, name: string, version: number, log: InstanceLog, request?: FunctionLogEntry['request']): void {
+    const entry: FunctionLogEntry = { at: new Date().toISOString(), version, invocationId: log.invocationId, level: log.level, message: log.message, ...(request && { request }) };
+    const key = `${projectRef}\u0000${name}`;
+    const list = this.pendingLogs.get(key);
+    if (list) list.push(entry); else this.pendingLogs.set(key, [entry]);
+    this.flushTimer ??= setTimeout(() => void this.flushLogs(), LOG_FLUSH_MS).unref();
+  }
+
+  private flushLogs(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const batch = this.pendingLogs;
+    this.pendingLogs = new Map();
+    this.flushing = this.flushing.then(() => Promise.all([...batch].map(([key, entries]) => {
+      const [projectRef, name] = key.split('\u0000');
+      return this.store.appendLogs(projectRef, name, entries).catch((e) => process.emitWarning(`functions: could not store logs of ${name}: ${(e as Error).message}`));
+    }))).then(() => {});
+    return this.flushing;
+  }
+}
+
+export function createFunctionsRuntime(config: Config, options?: FunctionsRuntimeOptions): FunctionsRuntime {
+  return new FunctionsRuntime(config, options);
+}

@@ -1,0 +1,64 @@
+/**
+ * Input rules for deploys and secrets. They are checked before anything is
+ * bundled or written, so a bad deploy is a 400 with a code naming the fault
+ * and never a half-published version.
+ */
+import { badRequest } from '../errors.ts';
+
+// The same rule as workflow names (SPEC 2.8), so a workflow `function` step can
+// name any function.
+const FUNCTION_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,255}$/;
+const MAX_SOURCE_BYTES = 10 * 1024 * 1024;
+const MAX_SECRET_BYTES = 64 * 1024;
+
+export interface FunctionSource {
+  /** Path → source text, e.g. `{ "index.ts": "...", "lib/util.ts": "..." }`. */
+  files: Record<string, string>;
+  /** The file that is run; defaults to index.ts / index.js when there is one. */
+  entrypoint?: string;
+  /** Whether callers need a project key or user token (checked by the HTTP route). */
+  verifyJwt?: boolean;
+}
+
+export function assertFunctionName(name: string): void {
+  if (!FUNCTION_NAME.test(name)) {
+    throw badRequest('invalid_function_name', `Function name "${name}" is invalid: use 1-64 characters a-z, 0-9, "_" and "-", starting with a letter or digit.`);
+  }
+}
+
+/** Checks the file map and returns the entrypoint to use. */
+export function checkSource(source: FunctionSource): string {
+  const paths = Object.keys(source.files ?? {});
+  if (paths.length === 0) throw badRequest('invalid_function_source', 'A deploy needs at least one source file, e.g. { "index.ts": "Deno.serve(...)" }.');
+  let total = 0;
+  for (const p of paths) {
+    if (typeof source.files[p] !== 'string') throw badRequest('invalid_function_source', `File "${p}" must be a string of source text.`);
+    if (p.startsWith('/') || p.split('/').some((s) => s === '' || s === '.' || s === '..') || p.includes('\\')) {
+      throw badRequest('invalid_function_source', `File path "${p}" must be relative and may not contain "", "." or ".." segments.`);
+    }
+    total += Buffer.byteLength(source.files[p]);
+  }
+  if (total > MAX_SOURCE_BYTES) throw badRequest('function_too_large', `The sources total ${total} bytes; the limit is ${MAX_SOURCE_BYTES}.`);
+  const entrypoint = source.entrypoint ?? ['index.ts', 'index.js', 'index.tsx', 'index.mjs'].find((f) => f in source.files) ?? (paths.length === 1 ? paths[0] : undefined);
+  if (!entrypoint || !(entrypoint in source.files)) {
+    throw badRequest('invalid_function_entrypoint', `Entrypoint "${entrypoint ?? ''}" is not one of the deployed files (${paths.join(', ')}).`);
+  }
+  return entrypoint;
+}
+
+export function checkSecrets(secrets: Record<string, string>): void {
+  for (const [name, value] of Object.entries(secrets)) {
+    if (!SECRET_NAME.test(name)) throw badRequest('invalid_secret_name', `Secret name "${name}" must look like an environment variable: letters, digits and "_", not starting with a digit.`);
+    // Supabase reserves the prefix for the variables the platform itself provides.
+    if (name.startsWith('SUPABASE_')) throw badRequest('reserved_secret_name', `Secret name "${name}" starts with SUPABASE_, which is reserved for variables Hearth provides.`);
+    if (typeof value !== 'string') throw badRequest('invalid_secret_value', `Secret "${name}" must be a string.`);
+    if (Buffer.byteLength(value) > MAX_SECRET_BYTES) throw badRequest('invalid_secret_value', `Secret "${name}" is larger than ${MAX_SECRET_BYTES} bytes.`);
+  }
+}
+
+// Refs become directory names in the in-directory store; the platform makes
+// them lower-case alphanumerics, so anything else is refused rather than escaped.
+export function assertProjectRef(ref: string): void {
+  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(ref)) throw badRequest('invalid_project_ref', `Project ref "${ref}" is invalid.`);
+}

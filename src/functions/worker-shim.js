@@ -1,0 +1,77 @@
+// Runs inside workerd as the module evaluated before the function's own code
+// (the host prepends `const LOG_PREFIX = "<random>";`). It gives Supabase-style
+// functions the Deno APIs they use (Deno.serve, Deno.env), tags console output
+// with the invocation it belongs to, and turns both handler forms into the one
+// fetch handler workerd calls. Plain JavaScript: workerd runs it as is.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { format } from 'node:util';
+import { env as bindings } from 'cloudflare:workers';
+
+const MAX_MESSAGE = 8192;
+const invocation = new AsyncLocalStorage();
+const write = console.log.bind(console);
+
+// The prefix is a per-instance secret kept in this module's scope, so output a
+// function forges cannot pass for a log record of another invocation.
+function emit(level, args) {
+  let message = format(...args);
+  if (message.length > MAX_MESSAGE) message = `${message.slice(0, MAX_MESSAGE)}… (truncated)`;
+  write(LOG_PREFIX + JSON.stringify({ i: invocation.getStore() ?? null, l: level, m: message }));
+}
+for (const level of ['log', 'info', 'debug', 'warn', 'error']) console[level] = (...args) => emit(level, args);
+addEventListener('unhandledrejection', (event) => {
+  emit('error', ['Unhandled promise rejection:', event.reason]);
+  event.preventDefault();
+});
+
+const vars = new Map(Object.entries(bindings).filter(([, v]) => typeof v === 'string'));
+let served = null;
+
+globalThis.Deno = {
+  env: {
+    get: (name) => vars.get(name),
+    has: (name) => vars.has(name),
+    set: (name, value) => void vars.set(name, String(value)),
+    delete: (name) => void vars.delete(name),
+    toObject: () => Object.fromEntries(vars),
+  },
+  serve(a, b) {
+    served = typeof a === 'function' ? a : typeof b === 'function' ? b : a?.handler;
+    if (typeof served !== 'function') throw new TypeError('Deno.serve needs a handler: Deno.serve((req) => new Response(...)).');
+    return { finished: new Promise(() => {}), shutdown: async () => {}, ref() {}, unref() {}, addr: { transport: 'tcp', hostname: '0.0.0.0', port: 8000 } };
+  },
+};
+
+function failure(code) {
+  return new Response(null, { status: 500, headers: { 'x-hearth-error': code } });
+}
+
+/** Called by the entry module for every request the host forwards. */
+export function handle(user, request, env, ctx) {
+  // The host's readiness check; it strips x-hearth-* from callers' requests, so only it can send this.
+  if (request.headers.has('x-hearth-probe')) return new Response(null, { status: 204 });
+  const id = request.headers.get('x-hearth-invocation');
+  const headers = new Headers(request.headers);
+  headers.delete('x-hearth-invocation');
+  const req = new Request(request, { headers });
+  return invocation.run(id, async () => {
+    try {
+      const target = user.default;
+      let response;
+      if (typeof target?.fetch === 'function') response = await target.fetch(req, env, ctx);
+      else if (served) response = await served(req, { remoteAddr: { transport: 'tcp', hostname: '127.0.0.1', port: 0 }, completed: new Promise(() => {}) });
+      else {
+        emit('error', ['The function neither called Deno.serve(handler) nor has `export default { fetch(req, env) }`.']);
+        return failure('function_no_handler');
+      }
+      if (!(response instanceof Response)) {
+        emit('error', [`The handler returned ${typeof response}, not a Response.`]);
+        return failure('function_error');
+      }
+      return response;
+    } catch (e) {
+      emit('error', [e]);
+      return failure('function_error');
+    }
+  });
+}
