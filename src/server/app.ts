@@ -10,11 +10,12 @@ import { managementRoutes } from '../platform/routes.ts';
 import { dataPlane, rewriteProjectUrl } from './data-plane.ts';
 import { areaOf, envelope, sendError } from './envelopes.ts';
 import { jwksRoutes } from '../auth/jwks.ts';
+import { workflowRoutes } from '../workflows/routes.ts';
+import { storageRoutes } from '../storage/routes.ts';
 import { restRoutes } from '../rest/routes.ts';
+import { cronRoutes } from '../cron/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
 import { mailboxRoutes } from '../auth/mailbox-routes.ts';
-import { cronRoutes } from '../cron/routes.ts';
-import { storageRoutes } from '../storage/routes.ts';
 
 export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<FastifyInstance> {
   const app = Fastify({
@@ -49,10 +50,11 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(managementRoutes, { p, registry });
   await app.register(dataPlane, { p, registry });
   await app.register(jwksRoutes);
+  await app.register(workflowRoutes, { p, registry });
+  await app.register(storageRoutes, { p });
   await app.register(restRoutes);
+  await app.register(cronRoutes, { p });
   await app.register(authRoutes, { p });
   await app.register(mailboxRoutes, { p, registry });
-  await app.register(cronRoutes, { p });
-  await app.register(storageRoutes, { p });
   return app as unknown as FastifyInstance;
 }

@@ -5,8 +5,9 @@
  */
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { startAuthMaintenance } from '../auth/maintenance.ts';
+import { startWorkflowWorkers } from '../workflows/worker.ts';
 import { startCronScheduler } from '../cron/scheduler.ts';
+import { startAuthMaintenance } from '../auth/maintenance.ts';
 
 export interface Worker {
   stop(): Promise<void>;
@@ -37,8 +38,9 @@ export function every(p: Platform, name: string, intervalMs: number, fn: () => P
 
 export function startWorkers(p: Platform, registry: ProjectRegistry): Worker[] {
   return [
-    startAuthMaintenance(p, registry),
     startCronScheduler(p, registry),
+    startWorkflowWorkers(p, registry),
+    startAuthMaintenance(p, registry),
     every(p, 'expired management sessions cleanup', 3600_000, async () => {
       await p.dbs.control`delete from platform.sessions where expires_at < ${p.clock.now()}`;
     }),

@@ -1,0 +1,120 @@
+/**
+ * Workflow engine throughput: 1,000 runs of 5 sql steps across 10 projects,
+ * advanced by back-to-back engine ticks (a 0-ms tick), beside graphile-worker
+ * running 5,000 equivalent jobs (one `select 1` each) on the same server.
+ * Also: transactions committed per step (control + project databases, from
+ * pg_stat_database) and the delay from a due timer to its next step starting.
+ */
+import { run as runWorker, quickAddJob } from 'graphile-worker';
+import postgres from 'postgres';
+import { engineTick } from '../src/workflows/engine.ts';
+import { startTestHearth } from '../test/helpers/hearth.ts';
+
+const PROJECTS = 10;
+const RUNS_PER_PROJECT = 100;
+const STEPS = 5;
+const JOBS = 5000;
+
+async function commits(admin: postgres.Sql, dbs: string[]): Promise<number> {
+  const [row] = await admin`select coalesce(sum(xact_commit), 0)::bigint as n from pg_stat_database where datname = any(${dbs})`;
+  return Number(row!.n);
+}
+
+export async function benchWorkflows(): Promise<string[]> {
+  const h = await startTestHearth({ env: { HEARTH_WORKFLOW_TICK_MS: '3600000' } });
+  const admin = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+  const lines: string[] = [];
+  try {
+    console.error("hearth up");
+    const orgs = await h.api('GET', '/v1/organizations');
+    const refs = [h.info.PROJECT_REF];
+    for (let i = 1; i < PROJECTS; i++) console.error("project", i, Date.now()), refs.push((await h.api('POST', '/v1/projects', { body: { name: `bench${i}`, organization_id: orgs.body[0].id } })).body.ref);
+    const steps = Array.from({ length: STEPS }, (_, i) => ({ key: `s${i}`, kind: 'sql', target: 'select 1' }));
+    for (const ref of refs) {
+      await h.api('PATCH', `/v1/projects/${ref}/config/workflows`, { body: { enabled: true } });
+      await h.api('PUT', `/v1/projects/${ref}/workflows/bench`, { body: { steps } });
+      await Promise.all(Array.from({ length: RUNS_PER_PROJECT }, () => h.api('POST', `/v1/projects/${ref}/workflows/bench/runs`, { body: {} })));
+    }
+    console.error("setup done");
+    const dbs = [h.config.controlDb, ...refs.map((r) => `hearth_${r}`)];
+    await admin`select pg_stat_clear_snapshot()`;
+    const c0 = await commits(admin, dbs);
+    const t0 = performance.now();
+    const deadline = t0 + 60_000;
+    let left = PROJECTS * RUNS_PER_PROJECT;
+    while (left > 0 && performance.now() < deadline) {
+      await engineTick(h.hearth.p, h.hearth.registry);
+      const [row] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.workflow_runs where status <> 'succeeded'`;
+      left = row!.n as number;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    await new Promise((r) => setTimeout(r, 600)); // statistics are reported with a short delay
+    await admin`select pg_stat_clear_snapshot()`;
+    const stepsDone = (PROJECTS * RUNS_PER_PROJECT - left) * STEPS;
+    const perStep = (await commits(admin, dbs)) - c0;
+    const hearthRate = stepsDone / seconds;
+
+    console.error("engine done", stepsDone, seconds);
+    // The reference: graphile-worker, same server, one trivial SQL job per step.
+    const refDb = `bench_gw_${Date.now()}`;
+    await admin.unsafe(`create database ${refDb}`);
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${refDb}`;
+    let gwRate = 0;
+    try {
+      const jobDb = postgres(url.toString(), { max: 10, onnotice: () => {} });
+      let done = 0;
+      const runner = await runWorker({
+        connectionString: url.toString(),
+        concurrency: 10,
+        noHandleSignals: true,
+        pollInterval: 50,
+        logger: undefined,
+        taskList: {
+          step: async () => {
+            await jobDb`select 1`;
+            done++;
+          },
+        },
+      });
+      const jobs = Array.from({ length: JOBS }, (_, i) => ({ identifier: 'step', payload: { i } }));
+      const addDb = postgres(url.toString(), { max: 1, onnotice: () => {} });
+      await addDb`select graphile_worker.add_jobs(array(select json_populate_recordset(null::graphile_worker.job_spec, ${JSON.stringify(jobs)}::json)))`.catch(async () => {
+        for (const j of jobs) await quickAddJob({ connectionString: url.toString() }, j.identifier, j.payload);
+      });
+      const g0 = performance.now();
+      while (done < JOBS && performance.now() - g0 < 30_000) await new Promise((r) => setTimeout(r, 20));
+      gwRate = done / ((performance.now() - g0) / 1000);
+      await runner.stop();
+      await addDb.end();
+      await jobDb.end();
+    } finally {
+      await admin.unsafe(`drop database if exists ${refDb} with (force)`);
+    }
+    lines.push(
+      `engine, 1,000 runs x 5 sql steps, 10 projects   hearth ${hearthRate.toFixed(0).padStart(6)} steps/s (${stepsDone} steps in ${seconds.toFixed(1)} s, ${(perStep / Math.max(1, stepsDone)).toFixed(1)} commits/step)   graphile-worker ${gwRate.toFixed(0).padStart(6)} jobs/s   ratio ${(hearthRate / Math.max(1, gwRate)).toFixed(2)}`,
+    );
+
+    // Timer latency: from a sleep's due time to the next step starting, with back-to-back ticks.
+    await h.api('PUT', `/v1/projects/${refs[0]}/workflows/timer`, { body: { steps: [{ key: 'z', kind: 'sleep', sleep_for: '1s' }, { key: 'after', kind: 'sql', target: 'select 1' }] } });
+    const started = await h.api('POST', `/v1/projects/${refs[0]}/workflows/timer/runs`, { body: {} });
+    const lat: number[] = [];
+    const until = performance.now() + 5000;
+    let due: number | null = null;
+    while (performance.now() < until) {
+      await engineTick(h.hearth.p, h.hearth.registry);
+      const [z] = await h.hearth.p.dbs.control`select started_at from platform.workflow_run_steps where run_id = ${started.body.id} and key = 'z'`;
+      if (z?.started_at && due === null) due = (z.started_at as Date).getTime() + 1000;
+      const [a] = await h.hearth.p.dbs.control`select started_at from platform.workflow_run_steps where run_id = ${started.body.id} and key = 'after' and started_at is not null`;
+      if (a && due !== null) {
+        lat.push((a.started_at as Date).getTime() - due);
+        break;
+      }
+    }
+    lines.push(`timer: due sleep -> next step started            ${lat.length ? `${lat[0]} ms` : 'not measured'} (0-ms tick; with the default 15 s tick, up to one tick more)`);
+  } finally {
+    await admin.end();
+    await h.close();
+  }
+  return lines;
+}

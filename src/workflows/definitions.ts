@@ -1,0 +1,98 @@
+/**
+ * Workflow definitions: each PUT publishes version max+1 (immutable), PATCH
+ * flips `enabled` on every version, there is no delete (SPEC 2.8, 4.6, 9).
+ * Step secrets are sealed with the master key before they are stored and are
+ * shown back only as `secret_set: true`.
+ */
+import type { Platform } from '../context.ts';
+import { HearthError, notFound } from '../errors.ts';
+import type { MasterKey } from '../platform/secrets.ts';
+import { validateDefinition, WORKFLOW_NAME, type Action, type Step } from './validate.ts';
+
+export function checkWorkflowName(name: unknown, code = 'invalid_name'): string {
+  if (typeof name !== 'string' || !WORKFLOW_NAME.test(name)) {
+    throw new HearthError(400, code, `Workflow names match ^[a-z0-9][a-z0-9_-]{0,63}$ (got ${JSON.stringify(name)}).`);
+  }
+  return name;
+}
+
+function seal<T extends Step | Action>(master: MasterKey, s: T): T {
+  const out = { ...s } as T & { children?: Step[]; compensate?: Action };
+  if (out.secret) {
+    out.secret_sealed = master.encrypt(out.secret);
+    delete out.secret;
+  }
+  if ('children' in out && out.children) out.children = out.children.map((c) => seal(master, c));
+  if ('compensate' in out && out.compensate) out.compensate = seal(master, out.compensate);
+  return out;
+}
+
+/** The stored form as users see it: secrets replaced by secret_set, internal fields dropped. */
+function redactStep(s: Step | Action): Record<string, unknown> {
+  const { secret_sealed, secret: _plain, ...rest } = s as Step;
+  const out: Record<string, unknown> = { ...rest };
+  delete out.sleep_seconds;
+  if (s.kind === 'webhook') out.secret_set = Boolean(secret_sealed);
+  if ((s as Step).children) out.children = (s as Step).children!.map(redactStep);
+  if ((s as Step).compensate) out.compensate = redactStep((s as Step).compensate!);
+  return out;
+}
+
+export async function publishDefinition(p: Platform, projectId: string, name: string, body: unknown) {
+  checkWorkflowName(name);
+  const def = validateDefinition(body);
+  const steps = def.steps.map((s) => seal(p.master, s));
+  return p.dbs.control.begin(async (tx) => {
+    // Serialise concurrent PUTs of one name so versions stay max+1 without gaps or clashes.
+    await tx`select pg_advisory_xact_lock(hashtext(${`wf-def:${projectId}:${name}`}))`;
+    const [row] = await tx`insert into platform.workflow_definitions (project_id, name, version, enabled, steps)
+      select ${projectId}, ${name}, coalesce(max(version), 0) + 1, ${def.enabled}, ${tx.json(steps as never)}
+      from platform.workflow_definitions where project_id = ${projectId} and name = ${name}
+      returning name, version, enabled`;
+    return { name: row!.name as string, version: row!.version as number, enabled: row!.enabled as boolean };
+  });
+}
+
+export async function listDefinitions(p: Platform, projectId: string) {
+  const rows = await p.dbs.control`select distinct on (name) name, version, enabled, jsonb_array_length(steps) as step_count, created_at
+    from platform.workflow_definitions where project_id = ${projectId} order by name, version desc`;
+  return rows.map((r) => ({ name: r.name, version: r.version, enabled: r.enabled, step_count: r.step_count, updated_at: r.created_at }));
+}
+
+export async function getDefinition(p: Platform, projectId: string, name: string) {
+  const [row] = await p.dbs.control`select name, version, enabled, steps, created_at from platform.workflow_definitions
+    where project_id = ${projectId} and name = ${name} order by version desc limit 1`;
+  if (!row) throw notFound(`There is no workflow "${name}" in this project.`);
+  return { name: row.name, version: row.version, enabled: row.enabled, steps: (row.steps as Step[]).map(redactStep), created_at: row.created_at };
+}
+
+export async function setEnabled(p: Platform, projectId: string, name: string, body: unknown): Promise<void> {
+  const enabled = (body as { enabled?: unknown } | null)?.enabled;
+  if (typeof body !== 'object' || body === null || typeof enabled !== 'boolean') {
+    throw new HearthError(400, 'invalid_request', 'PATCH takes {"enabled": true|false}; enabled is required.');
+  }
+  const rows = await p.dbs.control`update platform.workflow_definitions set enabled = ${enabled}
+    where project_id = ${projectId} and name = ${name} returning version`;
+  if (!rows.length) throw notFound(`There is no workflow "${name}" in this project.`);
+}
+
+/** Definitions are immutable, so a loaded version may be kept for the life of the process. */
+const loaded = new Map<string, Step[]>();
+
+export async function loadVersion(p: Platform, projectId: string, name: string, version: number): Promise<Step[] | null> {
+  const key = `${projectId}/${name}/${version}`;
+  const hit = loaded.get(key);
+  if (hit) return hit;
+  const [row] = await p.dbs.control`select steps from platform.workflow_definitions
+    where project_id = ${projectId} and name = ${name} and version = ${version}`;
+  if (!row) return null;
+  const steps = row.steps as Step[];
+  if (loaded.size > 5000) loaded.clear();
+  loaded.set(key, steps);
+  return steps;
+}
+
+/** The plain secret of a stored step or action (null when unsigned). */
+export function stepSecret(p: Platform, s: Step | Action): string | null {
+  return s.secret_sealed ? p.master.decrypt(s.secret_sealed) : null;
+}

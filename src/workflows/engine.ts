@@ -1,0 +1,211 @@
+/**
+ * The workflow engine. Each tick leases due runs with FOR UPDATE SKIP LOCKED
+ * (at most 10 advancing per project, counting other workers' live leases
+ * under a per-project advisory lock), advances each by one bounded pass
+ * (advance.ts) and writes the pass back in one transaction that checks the
+ * lease is still ours, so several worker processes never advance the same
+ * run, and a worker that lost its lease (it stalled past lease_until, or the
+ * run was cancelled) changes nothing.
+ *
+ * A worker killed mid-step leaves its lease to expire; the next worker finds
+ * the attempt `running`, counts it as failed and retries within the budget.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type postgres from 'postgres';
+import type { Platform } from '../context.ts';
+import type { ProjectRegistry } from '../platform/registry.ts';
+import { planPass, structuralFailure, type Pass } from './advance.ts';
+import { recordEvent } from './events.ts';
+import { runAction, truncate, type ActionContext } from './steps/index.ts';
+import { loadFunctionInvoker, type FunctionInvoker } from './steps/function.ts';
+import { RunState, type RunRow, type StepRow } from './state.ts';
+
+export const RUNS_PER_PROJECT = 10;
+/** How long a pass owns its run before another worker may take it over. */
+export const LEASE_MS = 60_000;
+const LEASE_MARGIN_MS = 30_000;
+const ADVISORY_CLASS = 7_212_050;
+
+const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+
+let invoker: Promise<FunctionInvoker | null> | null = null;
+
+export interface TickOptions {
+  /** Identifies this worker in leases (tests run several "workers" in one process). */
+  owner?: string;
+  /** Function invoker to use instead of the functions module (tests). */
+  invoker?: FunctionInvoker | null;
+}
+
+export interface TickResult {
+  leased: number;
+}
+
+class LeaseLost extends Error {}
+
+const ACTIVE_RUN = `(r.status in ('pending', 'running', 'waiting') or r.compensation_state = 'running')`;
+
+async function lease(p: Platform, owner: string, now: Date): Promise<RunRow[]> {
+  const until = new Date(now.getTime() + LEASE_MS);
+  return (await p.dbs.control.begin(async (tx) => {
+    // Projects with due runs whose lease slot no other worker is filling right now.
+    const projects = await tx`select c.project_id,
+        (select count(*)::int from platform.workflow_runs a where a.project_id = c.project_id and a.lease_until >= ${now}) as busy
+      from platform.project_config c
+      where c.area = 'workflows' and coalesce((c.settings->>'enabled')::boolean, false)
+        and exists (select 1 from platform.workflow_runs r where r.project_id = c.project_id and ${tx.unsafe(ACTIVE_RUN)}
+          and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now}))
+        and pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(c.project_id::text))`;
+    const leased: RunRow[] = [];
+    for (const project of projects) {
+      const room = RUNS_PER_PROJECT - (project.busy as number);
+      if (room <= 0) continue;
+      const rows = await tx`update platform.workflow_runs r set lease_owner = ${owner}, lease_until = ${until}
+        where r.id in (
+          select id from platform.workflow_runs r where r.project_id = ${project.project_id as string} and ${tx.unsafe(ACTIVE_RUN)}
+            and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now})
+          order by r.wake_at, r.id limit ${room} for update skip locked)
+        returning r.id, r.project_id, r.workflow, r.version, r.status, r.cursor, r.output, r.compensation_state, r.last_error,
+          r.depth, r.parent_run_id, r.wake_at, r.finished_at`;
+      leased.push(...(rows as unknown as RunRow[]));
+    }
+    return leased;
+  })) as RunRow[];
+}
+
+/** Marks the pass's attempts started (attempt + 1) and stretches the lease over their timeouts. */
+async function beginAttempts(p: Platform, owner: string, pass: Pass): Promise<void> {
+  const { st } = pass;
+  const longest = Math.max(...pass.attempts.map((a) => a.timeoutSeconds)) * 1000;
+  const until = new Date(st.now.getTime() + Math.max(LEASE_MS, longest + LEASE_MARGIN_MS));
+  await p.dbs.control.begin(async (tx) => {
+    const [ok] = await tx`update platform.workflow_runs set lease_until = ${until}
+      where id = ${st.run.id} and lease_owner = ${owner} returning id`;
+    if (!ok) throw new LeaseLost();
+    await writeRows(tx, st);
+    const ids = pass.attempts.map((a) => a.row.id);
+    await tx`update platform.workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = ${st.now},
+      next_attempt_at = null, updated_at = ${st.now} where id = any(${ids}::uuid[])`;
+  });
+  st.created.clear();
+  st.dirty.clear();
+  for (const a of pass.attempts) Object.assign(a.row, { status: 'running', attempt: a.row.attempt + 1, started_at: st.now, next_attempt_at: null });
+}
+
+async function writeRows(tx: postgres.TransactionSql, st: RunState): Promise<void> {
+  const now = st.now;
+  if (st.created.size) {
+    const rows = [...st.created].map((r) => ({
+      id: r.id,
+      run_id: r.run_id,
+      position: r.position,
+      key: r.key,
+      kind: r.kind,
+      status: r.status,
+      attempt: r.attempt,
+      max_attempts: r.max_attempts,
+      output: r.output === null || r.output === undefined ? null : tx.json(r.output as postgres.JSONValue),
+      error: r.error,
+      compensating: r.compensating,
+      parent_step_id: r.parent_step_id,
+      child_run_id: r.child_run_id,
+      started_at: r.started_at,
+      next_attempt_at: r.next_attempt_at,
+      created_at: now,
+      updated_at: now,
+    }));
+    await tx`insert into platform.workflow_run_steps ${tx(rows as never)}`;
+  }
+  await Promise.all(
+    [...st.dirty].map(
+      (r) => tx`update platform.workflow_run_steps set status = ${r.status}, attempt = ${r.attempt}, output = ${r.output === null || r.output === undefined ? null : tx.json(r.output as postgres.JSONValue)},
+        error = ${r.error}, child_run_id = ${r.child_run_id}, started_at = ${r.started_at}, next_attempt_at = ${r.next_attempt_at}, updated_at = ${now}
+        where id = ${r.id}`,
+    ),
+  );
+}
+
+/** Writes the pass back and releases the lease, if the lease is still ours. */
+async function commit(p: Platform, owner: string, st: RunState): Promise<void> {
+  const run = st.run;
+  const active = ['pending', 'running', 'waiting'].includes(run.status) || run.compensation_state === 'running';
+  const wake = active ? (st.wake ?? st.now) : null;
+  await p.dbs.control.begin(async (tx) => {
+    const [ok] = await tx`select id from platform.workflow_runs where id = ${run.id} and lease_owner = ${owner} for update`;
+    if (!ok) throw new LeaseLost();
+    for (const op of st.ops) await op(tx);
+    await writeRows(tx, st);
+    await tx`update platform.workflow_runs set status = ${run.status}, cursor = ${run.cursor},
+        output = ${run.output === null || run.output === undefined ? null : tx.json(run.output as postgres.JSONValue)},
+        compensation_state = ${run.compensation_state}, last_error = ${run.last_error === null ? null : truncate(run.last_error)}, finished_at = ${run.finished_at},
+        wake_at = ${wake}, lease_owner = null, lease_until = null, updated_at = ${st.now}
+      where id = ${run.id}`;
+    for (const e of st.events) await recordEvent(tx, run, e.event, st.now, e.step);
+  });
+}
+
+async function advance(p: Platform, registry: ProjectRegistry, owner: string, fnInvoker: FunctionInvoker | null, run: RunRow, now: Date): Promise<void> {
+  const rows = (await p.dbs.control`select id, run_id, position, key, kind, status, attempt, max_attempts, output, error, compensating,
+      parent_step_id, child_run_id, started_at, next_attempt_at
+    from platform.workflow_run_steps where run_id = ${run.id} order by position, created_at`) as unknown as StepRow[];
+  const st = new RunState(run, rows, now);
+  try {
+    const pass = await planPass(p, st);
+    if (pass && pass.attempts.length) {
+      p.faults.hit('workflows.attempt', { runId: run.id, steps: pass.attempts.map((a) => a.row.key) });
+      await beginAttempts(p, owner, pass);
+      const project = await registry.byReference(await projectRef(p, run.project_id));
+      if (!project) throw new Error('The project no longer exists.');
+      const ctx: ActionContext = { p, project, invoker: fnInvoker };
+      const outcomes = await Promise.all(pass.attempts.map((a) => runAction(ctx, a.action, a.timeoutSeconds)));
+      pass.attempts.forEach((a, i) => a.apply(outcomes[i]!));
+    }
+    for (const settle of pass?.settle ?? []) await settle();
+  } catch (err) {
+    if (err instanceof LeaseLost) return;
+    if ((err as Error).message?.startsWith('fault injected')) throw err;
+    // An engine bug or a broken stored definition must not wedge the run: fail it visibly.
+    p.log.error({ err, runId: run.id }, 'workflow pass failed');
+    structuralFailure(st, `The engine could not advance the run: ${(err as Error).message}`);
+  }
+  try {
+    await commit(p, owner, st);
+  } catch (err) {
+    if (!(err instanceof LeaseLost)) throw err;
+  }
+}
+
+const refs = new Map<string, string>();
+async function projectRef(p: Platform, projectId: string): Promise<string> {
+  let ref = refs.get(projectId);
+  if (!ref) {
+    const [row] = await p.dbs.control`select ref from platform.projects where id = ${projectId}`;
+    ref = (row?.ref as string) ?? '';
+    refs.set(projectId, ref);
+  }
+  return ref;
+}
+
+/**
+ * One engine tick: lease due runs and advance each by one pass, concurrently.
+ * Tests call it directly with the clock moved; the worker calls it every
+ * HEARTH_WORKFLOW_TICK_MS.
+ */
+export async function engineTick(p: Platform, registry: ProjectRegistry, now: Date = p.clock.now(), opts: TickOptions = {}): Promise<TickResult> {
+  const owner = opts.owner ?? workerId;
+  invoker ??= loadFunctionInvoker();
+  const fnInvoker = opts.invoker !== undefined ? opts.invoker : await invoker;
+  const runs = await lease(p, owner, now);
+  const results = await Promise.allSettled(runs.map((run) => advance(p, registry, owner, fnInvoker, run, now)));
+  for (const r of results) if (r.status === 'rejected') p.log.error({ err: r.reason }, 'workflow run pass failed');
+  return { leased: runs.length };
+}
+
+/** Removes finished runs (and, by cascade, their steps and signals) 30 days after they finished. */
+export const RETENTION_MS = 30 * 86400_000;
+export async function pruneRuns(p: Platform, now: Date = p.clock.now()): Promise<number> {
+  const rows = await p.dbs.control`delete from platform.workflow_runs
+    where finished_at < ${new Date(now.getTime() - RETENTION_MS)} and compensation_state <> 'running' returning id`;
+  return rows.length;
+}

@@ -1,0 +1,129 @@
+/**
+ * Workflow management routes (SPEC 4.6): owner or admin sessions only, and
+ * 403 forbidden until config/workflows.enabled is on. Also the log drain
+ * (PUT/DELETE /v1/projects/{ref}/log-drain), which is not gated by the
+ * capability: it only ships what the engine emits.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Platform } from '../context.ts';
+import { HearthError, forbidden, unauthorized } from '../errors.ts';
+import { accountForToken } from '../platform/accounts.ts';
+import type { ProjectRow } from '../platform/projects.ts';
+import type { ProjectRegistry } from '../platform/registry.ts';
+import { managementAccess } from '../platform/routes.ts';
+import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, setEnabled } from './definitions.ts';
+import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
+import { IDEMPOTENCY_KEY_MAX, cancelRun, getRun, listRuns, sendSignal, startRun, workflowsEnabled } from './runs.ts';
+import { createQueueTrigger, createRowTrigger, deleteQueueTrigger, deleteRowTrigger, listQueueTriggers, listRowTriggers } from './triggers.ts';
+
+type Params = { ref: string; name: string; id: string };
+
+function objectBody(request: FastifyRequest): Record<string, unknown> {
+  const b = request.body ?? {};
+  if (typeof b !== 'object' || Array.isArray(b)) throw new HearthError(400, 'invalid_request', 'The body must be a JSON object.');
+  return b as Record<string, unknown>;
+}
+
+export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) {
+  const { p, registry } = opts;
+  const access = managementAccess(p);
+
+  // The management session hook of platform/routes.ts is scoped to its own plugin.
+  if (!app.hasRequestDecorator('account')) app.decorateRequest('account', null);
+  app.addHook('onRequest', async (request) => {
+    const m = request.headers.authorization ? /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization) : null;
+    if (!m) throw unauthorized('Missing bearer token: send Authorization: Bearer <management session token>.');
+    const account = await accountForToken(p, m[1]!);
+    if (!account) throw unauthorized('The session token is invalid or expired (project API keys are not accepted here).');
+    request.account = account;
+  });
+
+  /** The project, for an owner/admin, with workflows enabled. */
+  async function gate(request: FastifyRequest<{ Params: Partial<Params> }>, checkEnabled = true): Promise<ProjectRow> {
+    const { project } = await access.project(request, request.params.ref!, ['owner', 'admin']);
+    if (checkEnabled && !(await workflowsEnabled(p.dbs.control, project.id))) {
+      throw forbidden('Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.');
+    }
+    return project;
+  }
+
+  const W = '/v1/projects/:ref/workflows';
+
+  app.get<{ Params: Params }>(W, async (request) => listDefinitions(p, (await gate(request)).id));
+
+  app.get<{ Params: Params }>(`${W}/:name`, async (request) => getDefinition(p, (await gate(request)).id, request.params.name));
+
+  app.put<{ Params: Params }>(`${W}/:name`, async (request, reply) => {
+    const project = await gate(request);
+    return reply.code(201).send(await publishDefinition(p, project.id, request.params.name, request.body));
+  });
+
+  app.patch<{ Params: Params }>(`${W}/:name`, async (request, reply) => {
+    const project = await gate(request);
+    await setEnabled(p, project.id, request.params.name, request.body);
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: Params }>(`${W}/:name/runs`, async (request, reply) => {
+    const project = await gate(request);
+    const name = checkWorkflowName(request.params.name);
+    const body = objectBody(request);
+    const key = body.idempotency_key ?? null;
+    if (key !== null && (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
+      throw new HearthError(400, 'invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
+    }
+    const run = await startRun(p, project, name, body.input ?? {}, { idempotencyKey: key as string | null, trigger: 'api' });
+    return reply.code(run.created ? 201 : 200).send({ id: run.id, status: run.status });
+  });
+
+  app.get<{ Params: Params }>(`${W}/:name/runs`, async (request) => listRuns(p, (await gate(request)).id, request.params.name));
+
+  app.get<{ Params: Params }>(`${W}/:name/runs/:id`, async (request) =>
+    getRun(p, (await gate(request)).id, request.params.name, request.params.id),
+  );
+
+  app.post<{ Params: Params }>(`${W}/:name/runs/:id/cancel`, async (request) =>
+    cancelRun(p, (await gate(request)).id, request.params.name, request.params.id),
+  );
+
+  app.post<{ Params: Params }>(`${W}/:name/runs/:id/signals`, async (request, reply) => {
+    const project = await gate(request);
+    const out = await sendSignal(p, project.id, request.params.name, request.params.id, request.body);
+    return reply.code(out.created ? 201 : 200).send(out.signal);
+  });
+
+  const Q = '/v1/projects/:ref/workflow-queue-triggers';
+  app.get<{ Params: Params }>(Q, async (request) => listQueueTriggers(p, (await gate(request)).id));
+  app.post<{ Params: Params }>(Q, async (request, reply) => {
+    const project = await gate(request);
+    return reply.code(201).send(await createQueueTrigger(p, registry, project, objectBody(request)));
+  });
+  app.delete<{ Params: Params }>(`${Q}/:id`, async (request, reply) => {
+    await deleteQueueTrigger(p, (await gate(request)).id, request.params.id);
+    return reply.code(204).send();
+  });
+
+  const R = '/v1/projects/:ref/workflow-row-triggers';
+  app.get<{ Params: Params }>(R, async (request) => listRowTriggers(p, (await gate(request)).id));
+  app.post<{ Params: Params }>(R, async (request, reply) => {
+    const project = await gate(request);
+    return reply.code(201).send(await createRowTrigger(p, registry, project, objectBody(request)));
+  });
+  app.delete<{ Params: Params }>(`${R}/:id`, async (request, reply) => {
+    const project = await gate(request);
+    await deleteRowTrigger(p, registry, project, request.params.id);
+    return reply.code(204).send();
+  });
+
+  app.put<{ Params: Params }>('/v1/projects/:ref/log-drain', async (request) => {
+    const project = await gate(request, false);
+    return setLogDrain(p, project.id, objectBody(request).url);
+  });
+  app.get<{ Params: Params }>('/v1/projects/:ref/log-drain', async (request) => {
+    return getLogDrain(p, (await gate(request, false)).id);
+  });
+  app.delete<{ Params: Params }>('/v1/projects/:ref/log-drain', async (request, reply) => {
+    await removeLogDrain(p, (await gate(request, false)).id);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,9 @@
+/** enqueue step: pgmq send of the static payload into one of the project's queues → {msg_id}. */
+import { sendMessage } from '../../queues/index.ts';
+import type { ActionContext, Outcome } from './index.ts';
+
+export async function enqueueAction(ctx: ActionContext, queue: string, payload: unknown): Promise<Outcome> {
+  const id = await sendMessage(ctx.project.sql, queue, payload ?? null);
+  const n = Number(id);
+  return { ok: true, output: { msg_id: Number.isSafeInteger(n) ? n : id } };
+}

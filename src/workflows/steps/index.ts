@@ -1,0 +1,57 @@
+/**
+ * The side-effecting actions a step, a fan-out child or a compensating action
+ * performs: enqueue, sql, webhook, function. Each returns an outcome instead
+ * of throwing; `retryable: false` spends the attempt budget at once.
+ * Every action is at-least-once: a worker that dies after the side effect but
+ * before recording it repeats it on the next attempt (docs/workflows.md).
+ */
+import type { Platform } from '../../context.ts';
+import type { ProjectRuntime } from '../../platform/registry.ts';
+import type { Action, Step } from '../validate.ts';
+import { enqueueAction } from './enqueue.ts';
+import { functionAction, type FunctionInvoker } from './function.ts';
+import { sqlAction } from './sql.ts';
+import { webhookAction } from './webhook.ts';
+
+export type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean };
+
+export interface ActionContext {
+  p: Platform;
+  project: ProjectRuntime;
+  invoker: FunctionInvoker | null;
+}
+
+export const ERROR_MAX = 2000;
+export const truncate = (text: string) => (text.length > ERROR_MAX ? text.slice(0, ERROR_MAX - 1) + '…' : text);
+
+/** Runs one attempt, bounded by timeoutSeconds of wall-clock time. */
+export async function runAction(ctx: ActionContext, action: Step | Action, timeoutSeconds: number): Promise<Outcome> {
+  const ms = timeoutSeconds * 1000;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Outcome>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, error: `The attempt did not finish within timeout_seconds (${timeoutSeconds} s).`, retryable: true }), ms);
+  });
+  const work = (async (): Promise<Outcome> => {
+    try {
+      switch (action.kind) {
+        case 'sql':
+          return await sqlAction(ctx, action.target!, ms);
+        case 'enqueue':
+          return await enqueueAction(ctx, action.target!, action.payload);
+        case 'webhook':
+          return await webhookAction(ctx, action, ms);
+        case 'function':
+          return await functionAction(ctx, action.target!, action.payload, ms);
+        default:
+          return { ok: false, error: `A ${action.kind} step is not an action.`, retryable: false };
+      }
+    } catch (err) {
+      return { ok: false, error: (err as Error).message || String(err), retryable: true };
+    }
+  })();
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * Trigger bindings (SPEC 2.12, 2.13, 4.6).
+ *
+ * Queue binding: each message of the bound pgmq queue starts a run with the
+ * message body as input and `queue:<queue>:<msg_id>` as idempotency key; the
+ * message is deleted only after the run is committed, so delivery is
+ * at-least-once under the visibility timeout and a redelivery finds the same
+ * run. A message that cannot start a run is left to reappear after the
+ * visibility timeout and archived at its MAX_READS-th read.
+ *
+ * Row binding: installs the capture trigger of migrations/project/050 on the
+ * table; matching changes are drained into runs keyed by
+ * `row:<binding id>:<change id>`, deleted after the run is committed.
+ *
+ * Neither drain runs for a project whose workflows are off.
+ */
+import type { Platform } from '../context.ts';
+import { HearthError, conflict, notFound } from '../errors.ts';
+import type { ProjectRow } from '../platform/projects.ts';
+import type { ProjectRegistry } from '../platform/registry.ts';
+import { archiveMessage, deleteMessage, isValidQueueName, queueExists, readMessages } from '../queues/index.ts';
+import { checkWorkflowName } from './definitions.ts';
+import { startRun } from './runs.ts';
+import { truncate } from './steps/index.ts';
+
+export const QUEUE_VT_SECONDS = 30;
+export const QUEUE_BATCH = 10;
+export const MAX_READS = 5;
+export const ROW_BATCH = 50;
+export const FILTER_KEYS = 16;
+export const FILTER_BYTES = 4096;
+const EVENTS = ['insert', 'update', 'delete'] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const IDENT = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+
+async function requireWorkflow(p: Platform, projectId: string, workflow: unknown): Promise<string> {
+  const name = checkWorkflowName(workflow, 'invalid_workflow');
+  const [row] = await p.dbs.control`select 1 from platform.workflow_definitions where project_id = ${projectId} and name = ${name} limit 1`;
+  if (!row) throw notFound(`There is no workflow "${name}" in this project.`);
+  return name;
+}
+
+const queueJson = (r: Record<string, unknown>) => ({ id: r.id, queue: r.queue, workflow: r.workflow, enabled: r.enabled, created_at: r.created_at });
+
+export async function listQueueTriggers(p: Platform, projectId: string) {
+  const rows = await p.dbs.control`select * from platform.workflow_queue_triggers where project_id = ${projectId} order by created_at`;
+  return rows.map(queueJson);
+}
+
+export async function createQueueTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, body: Record<string, unknown>) {
+  const queue = body.queue;
+  if (!isValidQueueName(queue)) throw new HearthError(400, 'invalid_queue', 'queue must be a queue name matching ^[a-z][a-z0-9_]{0,47}$.');
+  if (queue.startsWith('service_')) throw new HearthError(400, 'invalid_queue', 'Queue names beginning with "service_" are reserved and cannot be bound.');
+  const workflow = await requireWorkflow(p, project.id, body.workflow);
+  const runtime = await registry.byReference(project.ref);
+  if (!runtime || !(await queueExists(runtime.sql, queue))) {
+    throw new HearthError(400, 'invalid_queue', `Queue "${queue}" does not exist; create it first with select pgmq.create('${queue}');`);
+  }
+  const [row] = await p.dbs.control`insert into platform.workflow_queue_triggers (project_id, queue, workflow)
+    values (${project.id}, ${queue}, ${workflow}) on conflict (project_id, queue) do nothing returning *`;
+  if (!row) throw conflict('queue_bound', `Queue "${queue}" is already bound to a workflow; a queue feeds one workflow only.`);
+  return queueJson(row);
+}
+
+export async function deleteQueueTrigger(p: Platform, projectId: string, id: string): Promise<void> {
+  const rows = UUID.test(id) ? await p.dbs.control`delete from platform.workflow_queue_triggers where id = ${id} and project_id = ${projectId} returning id` : [];
+  if (!rows.length) throw notFound(`There is no queue trigger "${id}" in this project.`);
+}
+
+const rowJson = (r: Record<string, unknown>) => ({
+  id: r.id,
+  table: r.schema_name === 'public' ? r.table_name : `${r.schema_name}.${r.table_name}`,
+  events: r.events,
+  filter: r.filter ?? null,
+  workflow: r.workflow,
+  created_at: r.created_at,
+});
+
+export async function listRowTriggers(p: Platform, projectId: string) {
+  const rows = await p.dbs.control`select * from platform.workflow_row_triggers where project_id = ${projectId} order by created_at`;
+  return rows.map(rowJson);
+}
+
+function parseTable(table: unknown): { schema: string; name: string } {
+  if (typeof table === 'string') {
+    const parts = table.split('.');
+    const [schema, name] = parts.length === 2 ? parts : ['public', parts[0]];
+    if (parts.length <= 2 && IDENT.test(schema!) && IDENT.test(name!)) return { schema: schema!, name: name! };
+  }
+  throw new HearthError(400, 'invalid_table', 'table must be a table name, optionally schema-qualified ("orders" or "app.orders").');
+}
+
+function parseEvents(events: unknown): string[] {
+  if (!Array.isArray(events) || events.length === 0 || events.some((e) => !EVENTS.includes(e)) || new Set(events).size !== events.length) {
+    throw new HearthError(400, 'invalid_events', 'events must be a non-empty list of distinct values among "insert", "update" and "delete".');
+  }
+  return EVENTS.filter((e) => events.includes(e));
+}
+
+function parseFilter(filter: unknown): Record<string, unknown> | null {
+  if (filter === undefined || filter === null) return null;
+  const bad = (why: string) => new HearthError(400, 'invalid_filter', `filter ${why}.`);
+  if (typeof filter !== 'object' || Array.isArray(filter)) throw bad('must be a flat object of column -> string, number, boolean or null');
+  const entries = Object.entries(filter);
+  if (entries.length > FILTER_KEYS) throw bad(`has ${entries.length} keys; at most ${FILTER_KEYS} are allowed`);
+  if (Buffer.byteLength(JSON.stringify(filter)) > FILTER_BYTES) throw bad('is over 4 KiB');
+  for (const [k, v] of entries) {
+    if (v !== null && !['string', 'number', 'boolean'].includes(typeof v)) throw bad(`value of "${k}" must be a string, number, boolean or null`);
+  }
+  return filter as Record<string, unknown>;
+}
+
+const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
+const triggerName = (id: string) => `hearth_wf_${id.replaceAll('-', '')}`;
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+export async function createRowTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, body: Record<string, unknown>) {
+  const { schema, name } = parseTable(body.table);
+  const events = parseEvents(body.events);
+  const filter = parseFilter(body.filter);
+  const workflow = await requireWorkflow(p, project.id, body.workflow);
+  const runtime = await registry.byReference(project.ref);
+  if (!runtime) throw notFound(`There is no project with ref "${project.ref}".`);
+  const [found] = await runtime.sql`select c.relkind from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${schema} and c.relname = ${name} and c.relkind in ('r', 'p')`;
+  if (!found) throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} does not exist in the project database; create it first.`);
+  return p.dbs.control.begin(async (tx) => {
+    const [row] = await tx`insert into platform.workflow_row_triggers (project_id, schema_name, table_name, events, filter, workflow)
+      values (${project.id}, ${schema}, ${name}, ${events}, ${filter === null ? null : tx.json(filter as never)}, ${workflow})
+      on conflict (project_id, schema_name, table_name, workflow) do nothing returning *`;
+    if (!row) throw conflict('table_bound', `Table ${schema}.${name} is already bound to workflow "${workflow}".`);
+    // The trigger goes in while the binding row is uncommitted: if installing fails, neither exists.
+    // Identifiers are quoted; the binding id and filter are platform-made literals.
+    await runtime.sql.unsafe(
+      `create trigger ${quote(triggerName(row.id as string))} after ${events.join(' or ')} on ${quote(schema)}.${quote(name)}
+       for each row execute function hearth_workflows.capture(${literal(row.id as string)}, ${literal(JSON.stringify(filter))})`,
+    );
+    return rowJson(row);
+  });
+}
+
+export async function deleteRowTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, id: string): Promise<void> {
+  const [row] = UUID.test(id) ? await p.dbs.control`select * from platform.workflow_row_triggers where id = ${id} and project_id = ${project.id}` : [];
+  if (!row) throw notFound(`There is no row trigger "${id}" in this project.`);
+  const runtime = await registry.byReference(project.ref);
+  if (runtime) {
+    const [table] = await runtime.sql`select to_regclass(${`${quote(row.schema_name as string)}.${quote(row.table_name as string)}`}) as t`;
+    if (table?.t) await runtime.sql.unsafe(`drop trigger if exists ${quote(triggerName(id))} on ${quote(row.schema_name as string)}.${quote(row.table_name as string)}`);
+    await runtime.sql`delete from hearth_workflows.changes where binding_id = ${id}`;
+  }
+  await p.dbs.control`delete from platform.workflow_row_triggers where id = ${id}`;
+}
+
+/** Projects with workflows on, and their bindings. */
+async function enabledBindings(p: Platform) {
+  return p.dbs.control`select pr.ref, pr.id as project_id,
+      (select coalesce(json_agg(json_build_object('queue', q.queue, 'workflow', q.workflow)), '[]') from platform.workflow_queue_triggers q
+        where q.project_id = pr.id and q.enabled) as queues,
+      exists (select 1 from platform.workflow_row_triggers r where r.project_id = pr.id) as rows
+    from platform.projects pr join platform.project_config c on c.project_id = pr.id and c.area = 'workflows'
+    where coalesce((c.settings->>'enabled')::boolean, false)`;
+}
+
+/** One pass of the queue and row drains; returns how many runs were started or found. */
+export async function drainTriggers(p: Platform, registry: ProjectRegistry): Promise<number> {
+  let started = 0;
+  for (const b of await enabledBindings(p)) {
+    const runtime = await registry.byReference(b.ref as string);
+    if (!runtime) continue;
+    for (const q of b.queues as { queue: string; workflow: string }[]) {
+      started += await drainQueue(p, runtime.sql, { id: b.project_id as string }, q.queue, q.workflow).catch((err) => {
+        p.log.warn({ err, queue: q.queue }, 'queue trigger drain failed');
+        return 0;
+      });
+    }
+    if (b.rows) started += await drainRows(p, runtime.sql, { id: b.project_id as string }).catch((err) => {
+      p.log.warn({ err, project: b.ref }, 'row trigger drain failed');
+      return 0;
+    });
+  }
+  return started;
+}
+
+async function drainQueue(p: Platform, sql: import('postgres').Sql, project: { id: string }, queue: string, workflow: string): Promise<number> {
+  let started = 0;
+  for (const m of await readMessages(sql, queue, QUEUE_VT_SECONDS, QUEUE_BATCH)) {
+    try {
+      await startRun(p, project, workflow, m.message ?? {}, { idempotencyKey: `queue:${queue}:${m.msgId}`, trigger: 'queue' });
+      await deleteMessage(sql, queue, m.msgId);
+      started++;
+    } catch (err) {
+      p.log.warn({ err, queue, msgId: m.msgId, reads: m.readCt }, 'queue message could not start a workflow run');
+      if (m.readCt >= MAX_READS) await archiveMessage(sql, queue, m.msgId);
+    }
+  }
+  return started;
+}
+
+async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id: string }): Promise<number> {
+  const bindings = new Map(
+    (await p.dbs.control`select id, workflow from platform.workflow_row_triggers where project_id = ${project.id}`).map((r) => [r.id as string, r.workflow as string]),
+  );
+  return (await sql.begin(async (tx) => {
+    const changes = await tx`select id::text, binding_id, action, table_name, record, old, ts from hearth_workflows.changes
+      where not dead order by id limit ${ROW_BATCH} for update skip locked`;
+    let started = 0;
+    for (const c of changes) {
+      const workflow = bindings.get(c.binding_id as string);
+      try {
+        if (!workflow) throw new Error('the binding no longer exists');
+        const input = { trigger_id: c.binding_id, action: c.action, table: c.table_name, record: c.record, old: c.old ?? null, ts: c.ts };
+        await startRun(p, project, workflow, input, { idempotencyKey: `row:${c.binding_id}:${c.id}`, trigger: 'row' });
+        await tx`delete from hearth_workflows.changes where id = ${c.id as string}`;
+        started++;
+      } catch (err) {
+        p.log.warn({ err: truncate(String(err)), change: c.id }, 'row change could not start a workflow run');
+        await tx`update hearth_workflows.changes set attempts = attempts + 1, dead = attempts + 1 >= ${MAX_READS} where id = ${c.id as string}`;
+      }
+    }
+    return started;
+  })) as number;
+}

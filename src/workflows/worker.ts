@@ -1,0 +1,32 @@
+/**
+ * Background work of the workflows domain, started by startWorkers in every
+ * process with role all or worker: the engine tick and the trigger drains
+ * every HEARTH_WORKFLOW_TICK_MS, the log-drain shipper, and the 30-day
+ * retention of finished runs.
+ */
+import type { Platform } from '../context.ts';
+import type { ProjectRegistry } from '../platform/registry.ts';
+import type { Worker } from '../server/workers.ts';
+import { every } from '../server/workers.ts';
+import { shipDrains } from './drain.ts';
+import { engineTick, pruneRuns } from './engine.ts';
+import { drainTriggers } from './triggers.ts';
+
+export function startWorkflowWorkers(p: Platform, registry: ProjectRegistry): Worker {
+  const tick = p.config.workflowTickMs;
+  const workers = [
+    every(p, 'workflow engine tick', tick, async () => {
+      await engineTick(p, registry);
+    }),
+    every(p, 'workflow trigger drains', tick, async () => {
+      await drainTriggers(p, registry);
+    }),
+    every(p, 'workflow log drain', Math.min(Math.max(tick, 1000), 5000), async () => {
+      await shipDrains(p);
+    }),
+    every(p, 'workflow run retention', 3600_000, async () => {
+      await pruneRuns(p);
+    }),
+  ];
+  return { stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };
+}

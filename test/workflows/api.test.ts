@@ -1,0 +1,266 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { enableWorkflows, wf } from './helpers.ts';
+
+let h: TestHearth;
+let base: string;
+before(async () => {
+  // A long tick keeps the background engine out of the way; these tests only use the API.
+  h = await startTestHearth({ env: { HEARTH_WORKFLOW_TICK_MS: '3600000' } });
+  base = `/v1/projects/${h.info.PROJECT_REF}/workflows`;
+});
+after(async () => {
+  await h?.close();
+});
+
+const SQL = { key: 'one', kind: 'sql', target: 'select 1' };
+
+describe('gate', () => {
+  test('every route is 403 forbidden until config/workflows is enabled', async () => {
+    const routes: [string, string, unknown?][] = [
+      ['GET', base],
+      ['GET', `${base}/x`],
+      ['PUT', `${base}/x`, { steps: [SQL] }],
+      ['PATCH', `${base}/x`, { enabled: true }],
+      ['POST', `${base}/x/runs`, {}],
+      ['GET', `${base}/x/runs`],
+      ['GET', `${base}/x/runs/00000000-0000-0000-0000-000000000000`],
+      ['POST', `${base}/x/runs/00000000-0000-0000-0000-000000000000/cancel`],
+      ['POST', `${base}/x/runs/00000000-0000-0000-0000-000000000000/signals`, { signal: 's' }],
+      ['GET', `/v1/projects/${h.info.PROJECT_REF}/workflow-queue-triggers`],
+      ['POST', `/v1/projects/${h.info.PROJECT_REF}/workflow-queue-triggers`, { queue: 'q', workflow: 'x' }],
+      ['DELETE', `/v1/projects/${h.info.PROJECT_REF}/workflow-queue-triggers/00000000-0000-0000-0000-000000000000`],
+      ['GET', `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers`],
+      ['POST', `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers`, { table: 't', events: ['insert'], workflow: 'x' }],
+      ['DELETE', `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers/00000000-0000-0000-0000-000000000000`],
+    ];
+    for (const [method, path, body] of routes) {
+      const res = await h.api(method, path, body === undefined ? {} : { body });
+      assert.equal(res.status, 403, `${method} ${path}`);
+      assert.equal(res.body.error.code, 'forbidden');
+    }
+    await enableWorkflows(h);
+    assert.equal((await h.api('GET', base)).status, 200);
+  });
+
+  test('401 unauthorized without a session or with a project key', async () => {
+    for (const token of [null, 'nonsense', h.info.SECRET_KEY]) {
+      const res = await h.api('GET', base, { token });
+      assert.equal(res.status, 401);
+      assert.equal(res.body.error.code, 'unauthorized');
+    }
+  });
+
+  test('a developer of the organization is 403 forbidden', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, { body: { email: 'dev@wf.test', password: 'a-long-password', role: 'developer' } });
+    const login = await h.api('POST', '/v1/login', { body: { email: 'dev@wf.test', password: 'a-long-password' }, token: null });
+    const res = await h.api('GET', base, { token: login.body.access_token });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.error.code, 'forbidden');
+  });
+});
+
+describe('definitions', () => {
+  test('PUT publishes max+1, GET shows the newest with secret_set, the list counts steps', async () => {
+    const w = wf(h);
+    const v1 = await w.put('orders', { steps: [SQL] });
+    assert.equal(v1.status, 201);
+    assert.deepEqual(v1.body, { name: 'orders', version: 1, enabled: true });
+    const hook = { key: 'notify', kind: 'webhook', target: 'https://example.com/hook', secret: 'shh-very-secret', payload: { a: 1 } };
+    const v2 = await w.put('orders', { enabled: false, steps: [SQL, hook] });
+    assert.deepEqual(v2.body, { name: 'orders', version: 2, enabled: false });
+    const got = await h.api('GET', `${base}/orders`);
+    assert.equal(got.status, 200);
+    assert.equal(got.body.version, 2);
+    assert.equal(got.body.steps.length, 2);
+    assert.equal(got.body.steps[1].secret_set, true);
+    assert.equal(got.body.steps[1].secret, undefined);
+    assert.ok(!JSON.stringify(got.body).includes('shh-very-secret'));
+    assert.equal(got.body.steps[0].max_attempts, 3);
+    assert.equal(got.body.steps[0].timeout_seconds, 30);
+    const [stored] = await h.hearth.p.dbs.control`select steps::text as t from platform.workflow_definitions where name = 'orders' and version = 2`;
+    assert.ok(!stored!.t.includes('shh-very-secret'), 'the secret is sealed at rest');
+    const list = await h.api('GET', base);
+    const entry = list.body.find((e: { name: string }) => e.name === 'orders');
+    assert.equal(entry.version, 2);
+    assert.equal(entry.step_count, 2);
+  });
+
+  test('GET of an unknown workflow is 404 not_found', async () => {
+    const res = await h.api('GET', `${base}/nope`);
+    assert.equal(res.status, 404);
+    assert.equal(res.body.error.code, 'not_found');
+  });
+
+  test('PUT with a malformed name is 400 invalid_name', async () => {
+    for (const name of ['Upper', '-dash', 'a'.repeat(65)]) {
+      const res = await wf(h).put(name, { steps: [SQL] });
+      assert.equal(res.status, 400, name);
+      assert.equal(res.body.error.code, 'invalid_name');
+    }
+  });
+
+  const cases: [string, unknown, RegExp][] = [
+    ['duplicate keys', { steps: [SQL, SQL] }, /"one".*twice/],
+    ['unknown kind', { steps: [{ key: 'x', kind: 'email' }] }, /step "x".*kind/],
+    ['missing target', { steps: [{ key: 'q', kind: 'enqueue' }] }, /step "q".*target/],
+    ['bad queue name', { steps: [{ key: 'q', kind: 'enqueue', target: 'Bad-Queue' }] }, /step "q"/],
+    ['webhook not http', { steps: [{ key: 'w', kind: 'webhook', target: 'ftp://x' }] }, /step "w".*http/],
+    ['sleep without sleep_for', { steps: [{ key: 's', kind: 'sleep' }] }, /step "s".*sleep_for/],
+    ['sleep_for not a duration', { steps: [{ key: 's', kind: 'sleep', sleep_for: 'soon' }] }, /step "s".*not a duration/],
+    ['sleep over 30 days', { steps: [{ key: 's', kind: 'sleep', sleep_for: '721h' }] }, /step "s".*30 days/],
+    ['wait over 30 days', { steps: [{ key: 'w', kind: 'wait_for_signal', signal: 'go', timeout_seconds: 30 * 86400 + 1 }] }, /step "w".*timeout_seconds/],
+    ['wait without signal', { steps: [{ key: 'w', kind: 'wait_for_signal' }] }, /step "w".*signal/],
+    ['payload over 256 KiB', { steps: [{ ...SQL, payload: 'x'.repeat(256 * 1024 + 1) }] }, /step "one".*256 KiB/],
+    ['over 200 steps', { steps: Array.from({ length: 201 }, (_, i) => ({ ...SQL, key: `s${i}` })) }, /limit is 200/],
+    ['fan-out child of a wrong kind', { steps: [{ key: 'f', kind: 'fanout', children: [{ key: 'c', kind: 'sleep', sleep_for: '1s' }] }] }, /step "c".*fan-out child/],
+    ['compensation of a wrong kind', { steps: [{ ...SQL, compensate: { kind: 'sleep' } }] }, /step "one".*compensating/],
+    ['join without fanout', { steps: [{ key: 'j', kind: 'join' }] }, /step "j".*fanout/],
+    ['empty steps', { steps: [] }, /non-empty/],
+    ['unknown field', { steps: [{ ...SQL, sleep_for: '1s' }] }, /step "one".*sleep_for/],
+    ['bad max_attempts', { steps: [{ ...SQL, max_attempts: 0 }] }, /step "one".*max_attempts/],
+  ];
+  for (const [name, body, message] of cases) {
+    test(`400 invalid_definition: ${name}`, async () => {
+      const res = await wf(h).put('bad', body);
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error.code, 'invalid_definition');
+      assert.match(res.body.error.message, message);
+    });
+  }
+
+  test('nothing is stored when a definition is refused', async () => {
+    assert.equal((await h.api('GET', `${base}/bad`)).status, 404);
+  });
+
+  test('PATCH enabled applies to every version; missing enabled is 400 invalid_request; unknown is 404', async () => {
+    const res = await h.api('PATCH', `${base}/orders`, { body: { enabled: true } });
+    assert.equal(res.status, 204);
+    const rows = await h.hearth.p.dbs.control`select bool_and(enabled) as all from platform.workflow_definitions where name = 'orders'`;
+    assert.equal(rows[0]!.all, true);
+    const missing = await h.api('PATCH', `${base}/orders`, { body: {} });
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.error.code, 'invalid_request');
+    const unknown = await h.api('PATCH', `${base}/nope`, { body: { enabled: false } });
+    assert.equal(unknown.status, 404);
+  });
+
+  test('malformed JSON is 400 invalid_request', async () => {
+    const res = await h.api('PUT', `${base}/orders`, { raw: '{"steps": [', headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'invalid_request');
+  });
+});
+
+describe('runs', () => {
+  test('start pins the highest enabled version; the same idempotency key returns the same run', async () => {
+    const w = wf(h);
+    await w.put('pin', { steps: [SQL] });
+    await w.put('pin', { steps: [SQL, { ...SQL, key: 'two' }] });
+    const first = await w.start('pin', { input: { order: 7 }, idempotency_key: 'order-7' });
+    assert.equal(first.status, 201);
+    assert.deepEqual(first.body, { id: first.body.id, status: 'pending' });
+    const again = await w.start('pin', { input: { order: 7 }, idempotency_key: 'order-7' });
+    assert.equal(again.body.id, first.body.id);
+    const other = await w.start('pin', {});
+    assert.notEqual(other.body.id, first.body.id);
+    const run = await w.run('pin', first.body.id);
+    assert.equal(run.version, 2);
+    assert.equal(run.status, 'pending');
+    assert.deepEqual(run.input, { order: 7 });
+    assert.deepEqual(run.compensation, { state: 'none' });
+    assert.deepEqual(run.steps.map((s: { key: string; status: string }) => [s.key, s.status]), [['one', 'pending'], ['two', 'pending']]);
+    // A third version, disabled at publication, is not picked.
+    await w.put('pin', { enabled: false, steps: [SQL] });
+    const third = await w.start('pin', {});
+    assert.equal((await w.run('pin', third.body.id)).version, 2);
+  });
+
+  test('start without an enabled version is 404; an idempotency key over 200 characters is 400', async () => {
+    const w = wf(h);
+    await w.put('off', { enabled: false, steps: [SQL] });
+    const res = await w.start('off', {});
+    assert.equal(res.status, 404);
+    assert.equal(res.body.error.code, 'not_found');
+    assert.equal((await w.start('never-defined', {})).status, 404);
+    const long = await w.start('pin', { idempotency_key: 'k'.repeat(201) });
+    assert.equal(long.status, 400);
+    assert.equal(long.body.error.code, 'invalid_request');
+    const notObject = await h.api('POST', `${base}/pin/runs`, { body: [1, 2] });
+    assert.equal(notObject.status, 400);
+    assert.equal(notObject.body.error.code, 'invalid_request');
+  });
+
+  test('list shows at most the 100 newest runs, newest first', async () => {
+    const w = wf(h);
+    await w.put('many', { steps: [SQL] });
+    const ids: string[] = [];
+    for (let i = 0; i < 103; i++) {
+      ids.push((await w.start('many', {})).body.id);
+      h.clock.advance(10);
+    }
+    const list = await h.api('GET', `${base}/many/runs`);
+    assert.equal(list.body.length, 100);
+    assert.equal(list.body[0].id, ids[102]);
+    assert.ok(!list.body.some((r: { id: string }) => r.id === ids[0]));
+  });
+
+  test('a run id of another workflow or a malformed one is 404', async () => {
+    const w = wf(h);
+    const id = (await w.start('many', {})).body.id;
+    assert.equal((await h.api('GET', `${base}/pin/runs/${id}`)).status, 404);
+    assert.equal((await h.api('POST', `${base}/pin/runs/${id}/cancel`)).status, 404);
+    assert.equal((await h.api('POST', `${base}/pin/runs/${id}/signals`, { body: { signal: 'go' } })).status, 404);
+    assert.equal((await h.api('GET', `${base}/many/runs/not-a-uuid`)).status, 404);
+  });
+
+  test('a run of another project is 404', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const other = await h.api('POST', '/v1/projects', { body: { name: 'Other', organization_id: orgs.body[0].id } });
+    const ref = other.body.ref;
+    await enableWorkflows(h, ref);
+    const w2 = wf(h, ref);
+    const id = await w2.go('many', [SQL]);
+    assert.equal((await h.api('GET', `${base}/many/runs/${id}`)).status, 404);
+    assert.equal((await h.api('GET', `/v1/projects/${ref}/workflows/many/runs/${id}`)).status, 200);
+  });
+
+  test('cancel: pending → cancelled, steps skipped; again is 409 run_finished', async () => {
+    const w = wf(h);
+    const id = (await w.start('many', {})).body.id;
+    const res = await w.cancel('many', id);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { id, status: 'cancelled' });
+    const run = await w.run('many', id);
+    assert.equal(run.status, 'cancelled');
+    assert.equal(run.steps[0].status, 'skipped');
+    const again = await w.cancel('many', id);
+    assert.equal(again.status, 409);
+    assert.equal(again.body.error.code, 'run_finished');
+  });
+
+  test('signals: stored with id/run_id/signal/created_at, idempotent, 32 KiB, invalid_signal, 409 run_finished', async () => {
+    const w = wf(h);
+    const id = (await w.start('many', {})).body.id;
+    const s = await w.signal('many', id, { signal: 'approved', payload: { by: 'ann' }, idempotency_key: 'k1' });
+    assert.equal(s.status, 201);
+    assert.deepEqual(Object.keys(s.body).sort(), ['created_at', 'id', 'run_id', 'signal']);
+    assert.equal(s.body.run_id, id);
+    const again = await w.signal('many', id, { signal: 'approved', payload: { by: 'ann' }, idempotency_key: 'k1' });
+    assert.equal(again.body.id, s.body.id);
+    const big = await w.signal('many', id, { signal: 'approved', payload: 'x'.repeat(32 * 1024) });
+    assert.equal(big.status, 400);
+    assert.equal(big.body.error.code, 'invalid_request');
+    const badName = await w.signal('many', id, { signal: 'no spaces allowed' });
+    assert.equal(badName.status, 400);
+    assert.equal(badName.body.error.code, 'invalid_signal');
+    const longKey = await w.signal('many', id, { signal: 'ok', idempotency_key: 'k'.repeat(201) });
+    assert.equal(longKey.body.error.code, 'invalid_request');
+    await w.cancel('many', id);
+    const late = await w.signal('many', id, { signal: 'approved' });
+    assert.equal(late.status, 409);
+    assert.equal(late.body.error.code, 'run_finished');
+  });
+});

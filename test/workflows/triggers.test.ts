@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import postgres from 'postgres';
+import { startRun } from '../../src/workflows/runs.ts';
+import { drainTriggers } from '../../src/workflows/triggers.ts';
+import { shipDrains } from '../../src/workflows/drain.ts';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { enableWorkflows, settle, wf } from './helpers.ts';
+
+let h: TestHearth;
+let owner: postgres.Sql;
+let qBase: string;
+let rBase: string;
+const drain = () => drainTriggers(h.hearth.p, h.hearth.registry);
+const runsOf = (workflow: string) => h.hearth.p.dbs.control`select id, input, idempotency_key from platform.workflow_runs where workflow = ${workflow} order by created_at`;
+
+before(async () => {
+  h = await startTestHearth({ env: { HEARTH_WORKFLOW_TICK_MS: '3600000', HEARTH_OUTBOUND_ALLOW: '127.0.0.1/32' } });
+  owner = postgres(h.info.DB_URL, { max: 2, onnotice: () => {} });
+  await owner.unsafe(`select pgmq.create('orders'); select pgmq.create('other');
+    create table items (id serial primary key, status text, note text);`);
+  qBase = `/v1/projects/${h.info.PROJECT_REF}/workflow-queue-triggers`;
+  rBase = `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers`;
+});
+after(async () => {
+  await owner?.end();
+  await h?.close();
+});
+
+describe('queue bindings', () => {
+  test('nothing is drained while workflows are off', async () => {
+    await owner`select pgmq.send('orders', '{"n": 0}')`;
+    await drain();
+    const [n] = await owner`select count(*)::int as n from pgmq.q_orders where read_ct = 0`;
+    assert.equal(n!.n, 1);
+    await enableWorkflows(h);
+    await wf(h).put('fulfil', { steps: [{ key: 's', kind: 'sql', target: 'select 1' }] });
+  });
+
+  test('bind: 201; service_ prefix and bad names are 400 invalid_queue; second binding is 409 queue_bound', async () => {
+    const bad = await h.api('POST', qBase, { body: { queue: 'service_jobs', workflow: 'fulfil' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'invalid_queue');
+    assert.equal((await h.api('POST', qBase, { body: { queue: 'Bad', workflow: 'fulfil' } })).body.error.code, 'invalid_queue');
+    const wfBad = await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'Bad Name' } });
+    assert.equal(wfBad.body.error.code, 'invalid_workflow');
+    assert.equal((await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'nope' } })).status, 404);
+    const ok = await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'fulfil' } });
+    assert.equal(ok.status, 201);
+    assert.deepEqual(Object.keys(ok.body).sort(), ['created_at', 'enabled', 'id', 'queue', 'workflow']);
+    assert.equal(ok.body.enabled, true);
+    const dup = await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'fulfil' } });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.body.error.code, 'queue_bound');
+    const list = await h.api('GET', qBase);
+    assert.equal(list.body.length, 1);
+  });
+
+  test('each message starts one run with its body as input, then is deleted; redelivery finds the same run', async () => {
+    await owner`select pgmq.send('orders', '{"n": 1}')`;
+    await drain();
+    const runs = await runsOf('fulfil');
+    assert.deepEqual(runs.map((r) => r.input).sort((a, b) => a.n - b.n), [{ n: 0 }, { n: 1 }]);
+    assert.ok(runs.every((r) => /^queue:orders:\d+$/.test(r.idempotency_key as string)));
+    const [left] = await owner`select count(*)::int as n from pgmq.q_orders`;
+    assert.equal(left!.n, 0);
+    // A worker that died after starting the run but before deleting: same key, same run.
+    const again = await startRun(h.hearth.p, { id: h.hearth.project.id }, 'fulfil', { n: 1 }, { idempotencyKey: runs[1]!.idempotency_key as string });
+    assert.equal(again.created, false);
+  });
+
+  test('a message that cannot start a run is retried, then archived', async () => {
+    await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/workflows/fulfil`, { body: { enabled: false } });
+    await owner`select pgmq.send('orders', '{"n": 2}')`;
+    for (let i = 0; i < 5; i++) {
+      await owner`update pgmq.q_orders set vt = now() - interval '1 second'`; // the visibility timeout lapses
+      await drain();
+    }
+    const [live] = await owner`select count(*)::int as n from pgmq.q_orders`;
+    const [archived] = await owner`select message from pgmq.a_orders`;
+    assert.equal(live!.n, 0);
+    assert.deepEqual(archived!.message, { n: 2 });
+    await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/workflows/fulfil`, { body: { enabled: true } });
+  });
+
+  test('DELETE removes the binding; unknown is 404', async () => {
+    const list = await h.api('GET', qBase);
+    assert.equal((await h.api('DELETE', `${qBase}/${list.body[0].id}`)).status, 204);
+    assert.equal((await h.api('DELETE', `${qBase}/${list.body[0].id}`)).status, 404);
+  });
+});
+
+describe('row bindings', () => {
+  let id: string;
+  test('validation: invalid_table, invalid_events, invalid_filter, missing table', async () => {
+    const body = { table: 'items', events: ['insert'], workflow: 'fulfil' };
+    const cases: [unknown, string][] = [
+      [{ ...body, table: 'no such' }, 'invalid_table'],
+      [{ ...body, table: 'missing_table' }, 'invalid_table'],
+      [{ ...body, events: [] }, 'invalid_events'],
+      [{ ...body, events: ['truncate'] }, 'invalid_events'],
+      [{ ...body, filter: { a: { nested: 1 } } }, 'invalid_filter'],
+      [{ ...body, filter: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, i])) }, 'invalid_filter'],
+      [{ ...body, filter: { k: 'x'.repeat(4100) } }, 'invalid_filter'],
+      [{ ...body, workflow: 'BAD' }, 'invalid_workflow'],
+    ];
+    for (const [b, code] of cases) {
+      const res = await h.api('POST', rBase, { body: b });
+      assert.equal(res.status, 400, code);
+      assert.equal(res.body.error.code, code);
+    }
+  });
+
+  test('bind installs the capture trigger; 409 table_bound for the same workflow; another workflow may bind it', async () => {
+    const res = await h.api('POST', rBase, { body: { table: 'items', events: ['insert', 'update'], filter: { status: 'paid' }, workflow: 'fulfil' } });
+    assert.equal(res.status, 201);
+    id = res.body.id;
+    const [trg] = await owner`select count(*)::int as n from pg_trigger where tgrelid = 'items'::regclass and not tgisinternal`;
+    assert.equal(trg!.n, 1);
+    const dup = await h.api('POST', rBase, { body: { table: 'items', events: ['delete'], workflow: 'fulfil' } });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.body.error.code, 'table_bound');
+    await wf(h).put('audit', { steps: [{ key: 's', kind: 'sql', target: 'select 1' }] });
+    const other = await h.api('POST', rBase, { body: { table: 'items', events: ['delete'], workflow: 'audit' } });
+    assert.equal(other.status, 201);
+    assert.equal((await h.api('GET', rBase)).body.length, 2);
+  });
+
+  test('matching changes start runs with the SPEC 2.13 input; non-matching changes never leave the database', async () => {
+    const before = (await runsOf('fulfil')).length;
+    await owner`insert into items (status, note) values ('pending', 'no')`;
+    await owner`insert into items (status, note) values ('paid', 'yes')`;
+    await owner`update items set note = 'paid now', status = 'paid' where note = 'no'`;
+    const [captured] = await h.hearth.p.dbs.project(h.hearth.project.db_name)`select count(*)::int as n from hearth_workflows.changes`;
+    assert.equal(captured!.n, 2, 'the pending insert was filtered inside the database');
+    await drain();
+    const runs = (await runsOf('fulfil')).slice(before);
+    assert.equal(runs.length, 2);
+    const [ins, upd] = runs.map((r) => r.input);
+    assert.equal(ins.action, 'insert');
+    assert.equal(ins.table, 'items');
+    assert.equal(ins.trigger_id, id);
+    assert.equal(ins.record.note, 'yes');
+    assert.equal(ins.old, null);
+    assert.equal(typeof ins.ts, 'number');
+    assert.equal(upd.action, 'update');
+    assert.equal(upd.old.status, 'pending');
+    assert.equal(upd.record.status, 'paid');
+    assert.match(runs[0]!.idempotency_key as string, new RegExp(`^row:${id}:\\d+$`));
+  });
+
+  test('a payload over 1 MB is replaced by {oversized: true}; the owner cannot read captured changes', async () => {
+    const before = (await runsOf('fulfil')).length;
+    await owner`insert into items (status, note) values ('paid', repeat('x', 1100000))`;
+    await drain();
+    const [run] = (await runsOf('fulfil')).slice(before);
+    assert.deepEqual(run!.input.record, { oversized: true });
+    await assert.rejects(owner`select * from hearth_workflows.changes`, /permission denied/);
+  });
+
+  test('DELETE removes the capture trigger', async () => {
+    assert.equal((await h.api('DELETE', `${rBase}/${id}`)).status, 204);
+    const list = await h.api('GET', rBase);
+    for (const t of list.body) await h.api('DELETE', `${rBase}/${t.id}`);
+    const [trg] = await owner`select count(*)::int as n from pg_trigger where tgrelid = 'items'::regclass and not tgisinternal`;
+    assert.equal(trg!.n, 0);
+    assert.equal((await h.api('DELETE', `${rBase}/${id}`)).status, 404);
+  });
+});
+
+describe('log drain', () => {
+  test('PUT/DELETE log-drain; run and step events are shipped with source workflow and no payload', async () => {
+    const got: unknown[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        got.push(...JSON.parse(body));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/logs`;
+      const bad = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { body: { url: 'nope' } });
+      assert.equal(bad.status, 400);
+      assert.equal((await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { body: { url } })).status, 200);
+      const id = await wf(h).go('logged', [{ key: 'boom', kind: 'sql', target: 'select 1/0', max_attempts: 2, payload: { secret: 'no' } }], { card: '4242' });
+      await settle(h, 'logged', id, { stepMs: 3000 });
+      await shipDrains(h.hearth.p);
+      const events = (got as { event: string; source: string; run_id: string }[]).filter((e) => e.run_id === id);
+      assert.deepEqual(events.map((e) => e.event), ['run.started', 'step.failed', 'step.dead_lettered', 'run.failed']);
+      assert.ok(events.every((e) => e.source === 'workflow'));
+      assert.ok(!JSON.stringify(got).includes('4242'));
+      assert.equal((await h.api('DELETE', `/v1/projects/${h.info.PROJECT_REF}/log-drain`)).status, 204);
+      got.length = 0;
+      const id2 = await wf(h).go('logged', [{ key: 'ok', kind: 'sql', target: 'select 1' }]);
+      await settle(h, 'logged', id2);
+      await shipDrains(h.hearth.p);
+      assert.equal(got.length, 0);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
