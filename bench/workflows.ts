@@ -25,17 +25,15 @@ export async function benchWorkflows(): Promise<string[]> {
   const admin = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
   const lines: string[] = [];
   try {
-    console.error("hearth up");
     const orgs = await h.api('GET', '/v1/organizations');
     const refs = [h.info.PROJECT_REF];
-    for (let i = 1; i < PROJECTS; i++) console.error("project", i, Date.now()), refs.push((await h.api('POST', '/v1/projects', { body: { name: `bench${i}`, organization_id: orgs.body[0].id } })).body.ref);
+    for (let i = 1; i < PROJECTS; i++) refs.push((await h.api('POST', '/v1/projects', { body: { name: `bench${i}`, organization_id: orgs.body[0].id } })).body.ref);
     const steps = Array.from({ length: STEPS }, (_, i) => ({ key: `s${i}`, kind: 'sql', target: 'select 1' }));
     for (const ref of refs) {
       await h.api('PATCH', `/v1/projects/${ref}/config/workflows`, { body: { enabled: true } });
       await h.api('PUT', `/v1/projects/${ref}/workflows/bench`, { body: { steps } });
       await Promise.all(Array.from({ length: RUNS_PER_PROJECT }, () => h.api('POST', `/v1/projects/${ref}/workflows/bench/runs`, { body: {} })));
     }
-    console.error("setup done");
     const dbs = [h.config.controlDb, ...refs.map((r) => `hearth_${r}`)];
     await admin`select pg_stat_clear_snapshot()`;
     const c0 = await commits(admin, dbs);
@@ -54,7 +52,6 @@ export async function benchWorkflows(): Promise<string[]> {
     const perStep = (await commits(admin, dbs)) - c0;
     const hearthRate = stepsDone / seconds;
 
-    console.error("engine done", stepsDone, seconds);
     // The reference: graphile-worker, same server, one trivial SQL job per step.
     const refDb = `bench_gw_${Date.now()}`;
     await admin.unsafe(`create database ${refDb}`);

@@ -4,6 +4,7 @@
  * Step secrets are sealed with the master key before they are stored and are
  * shown back only as `secret_set: true`.
  */
+import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { HearthError, notFound } from '../errors.ts';
 import type { MasterKey } from '../platform/secrets.ts';
@@ -79,11 +80,17 @@ export async function setEnabled(p: Platform, projectId: string, name: string, b
 /** Definitions are immutable, so a loaded version may be kept for the life of the process. */
 const loaded = new Map<string, Step[]>();
 
-export async function loadVersion(p: Platform, projectId: string, name: string, version: number): Promise<Step[] | null> {
+export async function loadVersion(
+  p: Platform,
+  projectId: string,
+  name: string,
+  version: number,
+  sql: postgres.Sql | postgres.TransactionSql = p.dbs.control,
+): Promise<Step[] | null> {
   const key = `${projectId}/${name}/${version}`;
   const hit = loaded.get(key);
   if (hit) return hit;
-  const [row] = await p.dbs.control`select steps from platform.workflow_definitions
+  const [row] = await sql`select steps from platform.workflow_definitions
     where project_id = ${projectId} and name = ${name} and version = ${version}`;
   if (!row) return null;
   const steps = row.steps as Step[];

@@ -67,7 +67,8 @@ export async function startRun(
       where project_id = ${project.id} and name = ${workflow} and enabled`;
     if (!def?.version) throw notFound(`Workflow "${workflow}" has no enabled version in this project.`);
     const version = def.version as number;
-    const steps = await loadVersion(p, project.id, workflow, version);
+    // Through tx: a second pooled connection per start could exhaust the pool under load.
+    const steps = await loadVersion(p, project.id, workflow, version, tx);
     const now = p.clock.now();
     const [run] = await tx`insert into platform.workflow_runs
         (project_id, workflow, version, status, input, idempotency_key, wake_at, depth, parent_run_id, parent_step_id, trigger, created_at, updated_at)
