@@ -13,6 +13,7 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
   auth: () => import('./auth.ts'),
   storage: () => import('./storage.ts'),
   functions: () => import('./functions.ts'),
+  workflows: () => import('./workflows.ts'),
   queues: () => import('./queues.ts'),
 };
 
