@@ -1,14 +1,14 @@
 /**
  * Foundation benchmark: the JWKS route, and an authenticated no-op query
  * through withRole, each against a bare node:http + postgres.js server doing
- * the same work (same transaction, same settings, same query).
+ * the same work (a transaction with the same settings and query, written
+ * the plain postgres.js way: sql.begin).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { signAccessToken } from '../src/auth/access-token.ts';
-import { withRole } from '../src/db/with-role.ts';
-import { compare, load, withHearth } from './lib.ts';
+import { bareTransaction, compare, load, withHearth } from './lib.ts';
 
 function bareServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -48,7 +48,7 @@ export async function benchFoundation(): Promise<string[]> {
     const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), { max: 10, onnotice: () => {} });
     const bareQuery = await bareServer(async (req, res) => {
       const claims = { sub: '00000000-0000-4000-8000-000000000001', role: 'authenticated' };
-      const [row] = await withRole(pool, { role: 'authenticated', claims }, (tx) => tx`select public.noop() as noop`, { method: req.method, path: req.url });
+      const [row] = await bareTransaction(pool, claims, (tx) => tx`select public.noop() as noop`);
       res.setHeader('content-type', 'application/json; charset=utf-8');
       res.end(JSON.stringify(row!.noop));
     });

@@ -4,6 +4,7 @@
  * share their event loop with the client.
  */
 import { spawn } from 'node:child_process';
+import type postgres from 'postgres';
 import path from 'node:path';
 import { startTestHearth, type TestHearth } from '../test/helpers/hearth.ts';
 
@@ -42,4 +43,17 @@ export async function withHearth<T>(fn: (h: TestHearth) => Promise<T>): Promise<
   } finally {
     await h.close();
   }
+}
+
+/**
+ * The bare reference's transaction: what a developer writes with postgres.js
+ * alone — sql.begin, the same set_config statement Hearth sends, the query.
+ */
+export function bareTransaction(pool: postgres.Sql, claims: Record<string, unknown>, query: (tx: postgres.TransactionSql) => Promise<postgres.Row[]>, readOnly = true) {
+  const work = async (tx: postgres.TransactionSql) => {
+    await tx`select set_config('role', ${String(claims.role)}, true), set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+      set_config('statement_timeout', '10s', true)`;
+    return query(tx);
+  };
+  return (readOnly ? pool.begin('read only', work) : pool.begin(work)) as Promise<postgres.Row[]>;
 }

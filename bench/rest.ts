@@ -1,15 +1,15 @@
 /**
  * REST benchmark: GET of one row by primary key under RLS, and GET of 100
  * rows with a two-level embed, each against a bare node:http + postgres.js
- * server running equivalent SQL in the same kind of transaction; then RSS
+ * server running equivalent SQL in the same kind of transaction (plain
+ * postgres.js sql.begin); then RSS
  * while 1000-row pages are read repeatedly.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { signAccessToken } from '../src/auth/access-token.ts';
-import { withRole } from '../src/db/with-role.ts';
-import { compare, load, withHearth } from './lib.ts';
+import { bareTransaction, compare, load, withHearth } from './lib.ts';
 
 const USER = '00000000-0000-4000-8000-000000000001';
 
@@ -36,7 +36,7 @@ function bare(pool: postgres.Sql): Promise<{ url: string; close(): Promise<void>
   const claims = { sub: USER, role: 'authenticated' };
   const server = http.createServer((req, res) => {
     const embed = req.url!.startsWith('/embed');
-    withRole(pool, { role: 'authenticated', claims }, (tx) => tx.unsafe(embed ? EMBED : ONE_ROW, embed ? [] : [42], { prepare: true }), { method: 'GET', path: req.url, readOnly: true })
+    bareTransaction(pool, claims, (tx) => tx.unsafe(embed ? EMBED : ONE_ROW, embed ? [] : [42], { prepare: true }))
       .then(([row]) => {
         res.setHeader('content-type', 'application/json; charset=utf-8');
         res.end(row!.body);

@@ -1,9 +1,9 @@
 /**
  * withRole: run data-plane work in one transaction under the caller's database
  * role, exactly as Supabase does, so RLS policies using auth.uid(), auth.jwt()
- * and auth.role() see the caller. The settings statement is pipelined with the
- * caller's first statement (postgres.js sends both before reading replies), so
- * a typical request costs BEGIN, one round trip of work, and COMMIT.
+ * and auth.role() see the caller: `role`, `request.jwt.claims`,
+ * `request.method`, `request.path`, `request.headers` and a 10 s
+ * statement_timeout are set with set_config(..., true) for the transaction.
  */
 import type postgres from 'postgres';
 
@@ -31,18 +31,29 @@ export async function withRole<T>(
   fn: (tx: postgres.TransactionSql) => Promise<T>,
   request: RequestInfo = {},
 ): Promise<T> {
-  const work = async (tx: postgres.TransactionSql) => {
-    const settings = tx`select set_config('role', ${caller.role}, true),
-        set_config('request.jwt.claims', ${JSON.stringify(caller.claims)}, true),
-        set_config('request.method', ${request.method ?? ''}, true),
-        set_config('request.path', ${request.path ?? ''}, true),
-        set_config('request.headers', ${JSON.stringify(request.headers ?? {})}, true),
-        set_config('statement_timeout', ${STATEMENT_TIMEOUT}, true)`.execute();
-    try {
-      return await fn(tx);
-    } finally {
-      await settings;
-    }
-  };
-  return (await (request.readOnly ? sql.begin('read only', work) : sql.begin(work))) as T;
+  // BEGIN and the settings go out in the same write as fn's first statement
+  // (a reserved connection pipelines), so a one-statement request costs two
+  // round trips: the work, then COMMIT. postgres.js's sql.begin would wait
+  // for BEGIN first.
+  const conn = await sql.reserve();
+  const begin = conn.unsafe(request.readOnly ? 'begin read only' : 'begin').execute();
+  const settings = conn`select set_config('role', ${caller.role}, true),
+      set_config('request.jwt.claims', ${JSON.stringify(caller.claims)}, true),
+      set_config('request.method', ${request.method ?? ''}, true),
+      set_config('request.path', ${request.path ?? ''}, true),
+      set_config('request.headers', ${JSON.stringify(request.headers ?? {})}, true),
+      set_config('statement_timeout', ${STATEMENT_TIMEOUT}, true)`.execute();
+  try {
+    const result = await fn(conn as unknown as postgres.TransactionSql);
+    await begin;
+    await settings;
+    await conn.unsafe('commit');
+    return result;
+  } catch (err) {
+    await Promise.allSettled([begin, settings]);
+    await conn.unsafe('rollback').catch(() => {});
+    throw err;
+  } finally {
+    conn.release();
+  }
 }
