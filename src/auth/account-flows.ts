@@ -105,6 +105,11 @@ export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: 
         where id = ${user.id} returning *`;
       row = r as UserRow;
     }
+    // A new password ends every other session of the user: whoever knew the old one is signed out.
+    if (passwordHash) {
+      const current = typeof claims.session_id === 'string' ? claims.session_id : null;
+      await tx`delete from auth.sessions where user_id = ${user.id} and id::text is distinct from ${current}`;
+    }
     if (emailChange && confirmByMail) {
       const [r] = await tx`update auth.users set email_change = ${emailChange}, updated_at = ${t} where id = ${user.id} returning *`;
       row = r as UserRow;

@@ -110,7 +110,7 @@ export async function followLink(ctx: AuthContext, input: { token: string; type:
   return { kind: 'session', session: await issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose] }), type: input.type };
 }
 
-const FLOW_AMR: Record<string, AmrMethod> = { magiclink: 'magiclink', recovery: 'recovery', email_change: 'email_change' };
+const FLOW_AMR: Record<string, AmrMethod> = { magiclink: 'magiclink', recovery: 'recovery', email_change: 'email_change', oauth: 'oauth' };
 
 /** grant_type=pkce */
 export async function pkceGrant(ctx: AuthContext, authCode: string, verifier: string): Promise<SessionPayload> {

@@ -1,5 +1,27 @@
 import { httpUrl, type AreaSpec } from '../platform/settings-schema.ts';
 
+function rpId(v: string): string | null {
+  return v === '' || /^[a-z0-9.-]+$/i.test(v) ? null : 'must be a host name such as example.com (no scheme, port or path)';
+}
+
+function originList(v: string): string | null {
+  for (const origin of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (httpUrl(origin) !== null || new URL(origin).origin !== origin) return `"${origin}" is not an origin such as https://app.example.com`;
+  }
+  return null;
+}
+
+/** Social sign-in provider fields, named as in Supabase: external_<provider>_enabled, _client_id, _secret, _url. */
+function provider(name: string): AreaSpec {
+  return {
+    [`external_${name}_enabled`]: { type: 'boolean', default: false },
+    [`external_${name}_client_id`]: { type: 'string', default: null, maxLength: 1024 },
+    [`external_${name}_secret`]: { type: 'string', default: null, maxLength: 4096, secret: true },
+    /** The OpenID issuer (oidc: required; google: overrides accounts.google.com; github: a GitHub Enterprise base URL). */
+    [`external_${name}_url`]: { type: 'string', default: null, maxLength: 2048, check: httpUrl },
+  };
+}
+
 /** config/auth fields; names follow the Supabase Management API. */
 export const authSettings: AreaSpec = {
   site_url: { type: 'string', default: 'http://localhost:3000', maxLength: 2048, check: httpUrl },
@@ -14,4 +36,12 @@ export const authSettings: AreaSpec = {
   smtp_pass: { type: 'string', default: null, maxLength: 1024, secret: true },
   smtp_admin_email: { type: 'string', default: null, maxLength: 320 },
   smtp_sender_name: { type: 'string', default: null, maxLength: 255 },
+  /** Passkeys: the relying party. Nothing WebAuthn works (422 webauthn_not_configured) until rp_id and rp_origins are set. */
+  webauthn_rp_id: { type: 'string', default: null, maxLength: 253, check: rpId },
+  webauthn_rp_display_name: { type: 'string', default: null, maxLength: 255 },
+  /** Comma-separated origins (scheme://host[:port]) whose pages may run the ceremonies. */
+  webauthn_rp_origins: { type: 'string', default: null, maxLength: 4096, check: originList },
+  ...provider('oidc'),
+  ...provider('github'),
+  ...provider('google'),
 };

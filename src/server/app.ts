@@ -12,6 +12,8 @@ import { areaOf, envelope, sendError } from './envelopes.ts';
 import { jwksRoutes } from '../auth/jwks.ts';
 import { workflowRoutes } from '../workflows/routes.ts';
 import { storageRoutes } from '../storage/routes.ts';
+import { mfaRoutes } from '../auth/routes-mfa.ts';
+import { socialRoutes } from '../auth/routes-social.ts';
 import { restRoutes } from '../rest/routes.ts';
 import { cronRoutes } from '../cron/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
@@ -52,6 +54,8 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(jwksRoutes);
   await app.register(workflowRoutes, { p, registry });
   await app.register(storageRoutes, { p });
+  await app.register(mfaRoutes, { p });
+  await app.register(socialRoutes, { p });
   await app.register(restRoutes);
   await app.register(cronRoutes, { p });
   await app.register(authRoutes, { p });

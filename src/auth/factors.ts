@@ -1,0 +1,137 @@
+/**
+ * MFA factors and their challenges (SPEC 2.5, 3.1): what TOTP and passkey
+ * factors share. A challenge is single use and lives 5 minutes; verifying
+ * one replaces the caller's session by a new aal2 session whose amr adds the
+ * factor's method to the methods already proven.
+ */
+import type postgres from 'postgres';
+import { HearthError } from '../errors.ts';
+import { later, now, type AuthContext } from './context.ts';
+import type { UserClaims } from './http.ts';
+import { sessionIdOf, UUID } from './http.ts';
+import { issueSession, type AmrEntry, type AmrMethod, type SessionPayload } from './sessions.ts';
+import type { UserRow } from './users.ts';
+
+type Db = postgres.Sql | postgres.TransactionSql;
+
+export const CHALLENGE_MS = 5 * 60_000;
+/** Wrong TOTP codes a challenge takes before it is spent: with ±1 step, guessing stays a 3-in-10^6 chance per try. */
+export const CHALLENGE_MAX_ATTEMPTS = 5;
+
+export type FactorType = 'totp' | 'webauthn';
+export type ChallengeKind = 'totp' | 'webauthn_create' | 'webauthn_request' | 'passkey_signin';
+
+export interface FactorRow {
+  id: string;
+  user_id: string;
+  factor_type: FactorType;
+  friendly_name: string | null;
+  status: 'unverified' | 'verified';
+  secret_sealed: string | null;
+  web_authn_credential: StoredCredential | null;
+  web_authn_credential_id: string | null;
+  last_totp_step: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface StoredCredential {
+  id: string;
+  public_key: string;
+  counter: number;
+  transports: string[];
+}
+
+export interface ChallengeRow {
+  id: string;
+  factor_id: string | null;
+  kind: ChallengeKind;
+  web_authn_challenge: string | null;
+  attempts: number;
+  expires_at: Date;
+  consumed_at: Date | null;
+}
+
+export const factorNotFound = () => new HearthError(404, 'mfa_factor_not_found', 'No factor with this id is enrolled for the signed-in user.');
+
+export async function userFactor(db: Db, userId: string, factorId: string, lock = false): Promise<FactorRow> {
+  const rows = lock
+    ? await db`select * from auth.mfa_factors where id = ${factorId} and user_id = ${userId} for update`
+    : await db`select * from auth.mfa_factors where id = ${factorId} and user_id = ${userId}`;
+  if (!rows[0]) throw factorNotFound();
+  return rows[0] as FactorRow;
+}
+
+/** Inserts a new, unverified factor; 422 mfa_factor_name_conflict when the user already has one of that name. */
+export async function insertFactor(ctx: AuthContext, db: Db, input: { userId: string; type: FactorType; friendlyName: string | null; secretSealed?: string }): Promise<FactorRow> {
+  const t = now(ctx);
+  try {
+    const [row] = await db`insert into auth.mfa_factors (user_id, factor_type, friendly_name, secret_sealed, created_at, updated_at)
+      values (${input.userId}, ${input.type}, ${input.friendlyName}, ${input.secretSealed ?? null}, ${t}, ${t}) returning *`;
+    return row as FactorRow;
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') {
+      throw new HearthError(422, 'mfa_factor_name_conflict', `You already have a factor named "${input.friendlyName}"; choose another friendly_name.`);
+    }
+    throw err;
+  }
+}
+
+export function factorJson(f: FactorRow) {
+  return { id: f.id, friendly_name: f.friendly_name, factor_type: f.factor_type, status: f.status, created_at: f.created_at, updated_at: f.updated_at };
+}
+
+export async function createChallenge(ctx: AuthContext, db: Db, input: { factorId: string | null; kind: ChallengeKind; webAuthnChallenge?: string }) {
+  const [row] = await db`insert into auth.mfa_challenges (factor_id, kind, web_authn_challenge, created_at, expires_at)
+    values (${input.factorId}, ${input.kind}, ${input.webAuthnChallenge ?? null}, ${now(ctx)}, ${later(ctx, CHALLENGE_MS)})
+    returning id, expires_at`;
+  return { id: row!.id as string, expires_at: Math.floor((row!.expires_at as Date).getTime() / 1000) };
+}
+
+const challengeNotFound = () => new HearthError(404, 'mfa_challenge_not_found', 'No such challenge for this factor; request a new one with POST /factors/{id}/challenge.');
+
+/**
+ * Locks a live challenge for verification: 404 mfa_challenge_not_found when it
+ * is unknown or belongs to another factor, 422 mfa_challenge_expired when it
+ * is older than 5 minutes, already used, or spent by wrong codes.
+ */
+export async function lockChallenge(ctx: AuthContext, tx: Db, challengeId: string, factorId: string | null, kinds: ChallengeKind[]): Promise<ChallengeRow> {
+  if (!UUID.test(challengeId)) throw challengeNotFound();
+  const [row] = await tx`select * from auth.mfa_challenges where id = ${challengeId} for update`;
+  const c = row as ChallengeRow | undefined;
+  if (!c || c.factor_id !== factorId || !kinds.includes(c.kind)) throw challengeNotFound();
+  if (c.consumed_at || c.attempts >= CHALLENGE_MAX_ATTEMPTS || c.expires_at.getTime() <= now(ctx).getTime()) {
+    throw new HearthError(422, 'mfa_challenge_expired', 'This challenge has expired or was already used; request a new one.');
+  }
+  return c;
+}
+
+export async function consumeChallenge(ctx: AuthContext, tx: Db, challengeId: string): Promise<void> {
+  await tx`update auth.mfa_challenges set consumed_at = ${now(ctx)} where id = ${challengeId}`;
+}
+
+/**
+ * The aal2 session after a verified factor: the caller's session is ended and
+ * a new one starts whose amr is the factor's method followed by the methods
+ * the old session had proven.
+ */
+export async function stepUpSession(ctx: AuthContext, tx: Db, user: UserRow, claims: UserClaims, method: AmrMethod): Promise<SessionPayload> {
+  const previous = (Array.isArray(claims.amr) ? (claims.amr as AmrEntry[]) : []).filter((e) => e && e.method !== method);
+  const sessionId = sessionIdOf(claims);
+  if (sessionId) await tx`delete from auth.sessions where id = ${sessionId} and user_id = ${user.id}`;
+  return issueSession(ctx, user, { amr: method, aal: 'aal2', previousAmr: previous }, tx);
+}
+
+/**
+ * DELETE /factors/{id}. Removing a verified factor needs an aal2 session (a
+ * stolen password alone must not be able to strip the second factor); the
+ * user's other sessions that relied on it keep their tokens until refresh.
+ */
+export async function unenrolFactor(ctx: AuthContext, claims: UserClaims, factorId: string): Promise<{ id: string }> {
+  const factor = await userFactor(ctx.project.sql, claims.sub, factorId);
+  if (factor.status === 'verified' && claims.aal !== 'aal2') {
+    throw new HearthError(403, 'insufficient_aal', 'Removing a verified factor needs an aal2 session: verify a factor first (POST /factors/{id}/challenge and /verify).');
+  }
+  await ctx.project.sql`delete from auth.mfa_factors where id = ${factor.id} and user_id = ${claims.sub}`;
+  return { id: factor.id };
+}

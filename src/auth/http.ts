@@ -1,0 +1,41 @@
+/**
+ * HTTP helpers shared by the Accounts II route plugins (routes-mfa.ts,
+ * routes-social.ts): the user behind an access token, and supabase-js's
+ * habit of sending `Content-Type: application/json` with no body (DELETE
+ * /factors/{id}, unlinkIdentity), which must read as {}.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { JWTPayload } from 'jose';
+import { HearthError } from '../errors.ts';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type UserClaims = JWTPayload & { sub: string; session_id?: string };
+
+/** The verified claims of the user's access token, or 401 no_authorization. */
+export function userClaims(request: FastifyRequest): UserClaims {
+  const user = request.hearth.auth?.user;
+  if (!user || typeof user.sub !== 'string' || !UUID.test(user.sub)) {
+    throw new HearthError(401, 'no_authorization', "This endpoint needs the user's access token: Authorization: Bearer <access token>.");
+  }
+  return user as UserClaims;
+}
+
+/** The session id of verified claims, when it is one. */
+export const sessionIdOf = (claims: UserClaims): string | null =>
+  typeof claims.session_id === 'string' && UUID.test(claims.session_id) ? claims.session_id : null;
+
+/** A path parameter that must be a uuid; anything else is the given 404 (a malformed id names nothing). */
+export function idParam(value: string, code: string, what: string): string {
+  if (!UUID.test(value)) throw new HearthError(404, code, `No ${what} with id "${value.slice(0, 60)}".`);
+  return value;
+}
+
+export function acceptEmptyJson(app: FastifyInstance): void {
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, {});
+    else json(request, body as string, done);
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * /auth/v1 MFA and passkeys over HTTP (SPEC 4.1): factor enrolment,
+ * challenge, verify and removal (TOTP and passkeys), and passkey-only
+ * sign-in. Request and response shapes follow supabase-js's mfa client.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Platform } from '../context.ts';
+import { HearthError } from '../errors.ts';
+import { authContext, type AuthContext } from './context.ts';
+import { factorNotFound, insertFactor, unenrolFactor, userFactor } from './factors.ts';
+import { acceptEmptyJson, idParam, userClaims } from './http.ts';
+import { challengeTotp, enrolTotp, verifyTotp } from './mfa-totp.ts';
+import { findUserById, type UserRow } from './users.ts';
+import { invalid, objectBody, optionalString, requiredString } from './validate.ts';
+import { challengeWebauthn, passkeySignIn, passkeySignInOptions, relyingParty, verifyWebauthn } from './webauthn.ts';
+
+type IdParams = { Params: { id: string } };
+
+async function signedInUser(ctx: AuthContext, userId: string): Promise<UserRow> {
+  const user = await findUserById(ctx.project.sql, userId);
+  if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+  return user;
+}
+
+/** A WebAuthn credential in SPEC's `credential` field, or in supabase-js's `webauthn.credential_response`. */
+function credentialOf(body: Record<string, unknown>): unknown {
+  if (body.credential !== undefined) return body.credential;
+  const webauthn = body.webauthn as { credential_response?: unknown } | undefined;
+  return webauthn && typeof webauthn === 'object' ? webauthn.credential_response : undefined;
+}
+
+export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
+  const { p } = opts;
+  acceptEmptyJson(app);
+  const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
+
+  app.post('/auth/v1/factors', async (request) => {
+    const claims = userClaims(request);
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const type = requiredString(body, 'factor_type');
+    const friendlyName = optionalString(body, 'friendly_name')?.slice(0, 255) ?? null;
+    const user = await signedInUser(ctx, claims.sub);
+    if (type === 'totp') return enrolTotp(ctx, user, { friendlyName, issuer: optionalString(body, 'issuer') });
+    if (type === 'webauthn') {
+      relyingParty(ctx.settings);
+      const factor = await insertFactor(ctx, ctx.project.sql, { userId: user.id, type: 'webauthn', friendlyName });
+      return { id: factor.id, type: 'webauthn', friendly_name: factor.friendly_name };
+    }
+    throw invalid('factor_type must be totp or webauthn.');
+  });
+
+  app.post<IdParams>('/auth/v1/factors/:id/challenge', async (request) => {
+    const claims = userClaims(request);
+    const ctx = await ctxOf(request);
+    const factor = await userFactor(ctx.project.sql, claims.sub, idParam(request.params.id, 'mfa_factor_not_found', 'factor'));
+    if (factor.factor_type === 'totp') return challengeTotp(ctx, factor);
+    return challengeWebauthn(ctx, await signedInUser(ctx, claims.sub), factor);
+  });
+
+  app.post<IdParams>('/auth/v1/factors/:id/verify', async (request) => {
+    const claims = userClaims(request);
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const factorId = idParam(request.params.id, 'mfa_factor_not_found', 'factor');
+    const challengeId = requiredString(body, 'challenge_id');
+    const credential = credentialOf(body);
+    if (credential !== undefined) return verifyWebauthn(ctx, claims, factorId, challengeId, credential);
+    const code = optionalString(body, 'code');
+    if (code === undefined) {
+      const [factor] = await ctx.project.sql`select factor_type from auth.mfa_factors where id = ${factorId} and user_id = ${claims.sub}`;
+      if (!factor) throw factorNotFound();
+      throw invalid(factor.factor_type === 'totp' ? 'code is required (the 6 digits of the authenticator app).' : 'credential is required (the PublicKeyCredential JSON).');
+    }
+    return verifyTotp(ctx, claims, factorId, challengeId, code);
+  });
+
+  app.delete<IdParams>('/auth/v1/factors/:id', async (request) => {
+    const claims = userClaims(request);
+    return unenrolFactor(await ctxOf(request), claims, idParam(request.params.id, 'mfa_factor_not_found', 'factor'));
+  });
+
+  // Passkey-only sign-in: nobody is signed in yet, so no key is needed (SPEC 5, public calls).
+  app.post('/auth/v1/webauthn/authenticate/options', { config: { public: true } }, async (request) => passkeySignInOptions(await ctxOf(request)));
+
+  app.post('/auth/v1/webauthn/authenticate', { config: { public: true } }, async (request) => {
+    const body = objectBody(request.body);
+    const ctx = await ctxOf(request);
+    const challengeId = requiredString(body, 'challenge_id');
+    const credential = credentialOf(body);
+    if (credential === undefined) throw invalid('credential is required (the PublicKeyCredential JSON of navigator.credentials.get).');
+    return passkeySignIn(ctx, challengeId, credential);
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * /auth/v1 social sign-in, identity linking and the user's sessions over
+ * HTTP (SPEC 4.1): GET /authorize, GET /callback, GET
+ * /user/identities/authorize, DELETE /user/identities/{id}, GET /sessions,
+ * DELETE /sessions/{id}.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Platform } from '../context.ts';
+import { authContext, type AuthContext } from './context.ts';
+import { acceptEmptyJson, idParam, sessionIdOf, userClaims } from './http.ts';
+import { unlinkIdentity } from './identities.ts';
+import { finishCallback, startAuthorization, type CallbackOutcome } from './oauth.ts';
+import { readChallenge } from './pkce.ts';
+import { redirectTarget } from './redirects.ts';
+import { listSessions, revokeSession } from './user-sessions.ts';
+
+type Query = Record<string, string | undefined>;
+type IdParams = { Params: { id: string } };
+
+function redirectFor(outcome: CallbackOutcome): string {
+  const u = new URL(outcome.target);
+  if (outcome.kind === 'code') {
+    u.searchParams.set('code', outcome.code);
+    return u.toString();
+  }
+  const params: Record<string, string> =
+    outcome.kind === 'error'
+      ? { error: outcome.error, error_code: outcome.code, error_description: outcome.description }
+      : {
+          access_token: outcome.session.access_token,
+          expires_at: String(outcome.session.expires_at),
+          expires_in: String(outcome.session.expires_in),
+          refresh_token: outcome.session.refresh_token,
+          token_type: outcome.session.token_type,
+        };
+  u.hash = new URLSearchParams(params).toString();
+  return u.toString();
+}
+
+/** The start of a flow: provider, allowlisted redirect_to, optional PKCE challenge and extra scopes. */
+function startRequest(ctx: AuthContext, q: Query, linkUserId: string | null) {
+  return {
+    provider: q.provider,
+    redirectTo: redirectTarget(ctx.settings, q.redirect_to),
+    challenge: readChallenge(q),
+    linkUserId,
+    scopes: q.scopes,
+  };
+}
+
+export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) {
+  const { p } = opts;
+  acceptEmptyJson(app);
+  const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
+
+  // Followed by a browser: no API key (as in Supabase).
+  app.get('/auth/v1/authorize', { config: { public: true } }, async (request, reply: FastifyReply) => {
+    const ctx = await ctxOf(request);
+    const url = await startAuthorization(ctx, startRequest(ctx, request.query as Query, null));
+    return reply.redirect(url, 302);
+  });
+
+  app.get('/auth/v1/callback', { config: { public: true } }, async (request, reply: FastifyReply) => {
+    const outcome = await finishCallback(await ctxOf(request), request.query as Query);
+    return reply.redirect(redirectFor(outcome), 302);
+  });
+
+  app.get('/auth/v1/user/identities/authorize', async (request) => {
+    const claims = userClaims(request);
+    const ctx = await ctxOf(request);
+    return { url: await startAuthorization(ctx, startRequest(ctx, request.query as Query, claims.sub)) };
+  });
+
+  app.delete<IdParams>('/auth/v1/user/identities/:id', async (request) => {
+    const claims = userClaims(request);
+    await unlinkIdentity(await ctxOf(request), claims.sub, idParam(request.params.id, 'identity_not_found', 'identity'));
+    return {};
+  });
+
+  app.get('/auth/v1/sessions', async (request) => {
+    const claims = userClaims(request);
+    return listSessions(await ctxOf(request), claims.sub, sessionIdOf(claims));
+  });
+
+  app.delete<IdParams>('/auth/v1/sessions/:id', async (request, reply) => {
+    const claims = userClaims(request);
+    await revokeSession(await ctxOf(request), claims.sub, idParam(request.params.id, 'session_not_found', 'session'));
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,22 @@
+/**
+ * The signed-in user's own sessions: GET /auth/v1/sessions lists the live
+ * ones (a session is live while one of its refresh tokens is unexpired),
+ * DELETE /auth/v1/sessions/{id} ends one (its refresh tokens stop working;
+ * access tokens already issued live until they expire, as with logout).
+ */
+import { HearthError } from '../errors.ts';
+import { now, type AuthContext } from './context.ts';
+
+export async function listSessions(ctx: AuthContext, userId: string, currentSessionId: string | null) {
+  const rows = await ctx.project.sql`select s.id, s.aal, s.amr, s.created_at, coalesce(s.refreshed_at, s.created_at) as updated_at
+    from auth.sessions s
+    where s.user_id = ${userId}
+      and exists (select 1 from auth.refresh_tokens r where r.session_id = s.id and not r.revoked and r.expires_at > ${now(ctx)})
+    order by s.created_at desc`;
+  return rows.map((r) => ({ id: r.id, aal: r.aal, amr: r.amr, created_at: r.created_at, updated_at: r.updated_at, current: r.id === currentSessionId }));
+}
+
+export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string): Promise<void> {
+  const gone = await ctx.project.sql`delete from auth.sessions where id = ${sessionId} and user_id = ${userId} returning id`;
+  if (gone.length === 0) throw new HearthError(404, 'session_not_found', 'No session with this id belongs to you (it may already have ended).');
+}
