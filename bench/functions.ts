@@ -3,7 +3,10 @@
  * requests/s of a hello-world function through the runtime's invoke path,
  * side by side with the same handler served by a bare node:http server. Both
  * servers live in this process and are loaded by one autocannon child process
- * each in turn, so the ratio compares like with like. Bounded well under 60 s.
+ * each in turn, so the ratio compares like with like. Then the whole HTTP
+ * path: a Hearth (needs DATABASE_URL, as `npm run bench` provides) serving
+ * `/functions/v1/hello` deployed through the management API, key checked,
+ * logs written to the control database. Bounded well under 90 s.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.ts';
 import { HearthError } from '../src/errors.ts';
 import { createFunctionsRuntime } from '../src/functions/runtime.ts';
+import { withHearth } from './lib.ts';
 
 const HELLO = "Deno.serve(() => new Response('Hello World'));";
 const DURATION_S = 5;
@@ -41,9 +45,11 @@ function serve(handler: Handler): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-async function load(url: string): Promise<{ rps: number; p99: number; errors: number }> {
+async function load(url: string, headers: Record<string, string> = {}): Promise<{ rps: number; p99: number; errors: number }> {
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
-  const child = spawn(process.execPath, [bin, '-j', '-c', String(CONNECTIONS), '-d', String(DURATION_S), url], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const args = [bin, '-j', '-c', String(CONNECTIONS), '-d', String(DURATION_S)];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
+  const child = spawn(process.execPath, [...args, url], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout.on('data', (d) => { out += d; });
   await new Promise((r) => child.on('close', r));
@@ -83,6 +89,14 @@ export async function benchFunctions(): Promise<string> {
     const port = (s: http.Server) => (s.address() as { port: number }).port;
     const reference = await load(`http://127.0.0.1:${port(bare)}/functions/v1/hello`);
     const functions = await load(`http://127.0.0.1:${port(viaFunctions)}/functions/v1/hello`);
+    const throughHearth = await withHearth(async (h) => {
+      const deployed = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/functions/hello`, { body: { source: HELLO } });
+      if (deployed.status !== 201) throw new Error(`deploy failed: ${JSON.stringify(deployed.body)}`);
+      const headers = { authorization: `Bearer ${h.info.PUBLISHABLE_KEY}` };
+      const first = await fetch(`${h.url}/functions/v1/hello`, { headers });
+      if (first.status !== 200) throw new Error(`invoke failed: ${first.status} ${await first.text()}`);
+      return load(`${h.url}/functions/v1/hello`, headers);
+    });
 
     const row = (label: string, r: typeof reference) => `  ${label.padEnd(34)} ${String(r.rps).padStart(7)} req/s   p99 ${String(r.p99).padStart(3)} ms   errors ${r.errors}`;
     return [
@@ -93,7 +107,9 @@ export async function benchFunctions(): Promise<string> {
       `  hello world, ${CONNECTIONS} connections, ${DURATION_S} s each:`,
       row('bare node:http, same handler', reference),
       row('node:http -> invokeFunction', functions),
-      `  ratio functions / bare: ${(functions.rps / reference.rps).toFixed(2)}`,
+      row('Hearth GET /functions/v1/hello', throughHearth),
+      `  ratio invokeFunction / bare: ${(functions.rps / reference.rps).toFixed(2)}`,
+      `  ratio Hearth HTTP / bare: ${(throughHearth.rps / reference.rps).toFixed(2)}`,
     ].join('\n');
   } finally {
     for (const s of servers) { s.closeAllConnections(); s.close(); }

@@ -279,7 +279,8 @@ export class FunctionsRuntime {
     try {
       response = await instance.forward(request, invocationId, abort.signal);
     } catch (e) {
-      const error = stoppedBy ?? (await this.failure(instance, e));
+      // A caller that went away mid-upload (its request's signal) is not a crash of the function.
+      const error = stoppedBy ?? (request.signal.aborted ? new HearthError(499, 'client_cancelled', 'The caller closed the connection before the request was sent.') : await this.failure(instance, e));
       finish(error.status, error.code);
       throw error;
     }

@@ -1,9 +1,9 @@
 /**
  * Where function sources, secrets and logs live. The runtime only talks to the
- * FunctionStore interface; DirFunctionStore keeps everything under
- * `<dataDir>/functions/projects` for a single Hearth process, and the control
- * database (migrations/control/060_functions.sql) will back the same
- * interface when several processes share a deployment.
+ * FunctionStore interface. A Hearth server uses DbFunctionStore (db-store.ts,
+ * the control database, shared by every process); DirFunctionStore keeps
+ * everything under `<dataDir>/functions/projects` for a runtime used alone
+ * (the runtime tests and its benchmark).
  */
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';

@@ -21,8 +21,10 @@ export interface FunctionSource {
   verifyJwt?: boolean;
 }
 
+export const isFunctionName = (name: string): boolean => FUNCTION_NAME.test(name);
+
 export function assertFunctionName(name: string): void {
-  if (!FUNCTION_NAME.test(name)) {
+  if (!isFunctionName(name)) {
     throw badRequest('invalid_function_name', `Function name "${name}" is invalid: use 1-64 characters a-z, 0-9, "_" and "-", starting with a letter or digit.`);
   }
 }

@@ -14,6 +14,8 @@ import { workflowRoutes } from '../workflows/routes.ts';
 import { storageRoutes } from '../storage/routes.ts';
 import { mfaRoutes } from '../auth/routes-mfa.ts';
 import { socialRoutes } from '../auth/routes-social.ts';
+import { functionRoutes } from '../functions/routes.ts';
+import { functionManagementRoutes } from '../functions/routes-management.ts';
 import { restRoutes } from '../rest/routes.ts';
 import { cronRoutes } from '../cron/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
@@ -56,6 +58,8 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(storageRoutes, { p });
   await app.register(mfaRoutes, { p });
   await app.register(socialRoutes, { p });
+  await app.register(functionRoutes, { p, registry });
+  await app.register(functionManagementRoutes, { p });
   await app.register(restRoutes);
   await app.register(cronRoutes, { p });
   await app.register(authRoutes, { p });

@@ -10,6 +10,7 @@ import type { Config } from '../config.ts';
 import { Faults, systemClock, type Clock, type Platform } from '../context.ts';
 import { startEmbedded, type EmbeddedCluster } from '../db/embedded.ts';
 import { Databases } from '../db/pools.ts';
+import { startFunctions, type FunctionsService } from '../functions/index.ts';
 import { listenForChanges } from '../platform/changes.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import { ProjectRegistry } from '../platform/registry.ts';
@@ -59,10 +60,12 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   let app: FastifyInstance | null = null;
   let workers: Worker[] = [];
   let unlisten: (() => Promise<void>) | null = null;
+  let functions: FunctionsService | null = null;
   const registry = new ProjectRegistry(p);
   const stop = async () => {
     await app?.close();
     await Promise.all(workers.map((w) => w.stop()));
+    await functions?.stop();
     registry.close();
     await unlisten?.().catch(() => {});
     await dbs.close();
@@ -71,6 +74,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   try {
     const { project, owner } = await bootstrap(p);
     unlisten = await listenForChanges(dbs.control, (c) => registry.onChange(c));
+    functions = await startFunctions(p, registry);
     if (config.role !== 'worker') {
       app = await buildApp(p, registry);
       await app.listen({ host: config.host, port: config.port });

@@ -8,6 +8,7 @@ import type { ProjectRegistry } from '../platform/registry.ts';
 import { startWorkflowWorkers } from '../workflows/worker.ts';
 import { startCronScheduler } from '../cron/scheduler.ts';
 import { startAuthMaintenance } from '../auth/maintenance.ts';
+import { pruneFunctionLogs } from '../functions/db-store.ts';
 
 export interface Worker {
   stop(): Promise<void>;
@@ -41,6 +42,7 @@ export function startWorkers(p: Platform, registry: ProjectRegistry): Worker[] {
     startCronScheduler(p, registry),
     startWorkflowWorkers(p, registry),
     startAuthMaintenance(p, registry),
+    every(p, 'function log retention', 3600_000, async () => void (await pruneFunctionLogs(p))),
     every(p, 'expired management sessions cleanup', 3600_000, async () => {
       await p.dbs.control`delete from platform.sessions where expires_at < ${p.clock.now()}`;
     }),

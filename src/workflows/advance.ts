@@ -8,12 +8,22 @@
  */
 import type { Platform } from '../context.ts';
 import { loadVersion } from './definitions.ts';
+import { disconnected } from './disconnected.ts';
 import { cancelTree, MAX_DEPTH, startRun } from './runs.ts';
 import type { Outcome } from './steps/index.ts';
 import { fanoutBefore, LIMITS, type Action, type Step } from './validate.ts';
 import type { RunState, StepRow } from './state.ts';
 
 export const FANOUT_PER_TICK = 8;
+/**
+ * Attempts of side-effecting steps (enqueue, sql, webhook, function; main
+ * steps and fan-out children together) one run may make. A definition allows
+ * at most 200 steps of up to 100 attempts, so only a pathological run of
+ * flaky steps gets here; it then fails as a structural failure, without
+ * compensation. Waits (at most one attempt each) and compensation walks (at
+ * most 200 undos of 3 attempts) are bounded already and not counted.
+ */
+export const STEP_CEILING = 10_000;
 export const BACKOFF_BASE_MS = 2000;
 export const BACKOFF_CAP_MS = 3600_000;
 const COMPENSATION_ATTEMPTS = LIMITS.defaultAttempts;
@@ -32,6 +42,8 @@ export interface Pass {
   attempts: Attempt[];
   /** Decisions that need the outcome of this pass's attempts (join, finish). */
   settle: (() => Promise<void> | void)[];
+  /** Attempts this pass may still start before the run reaches its step ceiling. */
+  room: number;
 }
 
 export const backoffMs = (attempt: number) => Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1), BACKOFF_CAP_MS);
@@ -107,6 +119,11 @@ function scheduleAttempt(pass: Pass, row: StepRow, action: Step | Action, timeou
     st.touch(row, { next_attempt_at: null });
   } else if (row.next_attempt_at && row.next_attempt_at > st.now) {
     st.wakeBy(row.next_attempt_at);
+    return;
+  }
+  if (pass.attempts.length >= pass.room) {
+    // The ceiling is reached with this pass's attempts; the next pass fails the run.
+    st.wakeBy(st.now);
     return;
   }
   pass.attempts.push({
@@ -270,6 +287,8 @@ async function subworkflow(pass: Pass, step: Step, row: StepRow, deadline: Date)
       });
       st.touch(row, { child_run_id: child.id, output: { run_id: child.id } });
     } catch (err) {
+      // A lost connection decides nothing: the engine abandons the pass and a later one starts the same child.
+      if (disconnected(err)) throw err;
       st.touch(row, { status: 'failed', error: `Could not start sub-workflow "${step.target}": ${msg(err)}` });
       st.emit('step.dead_lettered', row);
       return failRun(pass, failedText(row));
@@ -347,9 +366,9 @@ function compensationIncomplete(pass: Pass, target: Undo, undo: StepRow): void {
 }
 
 /** Plans the pass: which attempts to make and which decisions follow them. */
-export async function planPass(p: Platform, st: RunState): Promise<Pass | null> {
+export async function planPass(p: Platform, st: RunState, ceiling: number = STEP_CEILING): Promise<Pass | null> {
   const steps = await loadVersion(p, st.run.project_id, st.run.workflow, st.run.version);
-  const pass: Pass = { p, st, steps: steps ?? [], attempts: [], settle: [] };
+  const pass: Pass = { p, st, steps: steps ?? [], attempts: [], settle: [], room: Infinity };
   if (!steps) {
     structuralFailure(st, `Version ${st.run.version} of workflow "${st.run.workflow}" could not be loaded.`);
     return pass;
@@ -358,6 +377,12 @@ export async function planPass(p: Platform, st: RunState): Promise<Pass | null> 
     planCompensation(pass);
     return pass;
   }
+  const used = st.rows.reduce((n, r) => n + (!r.compensating && ACTIONS.has(r.kind) ? r.attempt : 0), 0);
+  if (used >= ceiling) {
+    structuralFailure(st, `The run reached the ceiling of ${ceiling} step attempts (it has made ${used}); it is failed without compensation.`);
+    return pass;
+  }
+  pass.room = ceiling - used;
   if (st.run.status === 'pending') st.run.status = 'running';
   planChildren(pass);
   await planMain(pass);

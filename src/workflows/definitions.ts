@@ -77,6 +77,12 @@ export async function setEnabled(p: Platform, projectId: string, name: string, b
   if (!rows.length) throw notFound(`There is no workflow "${name}" in this project.`);
 }
 
+/** Whether any version of the workflow was ever published in the project. */
+export async function workflowExists(p: Platform, projectId: string, name: string): Promise<boolean> {
+  const [row] = await p.dbs.control`select 1 from platform.workflow_definitions where project_id = ${projectId} and name = ${name} limit 1`;
+  return Boolean(row);
+}
+
 /** Definitions are immutable, so a loaded version may be kept for the life of the process. */
 const loaded = new Map<string, Step[]>();
 
@@ -92,7 +98,8 @@ export async function loadVersion(
   if (hit) return hit;
   const [row] = await sql`select steps from platform.workflow_definitions
     where project_id = ${projectId} and name = ${name} and version = ${version}`;
-  if (!row) return null;
+  // A stored definition that is not a step list cannot be run: the engine fails the run (structural failure).
+  if (!row || !Array.isArray(row.steps)) return null;
   const steps = row.steps as Step[];
   if (loaded.size > 5000) loaded.clear();
   loaded.set(key, steps);

@@ -15,10 +15,12 @@ import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { planPass, structuralFailure, type Pass } from './advance.ts';
+import { planPass, STEP_CEILING, structuralFailure, type Pass } from './advance.ts';
+import { disconnected } from './disconnected.ts';
 import { recordEvent } from './events.ts';
 import { runAction, truncate, type ActionContext } from './steps/index.ts';
-import { loadFunctionInvoker, type FunctionInvoker } from './steps/function.ts';
+import type { FunctionInvoker } from './steps/function.ts';
+import { functionInvoker } from '../functions/index.ts';
 import { RunState, type RunRow, type StepRow } from './state.ts';
 
 export const RUNS_PER_PROJECT = 10;
@@ -29,13 +31,13 @@ const ADVISORY_CLASS = 7_212_050;
 
 const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
-let invoker: Promise<FunctionInvoker | null> | null = null;
-
 export interface TickOptions {
   /** Identifies this worker in leases (tests run several "workers" in one process). */
   owner?: string;
   /** Function invoker to use instead of the functions module (tests). */
   invoker?: FunctionInvoker | null;
+  /** Step attempts a run may make (default STEP_CEILING; tests lower it). */
+  stepCeiling?: number;
 }
 
 export interface TickResult {
@@ -46,7 +48,16 @@ class LeaseLost extends Error {}
 
 const ACTIVE_RUN = `(r.status in ('pending', 'running', 'waiting') or r.compensation_state = 'running')`;
 
-async function lease(p: Platform, owner: string, now: Date): Promise<RunRow[]> {
+const STEP_COLUMNS = `id, run_id, position, key, kind, status, attempt, max_attempts, output, error, compensating,
+  parent_step_id, child_run_id, started_at, next_attempt_at`;
+
+interface Leased {
+  run: RunRow;
+  rows: StepRow[];
+}
+
+/** Leases due runs and reads their step rows in the same transaction (one commit for both). */
+async function lease(p: Platform, owner: string, now: Date): Promise<Leased[]> {
   const until = new Date(now.getTime() + LEASE_MS);
   return (await p.dbs.control.begin(async (tx) => {
     // Projects with due runs whose lease slot no other worker is filling right now.
@@ -70,27 +81,38 @@ async function lease(p: Platform, owner: string, now: Date): Promise<RunRow[]> {
           r.depth, r.parent_run_id, r.wake_at, r.finished_at`;
       leased.push(...(rows as unknown as RunRow[]));
     }
-    return leased;
-  })) as RunRow[];
+    if (!leased.length) return [];
+    const steps = (await tx`select ${tx.unsafe(STEP_COLUMNS)} from platform.workflow_run_steps
+      where run_id = any(${leased.map((r) => r.id)}::uuid[]) order by run_id, position, created_at`) as unknown as StepRow[];
+    const byRun = new Map<string, StepRow[]>(leased.map((r) => [r.id, []]));
+    for (const row of steps) byRun.get(row.run_id)!.push(row);
+    return leased.map((run) => ({ run, rows: byRun.get(run.id)! }));
+  })) as Leased[];
 }
 
-/** Marks the pass's attempts started (attempt + 1) and stretches the lease over their timeouts. */
+/**
+ * Records the pass's attempts as started (attempt + 1) and stretches the lease
+ * over their timeouts, before any side effect runs. The rows are changed in
+ * memory first and written with absolute values, so the write can be repeated
+ * after a lost connection without counting an attempt twice.
+ */
 async function beginAttempts(p: Platform, owner: string, pass: Pass): Promise<void> {
   const { st } = pass;
   const longest = Math.max(...pass.attempts.map((a) => a.timeoutSeconds)) * 1000;
   const until = new Date(st.now.getTime() + Math.max(LEASE_MS, longest + LEASE_MARGIN_MS));
-  await p.dbs.control.begin(async (tx) => {
-    const [ok] = await tx`update platform.workflow_runs set lease_until = ${until}
-      where id = ${st.run.id} and lease_owner = ${owner} returning id`;
-    if (!ok) throw new LeaseLost();
-    await writeRows(tx, st);
-    const ids = pass.attempts.map((a) => a.row.id);
-    await tx`update platform.workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = ${st.now},
-      next_attempt_at = null, updated_at = ${st.now} where id = any(${ids}::uuid[])`;
-  });
+  for (const a of pass.attempts) st.touch(a.row, { status: 'running', attempt: a.row.attempt + 1, started_at: st.now, next_attempt_at: null });
+  await fenced(() =>
+    p.dbs.control.begin(async (tx) => {
+      // A pending run shows running from its first attempt on, not only after the pass.
+      const [ok] = await tx`update platform.workflow_runs set lease_until = ${until},
+          status = case when status = 'pending' then 'running' else status end
+        where id = ${st.run.id} and lease_owner = ${owner} returning id`;
+      if (!ok) throw new LeaseLost();
+      await writeRows(tx, st);
+    }),
+  );
   st.created.clear();
   st.dirty.clear();
-  for (const a of pass.attempts) Object.assign(a.row, { status: 'running', attempt: a.row.attempt + 1, started_at: st.now, next_attempt_at: null });
 }
 
 async function writeRows(tx: postgres.TransactionSql, st: RunState): Promise<void> {
@@ -115,7 +137,7 @@ async function writeRows(tx: postgres.TransactionSql, st: RunState): Promise<voi
       created_at: now,
       updated_at: now,
     }));
-    await tx`insert into platform.workflow_run_steps ${tx(rows as never)}`;
+    await tx`insert into platform.workflow_run_steps ${tx(rows as never)} on conflict (id) do nothing`;
   }
   await Promise.all(
     [...st.dirty].map(
@@ -145,19 +167,23 @@ async function commit(p: Platform, owner: string, st: RunState): Promise<void> {
   });
 }
 
-async function advance(p: Platform, registry: ProjectRegistry, owner: string, fnInvoker: FunctionInvoker | null, run: RunRow, now: Date): Promise<void> {
-  const rows = (await p.dbs.control`select id, run_id, position, key, kind, status, attempt, max_attempts, output, error, compensating,
-      parent_step_id, child_run_id, started_at, next_attempt_at
-    from platform.workflow_run_steps where run_id = ${run.id} order by position, created_at`) as unknown as StepRow[];
+interface AdvanceOptions {
+  owner: string;
+  invoker: FunctionInvoker | null;
+  stepCeiling: number;
+}
+
+async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOptions, { run, rows }: Leased, now: Date): Promise<void> {
+  const { owner } = opts;
   const st = new RunState(run, rows, now);
   try {
-    const pass = await planPass(p, st);
+    const pass = await planPass(p, st, opts.stepCeiling);
     if (pass && pass.attempts.length) {
       p.faults.hit('workflows.attempt', { runId: run.id, steps: pass.attempts.map((a) => a.row.key) });
       await beginAttempts(p, owner, pass);
       const project = await registry.byReference(await projectRef(p, run.project_id));
       if (!project) throw new Error('The project no longer exists.');
-      const ctx: ActionContext = { p, project, invoker: fnInvoker };
+      const ctx: ActionContext = { p, project, invoker: opts.invoker };
       const outcomes = await Promise.all(pass.attempts.map((a) => runAction(ctx, a.action, a.timeoutSeconds)));
       pass.attempts.forEach((a, i) => a.apply(outcomes[i]!));
     }
@@ -165,14 +191,41 @@ async function advance(p: Platform, registry: ProjectRegistry, owner: string, fn
   } catch (err) {
     if (err instanceof LeaseLost) return;
     if ((err as Error).message?.startsWith('fault injected')) throw err;
+    // The database went away (restart, terminated backend): nothing was decided, so leave the
+    // run leased; the next pass after the lease expires starts over (a started attempt counts).
+    if (disconnected(err)) {
+      p.log.warn({ err, runId: run.id }, 'workflow pass abandoned: the database connection was lost');
+      return;
+    }
     // An engine bug or a broken stored definition must not wedge the run: fail it visibly.
     p.log.error({ err, runId: run.id }, 'workflow pass failed');
     structuralFailure(st, `The engine could not advance the run: ${(err as Error).message}`);
   }
   try {
-    await commit(p, owner, st);
+    await fenced(() => commit(p, owner, st));
   } catch (err) {
     if (!(err instanceof LeaseLost)) throw err;
+  }
+}
+
+const RETRY_DELAYS_MS = [100, 500, 2000];
+
+/**
+ * Runs a lease-fenced write again when its connection was lost. Safe because
+ * each write first checks that this worker still holds the lease and writes
+ * absolute values: if a lost COMMIT of a pass had in fact gone through, the
+ * retry finds the lease released and changes nothing (LeaseLost); a repeated
+ * attempt start writes the same rows again.
+ */
+async function fenced(write: () => Promise<unknown>): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await write();
+      return;
+    } catch (err) {
+      if (!disconnected(err) || i >= RETRY_DELAYS_MS.length) throw err;
+      await new Promise((r) => setTimeout(r, RETRY_DELAYS_MS[i]));
+    }
   }
 }
 
@@ -194,10 +247,11 @@ async function projectRef(p: Platform, projectId: string): Promise<string> {
  */
 export async function engineTick(p: Platform, registry: ProjectRegistry, now: Date = p.clock.now(), opts: TickOptions = {}): Promise<TickResult> {
   const owner = opts.owner ?? workerId;
-  invoker ??= loadFunctionInvoker();
-  const fnInvoker = opts.invoker !== undefined ? opts.invoker : await invoker;
+  // This process's functions runtime (started by startHearth), unless a test injects one.
+  const fnInvoker = opts.invoker !== undefined ? opts.invoker : functionInvoker(p);
   const runs = await lease(p, owner, now);
-  const results = await Promise.allSettled(runs.map((run) => advance(p, registry, owner, fnInvoker, run, now)));
+  const opt: AdvanceOptions = { owner, invoker: fnInvoker, stepCeiling: opts.stepCeiling ?? STEP_CEILING };
+  const results = await Promise.allSettled(runs.map((leased) => advance(p, registry, opt, leased, now)));
   for (const r of results) if (r.status === 'rejected') p.log.error({ err: r.reason }, 'workflow run pass failed');
   return { leased: runs.length };
 }

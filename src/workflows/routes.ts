@@ -6,11 +6,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError, forbidden, unauthorized } from '../errors.ts';
-import { accountForToken } from '../platform/accounts.ts';
+import { HearthError, forbidden } from '../errors.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { managementAccess } from '../platform/routes.ts';
+import { managementAccess, objectBody, requireSession } from '../platform/routes.ts';
 import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, setEnabled } from './definitions.ts';
 import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
 import { IDEMPOTENCY_KEY_MAX, cancelRun, getRun, listRuns, sendSignal, startRun, workflowsEnabled } from './runs.ts';
@@ -18,25 +17,11 @@ import { createQueueTrigger, createRowTrigger, deleteQueueTrigger, deleteRowTrig
 
 type Params = { ref: string; name: string; id: string };
 
-function objectBody(request: FastifyRequest): Record<string, unknown> {
-  const b = request.body ?? {};
-  if (typeof b !== 'object' || Array.isArray(b)) throw new HearthError(400, 'invalid_request', 'The body must be a JSON object.');
-  return b as Record<string, unknown>;
-}
-
 export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) {
   const { p, registry } = opts;
   const access = managementAccess(p);
 
-  // The management session hook of platform/routes.ts is scoped to its own plugin.
-  if (!app.hasRequestDecorator('account')) app.decorateRequest('account', null);
-  app.addHook('onRequest', async (request) => {
-    const m = request.headers.authorization ? /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization) : null;
-    if (!m) throw unauthorized('Missing bearer token: send Authorization: Bearer <management session token>.');
-    const account = await accountForToken(p, m[1]!);
-    if (!account) throw unauthorized('The session token is invalid or expired (project API keys are not accepted here).');
-    request.account = account;
-  });
+  app.addHook('onRequest', requireSession(p));
 
   /** The project, for an owner/admin, with workflows enabled. */
   async function gate(request: FastifyRequest<{ Params: Partial<Params> }>, checkEnabled = true): Promise<ProjectRow> {
@@ -67,7 +52,8 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
   app.post<{ Params: Params }>(`${W}/:name/runs`, async (request, reply) => {
     const project = await gate(request);
     const name = checkWorkflowName(request.params.name);
-    const body = objectBody(request);
+    // Every field is optional, so a start may come without a body at all.
+    const body = request.body === undefined || request.body === null ? {} : objectBody(request);
     const key = body.idempotency_key ?? null;
     if (key !== null && (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
       throw new HearthError(400, 'invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);

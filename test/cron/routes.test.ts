@@ -178,7 +178,7 @@ describe('validation', () => {
     ['webhook to metadata', { ...valid, target_kind: 'webhook', target: 'https://169.254.169.254/latest' }, 400, 'invalid_target'],
     ['webhook URL over 2048', { ...valid, target_kind: 'webhook', target: `https://hooks.example.com/${'a'.repeat(2048)}` }, 400, 'invalid_target'],
     ['bad workflow name', { ...valid, target_kind: 'workflow', target: 'Bad Name' }, 400, 'invalid_workflow'],
-    ['workflow target', { ...valid, target_kind: 'workflow', target: 'onboarding' }, 400, 'workflows_unavailable'],
+    ['workflow target never published', { ...valid, target_kind: 'workflow', target: 'onboarding' }, 400, 'workflow_not_found'],
     ['payload over 256 KiB', { ...valid, payload: 'x'.repeat(256 * 1024) }, 400, 'invalid_payload'],
   ];
   for (const [what, body, status, code] of cases) {

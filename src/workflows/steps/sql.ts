@@ -2,7 +2,13 @@
  * sql step: one statement in the project database as the project's owner
  * role (hearth_<ref>_owner, never a superuser), through a small pool that
  * logs in with the owner's own credentials. The extended protocol refuses a
- * second statement, and statement_timeout bounds the attempt inside Postgres.
+ * second statement; the statement is its own (implicit) transaction.
+ *
+ * The attempt's bound is a cancel request sent when timeout_seconds pass,
+ * not `set local statement_timeout` inside BEGIN: an explicit transaction
+ * whose backend dies (a restart, pg_terminate_backend) makes postgres.js
+ * 3.4.9 write ROLLBACK to a closed socket, which throws outside any promise
+ * and takes the process down (porsager/postgres#1208).
  */
 import postgres from 'postgres';
 import { projectDbUrl } from '../../platform/connection-info.ts';
@@ -17,16 +23,24 @@ function ownerPool(ctx: ActionContext): postgres.Sql {
 }
 
 export async function sqlAction(ctx: ActionContext, statement: string, timeoutMs: number): Promise<Outcome> {
+  const query = ownerPool(ctx).unsafe(statement, [], { simple: false } as never);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void query.cancel();
+  }, Math.max(1, Math.floor(timeoutMs)));
   try {
-    const result = await ownerPool(ctx).begin(async (tx) => {
-      await tx.unsafe(`set local statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
-      return tx.unsafe(statement, [], { simple: false } as never);
-    });
+    const result = await query;
     return { ok: true, output: { rows_affected: result.count ?? 0 } };
   } catch (err) {
     const e = err as { code?: string; message?: string };
+    if (timedOut && e.code === '57014') {
+      return { ok: false, error: `The statement did not finish within timeout_seconds (${timeoutMs / 1000} s) and was cancelled.`, retryable: true };
+    }
     // Errors in the statement itself (syntax, missing object, privileges) will not heal on retry.
     const permanent = typeof e.code === 'string' && /^(42|0A)/.test(e.code);
     return { ok: false, error: `SQL error${e.code ? ` ${e.code}` : ''}: ${e.message ?? String(err)}`, retryable: !permanent };
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,0 +1,93 @@
+/**
+ * The functions service of one Hearth process: one runtime over the control
+ * database store, created by startHearth whatever the process's role (the
+ * HTTP routes and the workflow engine's `function` step both use it) and
+ * shut down with the process. Found from the Platform, so several Hearths
+ * in one process (tests) each keep their own.
+ */
+import type { Platform } from '../context.ts';
+import { HearthError } from '../errors.ts';
+import { projectApiKeys } from '../platform/projects.ts';
+import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
+import { projectBaseUrl } from '../platform/urls.ts';
+import { DbFunctionStore } from './db-store.ts';
+import { createFunctionsRuntime, type FunctionsRuntime, type FunctionsRuntimeOptions } from './runtime.ts';
+
+export interface FunctionsService {
+  runtime: FunctionsRuntime;
+  stop(): Promise<void>;
+}
+
+const services = new WeakMap<Platform, FunctionsService>();
+
+/**
+ * What Supabase gives every function besides its secrets: the project's URL
+ * and its publishable key (as SUPABASE_ANON_KEY too, the name older code
+ * reads). The secret key is not given: a function that needs it gets it as
+ * a secret its owner sets.
+ */
+async function platformEnv(p: Platform, project: ProjectRuntime): Promise<Record<string, string>> {
+  const publishable = (await projectApiKeys(p, project.id)).find((k) => k.type === 'publishable')?.api_key;
+  return {
+    SUPABASE_URL: projectBaseUrl(p.config, project.row),
+    ...(publishable && { SUPABASE_ANON_KEY: publishable, SUPABASE_PUBLISHABLE_KEY: publishable }),
+  };
+}
+
+export async function startFunctions(p: Platform, registry: ProjectRegistry, options: FunctionsRuntimeOptions = {}): Promise<FunctionsService> {
+  const store = new DbFunctionStore(p);
+  const envs = new WeakMap<ProjectRuntime, Promise<Record<string, string>>>();
+  await store.start();
+  const runtime = createFunctionsRuntime(p.config, {
+    store,
+    platformEnv: async (ref) => {
+      const project = await registry.byReference(ref);
+      if (!project) return {};
+      // Memoised per loaded project, so a key or URL change is picked up when the registry reloads it.
+      let env = envs.get(project);
+      if (!env) {
+        env = platformEnv(p, project);
+        envs.set(project, env);
+        env.catch(() => envs.delete(project));
+      }
+      return env;
+    },
+    ...options,
+  });
+  const service: FunctionsService = {
+    runtime,
+    async stop() {
+      if (services.get(p) === service) services.delete(p);
+      await runtime.shutdown();
+      await store.close();
+    },
+  };
+  services.set(p, service);
+  return service;
+}
+
+/** This process's functions runtime; throws if startHearth did not start one. */
+export function functionsRuntime(p: Platform): FunctionsRuntime {
+  const service = services.get(p);
+  if (!service) throw new Error('The functions runtime is not started (startFunctions was not called for this platform).');
+  return service.runtime;
+}
+
+/**
+ * The workflow engine's `function` step invoker, or null when no runtime runs
+ * here. A platform refusal (404 function_not_found, 504 function_timeout, ...)
+ * comes back as that status with the error envelope as body, as an HTTP
+ * caller would see it, so the step decides retries by status.
+ */
+export function functionInvoker(p: Platform): ((projectRef: string, name: string, body: unknown) => Promise<{ status: number; body: unknown }>) | null {
+  const service = services.get(p);
+  if (!service) return null;
+  return async (ref, name, body) => {
+    try {
+      return await service.runtime.invokeFunctionJson(ref, name, body);
+    } catch (e) {
+      if (!(e instanceof HearthError)) throw e;
+      return { status: e.status, body: { error: { code: e.code, message: e.message } } };
+    }
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * The functions data plane: `{base_url}/functions/v1/{name}` and
+ * `/functions/v1/{name}/*`, any method, request and response bodies streamed
+ * through (this plugin never reads a body: its content-type parser leaves it
+ * on the socket for the function). The function sees the path
+ * `/{name}/{suffix}?query` and every header, Authorization included.
+ *
+ * verify_jwt (default true): the caller needs the project's key or a valid
+ * user token of the project, else 401; without verify_jwt anyone may call,
+ * with any Authorization header (a webhook's, another issuer's token), which
+ * the function checks itself. CORS preflights (OPTIONS) always reach the
+ * function, as on Supabase, since browsers send them without credentials.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Platform } from '../context.ts';
+import { HearthError, notFound, unauthorized } from '../errors.ts';
+import type { ProjectRegistry } from '../platform/registry.ts';
+import { REF_SYMBOL } from '../server/data-plane.ts';
+import { sendError } from '../server/envelopes.ts';
+import { functionsRuntime } from './index.ts';
+import type { FunctionsRuntime } from './runtime.ts';
+import { isFunctionName } from './validate.ts';
+
+const PREFIX = '/functions/v1';
+/** Refusals of the data plane's credential check (src/server/credentials.ts). */
+const CREDENTIAL_ERRORS = new Set(['invalid_api_key', 'bad_jwt', 'bad_authorization']);
+const NO_BODY = new Set(['GET', 'HEAD']);
+
+type Route = { Params: { name: string; '*'?: string } };
+
+const missing = (name: string) => notFound(`No function named "${name}" is deployed in this project.`, 'function_not_found');
+
+function hasBody(request: FastifyRequest): boolean {
+  if (NO_BODY.has(request.method)) return false;
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** The request the function sees: its own name as the first path segment, every header, the body as a stream. */
+function functionRequest(request: FastifyRequest): Request {
+  const path = request.url.slice(PREFIX.length);
+  let url: URL;
+  try {
+    url = new URL(path, `${request.protocol}://${request.headers.host ?? 'localhost'}`);
+  } catch {
+    url = new URL(path, 'http://localhost');
+  }
+  const headers = new Headers();
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  let body: ReadableStream<Uint8Array> | null = null;
+  const gone = new AbortController();
+  if (hasBody(request)) {
+    body = Readable.toWeb(request.raw) as ReadableStream<Uint8Array>;
+    // The upload stopped before its end: the caller is gone.
+    request.raw.once('close', () => { if (!request.raw.complete) gone.abort(); });
+  }
+  return new Request(url, { method: request.method, headers, body, duplex: 'half', signal: gone.signal } as RequestInit);
+}
+
+async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>, reply: FastifyReply) {
+  const { project, auth } = request.hearth;
+  const { name } = request.params;
+  const fn = isFunctionName(name) ? await runtime.getFunction(project.ref, name) : null;
+  // Without credentials a missing function is a 401 too, so names cannot be probed.
+  if (!auth && request.method !== 'OPTIONS' && (!fn || fn.verifyJwt)) {
+    throw unauthorized('This function needs the project\'s API key or a user access token: send Authorization: Bearer <key or token>.', 'no_api_key');
+  }
+  if (!fn) throw missing(name);
+  const response = await runtime.invokeFunction(project.ref, name, functionRequest(request));
+  reply.code(response.status);
+  response.headers.forEach((value, header) => {
+    if (header !== 'set-cookie') reply.header(header, value);
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) reply.header('set-cookie', cookies);
+  if (!response.body) return reply.send();
+  if (request.method === 'HEAD') {
+    await response.body.cancel();
+    return reply.send();
+  }
+  return reply.send(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>));
+}
+
+/**
+ * A refusal before the function ran leaves the upload unread: answer, then
+ * close the connection rather than read a body nobody wants.
+ */
+function refuse(request: FastifyRequest, reply: FastifyReply, err: unknown) {
+  if (!request.raw.complete && hasBody(request)) {
+    reply.header('connection', 'close');
+    request.raw.resume();
+  }
+  return sendError(request, reply, err);
+}
+
+export async function functionRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) {
+  const { p, registry } = opts;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+  // The data plane refuses bad credentials before any route runs; a function
+  // without verify_jwt still gets the call, since its Authorization header
+  // may be meant for the function alone.
+  app.setErrorHandler(async (err, request: FastifyRequest<Route>, reply) => {
+    if (request.hearth || !(err instanceof HearthError) || err.status !== 401 || !CREDENTIAL_ERRORS.has(err.code)) return refuse(request, reply, err);
+    const ref = (request.raw as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
+    const project = await (ref ? registry.byReference(ref) : registry.defaultProject()).catch(() => null);
+    const runtime = functionsRuntime(p);
+    const fn = project && isFunctionName(request.params.name) ? await runtime.getFunction(project.ref, request.params.name).catch(() => null) : null;
+    if (!project || !fn || fn.verifyJwt) return refuse(request, reply, err);
+    request.hearth = { project, auth: null };
+    return invoke(runtime, request, reply).catch((e) => refuse(request, reply, e));
+  });
+
+  const handler = (request: FastifyRequest<Route>, reply: FastifyReply) => invoke(functionsRuntime(p), request, reply);
+  app.all<Route>(`${PREFIX}/:name`, { config: { public: true }, exposeHeadRoute: false }, handler);
+  app.all<Route>(`${PREFIX}/:name/*`, { config: { public: true }, exposeHeadRoute: false }, handler);
+}

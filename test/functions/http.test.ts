@@ -1,0 +1,467 @@
+// Functions through a real Hearth: deploy and secrets through the management
+// API, invocation at /functions/v1/{name} with supabase-js and fetch.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { createClient, FunctionsHttpError } from '@supabase/supabase-js';
+import WebSocket from 'ws';
+import { signAccessToken } from '../../src/auth/access-token.ts';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { leftoverChildren } from './helpers.ts';
+import { createProject, defaultProject, deploy, putSecrets, until, type ProjectHandle } from './http-helpers.ts';
+
+let h: TestHearth;
+let main: ProjectHandle;
+let other: ProjectHandle;
+
+before(async () => {
+  h = await startTestHearth();
+  main = defaultProject(h);
+  other = await createProject(h, 'Other');
+});
+after(async () => {
+  await h?.close();
+  assert.deepEqual(await leftoverChildren(), [], 'no workerd process outlives the server');
+});
+
+const client = (p: ProjectHandle = main) =>
+  createClient(p.base, p.publishable, { realtime: { transport: WebSocket as never }, auth: { persistSession: false, autoRefreshToken: false } });
+
+/** fetch against a project's /functions/v1 with its publishable key unless `key` says otherwise. */
+function call(p: ProjectHandle, path: string, init: RequestInit & { key?: string | null } = {}) {
+  const headers = new Headers(init.headers);
+  const key = init.key === undefined ? p.publishable : init.key;
+  if (key && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+  return fetch(`${p.base}/functions/v1/${path}`, { ...init, headers, duplex: 'half' } as RequestInit);
+}
+
+const ECHO = `Deno.serve(async (req) => {
+  const url = new URL(req.url);
+  return Response.json({
+    method: req.method,
+    path: url.pathname,
+    query: url.search,
+    authorization: req.headers.get('authorization'),
+    custom: req.headers.get('x-custom'),
+    body: ['GET', 'HEAD'].includes(req.method) ? null : await req.text(),
+  });
+});`;
+
+describe('deploy and invoke', () => {
+  test('deploy through the API, invoke through supabase-js functions.invoke', async () => {
+    const deployed = await deploy(h, main.ref, 'hello', {
+      source: `interface Body { name: string }
+Deno.serve(async (req: Request) => {
+  const { name }: Body = await req.json();
+  return new Response(JSON.stringify({ message: \`Hello \${name}!\` }), { headers: { 'Content-Type': 'application/json' } });
+});`,
+    });
+    assert.equal(deployed.version, 1);
+    assert.equal(deployed.verify_jwt, true);
+    const { data, error } = await client().functions.invoke('hello', { body: { name: 'Functions' } });
+    assert.equal(error, null);
+    assert.deepEqual(data, { message: 'Hello Functions!' });
+
+    const got = await h.api('GET', `/v1/projects/${main.ref}/functions/hello`);
+    assert.equal(got.status, 200);
+    assert.equal(got.body.name, 'hello');
+    assert.equal(got.body.version, 1);
+    assert.equal(got.body.verify_jwt, true);
+    assert.ok(!Number.isNaN(Date.parse(got.body.updated_at)));
+    const list = await h.api('GET', `/v1/projects/${main.ref}/functions`);
+    assert.deepEqual(list.body.map((f: { name: string }) => f.name), ['hello']);
+  });
+
+  test('a redeploy publishes the next version and serves it', async () => {
+    await deploy(h, main.ref, 'versioned', { source: "Deno.serve(() => new Response('one'));" });
+    assert.equal(await (await call(main, 'versioned')).text(), 'one');
+    const second = await deploy(h, main.ref, 'versioned', { source: "export default { fetch: () => new Response('two') };", verify_jwt: false });
+    assert.equal(second.version, 2);
+    assert.equal(second.verify_jwt, false);
+    assert.equal(await (await call(main, 'versioned')).text(), 'two');
+  });
+
+  test('several files with an entrypoint', async () => {
+    await deploy(h, main.ref, 'bundle', {
+      entrypoint: 'main.ts',
+      files: { 'main.ts': "import { shout } from './lib/shout.ts';\nDeno.serve(() => new Response(shout('hi')));", 'lib/shout.ts': 'export const shout = (s: string) => s.toUpperCase();' },
+    });
+    assert.equal(await (await call(main, 'bundle')).text(), 'HI');
+  });
+
+  test('any method; the function sees /{name}/{suffix}?query, the headers and the body', async () => {
+    await deploy(h, main.ref, 'echo', { source: ECHO });
+    const res = await call(main, 'echo/a/b%20c?x=1&y=2', { method: 'PATCH', headers: { 'x-custom': 'yes', 'content-type': 'text/plain' }, body: 'payload' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { method: 'PATCH', path: '/echo/a/b%20c', query: '?x=1&y=2', authorization: `Bearer ${main.publishable}`, custom: 'yes', body: 'payload' });
+    for (const method of ['GET', 'DELETE', 'PUT']) {
+      const r = await call(main, 'echo', { method });
+      assert.equal((await r.json()).method, method);
+    }
+    const head = await call(main, 'echo', { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+  });
+
+  test('status, headers and cookies of the response come through', async () => {
+    await deploy(h, main.ref, 'headers', {
+      source: `Deno.serve(() => {
+  const headers = new Headers({ 'x-fn': 'yes', 'content-type': 'text/plain' });
+  headers.append('set-cookie', 'a=1; Path=/');
+  headers.append('set-cookie', 'b=2; Path=/');
+  return new Response('created', { status: 201, headers });
+});`,
+    });
+    const res = await call(main, 'headers', { method: 'POST' });
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get('x-fn'), 'yes');
+    assert.deepEqual(res.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
+    assert.equal(await res.text(), 'created');
+  });
+
+  test('the request body streams in, past the server-wide body limit', async () => {
+    await deploy(h, main.ref, 'digest', {
+      source: `Deno.serve(async (req) => {
+  let size = 0; const chunks: Uint8Array[] = [];
+  for await (const c of req.body!) { size += c.length; chunks.push(c); }
+  const all = new Uint8Array(size); let o = 0; for (const c of chunks) { all.set(c, o); o += c.length; }
+  const d = await crypto.subtle.digest('SHA-256', all);
+  return Response.json({ size, sha256: [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, '0')).join('') });
+});`,
+    });
+    const chunk = Buffer.alloc(256 * 1024, 'x');
+    const total = 20;
+    const hash = createHash('sha256');
+    for (let i = 0; i < total; i++) hash.update(chunk);
+    let sent = 0;
+    const body = new ReadableStream({ pull(c) { if (sent++ < total) c.enqueue(chunk); else c.close(); } });
+    const res = await call(main, 'digest', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { size: total * chunk.length, sha256: hash.digest('hex') });
+  });
+
+  test('a caller that goes away mid-upload is logged as client_cancelled, not as a crash', async () => {
+    await deploy(h, main.ref, 'sink', { source: "Deno.serve(async (req) => { console.log('reading'); return new Response(String((await req.arrayBuffer()).byteLength)); });" });
+    const logs = async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/sink/logs`)).body as { message: string; error_code?: string | null }[];
+    const gone = new AbortController();
+    let pulls = 0;
+    const body = new ReadableStream({
+      async pull(c) {
+        if (pulls++ < 2) return c.enqueue(new Uint8Array(128 * 1024));
+        // The function is reading the upload: now the caller goes away.
+        await until(logs, (l) => l.some((e) => e.message === 'reading'));
+        gone.abort();
+      },
+    });
+    await assert.rejects(call(main, 'sink', { method: 'POST', body, signal: gone.signal }));
+    const seen = await until(logs, (l) => l.some((e) => e.error_code !== undefined));
+    assert.deepEqual(seen.filter((e) => e.error_code !== undefined).map((e) => e.error_code), ['client_cancelled']);
+    // The instance is unharmed.
+    assert.equal(await (await call(main, 'sink', { method: 'POST', body: 'abc' })).text(), '3');
+  });
+
+  test('delete: the function is gone from the API and the data plane', async () => {
+    await deploy(h, main.ref, 'doomed', { source: "Deno.serve(() => new Response('x'));" });
+    const del = await h.api('DELETE', `/v1/projects/${main.ref}/functions/doomed`);
+    assert.equal(del.status, 200);
+    assert.deepEqual(del.body, { name: 'doomed', deleted: true });
+    const res = await call(main, 'doomed');
+    assert.equal(res.status, 404);
+    assert.equal((await res.json()).error.code, 'function_not_found');
+    assert.equal((await h.api('GET', `/v1/projects/${main.ref}/functions/doomed`)).body.error.code, 'function_not_found');
+    assert.equal((await h.api('DELETE', `/v1/projects/${main.ref}/functions/doomed`)).status, 404);
+    // A later deploy of the name continues the version sequence.
+    assert.equal((await deploy(h, main.ref, 'doomed', { source: "Deno.serve(() => new Response('y'));" })).version, 2);
+  });
+});
+
+describe('management refusals', () => {
+  const cases: [string, string, Record<string, unknown> | undefined, number, string][] = [
+    ['invalid name', 'Bad_Name', { source: 'Deno.serve(() => new Response(""))' }, 400, 'invalid_function_name'],
+    ['name too long', 'a'.repeat(65), { source: 'Deno.serve(() => new Response(""))' }, 400, 'invalid_function_name'],
+    ['source and files', 'x', { source: 'a', files: { 'index.ts': 'a' } }, 400, 'invalid_function_source'],
+    ['neither source nor files', 'x', { verify_jwt: true }, 400, 'invalid_function_source'],
+    ['source not a string', 'x', { source: 42 }, 400, 'invalid_function_source'],
+    ['files not an object', 'x', { files: ['index.ts'] }, 400, 'invalid_function_source'],
+    ['no files', 'x', { files: {} }, 400, 'invalid_function_source'],
+    ['file path leaving the bundle', 'x', { files: { '../index.ts': 'x' } }, 400, 'invalid_function_source'],
+    ['unknown entrypoint', 'x', { files: { 'a.ts': 'x', 'b.ts': 'y' }, entrypoint: 'c.ts' }, 400, 'invalid_function_entrypoint'],
+    ['verify_jwt not boolean', 'x', { source: 'x', verify_jwt: 'no' }, 400, 'invalid_request'],
+    ['syntax error', 'x', { source: 'Deno.serve(() => {' }, 400, 'function_bundle_failed'],
+    ['remote import', 'x', { source: "import x from 'npm:left-pad'; Deno.serve(() => new Response(x));" }, 400, 'function_bundle_failed'],
+    ['body not an object', 'x', undefined, 400, 'invalid_request'],
+  ];
+  for (const [label, name, body, status, code] of cases) {
+    test(`deploy: ${label} → ${status} ${code}`, async () => {
+      const res = body === undefined
+        ? await h.api('PUT', `/v1/projects/${main.ref}/functions/${name}`, { raw: '[1]', headers: { 'content-type': 'application/json' } })
+        : await h.api('PUT', `/v1/projects/${main.ref}/functions/${name}`, { body });
+      assert.equal(res.status, status, JSON.stringify(res.body));
+      assert.equal(res.body.error.code, code);
+    });
+  }
+
+  test('a refused deploy leaves no version behind', async () => {
+    await h.api('PUT', `/v1/projects/${main.ref}/functions/neverdeployed`, { body: { source: 'Deno.serve(() => {' } });
+    assert.equal((await h.api('GET', `/v1/projects/${main.ref}/functions/neverdeployed`)).status, 404);
+  });
+
+  test('sessions and roles: 401 without a session or with a project key, 403 for a developer, 404 for an unknown project', async () => {
+    const paths = [`/v1/projects/${main.ref}/functions`, `/v1/projects/${main.ref}/secrets`];
+    for (const path of paths) {
+      assert.equal((await h.api('GET', path, { token: null })).status, 401);
+      const withKey = await h.api('GET', path, { token: main.secret });
+      assert.equal(withKey.status, 401);
+      assert.equal(withKey.body.error.code, 'unauthorized');
+    }
+    const orgs = await h.api('GET', '/v1/organizations');
+    await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, { body: { email: 'dev@fn.test', password: 'a-long-password', role: 'developer' } });
+    const dev = (await h.api('POST', '/v1/login', { body: { email: 'dev@fn.test', password: 'a-long-password' }, token: null })).body.access_token;
+    for (const [method, path] of [['GET', paths[0]], ['PUT', `/v1/projects/${main.ref}/functions/x`], ['GET', paths[1]]] as const) {
+      const res = await h.api(method, path!, { token: dev, body: method === 'PUT' ? { source: 'x' } : undefined });
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'forbidden');
+    }
+    assert.equal((await h.api('GET', '/v1/projects/nosuchprojectrefxxxx/functions')).status, 404);
+  });
+
+  test('logs: unknown function 404, bad limit 400', async () => {
+    const missing = await h.api('GET', `/v1/projects/${main.ref}/functions/nothere/logs`);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error.code, 'function_not_found');
+    await deploy(h, main.ref, 'quiet', { source: "Deno.serve(() => new Response('x'));" });
+    for (const limit of ['0', '1001', 'abc', '1.5']) {
+      const res = await h.api('GET', `/v1/projects/${main.ref}/functions/quiet/logs?limit=${limit}`);
+      assert.equal(res.status, 400, limit);
+      assert.equal(res.body.error.code, 'invalid_request');
+    }
+  });
+});
+
+describe('secrets', () => {
+  const ENV = "Deno.serve(() => Response.json({ env: Deno.env.toObject(), process: globalThis.process?.env ?? null }));";
+
+  test('set through the API: listed as names and digests, visible to functions as env', async () => {
+    const listed = await putSecrets(h, main.ref, { API_KEY: 'k-123', OTHER: 'o-456' });
+    assert.deepEqual(listed, [
+      { name: 'API_KEY', value: createHash('sha256').update('k-123').digest('hex') },
+      { name: 'OTHER', value: createHash('sha256').update('o-456').digest('hex') },
+    ]);
+    const got = await h.api('GET', `/v1/projects/${main.ref}/secrets`);
+    assert.deepEqual(got.body, listed);
+    assert.ok(!JSON.stringify(got.body).includes('k-123'));
+
+    await deploy(h, main.ref, 'env', { source: ENV });
+    const { data } = await client().functions.invoke('env', { body: {} });
+    assert.equal(data.env.API_KEY, 'k-123');
+    assert.equal(data.env.OTHER, 'o-456');
+    assert.equal(data.process.API_KEY, 'k-123');
+    // What Supabase provides: the project URL and the publishable key; never the secret key.
+    assert.equal(data.env.SUPABASE_URL, main.base);
+    assert.equal(data.env.SUPABASE_ANON_KEY, main.publishable);
+    assert.equal(data.env.SUPABASE_PUBLISHABLE_KEY, main.publishable);
+    assert.deepEqual(Object.keys(data.env).sort(), ['API_KEY', 'OTHER', 'SUPABASE_ANON_KEY', 'SUPABASE_PUBLISHABLE_KEY', 'SUPABASE_URL']);
+    assert.ok(!JSON.stringify(data).includes(main.secret));
+  });
+
+  test('a changed or deleted secret is seen by the next request', async () => {
+    await putSecrets(h, main.ref, { API_KEY: 'rotated' });
+    let { data } = await client().functions.invoke('env', { body: {} });
+    assert.equal(data.env.API_KEY, 'rotated');
+    const del = await h.api('DELETE', `/v1/projects/${main.ref}/secrets`, { body: ['API_KEY', 'NEVER_SET'] });
+    assert.equal(del.status, 200);
+    assert.deepEqual(del.body.map((s: { name: string }) => s.name), ['OTHER']);
+    ({ data } = await client().functions.invoke('env', { body: {} }));
+    assert.equal(data.env.API_KEY, undefined);
+    assert.equal(data.env.OTHER, 'o-456');
+  });
+
+  test("two projects' functions see only their own secrets", async () => {
+    await putSecrets(h, other.ref, { API_KEY: 'other-project-key', ONLY_OTHER: '1' });
+    await deploy(h, other.ref, 'env', { source: ENV });
+    const mine = (await client(main).functions.invoke('env', { body: {} })).data;
+    const theirs = (await client(other).functions.invoke('env', { body: {} })).data;
+    assert.equal(theirs.env.API_KEY, 'other-project-key');
+    assert.equal(theirs.env.SUPABASE_URL, other.base);
+    assert.equal(theirs.env.SUPABASE_ANON_KEY, other.publishable);
+    assert.equal(mine.env.ONLY_OTHER, undefined);
+    assert.equal(theirs.env.OTHER, undefined);
+    assert.ok(!JSON.stringify(mine).includes('other-project-key'));
+    assert.ok(!JSON.stringify(theirs).includes('o-456'));
+    // One project's key does not open another project's functions.
+    const cross = await call(other, 'env', { key: main.publishable });
+    assert.equal(cross.status, 401);
+    assert.equal((await cross.json()).error.code, 'invalid_api_key');
+  });
+
+  test('values are sealed in the control database, never stored in the clear', async () => {
+    await putSecrets(h, main.ref, { SEALED: 'plain-text-canary' });
+    const rows = await h.hearth.p.dbs.control`select s.value_encrypted, s.value_sha256 from platform.function_secrets s
+      join platform.projects p on p.id = s.project_id where p.ref = ${main.ref} and s.name = 'SEALED'`;
+    assert.equal(rows.length, 1);
+    const stored = (rows[0]!.value_encrypted as Buffer).toString('utf8');
+    assert.ok(!stored.includes('plain-text-canary'));
+    assert.equal(h.hearth.p.master.decrypt(stored), 'plain-text-canary');
+  });
+
+  const refusals: [string, unknown, string][] = [
+    ['not an array', { name: 'A', value: 'b' }, 'invalid_request'],
+    ['empty', [], 'invalid_request'],
+    ['value not a string', [{ name: 'A', value: 1 }], 'invalid_request'],
+    ['bad name', [{ name: '1ABC', value: 'x' }], 'invalid_secret_name'],
+    ['reserved prefix', [{ name: 'SUPABASE_URL', value: 'x' }], 'reserved_secret_name'],
+    ['duplicate', [{ name: 'A', value: 'x' }, { name: 'A', value: 'y' }], 'duplicate_secret_name'],
+    ['too large', [{ name: 'BIG', value: 'x'.repeat(64 * 1024 + 1) }], 'invalid_secret_value'],
+  ];
+  for (const [label, body, code] of refusals) {
+    test(`PUT secrets: ${label} → 400 ${code}, nothing written`, async () => {
+      const before = (await h.api('GET', `/v1/projects/${main.ref}/secrets`)).body;
+      // A valid secret first: a refused call must not write it either.
+      const sent = Array.isArray(body) && body.length ? [{ name: 'PARTIAL', value: 'p' }, ...body] : body;
+      const res = await h.api('PUT', `/v1/projects/${main.ref}/secrets`, { body: sent });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error.code, code);
+      assert.deepEqual((await h.api('GET', `/v1/projects/${main.ref}/secrets`)).body, before);
+    });
+  }
+
+  test('DELETE secrets needs an array of names', async () => {
+    for (const body of [{}, [], [1]]) {
+      const res = await h.api('DELETE', `/v1/projects/${main.ref}/secrets`, { body });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error.code, 'invalid_request');
+    }
+  });
+});
+
+describe('verify_jwt', () => {
+  test('on (default): 401 without a key; the key or a user token gets through and is seen by the function', async () => {
+    await deploy(h, main.ref, 'guarded', { source: ECHO });
+    const none = await call(main, 'guarded', { key: null, method: 'POST', body: 'x' });
+    assert.equal(none.status, 401);
+    assert.equal((await none.json()).error.code, 'no_api_key');
+    const bad = await call(main, 'guarded', { key: 'not-a-key' });
+    assert.equal(bad.status, 401);
+    assert.equal((await bad.json()).error.code, 'invalid_api_key');
+
+    const withKey = await call(main, 'guarded');
+    assert.equal((await withKey.json()).authorization, `Bearer ${main.publishable}`);
+
+    const project = (await h.hearth.registry.defaultProject())!;
+    const token = await signAccessToken(project, { sub: '00000000-0000-4000-8000-0000000000aa', role: 'authenticated', aud: 'authenticated' }, h.clock, `${h.url}/auth/v1`);
+    const withUser = await call(main, 'guarded', { key: token });
+    assert.equal(withUser.status, 200);
+    assert.equal((await withUser.json()).authorization, `Bearer ${token}`);
+    const forged = await call(main, 'guarded', { key: token.slice(0, -4) + 'AAAA' });
+    assert.equal(forged.status, 401);
+    assert.equal((await forged.json()).error.code, 'bad_jwt');
+  });
+
+  test('on: a missing function without a key is 401 too (names cannot be probed); with a key 404', async () => {
+    assert.equal((await call(main, 'no-such-fn', { key: null })).status, 401);
+    const res = await call(main, 'no-such-fn');
+    assert.equal(res.status, 404);
+    assert.equal((await res.json()).error.code, 'function_not_found');
+  });
+
+  test('on: CORS preflights reach the function without credentials', async () => {
+    await deploy(h, main.ref, 'cors', {
+      source: `Deno.serve((req) => req.method === 'OPTIONS'
+  ? new Response('ok', { headers: { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'authorization, content-type' } })
+  : new Response('data'));`,
+    });
+    const pre = await call(main, 'cors', { method: 'OPTIONS', key: null, headers: { origin: 'https://app.test', 'access-control-request-method': 'POST' } });
+    assert.equal(pre.status, 200);
+    assert.equal(pre.headers.get('access-control-allow-origin'), '*');
+    assert.equal((await call(main, 'cors', { method: 'POST', key: null })).status, 401);
+  });
+
+  test('off: anyone may call, and any Authorization header reaches the function as sent', async () => {
+    await deploy(h, main.ref, 'open', { source: ECHO, verify_jwt: false });
+    const none = await call(main, 'open', { key: null, method: 'POST', body: 'hi' });
+    assert.equal(none.status, 200);
+    assert.deepEqual(await none.json(), { method: 'POST', path: '/open', query: '', authorization: null, custom: null, body: 'hi' });
+    // A webhook's or another issuer's token is the function's business, not the platform's.
+    for (const authorization of ['Bearer third-party-token', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl', 'Basic dXNlcjpwYXNz']) {
+      const res = await call(main, 'open', { key: null, headers: { authorization }, method: 'POST', body: 'b' });
+      assert.equal(res.status, 200, authorization);
+      const seen = await res.json();
+      assert.equal(seen.authorization, authorization);
+      assert.equal(seen.body, 'b');
+    }
+    // Through the /project/{ref} address as well.
+    await deploy(h, other.ref, 'open', { source: ECHO, verify_jwt: false });
+    const res = await fetch(`${other.base}/functions/v1/open/x`, { headers: { authorization: 'Bearer elsewhere' } });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).path, '/open/x');
+  });
+});
+
+describe('isolation through HTTP', () => {
+  test('host files, the database port and the metadata address are refused', async () => {
+    await deploy(h, main.ref, 'escape', {
+      source: `Deno.serve(async () => {
+  const out: Record<string, string> = {};
+  const attempt = async (label: string, fn: () => Promise<unknown>) => {
+    try { out[label] = 'REACHED ' + String(await fn()).slice(0, 200); } catch (e) { out[label] = 'refused: ' + (e as Error).message; }
+  };
+  await attempt('read /etc/passwd', async () => { const fs: any = await import('node:' + 'fs'); return fs.readFileSync('/etc/passwd', 'utf8'); });
+  await attempt('fetch file:///etc/passwd', async () => (await fetch('file:///etc/passwd')).text());
+  await attempt('postgres 127.0.0.1:5432', async () => (await fetch('http://127.0.0.1:5432/', { signal: AbortSignal.timeout(3000) })).status);
+  await attempt('postgres localhost:5432', async () => (await fetch('http://localhost:5432/', { signal: AbortSignal.timeout(3000) })).status);
+  await attempt('metadata 169.254.169.254', async () => (await fetch('http://169.254.169.254/latest/meta-data/', { signal: AbortSignal.timeout(3000) })).status);
+  return Response.json(out);
+});`,
+    });
+    const res = await call(main, 'escape');
+    assert.equal(res.status, 200);
+    const results = (await res.json()) as Record<string, string>;
+    assert.equal(Object.keys(results).length, 5);
+    for (const [label, result] of Object.entries(results)) assert.match(result, /^refused: /, `${label}: ${result}`);
+    const logs = await until(
+      async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/escape/logs`)).body as { message: string }[],
+      (l) => l.filter((e) => /Outbound connection to .* refused/.test(e.message)).length >= 2,
+    );
+    assert.ok(logs.some((e) => e.message.includes('127.0.0.1')), 'the refusal is logged');
+  });
+});
+
+describe('logs and errors', () => {
+  test('console output and one record per invocation are readable through the API, newest first', async () => {
+    await deploy(h, main.ref, 'chatty', {
+      source: "console.log('loading');\nDeno.serve(async (req) => { console.log('got', await req.text()); console.error('oops', { n: 1 }); return new Response('ok', { status: 202 }); });",
+    });
+    await call(main, 'chatty', { method: 'POST', body: 'first' });
+    await call(main, 'chatty', { method: 'POST', body: 'second' });
+    type Log = { timestamp: string; level: string; message: string; invocation_id: string | null; version: number; status?: number; method?: string; path?: string; duration_ms?: number };
+    const logs = await until(
+      async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/chatty/logs`)).body as Log[],
+      (l) => l.filter((e) => e.status !== undefined).length === 2,
+    );
+    const requests = logs.filter((e) => e.status !== undefined);
+    assert.deepEqual(requests.map((e) => [e.method, e.path, e.status]), [['POST', '/chatty', 202], ['POST', '/chatty', 202]]);
+    const got = logs.filter((e) => e.message.startsWith('got '));
+    assert.deepEqual(got.map((e) => e.message), ['got second', 'got first']);
+    // Each console line carries the id of its invocation, shared with the invocation's record.
+    for (const line of got) assert.ok(requests.some((r) => r.invocation_id === line.invocation_id));
+    assert.ok(logs.some((e) => e.level === 'error' && e.message === 'oops { n: 1 }'));
+    assert.ok(logs.some((e) => e.message === 'loading' && e.invocation_id === null));
+    assert.ok(logs.every((e) => e.version === 1 && !Number.isNaN(Date.parse(e.timestamp))));
+    const one = await h.api('GET', `/v1/projects/${main.ref}/functions/chatty/logs?limit=1`);
+    assert.equal(one.body.length, 1);
+  });
+
+  test('a throwing function is 500 function_error; a module that fails to load is 503 function_boot_error', async () => {
+    await deploy(h, main.ref, 'thrower', { source: "Deno.serve(() => { throw new Error('kaput'); });" });
+    const res = await call(main, 'thrower');
+    assert.equal(res.status, 500);
+    assert.equal((await res.json()).error.code, 'function_error');
+    await deploy(h, main.ref, 'noboot', { source: "throw new Error('bad module');" });
+    const boot = await call(main, 'noboot');
+    assert.equal(boot.status, 503);
+    assert.equal((await boot.json()).error.code, 'function_boot_error');
+    const { error } = await client().functions.invoke('thrower', { body: {} });
+    assert.ok(error instanceof FunctionsHttpError);
+    assert.equal(error.context.status, 500);
+  });
+});
