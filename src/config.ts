@@ -25,6 +25,8 @@ export interface Config {
   storageBackend: 'fs' | 's3';
   s3: { endpoint: string | null; bucket: string | null; region: string; accessKeyId: string | null; secretAccessKey: string | null; forcePathStyle: boolean };
   workflowTickMs: number;
+  functionTimeoutMs: number;
+  functionMemoryMb: number;
   ownerEmail: string | null;
   ownerPassword: string | null;
   bodyLimitBytes: number;
@@ -77,6 +79,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       forcePathStyle: env.HEARTH_S3_FORCE_PATH_STYLE !== 'false',
     },
     workflowTickMs: int(env, 'HEARTH_WORKFLOW_TICK_MS', 15000, 0, 3_600_000),
+    functionTimeoutMs: int(env, 'HEARTH_FUNCTION_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    functionMemoryMb: int(env, 'HEARTH_FUNCTION_MEMORY_MB', 128, 16, 4096),
     ownerEmail: env.HEARTH_OWNER_EMAIL || null,
     ownerPassword: env.HEARTH_OWNER_PASSWORD || null,
     bodyLimitBytes: int(env, 'HEARTH_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),

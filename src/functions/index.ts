@@ -40,6 +40,8 @@ export async function startFunctions(p: Platform, registry: ProjectRegistry, opt
   await store.start();
   const runtime = createFunctionsRuntime(p.config, {
     store,
+    timeoutMs: p.config.functionTimeoutMs,
+    memoryLimitMb: p.config.functionMemoryMb,
     platformEnv: async (ref) => {
       const project = await registry.byReference(ref);
       if (!project) return {};
