@@ -4,7 +4,7 @@
  * (or starts the embedded PostgreSQL like `npm test`). `npm run bench -- foundation`
  * runs one.
  */
-import path from 'node:path';
+import { ensureDatabaseUrl } from '../scripts/scratch-db.ts';
 
 type BenchResult = string[] | string | { text: string };
 const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Promise<BenchResult> }>> = {
@@ -18,13 +18,7 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
 };
 
 const only = process.argv.slice(2);
-let stopEmbedded = async () => {};
-if (!process.env.DATABASE_URL) {
-  const { startEmbedded } = await import('../src/db/embedded.ts');
-  const cluster = await startEmbedded(path.resolve('.hearth-test'), Number(process.env.HEARTH_TEST_DB_PORT ?? 54329), console);
-  process.env.DATABASE_URL = cluster.url;
-  stopEmbedded = cluster.stop;
-}
+const stopEmbedded = await ensureDatabaseUrl();
 try {
   for (const [name, loadModule] of Object.entries(benches)) {
     if (only.length && !only.includes(name)) continue;

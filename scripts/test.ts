@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { ensureDatabaseUrl } from './scratch-db.ts';
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -20,13 +21,7 @@ function findTests(dir: string): string[] {
 const args = process.argv.slice(2);
 const files = (args.length ? args : ['test']).flatMap((a) => (statSync(a).isDirectory() ? findTests(a) : [a]));
 
-let stopEmbedded = async () => {};
-if (!process.env.DATABASE_URL) {
-  const { startEmbedded } = await import('../src/db/embedded.ts');
-  const cluster = await startEmbedded(path.resolve('.hearth-test'), Number(process.env.HEARTH_TEST_DB_PORT ?? 54329), console);
-  process.env.DATABASE_URL = cluster.url;
-  stopEmbedded = cluster.stop;
-}
+const stopEmbedded = await ensureDatabaseUrl();
 
 const concurrency = process.env.HEARTH_TEST_CONCURRENCY ?? '3';
 const child = spawn(
