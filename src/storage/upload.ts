@@ -1,15 +1,17 @@
 /**
  * One upload, streamed end to end:
- * 1. bucket, limits, MIME type and quota checks on what the request declares;
- * 2. the new version is staged (storage.pending_bytes, this writer) and
+ * 1. bucket, limits, MIME type and quota checks on what the request declares,
+ *    while the new version is staged (storage.pending_bytes, this writer) and
  *    committed before any byte is written, so a crash leaves a record;
- * 3. an RLS dry run under the caller's role (rolled back) refuses a
- *    forbidden upload before its body is read;
- * 4. the body streams through the Meter (size, SHA-256, limit) to the backend;
- * 5. the row is written under the caller's role with the real size and hash,
+ * 2. the body streams through the Meter (size, SHA-256, limit) to the backend
+ *    while an RLS dry run under the caller's role (rolled back) asks whether
+ *    the row may be written; a refusal stops the stream at once (roles that
+ *    bypass RLS need no dry run);
+ * 3. the row is written under the caller's role with the real size and hash,
  *    claiming the staged version; the quota is asserted in that transaction.
- * Any failure after step 2 removes the bytes and the staging record; if the
- * process dies first, the sweeper does it (sweeper.ts).
+ * Any failure after step 1 began removes the bytes and the staging record; if
+ * the process dies first, the sweeper does it (sweeper.ts). Every round trip
+ * here delays the body or the answer, so independent ones go out together.
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -79,10 +81,15 @@ export async function checkQuotaEarly(sql: Sql, quotaBytes: number, adding: numb
   if ((row!.bytes as number) + adding > quotaBytes) throw storageError({ code: 'HS001' });
 }
 
-export async function stage(s: StorageContext, project: ProjectRuntime): Promise<string> {
-  const version = randomUUID();
+export async function stage(s: StorageContext, project: ProjectRuntime, version: string = randomUUID()): Promise<string> {
   await project.sql`insert into storage.pending_bytes (version, writer) values (${version}, ${s.writer})`;
   return version;
+}
+
+/** The value of a settled promise, or its error thrown. */
+function settled<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
 }
 
 /** Removes staged bytes that no row will claim. A failure here is finished by the sweeper. */
@@ -103,9 +110,10 @@ export async function dryRun(project: ProjectRuntime, by: Extract<Uploader, { ki
       project.sql,
       by.caller,
       async (tx) => {
-        const visible = replace ? undefined : await findObject(tx, row.bucket, row.name);
         const inserted = await insertObject(tx, row, replace);
-        // Name taken: only a visible object of the same size may turn out to be a replay.
+        // Name taken (nothing changed, so the row read now is the one that was there):
+        // only a visible object of the same size may turn out to be a replay.
+        const visible = inserted ? undefined : await findObject(tx, row.bucket, row.name);
         if (!inserted && (!visible || (length !== null && visible.size !== length))) throw duplicate();
         throw new Rollback();
       },
@@ -116,31 +124,64 @@ export async function dryRun(project: ProjectRuntime, by: Extract<Uploader, { ki
   }
 }
 
+/**
+ * Whether the caller's role skips RLS (service_role, when Hearth could give it
+ * BYPASSRLS): a dry run could refuse nothing then, and the commit still finds a
+ * taken name. Asked once per project; if the question fails, the dry run runs.
+ */
+function bypassesRls(project: ProjectRuntime, caller: Caller): Promise<boolean> {
+  if (caller.role !== 'service_role') return Promise.resolve(false);
+  return project.cached('storage.serviceBypassesRls', () =>
+    project.sql`select rolbypassrls as bypass from pg_roles where rolname = 'service_role'`.then(
+      ([row]) => row?.bypass === true,
+      () => false,
+    ),
+  );
+}
+
 export async function upload(s: StorageContext, project: ProjectRuntime, u: UploadRequest): Promise<Uploaded> {
   checkObjectName(u.name);
-  const bucket = await getBucket(project.sql, u.bucket);
-  const limits = await limitsFor(project, bucket);
-  checkContentType(u.contentType, bucket.allowed_mime_types);
-  if (u.length !== null && u.length > limits.maxBytes) throw tooLarge(limits.maxBytes);
-  await checkQuotaEarly(project.sql, limits.quotaBytes, u.length ?? 0);
-
-  const version = await stage(s, project);
-  const row: NewObject = {
-    id: randomUUID(),
-    bucket: bucket.id,
-    name: u.name,
-    ownerSub: u.by.kind === 'signed' ? u.by.ownerSub : ((u.by.caller.claims.sub as string | undefined) ?? null),
-    version,
-    size: u.length ?? 0,
-    contentType: u.contentType,
-    cacheControl: u.cacheControl,
-    sha256: '',
-    metadata: u.metadata,
-  };
+  const version = randomUUID();
+  // Round trips the body waits behind (slow ones with uploads in flight), so the
+  // independent ones go out together: bucket, early quota check and the staging
+  // record. Failures are reported in the order the checks are listed; a staged
+  // record is discarded below whatever failed.
+  const checks = Promise.allSettled([
+    getBucket(project.sql, u.bucket),
+    project.settings('storage').then((settings) => checkQuotaEarly(project.sql, settings.quota_bytes as number, u.length ?? 0)),
+    stage(s, project, version),
+  ]);
   try {
-    if (u.by.kind === 'caller') await dryRun(project, u.by, row, u.replace, u.length);
+    const [found, early, staged] = await checks;
+    const bucket = settled(found);
+    const limits = await limitsFor(project, bucket);
+    checkContentType(u.contentType, bucket.allowed_mime_types);
+    if (u.length !== null && u.length > limits.maxBytes) throw tooLarge(limits.maxBytes);
+    settled(early);
+    settled(staged);
+    const row: NewObject = {
+      id: randomUUID(),
+      bucket: bucket.id,
+      name: u.name,
+      ownerSub: u.by.kind === 'signed' ? u.by.ownerSub : ((u.by.caller.claims.sub as string | undefined) ?? null),
+      version,
+      size: u.length ?? 0,
+      contentType: u.contentType,
+      cacheControl: u.cacheControl,
+      sha256: '',
+      metadata: u.metadata,
+    };
+    // The body starts streaming while the RLS dry run is out: its round trips (and any
+    // wait for the usage row) then cost no time. A refusal stops the stream at once.
+    const needsDryRun = u.by.kind === 'caller' && !(await bypassesRls(project, u.by.caller));
     const meter = new Meter(limits.maxBytes);
-    await s.backend.write(bytesKey(project, version), pipeline(u.body, meter, () => {}), u.length);
+    const written = s.backend.write(bytesKey(project, version), pipeline(u.body, meter, () => {}), u.length);
+    const allowed = needsDryRun && u.by.kind === 'caller' ? dryRun(project, u.by, row, u.replace, u.length) : Promise.resolve();
+    allowed.catch((err: Error) => meter.destroy(err));
+    // The refusal is the answer even when the stream failed too (it was stopped for it).
+    const [refused, stored] = await Promise.allSettled([allowed, written]);
+    settled(refused);
+    settled(stored);
     s.p.faults.hit('storage.upload.written', { version });
     row.size = meter.size;
     row.sha256 = meter.sha256();
@@ -148,11 +189,16 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
       project.sql,
       u.by.kind === 'caller' ? u.by.caller : SERVICE,
       async (tx) => {
-        if (!(await insertObject(tx, row, u.replace))) {
+        // Insert and quota check go out together: the usage row the insert locks is held
+        // one round trip less, so concurrent uploads of the project queue on it less.
+        // Over quota is the answer even for a taken name, as the early check gives it.
+        const [insert, quota] = await Promise.allSettled([insertObject(tx, row, u.replace), assertQuota(tx, limits.quotaBytes)]);
+        const inserted = settled(insert);
+        settled(quota);
+        if (!inserted) {
           const existing = await findObject(tx, row.bucket, row.name);
           throw existing && existing.sha256 === row.sha256 && existing.size === row.size ? new Rollback(existing) : duplicate();
         }
-        await assertQuota(tx, limits.quotaBytes);
         s.p.faults.hit('storage.upload.commit', { version });
         // A replaced row keeps its id; read it back (upsert needs a read policy anyway).
         return (u.replace && (await findObject(tx, row.bucket, row.name))) || insertedRow(row, new Date());

@@ -72,6 +72,14 @@ describe('failed uploads leave nothing', () => {
     await nothingLeft('over-limit upload');
   });
 
+  test('RLS refusal while the body streams (the dry run runs beside it): 403, the stream is stopped', async () => {
+    const user = await t.token('dddddddd-dddd-4ddd-8ddd-dddddddddddd');
+    const res = await t.raw('POST', '/object/big/refused.bin', { token: user, body: chunks(64, 65536) as never, headers: { apikey: t.h.info.PUBLISHABLE_KEY } });
+    assert.equal(res.status, 403);
+    assert.equal((await res.json()).error.code, 'row_level_security');
+    await nothingLeft('upload refused by the dry run');
+  });
+
   test('RLS refusal after the bytes arrived (policy on size): 403', async () => {
     const user = await t.token('cccccccc-cccc-4ccc-8ccc-cccccccccccc');
     const res = await t.raw('POST', '/object/rel/large.bin', { token: user, body: chunks(1, 500) as never, headers: { apikey: t.h.info.PUBLISHABLE_KEY } });

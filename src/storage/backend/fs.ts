@@ -10,6 +10,16 @@ import { pipeline } from 'node:stream/promises';
 import { HearthError } from '../../errors.ts';
 import type { ByteRange, BytesBackend } from './types.ts';
 
+/**
+ * Bytes a file stream moves per system call. Node's defaults (16 KiB written,
+ * 64 KiB read) cost a thread-pool round trip per socket chunk. Writes: chunks
+ * that arrive while one is on disk go out together in one writev, up to 1 MiB.
+ * Reads: 256 KiB fills the socket in fewer steps while a slow reader still
+ * holds little. Measured in bench/storage.ts (docs/storage.md, Performance).
+ */
+const WRITE_BUFFER = 1024 * 1024;
+const READ_BUFFER = 256 * 1024;
+
 export class FsBackend implements BytesBackend {
   private readonly made = new Set<string>();
 
@@ -31,7 +41,7 @@ export class FsBackend implements BytesBackend {
     const file = this.file(key);
     await this.dirFor(file);
     try {
-      await pipeline(body, createWriteStream(file, { flags: 'wx' }));
+      await pipeline(body, createWriteStream(file, { flags: 'wx', highWaterMark: WRITE_BUFFER }));
     } catch (err) {
       await rm(file, { force: true });
       throw err;
@@ -41,7 +51,7 @@ export class FsBackend implements BytesBackend {
   async read(key: string, range?: ByteRange): Promise<Readable> {
     try {
       const handle = await open(this.file(key), 'r');
-      return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+      return handle.createReadStream({ ...(range ? { start: range.start, end: range.end } : {}), highWaterMark: READ_BUFFER });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HearthError(404, 'not_found', 'The object bytes are missing.');
       throw err;
