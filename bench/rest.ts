@@ -3,13 +3,15 @@
  * rows with a two-level embed, each against a bare node:http + postgres.js
  * server running equivalent SQL in the same kind of transaction (plain
  * postgres.js sql.begin); then RSS
- * while 1000-row pages are read repeatedly.
+ * while 1000-row pages are read repeatedly. Both servers run in this process
+ * (autocannon in a child), so each comparison also reports the CPU this
+ * process spent per completed request: steadier than req/s on a shared machine.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { signAccessToken } from '../src/auth/access-token.ts';
-import { bareTransaction, compare, load, withHearth } from './lib.ts';
+import { bareTransaction, compare, load, type Load, withHearth } from './lib.ts';
 
 const USER = '00000000-0000-4000-8000-000000000001';
 
@@ -51,6 +53,20 @@ function bare(pool: postgres.Sql): Promise<{ url: string; close(): Promise<void>
   );
 }
 
+/** A load run with this process's CPU time (user + system) per completed request, in microseconds. */
+async function measured(url: string, headers?: Record<string, string>): Promise<Load & { cpu: number }> {
+  const seconds = 5;
+  const before = process.cpuUsage();
+  const r = await load(url, { headers, seconds });
+  const used = process.cpuUsage(before);
+  return { ...r, cpu: (used.user + used.system) / Math.max(1, r.rps * seconds) };
+}
+
+function compareCpu(name: string, hearth: Load & { cpu: number }, bare: Load & { cpu: number }): string[] {
+  const cpu = `${''.padEnd(44)} CPU per request: hearth ${hearth.cpu.toFixed(0)} us, bare ${bare.cpu.toFixed(0)} us, ratio ${(bare.cpu / hearth.cpu).toFixed(2)}`;
+  return [compare(name, hearth, bare), cpu];
+}
+
 export async function benchRest(): Promise<string[]> {
   return withHearth(async (h) => {
     const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
@@ -69,8 +85,12 @@ export async function benchRest(): Promise<string[]> {
         const r = await fetch(u, { headers });
         if (r.status !== 200) throw new Error(`${u} answered ${r.status}: ${await r.text()}`);
       }
-      lines.push(compare('GET one row by primary key (RLS on)', await load(one, { headers }), await load(`${ref.url}/one`)));
-      lines.push(compare('GET 100 rows with a two-level embed', await load(embed, { headers }), await load(`${ref.url}/embed`)));
+      // Warm both servers (JIT, prepared statements, pools) so neither pays it in its measured run.
+      for (const [u, h] of [[one, headers], [`${ref.url}/one`, undefined], [embed, headers], [`${ref.url}/embed`, undefined]] as const) {
+        await load(u, { headers: h, seconds: 2 });
+      }
+      lines.push(...compareCpu('GET one row by primary key (RLS on)', await measured(one, headers), await measured(`${ref.url}/one`)));
+      lines.push(...compareCpu('GET 100 rows with a two-level embed', await measured(embed, headers), await measured(`${ref.url}/embed`)));
 
       const page = `${h.url}/rest/v1/comments?select=*&limit=1000`;
       const rss = () => process.memoryUsage().rss / 1024 / 1024;

@@ -4,6 +4,8 @@
  * query, plans ONE statement, runs it under the caller's role (withRole pipelines
  * the role settings with it) and turns the row it answers into status, headers
  * and body exactly as PostgREST would (Content-Range, 206, 416, 406 ...).
+ * Reads are planned once per schema cache: the plan of a GET is kept by its
+ * URL and the headers that shape it (read-cache.ts).
  */
 import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
@@ -15,6 +17,7 @@ import { type ParsedQuery, parseQuery } from './parse.ts';
 import { type BodyFormat, type CountMode, type Plan, type RpcArgs, planRead, planRpc, planWrite, rootPage } from './plan.ts';
 import { type Relation, type RestFunction, type SchemaCache, relationKey } from './schema-cache.ts';
 import { parseCsv } from './csv.ts';
+import { cachedRead, type ReadPlan, rememberRead } from './read-cache.ts';
 
 export interface RestDeps {
   sql: postgres.Sql;
@@ -28,7 +31,8 @@ export interface RestRequest {
   method: string;
   /** The path after /rest/v1/: "todos", "rpc/fn" or "" (OpenAPI). */
   path: string;
-  query: URLSearchParams;
+  /** The query string (without "?"), or its parameters. */
+  query: string | URLSearchParams;
   /** Lower-case header names. */
   headers: Record<string, string | undefined>;
   /** Parsed JSON, or the raw text (JSON or CSV) as it arrived. */
@@ -67,7 +71,13 @@ export async function handleRest(deps: RestDeps, req: RestRequest): Promise<Rest
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
+const queryParams = (req: RestRequest) => (typeof req.query === 'string' ? new URLSearchParams(req.query) : req.query);
+
 function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
+  if (isRead(req.method)) {
+    const hit = cachedRead(deps.cache, req);
+    if (hit) return runRead(deps, req, hit);
+  }
   const path = req.path.replace(/^\/+|\/+$/g, '');
   const segments = path === '' ? [] : path.split('/');
   const profile = isRead(req.method) ? req.headers['accept-profile'] : (req.headers['content-profile'] ?? req.headers['accept-profile']);
@@ -86,6 +96,7 @@ function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
     case 'POST':
     case 'PATCH':
     case 'DELETE':
+    case 'PUT':
       return write(deps, req, rel);
     default:
       throw new HearthError(405, 'PGRST117', `Unsupported HTTP method: ${req.method}`);
@@ -100,12 +111,35 @@ interface Outcome {
   body: string | null;
 }
 
+/** Thrown out of withRole's callback to end the transaction in ROLLBACK (Prefer: tx=rollback) and carry the result out. */
+class RolledBack<T> {
+  constructor(readonly result: T) {}
+}
+
+interface RunOptions {
+  readOnly: boolean;
+  explain: boolean;
+  /** Runs inside the transaction: throwing there rolls back. */
+  check?: (o: Outcome) => void;
+  rollback?: boolean;
+}
+
 /**
  * Runs the plan under the caller's role. Reads run in a READ ONLY
  * transaction (as PostgREST's GET does); an EXPLAIN for planned counts is
- * pipelined with the statement. `check` runs inside the transaction: throwing there rolls back.
+ * pipelined with the statement. With `rollback` the work is done and answered
+ * but the transaction rolls back.
  */
-async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: { readOnly: boolean; explain: boolean; check?: (o: Outcome) => void }): Promise<Outcome & { planned: number | null }> {
+async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOptions): Promise<Outcome & { planned: number | null }> {
+  try {
+    return await runInTransaction(deps, req, plan, opts);
+  } catch (err) {
+    if (err instanceof RolledBack) return err.result as Outcome & { planned: number | null };
+    throw err;
+  }
+}
+
+function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOptions): Promise<Outcome & { planned: number | null }> {
   return withRole(
     deps.sql,
     deps.caller,
@@ -118,10 +152,24 @@ async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: { readOnl
       const outcome: Outcome = { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body };
       opts.check?.(outcome);
       const planned = explained ? Number((explained as postgres.Row[])[0]['QUERY PLAN'][0].Plan['Plan Rows']) : null;
-      return { ...outcome, planned };
+      const result = { ...outcome, planned };
+      if (opts.rollback) throw new RolledBack(result);
+      return result;
     },
     { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: opts.readOnly },
   );
+}
+
+/** Prefer: handling=strict, max-affected=N: more rows than N fails the request and rolls it back. */
+function maxAffected(prefs: Preferences): number | null {
+  return prefs.handling === 'strict' ? prefs['max-affected'] : null;
+}
+
+const maxAffectedError = (n: number) => new HearthError(400, 'PGRST124', 'Query result exceeds max-affected preference constraint', `The query affects ${n} rows`, null);
+
+/** Preferences every request honours when given: tx, handling, and max-affected where it applied. */
+function common(prefs: Preferences, max: number | null): Partial<Preferences> {
+  return { tx: prefs.tx, handling: prefs.handling, 'max-affected': max };
 }
 
 const singularError = (n: number) =>
@@ -170,7 +218,7 @@ function page(parsed: ParsedQuery, rangeHeader: string | undefined): { limit: nu
   return { offset: first, limit: Math.min(Math.max(last - first + 1, 0), 1000) };
 }
 
-function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, offset: number, plan: Plan, o: Outcome & { planned: number | null }): RestResponse {
+function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, offset: number, plan: Plan, o: Outcome & { planned: number | null }, applied: Partial<Preferences>): RestResponse {
   const total = resolveTotal(prefs, o);
   if (total !== null && offset > total && offset > 0) {
     throw new HearthError(416, 'PGRST103', 'Requested range not satisfiable', `An offset of ${offset} was requested, but there are only ${total} rows.`);
@@ -181,8 +229,8 @@ function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, of
     'content-type': CONTENT_TYPE[media],
     'content-range': `${range}/${total ?? '*'}`,
   };
-  const applied = appliedHeader({ count: prefs.count });
-  if (applied) headers['preference-applied'] = applied;
+  const pref = appliedHeader(applied);
+  if (pref) headers['preference-applied'] = pref;
   const status = total !== null && o.pageTotal < total ? 206 : 200;
   let body: string | null = o.body;
   if (media === 'object') body = singleObject(o);
@@ -190,14 +238,21 @@ function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, of
   return { status, headers, body: req.method === 'HEAD' ? null : body };
 }
 
-async function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
+function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
   const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
   const prefs = parsePrefer(req.headers.prefer);
-  const parsed = parseQuery(req.query);
+  const parsed = parseQuery(queryParams(req));
   const { limit, offset } = page(parsed, req.headers.range);
   const plan = planRead(deps.cache, rel, parsed, { count: countMode(prefs), format: bodyFormat(media), limit, offset });
-  const o = await run(deps, req, plan, { readOnly: true, explain: prefs.count === 'planned' || prefs.count === 'estimated' });
-  return readResponse(req, media, prefs, offset, plan, o);
+  const planned: ReadPlan = { media, prefs, offset, plan };
+  rememberRead(deps.cache, req, planned);
+  return runRead(deps, req, planned);
+}
+
+async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<RestResponse> {
+  const { prefs } = r;
+  const o = await run(deps, req, r.plan, { readOnly: true, explain: prefs.count === 'planned' || prefs.count === 'estimated', rollback: prefs.tx === 'rollback' });
+  return readResponse(req, r.media, prefs, r.offset, r.plan, o, { count: prefs.count, ...common(prefs, null) });
 }
 
 // ---------------------------------------------------------------- writes
@@ -237,13 +292,52 @@ function insertRows(body: unknown, columnsParam: string[] | null): { rows: Recor
   return { rows, columns };
 }
 
+/**
+ * PUT: one row by its whole primary key, filters `eq` on each key column and
+ * nothing else (405 PGRST105), no limit/offset (400 PGRST114); the body's key
+ * values must equal the filters (checked in SQL: 400 PGRST115 otherwise).
+ */
+function putKey(rel: Relation, parsed: ParsedQuery, rangeHeader: string | undefined): { column: string; value: string }[] {
+  const root = parsed.nodes.get('')!;
+  if (root.limit !== null || root.offset !== null || rangeHeader) {
+    throw new HearthError(400, 'PGRST114', 'Range header and limit/offset query parameters are not allowed for PUT', null, 'PUT writes exactly one row: remove them.');
+  }
+  const match: { column: string; value: string }[] = [];
+  for (const c of root.conditions) {
+    const simple = c.type === 'filter' && !c.negate && !c.field.json.length && c.operation.op === 'eq' && !('quantifier' in c.operation && c.operation.quantifier);
+    if (!simple || match.some((m) => m.column === c.field.name)) {
+      match.length = 0;
+      break;
+    }
+    match.push({ column: c.field.name, value: (c.operation as { value: string }).value });
+  }
+  const pk = rel.primaryKey;
+  if (!pk.length || match.length !== pk.length || !pk.every((k) => match.some((m) => m.column === k))) {
+    throw new HearthError(
+      405,
+      'PGRST105',
+      'Filters must include all and only primary key columns with \'eq\' operators',
+      pk.length ? `The primary key of '${rel.name}' is (${pk.join(', ')}).` : `'${rel.name}' has no primary key.`,
+      pk.length ? `Filter each key column with eq and nothing else, such as ?${pk.map((k) => `${k}=eq.<value>`).join('&')}.` : 'Use POST with Prefer: resolution=merge-duplicates and on_conflict instead.',
+    );
+  }
+  return match;
+}
+
+const putMismatch = () =>
+  new HearthError(400, 'PGRST115', 'Payload values do not match URL in primary key column(s)', null, 'Send one JSON object whose primary key values equal the eq filters of the URL.');
+
 async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
   const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
   const prefs = parsePrefer(req.headers.prefer);
-  const parsed = parseQuery(req.query);
+  const parsed = parseQuery(queryParams(req));
   const returning = prefs.return ?? 'minimal';
-  const applied: Partial<Preferences> = { return: prefs.return, count: prefs.count === 'exact' ? 'exact' : null };
+  const format = bodyFormat(media);
+  // max-affected counts the rows a PATCH or DELETE touches (PostgREST).
+  const max = req.method === 'PATCH' || req.method === 'DELETE' ? maxAffected(prefs) : null;
+  const applied: Partial<Preferences> = { return: prefs.return, count: prefs.count === 'exact' ? 'exact' : null, ...common(prefs, max) };
   let plan: Plan;
+  let expectOne = false;
   if (req.method === 'POST') {
     const { rows, columns } = insertRows(jsonBody(req), parsed.columns);
     let onConflict = null;
@@ -256,7 +350,17 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
       applied.resolution = prefs.resolution;
     }
     if (prefs.missing === 'default') applied.missing = 'default';
-    plan = planWrite(deps.cache, rel, parsed, { kind: 'insert', rows, columns, missingDefault: prefs.missing === 'default', onConflict }, { returning, format: bodyFormat(media) });
+    plan = planWrite(deps.cache, rel, parsed, { kind: 'insert', rows, columns, missingDefault: prefs.missing === 'default', onConflict }, { returning, format });
+  } else if (req.method === 'PUT') {
+    const match = putKey(rel, parsed, req.headers.range);
+    const body = jsonBody(req);
+    const rows = Array.isArray(body) ? body : [body];
+    if (!rows.every(isObject)) throw invalidBody('PUT takes one JSON object: the whole row.');
+    if (rows.length !== 1 || !rel.primaryKey.every((k) => k in rows[0])) throw putMismatch();
+    const columns = Object.keys(rows[0]);
+    const onConflict = { columns: rel.primaryKey, resolution: 'merge' as const };
+    plan = planWrite(deps.cache, rel, parsed, { kind: 'insert', rows, columns, missingDefault: false, onConflict, match }, { returning, format });
+    expectOne = true;
   } else {
     if (!parsed.nodes.get('')!.conditions.length) {
       // Supabase's safeupdate answers the same code for an unfiltered write.
@@ -266,21 +370,21 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
       const patch = jsonBody(req);
       if (!isObject(patch)) throw invalidBody('PATCH takes one JSON object of the columns to set.');
       if (!Object.keys(patch).length) return nothingChanged(returning, media);
-      plan = planWrite(deps.cache, rel, parsed, { kind: 'update', patch, columns: Object.keys(patch) }, { returning, format: bodyFormat(media) });
+      plan = planWrite(deps.cache, rel, parsed, { kind: 'update', patch, columns: Object.keys(patch) }, { returning, format });
     } else {
-      plan = planWrite(deps.cache, rel, parsed, { kind: 'delete' }, { returning, format: bodyFormat(media) });
+      plan = planWrite(deps.cache, rel, parsed, { kind: 'delete' }, { returning, format });
     }
   }
   const o = await run(deps, req, plan, {
     readOnly: false,
     explain: false,
-    // A singular write that touched other than one row is rolled back (PostgREST).
-    check:
-      media === 'object'
-        ? (x) => {
-            if (x.pageTotal !== 1) throw singularError(x.pageTotal);
-          }
-        : undefined,
+    rollback: prefs.tx === 'rollback',
+    // Each check fails the request and rolls the write back (PostgREST).
+    check: (x) => {
+      if (expectOne && x.pageTotal !== 1) throw putMismatch();
+      if (max !== null && x.pageTotal > max) throw maxAffectedError(x.pageTotal);
+      if (media === 'object' && x.pageTotal !== 1) throw singularError(x.pageTotal);
+    },
   });
 
   const headers: Record<string, string> = {};
@@ -309,12 +413,22 @@ function nothingChanged(returning: Preferences['return'], media: MediaType): Res
 
 // ---------------------------------------------------------------- rpc
 
-function chooseFunction(fns: RestFunction[], schema: string, name: string, given: string[], rawBody: boolean): { fn: RestFunction; single: boolean } {
-  const matches = fns.filter(
-    (f) => f.args.every((a) => a.name !== '') && given.every((g) => f.args.some((a) => a.name === g)) && f.args.every((a) => a.hasDefault || given.includes(a.name)),
-  );
-  // A function of one unnamed json/jsonb argument receives the whole body.
-  const single = rawBody ? fns.filter((f) => f.args.length === 1 && f.args[0].name === '' && /^jsonb?$/.test(f.args[0].type)) : [];
+const isJson = (type: string) => type === 'json' || type === 'jsonb';
+
+/**
+ * The one function the arguments name. `body` is 'raw' for a POST (a function
+ * of one unnamed json/jsonb argument also takes the whole body) and 'whole'
+ * for Prefer: params=single-object (only a function of one json/jsonb
+ * argument, named or not, qualifies).
+ */
+function chooseFunction(fns: RestFunction[], schema: string, name: string, given: string[], body: 'none' | 'raw' | 'whole'): { fn: RestFunction; single: boolean } {
+  const matches =
+    body === 'whole'
+      ? []
+      : fns.filter(
+          (f) => f.args.every((a) => a.name !== '') && given.every((g) => f.args.some((a) => a.name === g)) && f.args.every((a) => a.hasDefault || given.includes(a.name)),
+        );
+  const single = body === 'none' ? [] : fns.filter((f) => f.args.length === 1 && (body === 'whole' || f.args[0].name === '') && isJson(f.args[0].type));
   const all = [...matches, ...single];
   if (all.length === 1) return { fn: all[0], single: single.length === 1 };
   const signature = `${schema}.${name}(${[...given].sort().join(', ')})`;
@@ -339,17 +453,18 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
   const prefs = parsePrefer(req.headers.prefer);
   const argNames = new Set(fns.flatMap((f) => f.args.map((a) => a.name)).filter((n) => n));
-  const parsed = parseQuery(req.query, isRead(req.method) ? argNames : new Set());
+  const parsed = parseQuery(queryParams(req), isRead(req.method) ? argNames : new Set());
+  const wholeBody = !isRead(req.method) && prefs.params === 'single-object';
 
   let args: RpcArgs;
   let chosen: { fn: RestFunction; single: boolean };
   if (isRead(req.method)) {
-    chosen = chooseFunction(fns, schema, name, [...parsed.args.keys()], false);
+    chosen = chooseFunction(fns, schema, name, [...parsed.args.keys()], 'none');
     args = { kind: 'named', values: Object.fromEntries(parsed.args) };
   } else {
     const body = req.body === undefined || req.body === '' ? {} : jsonBody(req);
     const given = isObject(body) ? Object.keys(body) : [];
-    chosen = chooseFunction(fns, schema, name, given, true);
+    chosen = chooseFunction(fns, schema, name, given, wholeBody ? 'whole' : 'raw');
     if (chosen.single) args = { kind: 'single', json: JSON.stringify(body) };
     else if (isObject(body)) args = { kind: 'named', values: body };
     else throw invalidBody('Send the arguments as one JSON object of named values.');
@@ -359,16 +474,32 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
     throw new HearthError(405, 'PGRST101', `The function ${schema}.${name} is volatile: call it with POST`, null, 'Mark it STABLE or IMMUTABLE if it only reads, to allow GET.');
   }
 
+  // max-affected limits the rows a set-returning call answers (after limit/offset).
+  const max = maxAffected(prefs);
+  if (max !== null && !fn.returnsSet) {
+    throw new HearthError(400, 'PGRST128', 'Function must return SETOF or TABLE when max-affected preference is used with handling=strict', null, 'Drop max-affected for this function, or make it return a set.');
+  }
+
   const { limit, offset } = page(parsed, req.headers.range);
   const plan = planRpc(deps.cache, fn, args, parsed, { count: countMode(prefs), format: bodyFormat(media), limit, offset });
   const readOnly = isRead(req.method) || fn.volatility !== 'volatile';
-  const o = await run(deps, req, plan, { readOnly, explain: prefs.count === 'planned' || prefs.count === 'estimated' });
-  if (plan.shape === 'void') return { status: 204, headers: {}, body: null };
-  if (plan.shape === 'set') return readResponse(req, media, prefs, offset, plan, o);
+  const o = await run(deps, req, plan, {
+    readOnly,
+    explain: prefs.count === 'planned' || prefs.count === 'estimated',
+    rollback: prefs.tx === 'rollback',
+    check: max === null ? undefined : (x) => {
+      if (x.pageTotal > max) throw maxAffectedError(x.pageTotal);
+    },
+  });
+  const applied: Partial<Preferences> = { params: wholeBody ? 'single-object' : null, ...common(prefs, max) };
+  const pref = appliedHeader(applied);
+  const extra: Record<string, string> = pref ? { 'preference-applied': pref } : {};
+  if (plan.shape === 'void') return { status: 204, headers: extra, body: null };
+  if (plan.shape === 'set') return readResponse(req, media, prefs, offset, plan, o, { ...applied, count: prefs.count });
   // A scalar or one composite value answers bare, not wrapped in an array.
   const body = plan.shape === 'scalar' ? (o.body ?? 'null') : o.pageTotal === 1 ? singleObject(o) : 'null';
   const contentType = media === 'object' || media === 'json' ? CONTENT_TYPE.json : CONTENT_TYPE[media];
-  return { status: 200, headers: { 'content-type': contentType, 'content-range': '0-0/*' }, body: req.method === 'HEAD' ? null : body };
+  return { status: 200, headers: { 'content-type': contentType, 'content-range': '0-0/*', ...extra }, body: req.method === 'HEAD' ? null : body };
 }
 
 // ---------------------------------------------------------------- openapi

@@ -1,7 +1,8 @@
 /**
  * The request headers that change a REST response: Prefer, Accept, Range,
- * Accept-Profile / Content-Profile. Unknown preferences are ignored (PostgREST's
- * lenient handling); applied ones are echoed in Preference-Applied.
+ * Accept-Profile / Content-Profile. Unknown or invalid preferences are ignored
+ * (PostgREST's lenient handling) unless the request says `handling=strict`,
+ * which makes them a 400 PGRST122; applied ones are echoed in Preference-Applied.
  */
 import { HearthError } from '../errors.ts';
 
@@ -10,31 +11,65 @@ export interface Preferences {
   count: 'exact' | 'planned' | 'estimated' | null;
   resolution: 'merge-duplicates' | 'ignore-duplicates' | null;
   missing: 'default' | 'null' | null;
+  handling: 'strict' | 'lenient' | null;
+  /** rollback: run the request, answer as usual, keep nothing. */
+  tx: 'commit' | 'rollback' | null;
+  /** RPC: the whole body is the function's one json/jsonb argument. */
+  params: 'single-object' | null;
+  /** With handling=strict: the most rows a PATCH, DELETE or RPC may affect. */
+  'max-affected': number | null;
 }
 
-const ALLOWED: { [K in keyof Preferences]: readonly string[] } = {
+type Key = keyof Preferences;
+
+const ALLOWED: { [K in Exclude<Key, 'max-affected'>]: readonly string[] } = {
   return: ['representation', 'minimal', 'headers-only'],
   count: ['exact', 'planned', 'estimated'],
   resolution: ['merge-duplicates', 'ignore-duplicates'],
   missing: ['default', 'null'],
+  handling: ['strict', 'lenient'],
+  tx: ['commit', 'rollback'],
+  params: ['single-object'],
 };
 
+const NONE: Preferences = { return: null, count: null, resolution: null, missing: null, handling: null, tx: null, params: null, 'max-affected': null };
+
 export function parsePrefer(header: string | undefined): Preferences {
-  const prefs: Preferences = { return: null, count: null, resolution: null, missing: null };
-  for (const token of (header ?? '').split(',')) {
-    const [key, value] = token.trim().split('=', 2) as [keyof Preferences, string | undefined];
-    // The first occurrence wins, as in PostgREST.
-    if (value !== undefined && ALLOWED[key]?.includes(value) && prefs[key] === null) {
-      (prefs as unknown as Record<string, string>)[key] = value;
+  if (!header) return NONE;
+  const prefs: Preferences = { ...NONE };
+  const invalid: string[] = [];
+  for (const raw of header.split(',')) {
+    const token = raw.trim();
+    if (token === '') continue;
+    const eq = token.indexOf('=');
+    const key = (eq < 0 ? token : token.slice(0, eq).trim()) as Key;
+    const value = eq < 0 ? undefined : token.slice(eq + 1).trim();
+    let parsed: string | number | null = null;
+    if (value !== undefined && key === 'max-affected') parsed = /^\d{1,9}$/.test(value) ? Number(value) : null;
+    else if (value !== undefined && Object.hasOwn(ALLOWED, key) && ALLOWED[key as keyof typeof ALLOWED].includes(value)) parsed = value;
+    if (parsed === null) {
+      invalid.push(token);
+      continue;
     }
+    // The first occurrence wins, as in PostgREST.
+    if (prefs[key] === null) (prefs as unknown as Record<string, string | number>)[key] = parsed;
+  }
+  if (prefs.handling === 'strict' && invalid.length) {
+    throw new HearthError(400, 'PGRST122', 'Invalid preferences given with handling=strict', `Invalid preferences: ${invalid.join(', ')}`, 'Remove them, or send handling=lenient to have them ignored.');
   }
   return prefs;
 }
 
+const APPLIED_ORDER: readonly Key[] = ['resolution', 'missing', 'return', 'params', 'count', 'tx', 'handling', 'max-affected'];
+
 /** Preference-Applied, in PostgREST's order; only what this request honoured. */
 export function appliedHeader(applied: Partial<Preferences>): string | null {
-  const parts = (['resolution', 'missing', 'return', 'count'] as const).filter((k) => applied[k]).map((k) => `${k}=${applied[k]}`);
-  return parts.length ? parts.join(', ') : null;
+  let out = '';
+  for (const k of APPLIED_ORDER) {
+    const v = applied[k];
+    if (v !== null && v !== undefined) out += `${out ? ', ' : ''}${k}=${v}`;
+  }
+  return out || null;
 }
 
 export type MediaType = 'json' | 'object' | 'csv' | 'openapi';

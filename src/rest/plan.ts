@@ -410,6 +410,8 @@ export type Mutation =
       columns: string[];
       missingDefault: boolean;
       onConflict: { columns: string[]; resolution: 'merge' | 'ignore' } | null;
+      /** PUT: only body rows whose key columns equal these values are written. */
+      match?: { column: string; value: string }[];
     }
   | { kind: 'update'; patch: Record<string, unknown>; columns: string[] }
   | { kind: 'delete' };
@@ -441,15 +443,19 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
   const root = resolveNode(ctx, rel, options.returning === 'minimal' ? [] : select, '');
   const target = `${qualified(rel)} AS ${root.alias}`;
 
-  const filters = root.options.conditions.map((c) =>
+  // An insert takes no filters (PUT's key filters arrive as mutation.match).
+  const conditions = mutation.kind === 'insert' ? [] : root.options.conditions;
+  const filters = conditions.map((c) =>
     conditionSql(ctx, root, c, () => {
       throw new HearthError(400, 'PGRST100', 'Filters on embedded resources cannot select the rows to write', null, 'Filter on the columns of the table itself.');
     }),
   );
-  if (root.options.order || root.options.limit !== null || root.options.offset !== null) {
-    throw new HearthError(400, 'PGRST127', 'order, limit and offset are not supported on writes', null, 'Select the rows with filters on a unique column instead.');
+  const { order, limit, offset } = root.options;
+  if (mutation.kind === 'insert' && (order || limit !== null || offset !== null)) {
+    throw new HearthError(400, 'PGRST127', 'order, limit and offset are not supported on inserts', null, 'Remove them from the query string.');
   }
-  const where = filters.length ? ` WHERE ${filters.join(' AND ')}` : '';
+  let where = filters.length ? ` WHERE ${filters.join(' AND ')}` : '';
+  if (limit !== null || offset !== null) where = limitedWhere(ctx, root, where, order ?? [], limit, offset);
 
   let write: string;
   if (mutation.kind === 'insert') {
@@ -467,6 +473,9 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
       values = `SELECT ${exprs.join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, _hearth_row.j) AS _hearth_body`;
     } else {
       values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${ident(c)}`).join(', ')} FROM json_populate_recordset(NULL::${qualified(rel)}, ${json}) AS _hearth_body`;
+    }
+    if (mutation.match?.length) {
+      values += ` WHERE ${mutation.match.map((m) => `_hearth_body.${ident(m.column)} = ${valueParam(ctx, m.value, rel.columnMap.get(m.column)!.type)}`).join(' AND ')}`;
     }
     write = `INSERT INTO ${target}${cols ? ` (${cols})` : ''} ${values}`;
     if (mutation.onConflict) {
@@ -496,6 +505,27 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
   const rows = `SELECT ${em.columns.join(', ')} FROM ${['hearth_source AS ' + root.alias, ...em.joins].join(' ')}`;
   const text = `WITH hearth_source AS (${write} RETURNING ${root.alias}.*) SELECT NULL::bigint AS total, count(*) AS page_total, ${bodySql(options.format, null)} AS body FROM (${rows}) _hearth_t`;
   return { statement: { text, values: ctx.values }, keys: em.keys, source: null };
+}
+
+/**
+ * PATCH/DELETE with limit/offset (PostgREST's limited update/delete): the
+ * filtered rows, ordered and paged in a subquery, picked out by primary key
+ * (or ctid on a table without one). Without order, which rows is unspecified.
+ */
+function limitedWhere(ctx: Context, root: Node, where: string, order: OrderTerm[], limit: number | null, offset: number | null): string {
+  const rel = root.rel;
+  const keys = rel.primaryKey.length ? rel.primaryKey.map(ident) : rel.kind === 'table' ? ['ctid'] : null;
+  if (!keys) {
+    throw new HearthError(400, 'PGRST127', `limit and offset on an update or delete of '${rel.name}' need a primary key`, `'${rel.name}' is a ${rel.kind} without a primary key, so its rows cannot be picked out one by one.`, 'Select the rows with filters instead.');
+  }
+  const orderBy = order.map((term) => {
+    if (term.relation) throw new HearthError(400, 'PGRST127', 'order on an embedded resource is not supported on writes', null, 'Order by columns of the table itself.');
+    return orderSql(term, fieldExpr(ctx, root, term.field));
+  });
+  const page = (limit !== null ? ` LIMIT ${ctx.param(limit)}` : '') + (offset !== null ? ` OFFSET ${ctx.param(offset)}` : '');
+  const own = keys.map((k) => `${root.alias}.${k}`).join(', ');
+  const chosen = `SELECT ${own} FROM ${qualified(rel)} AS ${root.alias}${where}${orderBy.length ? ` ORDER BY ${orderBy.join(', ')}` : ''}${page}`;
+  return ` WHERE (${own}) IN (${chosen})`;
 }
 
 // ---------------------------------------------------------------- rpc

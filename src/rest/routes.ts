@@ -8,14 +8,37 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProjectRuntime } from '../platform/registry.ts';
+import type { Settings } from '../platform/settings-schema.ts';
 import { handleRest } from './handle.ts';
-import { createSchemaCacheStore, type SchemaCache } from './schema-cache.ts';
+import { createSchemaCacheStore, type SchemaCache, type SchemaCacheStore } from './schema-cache.ts';
 
 /** The project's schema cache for its exposed schemas (config/api db_schema), built once per process and kept fresh by LISTEN. */
-async function schemaCache(project: ProjectRuntime): Promise<SchemaCache> {
-  const schemas = String((await project.settings('api')).db_schema).split(',').map((s) => s.trim()).filter(Boolean);
-  const store = project.cached(`rest:${schemas.join(',')}`, () => createSchemaCacheStore(project.sql, schemas), (s) => s.then((x) => x.close()));
-  return (await store).get();
+async function loadStore(project: ProjectRuntime, settings: Promise<Settings>): Promise<SchemaCacheStore> {
+  const schemas = String((await settings).db_schema).split(',').map((s) => s.trim()).filter(Boolean);
+  return project.cached(`rest:${schemas.join(',')}`, () => createSchemaCacheStore(project.sql, schemas), (s) => s.then((x) => x.close()));
+}
+
+/**
+ * The store per project, remembered with the settings promise it was read
+ * from: project.settings() hands out the same promise until the settings
+ * change, so the common request finds its loaded cache without an await.
+ */
+const stores = new WeakMap<ProjectRuntime, { settings: Promise<Settings>; store: Promise<SchemaCacheStore>; resolved: SchemaCacheStore | null }>();
+
+function schemaCache(project: ProjectRuntime): SchemaCache | Promise<SchemaCache> {
+  const settings = project.settings('api');
+  let entry = stores.get(project);
+  if (!entry || entry.settings !== settings) {
+    const store = loadStore(project, settings);
+    const fresh = { settings, store, resolved: null as SchemaCacheStore | null };
+    store.then(
+      (s) => (fresh.resolved = s),
+      () => stores.get(project) === fresh && stores.delete(project),
+    );
+    stores.set(project, (entry = fresh));
+  }
+  const ready = entry.resolved?.loaded();
+  return ready ?? entry.store.then((s) => s.get());
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'PUT'];
@@ -29,12 +52,13 @@ export async function restRoutes(app: FastifyInstance): Promise<void> {
     // The raw query string: Fastify's parsed query merges repeated keys, which are meaningful here.
     const url = request.raw.url ?? '';
     const q = url.indexOf('?');
+    const cache = schemaCache(project);
     const res = await handleRest(
-      { sql: project.sql, cache: await schemaCache(project), caller: auth!.caller, keyType: auth!.keyType },
+      { sql: project.sql, cache: cache instanceof Promise ? await cache : cache, caller: auth!.caller, keyType: auth!.keyType },
       {
         method: request.method,
         path: (request.params as { '*'?: string })['*'] ?? '',
-        query: new URLSearchParams(q >= 0 ? url.slice(q + 1) : ''),
+        query: q >= 0 ? url.slice(q + 1) : '',
         headers: request.headers as Record<string, string | undefined>,
         body: request.body,
       },

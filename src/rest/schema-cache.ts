@@ -294,6 +294,8 @@ export async function watchSchemaChanges(sql: postgres.Sql, onReload: () => void
  */
 export interface SchemaCacheStore {
   get(): Promise<SchemaCache>;
+  /** The loaded cache, if it is current: lets the hot path skip an await. */
+  loaded(): SchemaCache | null;
   /** Marks the cache stale; the next get() reloads. */
   invalidate(): void;
   close(): Promise<void>;
@@ -301,20 +303,31 @@ export interface SchemaCacheStore {
 
 export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[]): Promise<SchemaCacheStore> {
   let current: Promise<SchemaCache> | null = null;
+  let ready: SchemaCache | null = null;
   const load = () => {
     const p = loadSchemaCache(sql, schemas);
-    p.catch(() => {
-      if (current === p) current = null; // retry on the next request
-    });
+    p.then(
+      (cache) => {
+        if (current === p) ready = cache;
+      },
+      () => {
+        if (current === p) current = null; // retry on the next request
+      },
+    );
     return p;
   };
   const invalidate = () => {
     current = null;
+    ready = null;
   };
   const unlisten = await watchSchemaChanges(sql, invalidate);
   return {
     get: () => (current ??= load()),
+    loaded: () => ready,
     invalidate,
-    close: unlisten,
+    close: () => {
+      ready = null; // no longer told of changes: the hot path must not keep serving it
+      return unlisten();
+    },
   };
 }

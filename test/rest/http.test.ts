@@ -17,6 +17,9 @@ let owner: postgres.Sql;
 const ALICE = '00000000-0000-4000-8000-0000000000a1';
 const BOB = '00000000-0000-4000-8000-0000000000b0';
 
+type Answer<T> = PromiseLike<{ status: number; error: { code: string } | null; data: T | null }>;
+type MaxAffected = { maxAffected(n: number): Answer<unknown> & { select(columns: string): { order(column: string): Answer<{ title: string; done: boolean }[]> } } };
+
 function client(token?: string, key = h.info.PUBLISHABLE_KEY): SupabaseClient {
   return createClient(h.info.BASE_URL, key, {
     realtime: { transport: WebSocket as never },
@@ -123,5 +126,21 @@ describe('supabase-js against /rest/v1', () => {
     assert.equal(res.status, 404); // its own, empty schema
     const wrong = await fetch(`${other.body.base_url}/rest/v1/`, { headers: { apikey: h.info.SECRET_KEY } });
     assert.equal(wrong.status, 401);
+  });
+
+  test('rollback(), maxAffected() and a limited update through supabase-js', async () => {
+    const alice = client(await tokenFor(ALICE));
+    const dry = await alice.from('todos').insert({ title: 'dry run' }).select('title').rollback();
+    assert.deepEqual([dry.status, dry.data], [201, [{ title: 'dry run' }]]);
+    const kept = await alice.from('todos').select('title').eq('title', 'dry run');
+    assert.deepEqual(kept.data, []);
+    await alice.from('todos').insert([{ title: 'm1' }, { title: 'm2' }]);
+    // postgrest-js types maxAffected() for PostgREST 13+ clients only; the header it sends is what is tested.
+    const capped = await (alice.from('todos').delete().like('title', 'm*') as unknown as MaxAffected).maxAffected(1);
+    assert.deepEqual([capped.status, capped.error?.code], [400, 'PGRST124']);
+    const limited = await alice.from('todos').update({ done: true }).like('title', 'm*').order('id').limit(1).select('title');
+    assert.deepEqual(limited.data, [{ title: 'm1' }]);
+    const left = await (alice.from('todos').delete().like('title', 'm*') as unknown as MaxAffected).maxAffected(2).select('title, done').order('title');
+    assert.deepEqual(left.data?.map((r) => [r.title, r.done]).sort(), [['m1', true], ['m2', false]]);
   });
 });
