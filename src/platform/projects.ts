@@ -32,6 +32,7 @@ export interface ApiKey {
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 export const REF_PATTERN = /^[a-z]{20}$/;
+const CREATE_LOCK = 7_212_003;
 
 export function checkProjectName(name: unknown): string {
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > 64) {
@@ -68,7 +69,7 @@ export async function createProject(
     dbMade = true;
     await admin.unsafe(`revoke connect, temporary on database ${ident(dbName)} from public`);
     await admin.unsafe(`grant connect, temporary on database ${ident(dbName)} to ${ident(owner)}`);
-    await migrate(p.dbs.project(dbName), 'project', { owner });
+    await migrateNewProject(p, dbName, owner);
     p.faults.hit('project.create.migrated', { ref });
 
     const signing = await newSigningKey(p.master);
@@ -93,6 +94,23 @@ export async function createProject(
     if (dbMade) await admin.unsafe(`drop database if exists ${ident(dbName)} with (force)`).catch((e) => p.log.error(e, 'cleanup: drop database'));
     if (roleMade) await admin.unsafe(`drop role if exists ${ident(owner)}`).catch((e) => p.log.error(e, 'cleanup: drop role'));
     throw err;
+  }
+}
+
+/**
+ * The first migration of a project touches cluster-wide rows (the API roles,
+ * their grants), which concurrent creations would update at once ("tuple
+ * concurrently updated"): creations on one server take turns, under an
+ * advisory lock held in the maintenance database that every creator shares.
+ */
+async function migrateNewProject(p: Platform, dbName: string, owner: string): Promise<void> {
+  const lock = await p.dbs.admin.reserve();
+  try {
+    await lock`select pg_advisory_lock(${CREATE_LOCK})`;
+    await migrate(p.dbs.project(dbName), 'project', { owner });
+  } finally {
+    await lock`select pg_advisory_unlock(${CREATE_LOCK})`.catch(() => {});
+    lock.release();
   }
 }
 

@@ -69,14 +69,10 @@ describe('TOTP enrolment', () => {
     assert.equal(uri.searchParams.get('issuer'), 'localhost:3000'); // the host of site_url
     assert.ok(decodeURIComponent(uri.pathname).includes(u.email));
     assert.equal(f.totp.qr_code, f.totp.uri); // SPEC 2.5: an otpauth:// URI for QR rendering
-    const sql = postgres(h.info.DB_URL.replace(/\/\/[^@]*@/, '//postgres@'), { max: 1, onnotice: () => {} });
-    try {
-      const [row] = await sql`select secret_sealed, status from auth.mfa_factors where id = ${f.id}`;
-      assert.equal(row!.status, 'unverified');
-      assert.ok(!String(row!.secret_sealed).includes(f.totp.secret));
-    } finally {
-      await sql.end();
-    }
+    const project = (await h.hearth.registry.defaultProject())!;
+    const [row] = await project.sql`select secret_sealed, status from auth.mfa_factors where id = ${f.id}`;
+    assert.equal(row!.status, 'unverified');
+    assert.ok(!String(row!.secret_sealed).includes(f.totp.secret));
     const user = await authApi(h, 'GET', '/user', { token: u.token });
     assert.deepEqual(
       user.body.factors.map((x: { id: string; factor_type: string; status: string; friendly_name: string }) => [x.id, x.factor_type, x.status, x.friendly_name]),
