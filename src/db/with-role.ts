@@ -25,6 +25,58 @@ export interface RequestInfo {
 
 export const STATEMENT_TIMEOUT = '10s';
 
+/** Verified-token claims objects are reused across requests (see credentials.ts), so their JSON is too. */
+const claimsJson = new WeakMap<object, string>();
+function jsonOf(claims: Record<string, unknown>): string {
+  let text = claimsJson.get(claims);
+  if (text === undefined) {
+    text = JSON.stringify(claims);
+    claimsJson.set(claims, text);
+  }
+  return text;
+}
+
+function sendSettings(conn: postgres.ReservedSql, caller: Caller, request: RequestInfo) {
+  return conn`select set_config('role', ${caller.role}, true),
+      set_config('request.jwt.claims', ${jsonOf(caller.claims)}, true),
+      set_config('request.method', ${request.method ?? ''}, true),
+      set_config('request.path', ${request.path ?? ''}, true),
+      set_config('request.headers', ${JSON.stringify(request.headers ?? {})}, true),
+      set_config('statement_timeout', ${STATEMENT_TIMEOUT}, true)`.execute();
+}
+
+/**
+ * One statement under the caller's role, with BEGIN, the settings, the
+ * statement and COMMIT sent in a single write: one round trip. A failing
+ * statement aborts the transaction, and the COMMIT then only rolls it back.
+ */
+export async function withRoleStatement(
+  sql: postgres.Sql,
+  caller: Caller,
+  text: string,
+  values: unknown[],
+  request: RequestInfo = {},
+): Promise<postgres.RowList<postgres.Row[]>> {
+  const conn = await sql.reserve();
+  try {
+    const sent = [
+      conn.unsafe(request.readOnly ? 'begin read only' : 'begin').execute(),
+      sendSettings(conn, caller, request),
+      conn.unsafe(text, values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute(),
+      conn.unsafe('commit').execute(),
+    ];
+    const results = await Promise.allSettled(sent);
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) {
+      await conn.unsafe('rollback').catch(() => {});
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    return (results[2] as PromiseFulfilledResult<postgres.RowList<postgres.Row[]>>).value;
+  } finally {
+    conn.release();
+  }
+}
+
 export async function withRole<T>(
   sql: postgres.Sql,
   caller: Caller,
@@ -37,12 +89,7 @@ export async function withRole<T>(
   // for BEGIN first.
   const conn = await sql.reserve();
   const begin = conn.unsafe(request.readOnly ? 'begin read only' : 'begin').execute();
-  const settings = conn`select set_config('role', ${caller.role}, true),
-      set_config('request.jwt.claims', ${JSON.stringify(caller.claims)}, true),
-      set_config('request.method', ${request.method ?? ''}, true),
-      set_config('request.path', ${request.path ?? ''}, true),
-      set_config('request.headers', ${JSON.stringify(request.headers ?? {})}, true),
-      set_config('statement_timeout', ${STATEMENT_TIMEOUT}, true)`.execute();
+  const settings = sendSettings(conn, caller, request);
   try {
     const result = await fn(conn as unknown as postgres.TransactionSql);
     await begin;

@@ -129,13 +129,13 @@ export class ProjectRegistry {
 
   /** Which project and kind an API key is, or null. Cached briefly, misses included. */
   async resolveKey(apiKey: string): Promise<ResolvedKey | null> {
-    const hash = sha256(apiKey).toString('hex');
-    const hit = this.keys.get(hash);
+    // Keyed by the key itself (held only in this process's memory), so a hit costs no hashing.
+    const hit = this.keys.get(apiKey);
     if (hit && Date.now() - hit.at < TTL_MS) return hit.key;
-    const [row] = await this.p.dbs.control`select project_id, type from platform.api_keys where key_hash = ${Buffer.from(hash, 'hex')}`;
+    const [row] = await this.p.dbs.control`select project_id, type from platform.api_keys where key_hash = ${sha256(apiKey)}`;
     const key = row ? { projectId: row.project_id as string, type: row.type as ResolvedKey['type'] } : null;
     if (this.keys.size > 10_000) this.keys.clear();
-    this.keys.set(hash, { key, at: Date.now() });
+    this.keys.set(apiKey, { key, at: Date.now() });
     return key;
   }
 
@@ -155,7 +155,7 @@ export class ProjectRegistry {
       });
     }
     if (change.kind === 'project') {
-      for (const [hash, v] of this.keys) if (v.key?.projectId === change.projectId) this.keys.delete(hash);
+      for (const [apiKey, v] of this.keys) if (v.key?.projectId === change.projectId) this.keys.delete(apiKey);
     }
   }
 

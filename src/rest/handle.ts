@@ -9,7 +9,7 @@
  */
 import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
-import { type Caller, withRole } from '../db/with-role.ts';
+import { type Caller, withRole, withRoleStatement } from '../db/with-role.ts';
 import { renderRestError } from './errors.ts';
 import { type MediaType, appliedHeader, chooseSchema, negotiate, parsePrefer, parseRange, type Preferences } from './headers.ts';
 import { ACCESSIBLE_SQL, accessibleFrom, buildOpenApi } from './openapi.ts';
@@ -139,7 +139,18 @@ async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOption
   }
 }
 
-function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOptions): Promise<Outcome & { planned: number | null }> {
+function outcomeOf(rows: postgres.RowList<postgres.Row[]>): Outcome {
+  const row = rows[0];
+  return { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body };
+}
+
+async function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOptions): Promise<Outcome & { planned: number | null }> {
+  const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: opts.readOnly };
+  if (!opts.explain && !opts.check && !opts.rollback) {
+    // Nothing to decide between the statement and COMMIT: all of it in one round trip.
+    const rows = await withRoleStatement(deps.sql, deps.caller, plan.statement.text, plan.statement.values, request);
+    return { ...outcomeOf(rows), planned: null };
+  }
   return withRole(
     deps.sql,
     deps.caller,
@@ -148,15 +159,14 @@ function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, opts: Ru
       const explain = opts.explain && plan.source ? tx.unsafe(`EXPLAIN (FORMAT JSON) ${plan.source.text}`, plan.source.values as postgres.ParameterOrJSON<never>[]).execute() : null;
       // One await for all: a failure in any is reported, none is left unhandled.
       const [rows, explained] = await Promise.all([main, explain]);
-      const row = (rows as postgres.RowList<postgres.Row[]>)[0];
-      const outcome: Outcome = { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body };
+      const outcome = outcomeOf(rows as postgres.RowList<postgres.Row[]>);
       opts.check?.(outcome);
       const planned = explained ? Number((explained as postgres.Row[])[0]['QUERY PLAN'][0].Plan['Plan Rows']) : null;
       const result = { ...outcome, planned };
       if (opts.rollback) throw new RolledBack(result);
       return result;
     },
-    { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: opts.readOnly },
+    request,
   );
 }
 
