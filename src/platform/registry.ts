@@ -22,6 +22,8 @@ export class ProjectRuntime {
   readonly ref: string;
   readonly dbName: string;
   readonly sql: Sql;
+  /** The JWKS document, serialised once: it is served on every token verification by clients. */
+  readonly jwksJson: string;
   private signer: Promise<{ kid: string; key: Key }> | null = null;
   private readonly settingsCache = new Map<string, Promise<Settings>>();
   private readonly memo = new Map<string, { value: unknown; dispose?: () => unknown }>();
@@ -37,6 +39,7 @@ export class ProjectRuntime {
     this.ref = row.ref;
     this.dbName = row.db_name;
     this.sql = p.dbs.project(row.db_name);
+    this.jwksJson = JSON.stringify(jwks);
   }
 
   signingKey(): Promise<{ kid: string; key: Key }> {
