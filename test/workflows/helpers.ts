@@ -3,7 +3,7 @@
  * engine with the clock moved, read a run.
  */
 import type { FunctionInvoker } from '../../src/workflows/steps/function.ts';
-import { engineTick } from '../../src/workflows/engine.ts';
+import { engineTick, type TickOptions } from '../../src/workflows/engine.ts';
 import type { TestHearth } from '../helpers/hearth.ts';
 
 export async function enableWorkflows(h: TestHearth, ref = h.info.PROJECT_REF): Promise<void> {
@@ -31,7 +31,7 @@ export function wf(h: TestHearth, ref = h.info.PROJECT_REF) {
 }
 
 /** One engine tick at the test clock's time. */
-export function tick(h: TestHearth, opts: { owner?: string; invoker?: FunctionInvoker | null } = {}) {
+export function tick(h: TestHearth, opts: TickOptions = {}) {
   return engineTick(h.hearth.p, h.hearth.registry, h.clock.now(), opts);
 }
 

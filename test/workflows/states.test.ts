@@ -1,0 +1,137 @@
+// SPEC 3.2 rows and SPEC 6.1 events not covered by the engine tests: a
+// definition that does not load, a sub-workflow wait past its timeout, the
+// per-project ceiling of advancing runs across workers, the events of runs
+// that succeed or are cancelled, non-JSON bodies, and the default tick.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import postgres from 'postgres';
+import { loadConfig } from '../../src/config.ts';
+import { shipDrains } from '../../src/workflows/drain.ts';
+import { serverUrl, startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { enableWorkflows, settle, tick, wf } from './helpers.ts';
+
+let h: TestHearth;
+before(async () => {
+  h = await startTestHearth({ env: { HEARTH_WORKFLOW_TICK_MS: '3600000', HEARTH_OUTBOUND_ALLOW: '127.0.0.1/32' } });
+  await enableWorkflows(h);
+});
+after(async () => {
+  await h?.close();
+});
+
+const w = () => wf(h);
+const SQL = { key: 's', kind: 'sql', target: 'select 1' };
+
+describe('structural failures and waits', () => {
+  test('a pinned definition that does not load fails the run without compensation', async () => {
+    await w().put('corrupt', { steps: [{ ...SQL, compensate: { kind: 'sql', target: 'select 2' } }] });
+    await h.hearth.p.dbs.control`update platform.workflow_definitions set steps = '"not a step list"'::jsonb where name = 'corrupt'`;
+    const start = await w().start('corrupt');
+    assert.equal(start.status, 201);
+    await tick(h);
+    const run = await w().run('corrupt', start.body.id);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.compensation.state, 'none');
+    assert.match(run.last_error, /Version 1 of workflow "corrupt" could not be loaded/);
+  });
+
+  test('a sub-workflow that outlives timeout_seconds is cancelled and fails the parent step without retries', async () => {
+    await w().put('slow-child', { steps: [{ key: 'z', kind: 'sleep', sleep_for: '1h' }] });
+    const id = await w().go('impatient', [{ key: 'sub', kind: 'subworkflow', target: 'slow-child', timeout_seconds: 60 }]);
+    await tick(h); // parent starts the child
+    await tick(h); // child parks in its sleep
+    let run = await w().run('impatient', id);
+    assert.equal(run.status, 'waiting');
+    const childId = run.steps[0].output.run_id;
+    h.clock.advance(61_000);
+    await tick(h);
+    run = await w().run('impatient', id);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.steps[0].attempt, 1);
+    assert.match(run.last_error, new RegExp(`Sub-workflow run ${childId} did not finish within 60 s; it was cancelled`));
+    assert.equal((await w().run('slow-child', childId)).status, 'cancelled');
+  });
+});
+
+describe('leases across workers', () => {
+  test('at most 10 runs of a project advance at once, counting every worker', async () => {
+    await w().put('slow', { steps: [{ key: 's', kind: 'sql', target: 'select pg_sleep(2)' }] });
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await w().start('slow')).body.id);
+    const first = tick(h, { owner: 'worker-a' });
+    // Worker A has leased its 10 (its passes then take 2 s each); worker B ticks meanwhile.
+    for (let i = 0; i < 500; i++) {
+      const [row] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.workflow_runs where lease_owner = 'worker-a'`;
+      if (row!.n === 10) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const second = await tick(h, { owner: 'worker-b' });
+    assert.equal(second.leased, 0, 'all 10 slots are held by worker-a');
+    assert.equal((await first).leased, 10);
+    await tick(h, { owner: 'worker-b' });
+    for (const id of ids) assert.equal((await w().run('slow', id)).status, 'succeeded');
+  });
+});
+
+describe('events and envelopes', () => {
+  test('log drain: a run that succeeds after a retry, and a cancelled run; step successes are not emitted', async () => {
+    const got: { event: string; run_id: string; step?: string }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        got.push(...JSON.parse(body));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/logs`;
+      assert.equal((await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { body: { url } })).status, 200);
+      const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
+      await owner`create table once_gate (n int)`;
+      // Fails (no row yet) until the gate holds a row: one retry, then success.
+      const ok = await w().go('evented', [SQL, { key: 'check', kind: 'sql', target: 'select 1 / (select count(*) from once_gate)::int' }]);
+      await tick(h);
+      await tick(h);
+      await owner`insert into once_gate values (1)`;
+      await owner.end();
+      const done = await settle(h, 'evented', ok, { stepMs: 3000 });
+      assert.equal(done.status, 'succeeded');
+      assert.equal(done.compensation.state, 'none');
+
+      const gone = (await w().start('evented')).body.id;
+      await w().cancel('evented', gone);
+      assert.equal((await w().run('evented', gone)).compensation.state, 'none');
+
+      await shipDrains(h.hearth.p);
+      const of = (id: string) => got.filter((e) => e.run_id === id).map((e) => (e.step ? `${e.event}:${e.step}` : e.event));
+      assert.deepEqual(of(ok), ['run.started', 'step.failed:check', 'run.succeeded']);
+      assert.deepEqual(of(gone), ['run.started', 'run.cancelled']);
+    } finally {
+      await h.api('DELETE', `/v1/projects/${h.info.PROJECT_REF}/log-drain`);
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  test('a body that is not JSON is 400 invalid_request, for a run start and for a signal', async () => {
+    await w().put('plain', { steps: [SQL] });
+    const base = `/v1/projects/${h.info.PROJECT_REF}/workflows/plain/runs`;
+    const start = await h.api('POST', base, { raw: 'input=1', headers: { 'content-type': 'text/plain' } });
+    assert.equal(start.status, 400);
+    assert.equal(start.body.error.code, 'invalid_request');
+    const broken = await h.api('POST', base, { raw: '{"input": ', headers: { 'content-type': 'application/json' } });
+    assert.equal(broken.body.error.code, 'invalid_request');
+    const bare = await h.api('POST', base);
+    assert.equal(bare.status, 201, 'every field is optional: no body starts a run with input {}');
+    assert.deepEqual((await w().run('plain', bare.body.id)).input, {});
+    const signal = await h.api('POST', `${base}/${bare.body.id}/signals`, { raw: 'go', headers: { 'content-type': 'text/plain' } });
+    assert.equal(signal.status, 400);
+    assert.equal(signal.body.error.code, 'invalid_request');
+  });
+
+  test('the engine tick defaults to 15 seconds', () => {
+    assert.equal(loadConfig({ DATABASE_URL: serverUrl() }).workflowTickMs, 15_000);
+  });
+});
