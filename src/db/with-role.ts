@@ -25,6 +25,16 @@ export interface RequestInfo {
 
 export const STATEMENT_TIMEOUT = '10s';
 
+/** The connection itself is gone: sending ROLLBACK on it would only trip the driver (see driver-guard.ts). */
+function connectionLost(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code ?? '';
+  return code.startsWith('CONNECTION_') || code === '57P01' || code === '57P02' || code === '57P03';
+}
+
+async function rollback(conn: postgres.ReservedSql, err: unknown): Promise<void> {
+  if (!connectionLost(err)) await conn.unsafe('rollback').catch(() => {});
+}
+
 /** Verified-token claims objects are reused across requests (see credentials.ts), so their JSON is too. */
 const claimsJson = new WeakMap<object, string>();
 function jsonOf(claims: Record<string, unknown>): string {
@@ -68,7 +78,7 @@ export async function withRoleStatement(
     const results = await Promise.allSettled(sent);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) {
-      await conn.unsafe('rollback').catch(() => {});
+      await rollback(conn, (failed as PromiseRejectedResult).reason);
       throw (failed as PromiseRejectedResult).reason;
     }
     return (results[2] as PromiseFulfilledResult<postgres.RowList<postgres.Row[]>>).value;
@@ -98,7 +108,7 @@ export async function withRole<T>(
     return result;
   } catch (err) {
     await Promise.allSettled([begin, settings]);
-    await conn.unsafe('rollback').catch(() => {});
+    await rollback(conn, err);
     throw err;
   } finally {
     conn.release();
