@@ -7,12 +7,11 @@
  * private ranges are refused unless HEARTH_OUTBOUND_ALLOW re-opens them.
  * Redirects are not followed and responses are capped at 1 MiB.
  */
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { HearthError } from '../errors.ts';
-import { parseAllowList, refusalReason, type AllowList } from '../outbound/address.ts';
+import { guardedLookup, parseAllowList, refusalReason } from '../outbound/address.ts';
 
 const MAX_BYTES = 1024 * 1024;
 const TIMEOUT_MS = 10_000;
@@ -21,19 +20,6 @@ export type GuardedFetch = (url: string, init: { method?: string; headers?: Reco
 
 const refused = (message: string) => new HearthError(502, 'provider_unreachable', message);
 
-function guardedLookup(allow: AllowList): net.LookupFunction {
-  return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '');
-      for (const { address } of addresses) {
-        const reason = refusalReason(address, allow);
-        if (reason) return callback(refused(`${hostname} resolves to ${address}, ${reason}; providers must be on public addresses.`), '');
-      }
-      if (options.all) callback(null, addresses);
-      else callback(null, addresses[0]!.address, addresses[0]!.family);
-    });
-  };
-}
 
 function bodyOf(body: unknown): string | Buffer | undefined {
   if (body === undefined || body === null) return undefined;
@@ -45,7 +31,8 @@ function bodyOf(body: unknown): string | Buffer | undefined {
 
 export function guardedFetch(allowEntries: string[]): GuardedFetch {
   const allow = parseAllowList(allowEntries);
-  const lookup = guardedLookup(allow);
+  const lookup = guardedLookup(allow, (hostname, address, reason) =>
+    refused(`${hostname} resolves to ${address}, ${reason}; providers must be on public addresses.`));
   const agents = { 'http:': new http.Agent({ lookup }), 'https:': new https.Agent({ lookup }) };
   return (url, init) =>
     new Promise<Response>((resolve, reject) => {

@@ -8,6 +8,8 @@
  * except the cloud metadata endpoints, which hand out credentials and are
  * never reachable.
  */
+import dns from 'node:dns';
+import type net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { HearthError } from '../errors.ts';
 
@@ -63,4 +65,24 @@ export function refusalReason(text: string, allow: AllowList): string | null {
   const range = address.range();
   if (range !== 'unicast') return `a ${range} address`;
   return isIPv4Compatible(address) ? 'an IPv4-compatible IPv6 address' : null;
+}
+
+/**
+ * A socket lookup that checks every address a host name resolves to, so the
+ * check happens at connect time and the socket connects to exactly the
+ * address checked (a name rebound to 127.0.0.1 after a check fails here).
+ * `refuse` builds the error the caller's area reports.
+ */
+export function guardedLookup(allow: AllowList, refuse: (hostname: string, address: string, reason: string) => Error): net.LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '');
+      for (const { address } of addresses) {
+        const reason = refusalReason(address, allow);
+        if (reason) return callback(refuse(hostname, address, reason), '');
+      }
+      if (options.all) callback(null, addresses);
+      else callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
 }

@@ -12,11 +12,10 @@
  * Failures are results, never exceptions: a webhook is fire-and-forget and the
  * caller records the outcome (SPEC 6.2).
  */
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { type AllowList, parseAllowList, refusalReason } from './address.ts';
+import { guardedLookup, parseAllowList, refusalReason } from './address.ts';
 import { signPayload } from './sign.ts';
 
 export interface OutboundOptions {
@@ -62,19 +61,6 @@ class OutboundFailure extends Error {
   }
 }
 
-function guardedLookup(allow: AllowList): net.LookupFunction {
-  return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '');
-      for (const { address } of addresses) {
-        const reason = refusalReason(address, allow);
-        if (reason) return callback(new OutboundFailure('refused_address', `${hostname} resolves to ${address}, ${reason}; outbound requests may only reach public addresses.`), '');
-      }
-      if (options.all) callback(null, addresses);
-      else callback(null, addresses[0].address, addresses[0].family);
-    });
-  };
-}
 
 const failed = (code: OutboundErrorCode, error: string, status = 0, body = ''): OutboundResult => ({
   status,
@@ -91,7 +77,8 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
   const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? 5_000, timeoutMs);
   const maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
   const clock = options.clock ?? { now: () => new Date() };
-  const lookup = guardedLookup(allow);
+  const lookup = guardedLookup(allow, (hostname, address, reason) =>
+    new OutboundFailure('refused_address', `${hostname} resolves to ${address}, ${reason}; outbound requests may only reach public addresses.`));
   const agents: Record<string, http.Agent> = {
     'http:': new http.Agent({ lookup }),
     'https:': new https.Agent({ lookup, ca: options.ca }),
