@@ -146,15 +146,22 @@ class Cursor {
 // Characters that end an unquoted name anywhere in the grammar.
 const NAME_STOP = new Set(['.', ',', ':', '(', ')', '!', '"']);
 
+/** A double-quoted string with backslash escapes; the cursor is on the opening quote. */
+function readQuoted(c: Cursor): string {
+  c.expect('"');
+  let out = '';
+  while (!c.done && !c.peek('"')) {
+    if (c.peek('\\') && c.pos + 1 < c.src.length) c.pos++;
+    out += c.src[c.pos++];
+  }
+  c.expect('"');
+  return out;
+}
+
 /** A name: `"quoted"` (with backslash escapes) or a run of ordinary characters. */
 function readName(c: Cursor, expected = 'expected a name'): string {
-  if (c.eat('"')) {
-    let out = '';
-    while (!c.done && !c.peek('"')) {
-      if (c.peek('\\') && c.pos + 1 < c.src.length) c.pos++;
-      out += c.src[c.pos++];
-    }
-    c.expect('"');
+  if (c.peek('"')) {
+    const out = readQuoted(c);
     if (out === '') throw c.fail(expected);
     return out;
   }
@@ -327,15 +334,7 @@ function readList(c: Cursor): string[] {
 
 /** One value ending before any of `stops`; a double-quoted value may hold them. */
 function readListValue(c: Cursor, stops: string[]): string {
-  if (c.eat('"')) {
-    let out = '';
-    while (!c.done && !c.peek('"')) {
-      if (c.peek('\\') && c.pos + 1 < c.src.length) c.pos++;
-      out += c.src[c.pos++];
-    }
-    c.expect('"');
-    return out;
-  }
+  if (c.peek('"')) return readQuoted(c);
   const start = c.pos;
   let depth = 0; // braces of array and range literals may hold commas: {1,2}
   while (!c.done) {
