@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createFunctionsRuntime, type FunctionsRuntime, type FunctionsRuntimeOptions } from '../../src/functions/runtime.ts';
+import { until } from '../helpers/poll.ts';
 
 export interface Harness {
   runtime: FunctionsRuntime;
@@ -41,15 +42,6 @@ export function childProcesses(): string[] {
 
 export const get = (name: string, suffix = '', init?: RequestInit) => new Request(`http://localhost/${name}${suffix}`, init);
 
-/** Logs are written asynchronously; poll until `predicate` holds. */
-export async function eventually<T>(read: () => Promise<T>, predicate: (v: T) => boolean, ms = 3000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (predicate(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /**
  * workerd children still alive after `ms`. esbuild's helper is left out: tsx's
@@ -57,5 +49,5 @@ export async function eventually<T>(read: () => Promise<T>, predicate: (v: T) =>
  */
 export async function leftoverChildren(ms = 3000): Promise<string[]> {
   const ours = () => childProcesses().filter((p) => p.endsWith(' workerd'));
-  return eventually(async () => ours(), (list) => list.length === 0, ms);
+  return until(async () => ours(), (list) => list.length === 0, ms);
 }

@@ -35,12 +35,4 @@ export async function putSecrets(h: TestHearth, ref: string, secrets: Record<str
   return res.body as { name: string; value: string }[];
 }
 
-/** Polls `read` until `predicate` holds (logs are written in batches; other processes learn of writes by NOTIFY). */
-export async function until<T>(read: () => Promise<T>, predicate: (v: T) => boolean, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (predicate(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { until } from '../helpers/poll.ts';

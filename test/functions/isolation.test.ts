@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { HearthError } from '../../src/errors.ts';
-import { eventually, get, leftoverChildren, startRuntime, type Harness } from './helpers.ts';
+import { until } from '../helpers/poll.ts';
+import { get, leftoverChildren, startRuntime, type Harness } from './helpers.ts';
 
 let h: Harness;
 before(() => {
@@ -85,7 +86,7 @@ describe('outbound network', () => {
       assert.equal(res.status, 502, url);
       assert.match(await res.text(), /^refused: /, url);
     }
-    const logs = await eventually(() => h.runtime.readLogs('netp', 'probe', { limit: 100 }), (l) => l.some((e) => e.message.includes('169.254.169.254')));
+    const logs = await until(() => h.runtime.readLogs('netp', 'probe', { limit: 100 }), (l) => l.some((e) => e.message.includes('169.254.169.254')));
     assert.ok(logs.some((e) => e.level === 'warn' && /Outbound connection to 127\.0\.0\.1:5432 refused/.test(e.message)));
     assert.ok(logs.some((e) => e.level === 'warn' && /Outbound connection to 169\.254\.169\.254:80 refused/.test(e.message)));
   });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { HearthError } from '../../src/errors.ts';
-import { eventually, leftoverChildren, get, startRuntime, type Harness } from './helpers.ts';
+import { until } from '../helpers/poll.ts';
+import { leftoverChildren, get, startRuntime, type Harness } from './helpers.ts';
 
 let h: Harness;
 before(() => { h = startRuntime(); });
@@ -73,7 +74,7 @@ Deno.serve(async (req: Request): Promise<Response> => {
     await rejectsWith(h.runtime.invokeFunction('proja', 'nohandler', get('nohandler')), 500, 'function_no_handler');
     await h.runtime.deployFunction('proja', 'throws', { files: { 'index.js': "Deno.serve(() => { throw new Error('kaput'); });" } });
     await rejectsWith(h.runtime.invokeFunction('proja', 'throws', get('throws')), 500, 'function_error');
-    const logs = await eventually(() => h.runtime.readLogs('proja', 'throws'), (l) => l.some((e) => e.message.includes('kaput')));
+    const logs = await until(() => h.runtime.readLogs('proja', 'throws'), (l) => l.some((e) => e.message.includes('kaput')));
     assert.ok(logs.some((e) => e.level === 'error' && e.message.includes('Error: kaput')));
   });
 });
@@ -161,7 +162,7 @@ Deno.serve(async (req) => {
     const out = await h.runtime.invokeFunctionJson('projlog', 'echo', { n: 1 });
     assert.deepEqual(out, { status: 201, body: { echoed: { n: 1 } } });
     await h.runtime.invokeFunctionJson('projlog', 'echo', { n: 2 });
-    const logs = await eventually(() => h.runtime.readLogs('projlog', 'echo', { limit: 50 }), (l) => l.filter((e) => e.message.startsWith('got')).length === 2);
+    const logs = await until(() => h.runtime.readLogs('projlog', 'echo', { limit: 50 }), (l) => l.filter((e) => e.message.startsWith('got')).length === 2);
     const summaries = logs.filter((e) => e.request);
     assert.equal(summaries.length, 2);
     assert.equal(summaries[0].request?.status, 201);

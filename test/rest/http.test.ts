@@ -11,6 +11,7 @@ import postgres from 'postgres';
 import WebSocket from 'ws';
 import { signAccessToken } from '../../src/auth/access-token.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { until } from '../helpers/poll.ts';
 
 let h: TestHearth;
 let owner: postgres.Sql;
@@ -108,11 +109,7 @@ describe('supabase-js against /rest/v1', () => {
     const svc = client(undefined, h.info.SECRET_KEY);
     assert.equal((await svc.from('late').select('*')).status, 404);
     await owner.unsafe(`create table public.late (id int primary key); insert into public.late values (7);`);
-    let res = await svc.from('late').select('*');
-    for (let i = 0; i < 50 && res.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      res = await svc.from('late').select('*');
-    }
+    const res = await until(async () => svc.from('late').select('*'), (r) => r.status === 200);
     assert.deepEqual(res.data, [{ id: 7 }]);
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { until } from '../helpers/poll.ts';
 
 // Two Hearth processes (role api and role all) on one control database serve the same projects.
 let first: TestHearth;
@@ -37,11 +38,7 @@ test('a project created through one process is served and deletable through the 
   // Warm both caches, delete through the second process, and the first stops serving it too.
   assert.equal((await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status, 200);
   assert.equal((await second.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref } })).status, 200);
-  let status = 0;
-  for (let i = 0; i < 50 && status !== 404; i++) {
-    status = (await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status;
-    if (status !== 404) await new Promise((r) => setTimeout(r, 20));
-  }
+  const status = await until(async () => (await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status, (s) => s === 404);
   assert.equal(status, 404);
 });
 
@@ -51,10 +48,6 @@ test('a config change through one process is seen by the other', async () => {
   const project = (await second.hearth.registry.byReference(ref))!;
   assert.equal((await project.settings('workflows')).enabled, false);
   await first.api('PATCH', `/v1/projects/${ref}/config/workflows`, { body: { enabled: true } });
-  let enabled = false;
-  for (let i = 0; i < 50 && !enabled; i++) {
-    enabled = (await project.settings('workflows')).enabled === true;
-    if (!enabled) await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.equal(enabled, true);
+  const settings = await until(() => project.settings('workflows'), (s) => s.enabled === true);
+  assert.equal(settings.enabled, true);
 });

@@ -2,6 +2,7 @@
  * Workflow test helpers: enable the capability, publish, start, tick the
  * engine with the clock moved, read a run.
  */
+import http from 'node:http';
 import type { FunctionInvoker } from '../../src/workflows/steps/function.ts';
 import { engineTick, type TickOptions } from '../../src/workflows/engine.ts';
 import type { TestHearth } from '../helpers/hearth.ts';
@@ -46,4 +47,30 @@ export async function settle(h: TestHearth, name: string, id: string, opts: { ma
     run = await w.run(name, id);
   }
   return run;
+}
+
+export interface DrainEvent {
+  event: string;
+  source: string;
+  run_id: string;
+  step?: string;
+}
+
+/** A local log-drain receiver collecting every shipped event. */
+export async function startDrainReceiver(): Promise<{ url: string; got: DrainEvent[]; close(): Promise<void> }> {
+  const got: DrainEvent[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      got.push(...JSON.parse(body));
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/logs`,
+    got,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }

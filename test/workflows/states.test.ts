@@ -3,13 +3,12 @@
 // per-project ceiling of advancing runs across workers, the events of runs
 // that succeed or are cancelled, non-JSON bodies, and the default tick.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
 import { shipDrains } from '../../src/workflows/drain.ts';
 import { serverUrl, startTestHearth, type TestHearth } from '../helpers/hearth.ts';
-import { enableWorkflows, settle, tick, wf } from './helpers.ts';
+import { enableWorkflows, settle, startDrainReceiver, tick, wf } from './helpers.ts';
 
 let h: TestHearth;
 before(async () => {
@@ -76,18 +75,8 @@ describe('leases across workers', () => {
 
 describe('events and envelopes', () => {
   test('log drain: a run that succeeds after a retry, and a cancelled run; step successes are not emitted', async () => {
-    const got: { event: string; run_id: string; step?: string }[] = [];
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        got.push(...JSON.parse(body));
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { url, got, close } = await startDrainReceiver();
     try {
-      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/logs`;
       assert.equal((await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { body: { url } })).status, 200);
       const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
       await owner`create table once_gate (n int)`;
@@ -111,7 +100,7 @@ describe('events and envelopes', () => {
       assert.deepEqual(of(gone), ['run.started', 'run.cancelled']);
     } finally {
       await h.api('DELETE', `/v1/projects/${h.info.PROJECT_REF}/log-drain`);
-      await new Promise((r) => server.close(r));
+      await close();
     }
   });
 

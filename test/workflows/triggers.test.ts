@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { startRun } from '../../src/workflows/runs.ts';
 import { drainTriggers } from '../../src/workflows/triggers.ts';
 import { shipDrains } from '../../src/workflows/drain.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
-import { enableWorkflows, settle, wf } from './helpers.ts';
+import { enableWorkflows, settle, startDrainReceiver, wf } from './helpers.ts';
 
 let h: TestHearth;
 let owner: postgres.Sql;
@@ -171,25 +170,15 @@ describe('row bindings', () => {
 
 describe('log drain', () => {
   test('PUT/DELETE log-drain; run and step events are shipped with source workflow and no payload', async () => {
-    const got: unknown[] = [];
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        got.push(...JSON.parse(body));
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { url, got, close } = await startDrainReceiver();
     try {
-      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/logs`;
       const bad = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { body: { url: 'nope' } });
       assert.equal(bad.status, 400);
       assert.equal((await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { body: { url } })).status, 200);
       const id = await wf(h).go('logged', [{ key: 'boom', kind: 'sql', target: 'select 1/0', max_attempts: 2, payload: { secret: 'no' } }], { card: '4242' });
       await settle(h, 'logged', id, { stepMs: 3000 });
       await shipDrains(h.hearth.p);
-      const events = (got as { event: string; source: string; run_id: string }[]).filter((e) => e.run_id === id);
+      const events = got.filter((e) => e.run_id === id);
       assert.deepEqual(events.map((e) => e.event), ['run.started', 'step.failed', 'step.dead_lettered', 'run.failed']);
       assert.ok(events.every((e) => e.source === 'workflow'));
       assert.ok(!JSON.stringify(got).includes('4242'));
@@ -200,7 +189,7 @@ describe('log drain', () => {
       await shipDrains(h.hearth.p);
       assert.equal(got.length, 0);
     } finally {
-      await new Promise((r) => server.close(r));
+      await close();
     }
   });
 });
