@@ -8,6 +8,7 @@
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { every, type Worker } from '../server/workers.ts';
+import { listProjects } from '../platform/projects.ts';
 
 const DAY = 86400_000;
 
@@ -27,8 +28,8 @@ export async function purgeExpiredAuthRows(project: ProjectRuntime, now: Date): 
 /** Hourly: drop expired sessions, tokens, flows and old mail of every project. */
 export function startAuthMaintenance(p: Platform, registry: ProjectRegistry): Worker {
   return every(p, 'auth cleanup', 3600_000, async () => {
-    for (const { ref } of await p.dbs.control`select ref from platform.projects`) {
-      const project = await registry.byReference(ref as string);
+    for (const { ref } of await listProjects(p.dbs.control)) {
+      const project = await registry.byReference(ref);
       if (project) await purgeExpiredAuthRows(project, p.clock.now());
     }
   });

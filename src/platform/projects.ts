@@ -133,6 +133,11 @@ export async function findProject(sql: Sql, ref: string): Promise<ProjectRow | u
   return row as ProjectRow | undefined;
 }
 
+/** Every project, oldest first: what per-project background work iterates over. */
+export async function listProjects(sql: Sql): Promise<Pick<ProjectRow, 'id' | 'ref' | 'db_name'>[]> {
+  return (await sql`select id, ref, db_name from platform.projects order by created_at`) as unknown as Pick<ProjectRow, 'id' | 'ref' | 'db_name'>[];
+}
+
 export async function defaultProject(sql: Sql): Promise<ProjectRow | undefined> {
   const [row] = await sql`select * from platform.projects where is_default`;
   return row as ProjectRow | undefined;

@@ -16,6 +16,7 @@ import { randomInt } from 'node:crypto';
 import postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { withDatabase, type Sql } from '../db/pools.ts';
+import { listProjects } from '../platform/projects.ts';
 import type { BytesBackend } from './backend/index.ts';
 import { bytesKey } from './context.ts';
 
@@ -84,12 +85,10 @@ export async function sweepProject(p: Platform, backend: BytesBackend, ref: stri
 
 /** Sweeps every project (at start and periodically). */
 export async function sweepAll(p: Platform, backend: BytesBackend, self: number): Promise<number> {
-  // The project list is the platform's; only ref and database name are needed here.
-  const projects = await p.dbs.control`select ref, db_name from platform.projects order by created_at`;
   let removed = 0;
-  for (const row of projects) {
+  for (const row of await listProjects(p.dbs.control)) {
     try {
-      removed += await sweepProject(p, backend, row.ref as string, p.dbs.project(row.db_name as string), { crashed: true, self });
+      removed += await sweepProject(p, backend, row.ref, p.dbs.project(row.db_name), { crashed: true, self });
     } catch (err) {
       p.log.error({ err, ref: row.ref }, 'storage sweep failed for a project');
     }
