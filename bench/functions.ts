@@ -1,15 +1,19 @@
 /**
  * Functions benchmark: cold start of a newly deployed function, and
- * requests/s of a hello-world function through the runtime's invoke path,
- * side by side with the same handler served by a bare node:http server. Both
- * servers live in this process and are loaded by one autocannon child process
- * each in turn, so the ratio compares like with like. Then the whole HTTP
- * path: a Hearth (needs DATABASE_URL, as `npm run bench` provides) serving
+ * requests/s of a hello-world function at four depths, each loaded in turn by
+ * one autocannon child process: the same handler in a bare node:http server
+ * (no workerd); a bare node:http proxy to the very workerd process Hearth
+ * runs for the function (the runtime's own cost: the second hop and workerd);
+ * a node:http server calling the runtime's invokeFunction; and a real Hearth
+ * (needs DATABASE_URL, as `npm run bench` provides) serving
  * `/functions/v1/hello` deployed through the management API, key checked,
- * logs written to the control database. Bounded well under 90 s.
+ * logs written to the control database. Beside req/s, the CPU time per
+ * request of this process (which hosts every server above) and of workerd,
+ * since on a small shared machine CPU per request is the steadier figure.
+ * Bounded well under 90 s.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -45,16 +49,63 @@ function serve(handler: Handler): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-async function load(url: string, headers: Record<string, string> = {}): Promise<{ rps: number; p99: number; errors: number }> {
+/** A reverse proxy as a developer would write it with node:http alone, to a workerd unix socket. */
+function proxy(socketPath: string): Promise<http.Server> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const server = http.createServer((req, res) => {
+    const upstream = http.request({ socketPath, agent, method: req.method, path: req.url, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  server.on('close', () => agent.destroy());
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+/** CPU time (ms) used so far by this process's workerd children. */
+function workerdCpuMs(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (stat.includes('(workerd)') && Number(fields[1]) === process.pid) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch { /* exited meanwhile */ }
+  }
+  return ticks * 10;
+}
+
+interface Result { rps: number; p99: number; errors: number; cpuMs: number; workerdMs: number }
+
+async function load(url: string, headers: Record<string, string> = {}): Promise<Result> {
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
   const args = [bin, '-j', '-c', String(CONNECTIONS), '-d', String(DURATION_S)];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
+  const cpu = process.cpuUsage();
+  const workerd = workerdCpuMs();
   const child = spawn(process.execPath, [...args, url], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout.on('data', (d) => { out += d; });
   await new Promise((r) => child.on('close', r));
-  const result = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
-  return { rps: Math.round(result.requests.average), p99: result.latency.p99, errors: result.errors + result.non2xx };
+  const used = process.cpuUsage(cpu);
+  const workerdMs = workerdCpuMs() - workerd;
+  const result = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+  const n = Math.max(1, result.requests.total);
+  return {
+    rps: Math.round(result.requests.average), p99: result.latency.p99, errors: result.errors + result.non2xx,
+    cpuMs: (used.user + used.system) / 1000 / n, workerdMs: workerdMs / n,
+  };
+}
+
+/** The unix socket of the one workerd process serving a data dir's functions. */
+function workerdSocket(dataDir: string): string {
+  const run = path.join(dataDir, 'functions', 'run');
+  const dirs = readdirSync(run);
+  if (dirs.length !== 1) throw new Error(`expected one running function instance, found ${dirs.length}`);
+  return path.join(run, dirs[0]!, 's');
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
@@ -89,16 +140,20 @@ export async function benchFunctions(): Promise<string> {
     const port = (s: http.Server) => (s.address() as { port: number }).port;
     const reference = await load(`http://127.0.0.1:${port(bare)}/functions/v1/hello`);
     const functions = await load(`http://127.0.0.1:${port(viaFunctions)}/functions/v1/hello`);
-    const throughHearth = await withHearth(async (h) => {
+    const [bareProxy, throughHearth] = await withHearth(async (h) => {
       const deployed = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/functions/hello`, { body: { source: HELLO } });
       if (deployed.status !== 201) throw new Error(`deploy failed: ${JSON.stringify(deployed.body)}`);
       const headers = { authorization: `Bearer ${h.info.PUBLISHABLE_KEY}` };
       const first = await fetch(`${h.url}/functions/v1/hello`, { headers });
       if (first.status !== 200) throw new Error(`invoke failed: ${first.status} ${await first.text()}`);
-      return load(`${h.url}/functions/v1/hello`, headers);
+      await first.text();
+      const direct = await proxy(workerdSocket(h.config.dataDir));
+      servers.push(direct);
+      return [await load(`http://127.0.0.1:${port(direct)}/functions/v1/hello`), await load(`${h.url}/functions/v1/hello`, headers)];
     });
 
-    const row = (label: string, r: typeof reference) => `  ${label.padEnd(34)} ${String(r.rps).padStart(7)} req/s   p99 ${String(r.p99).padStart(3)} ms   errors ${r.errors}`;
+    const cpu = (ms: number) => ms.toFixed(3).padStart(6);
+    const row = (label: string, r: Result) => `  ${label.padEnd(36)} ${String(r.rps).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms  errors ${r.errors}  cpu/req: node ${cpu(r.cpuMs)} ms, workerd ${cpu(r.workerdMs)} ms`;
     return [
       'functions (workerd, one process per function version)',
       `  deploy (bundle + publish), median of ${COLD_RUNS}:    ${median(deployMs).toFixed(1)} ms`,
@@ -106,10 +161,12 @@ export async function benchFunctions(): Promise<string> {
       `  warm invoke, one request:              ${warmMs.toFixed(1)} ms`,
       `  hello world, ${CONNECTIONS} connections, ${DURATION_S} s each:`,
       row('bare node:http, same handler', reference),
+      row('bare node:http proxy -> workerd', bareProxy),
       row('node:http -> invokeFunction', functions),
       row('Hearth GET /functions/v1/hello', throughHearth),
-      `  ratio invokeFunction / bare: ${(functions.rps / reference.rps).toFixed(2)}`,
-      `  ratio Hearth HTTP / bare: ${(throughHearth.rps / reference.rps).toFixed(2)}`,
+      `  ratio Hearth / bare proxy to workerd: ${(throughHearth.rps / bareProxy.rps).toFixed(2)} (Hearth's own overhead)`,
+      `  ratio bare proxy / bare handler: ${(bareProxy.rps / reference.rps).toFixed(2)} (the runtime's: second hop + workerd)`,
+      `  ratio Hearth HTTP / bare handler: ${(throughHearth.rps / reference.rps).toFixed(2)}`,
     ].join('\n');
   } finally {
     for (const s of servers) { s.closeAllConnections(); s.close(); }

@@ -4,30 +4,25 @@
  */
 import type { JWTPayload } from 'jose';
 import { HearthError } from '../errors.ts';
-import { hashPassword, verifyPassword } from '../platform/passwords.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
 import { now, type AuthContext } from './context.ts';
 import { deliver, mailerConfigured, type Mail } from './mailer.ts';
 import { emailChangeMail, emailChangedNotice } from './messages.ts';
-import { issueOneTime } from './one-time.ts';
+import { issueOneTime, redeemCode } from './one-time.ts';
 import { startFlow, type Challenge } from './pkce.ts';
-import { issueSession, type AmrEntry, type SessionPayload } from './sessions.ts';
-import { applyEmail, createUser, emailTaken, findUserByEmail, findUserById, identitiesAndFactors, userJson, type UserRow } from './users.ts';
+import { createUserWithSession, issueSession, type AmrEntry, type SessionPayload } from './sessions.ts';
+import { applyEmail, emailTaken, findUserByEmail, findUserById, findUserWithLinks, identitiesAndFactors, userJson, type UserRow } from './users.ts';
 import { checkNewPassword } from './validate.ts';
 
 export async function signUpWithPassword(ctx: AuthContext, input: { email: string; password: string; metadata?: Record<string, unknown> }): Promise<SessionPayload> {
   checkNewPassword(input.password);
   const passwordHash = await hashPassword(input.password);
-  return ctx.project.sql.begin(async (tx) => {
-    const user = await createUser(ctx, tx, { email: input.email, passwordHash, metadata: input.metadata, confirmed: true });
-    return issueSession(ctx, user, { amr: 'password' }, tx);
-  });
+  return createUserWithSession(ctx, { email: input.email, passwordHash, metadata: input.metadata, confirmed: true }, { amr: 'password' });
 }
 
-export async function signUpGuest(ctx: AuthContext, metadata?: Record<string, unknown>): Promise<SessionPayload> {
-  return ctx.project.sql.begin(async (tx) => {
-    const user = await createUser(ctx, tx, { email: null, passwordHash: null, metadata, confirmed: false });
-    return issueSession(ctx, user, { amr: 'anonymous' }, tx);
-  });
+/** A guest sign-in, counted against rate_limit_anonymous_users by the same statement. */
+export function signUpGuest(ctx: AuthContext, clientIp: string, metadata?: Record<string, unknown>): Promise<SessionPayload> {
+  return createUserWithSession(ctx, { email: null, passwordHash: null, metadata, confirmed: false }, { amr: 'anonymous' }, { bucket: 'anonymous_users', clientIp });
 }
 
 const badCredentials = () => new HearthError(400, 'invalid_credentials', 'Invalid login credentials.');
@@ -37,23 +32,40 @@ export async function passwordGrant(ctx: AuthContext, email: string, password: s
   const user = await findUserByEmail(ctx.project.sql, email);
   const ok = await verifyPassword(user?.encrypted_password, password);
   if (!user || !ok) throw badCredentials();
+  // Only admin-created accounts (email_confirm false) get here unconfirmed: sign-up confirms at once.
+  if (user.email && !user.email_confirmed_at) throw new HearthError(400, 'email_not_confirmed', 'Email not confirmed.');
   return issueSession(ctx, user, { amr: 'password' });
 }
 
 export async function getUser(ctx: AuthContext, userId: string) {
-  const user = await findUserById(ctx.project.sql, userId);
-  if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
-  return userJson(user, await identitiesAndFactors(ctx.project.sql, userId));
+  const found = await findUserWithLinks(ctx.project.sql, userId);
+  if (!found) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+  return userJson(found.user, found);
 }
 
 export interface UserChanges {
   email?: string;
   password?: string;
   currentPassword?: string;
+  /** The code of GET /reauthenticate, accepted instead of currentPassword. */
+  nonce?: string;
   metadata?: Record<string, unknown>;
   redirectTo: string;
   challenge: Challenge | null;
 }
+
+/** The nonce of GET /reauthenticate: a wrong, used or expired one is 422 reauthentication_not_valid. */
+async function redeemNonce(ctx: AuthContext, user: UserRow, nonce: string): Promise<void> {
+  try {
+    if (!user.email) throw expiredNonce();
+    await redeemCode(ctx, { email: user.email, purposes: ['reauthentication'], code: nonce });
+  } catch (err) {
+    if (err instanceof HearthError && err.code === 'otp_expired') throw expiredNonce();
+    throw err;
+  }
+}
+
+const expiredNonce = () => new HearthError(422, 'reauthentication_not_valid', 'The nonce is wrong or has expired; call GET /auth/v1/reauthenticate for a new one.');
 
 /** A recovery sign-in lets the password be set without the old one for an hour (the life of its first access token). */
 const RECOVERY_GRACE_S = 3600;
@@ -77,18 +89,19 @@ export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: 
   if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
   const emailChange = changes.email !== undefined && changes.email !== user.email ? changes.email : undefined;
   if (changes.password !== undefined) checkNewPassword(changes.password);
-  if ((changes.password !== undefined || emailChange) && user.encrypted_password && !recentlyRecovered(claims, now(ctx))) {
-    if (changes.currentPassword === undefined) {
-      throw new HearthError(400, 'reauthentication_required', 'Changing the password or e-mail needs current_password in the same request.');
-    }
-    if (!(await verifyPassword(user.encrypted_password, changes.currentPassword))) {
-      throw new HearthError(401, 'invalid_current_password', 'current_password is not the password of this account.');
-    }
+  const proofNeeded = (changes.password !== undefined || emailChange !== undefined) && user.encrypted_password !== null && !recentlyRecovered(claims, now(ctx));
+  if (proofNeeded && changes.currentPassword === undefined && changes.nonce === undefined) {
+    throw new HearthError(400, 'reauthentication_required', 'Changing the password or e-mail needs current_password (or the nonce of GET /auth/v1/reauthenticate) in the same request.');
+  }
+  if (proofNeeded && changes.currentPassword !== undefined && !(await verifyPassword(user.encrypted_password, changes.currentPassword))) {
+    throw new HearthError(401, 'invalid_current_password', 'current_password is not the password of this account.');
   }
   if (emailChange) {
     const holder = await findUserByEmail(sql, emailChange);
     if (holder && holder.id !== user.id) throw emailTaken();
   }
+  // Spent last, once nothing else can refuse the request.
+  if (proofNeeded && changes.currentPassword === undefined) await redeemNonce(ctx, user, changes.nonce!);
   const passwordHash = changes.password !== undefined ? await hashPassword(changes.password) : null;
   const confirmByMail = emailChange !== undefined && mailerConfigured(ctx.settings);
 

@@ -9,7 +9,7 @@ import { deliver } from './mailer.ts';
 import { recoveryMail, signInMail } from './messages.ts';
 import { issueOneTime, redeemCode, redeemLink, type Purpose, type RedeemedToken } from './one-time.ts';
 import { exchangeAuthCode, mintAuthCode, startFlow, type Challenge } from './pkce.ts';
-import { issueSession, type AmrMethod, type SessionPayload } from './sessions.ts';
+import { assertNotBanned, issueSession, type AmrMethod, type SessionPayload } from './sessions.ts';
 import { applyEmail, createUser, findUserByEmail, findUserById, type UserRow } from './users.ts';
 
 export interface EmailRequest {
@@ -41,9 +41,12 @@ export async function sendRecoveryMail(ctx: AuthContext, req: EmailRequest): Pro
   if (secrets) await deliver(ctx, recoveryMail(ctx, req.email, secrets, req.redirectTo));
 }
 
+/** The purposes /verify redeems; a reauthentication nonce is only ever spent by PUT /user. */
+type SignInPurpose = Exclude<Purpose, 'reauthentication'>;
+
 /** amr of a typed code, and of a followed link. */
-const AMR: Record<Purpose, AmrMethod> = { email: 'otp', recovery: 'recovery', email_change: 'email_change' };
-const LINK_AMR: Record<Purpose, AmrMethod> = { email: 'magiclink', recovery: 'recovery', email_change: 'email_change' };
+const AMR: Record<SignInPurpose, AmrMethod> = { email: 'otp', recovery: 'recovery', email_change: 'email_change' };
+const LINK_AMR: Record<SignInPurpose, AmrMethod> = { email: 'magiclink', recovery: 'recovery', email_change: 'email_change' };
 
 /** What redeeming a token does to the user: confirms the address, or applies the e-mail change. */
 async function applyRedeemed(ctx: AuthContext, t: RedeemedToken): Promise<UserRow> {
@@ -60,15 +63,17 @@ async function applyRedeemed(ctx: AuthContext, t: RedeemedToken): Promise<UserRo
   return user as UserRow;
 }
 
-const CODE_TYPES: Record<string, Purpose[]> = {
+const CODE_TYPES: Record<string, SignInPurpose[]> = {
   email: ['email'],
   magiclink: ['email'],
   signup: ['email'],
+  // admin invitations (POST /invite, generate_link) are sign-in messages too
+  invite: ['email'],
   recovery: ['recovery'],
   email_change: ['email_change'],
 };
 
-export function purposesOf(type: string): Purpose[] {
+export function purposesOf(type: string): SignInPurpose[] {
   const purposes = CODE_TYPES[type];
   if (!purposes) throw new HearthError(400, 'validation_failed', `type must be one of ${Object.keys(CODE_TYPES).join(', ')}.`);
   return purposes;
@@ -78,7 +83,7 @@ export function purposesOf(type: string): Purpose[] {
 export async function verifyCode(ctx: AuthContext, input: { email: string; type: string; code: string }): Promise<SessionPayload> {
   const redeemed = await redeemCode(ctx, { email: input.email, purposes: purposesOf(input.type), code: input.code });
   const user = await applyRedeemed(ctx, redeemed);
-  return issueSession(ctx, user, { amr: AMR[redeemed.purpose] });
+  return issueSession(ctx, user, { amr: AMR[redeemed.purpose as SignInPurpose] });
 }
 
 /** POST /verify {type, token_hash}: a link token presented by an app instead of followed in a browser. */
@@ -86,7 +91,7 @@ export async function verifyLinkToken(ctx: AuthContext, input: { type: string; t
   const redeemed = await redeemLink(ctx, input.token, purposesOf(input.type));
   if (!redeemed) throw new HearthError(403, 'otp_expired', 'The link is invalid or has expired; request a new one.');
   const user = await applyRedeemed(ctx, redeemed);
-  return issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose] });
+  return issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose as SignInPurpose] });
 }
 
 export type LinkOutcome =
@@ -102,12 +107,13 @@ export async function followLink(ctx: AuthContext, input: { token: string; type:
   let user: UserRow;
   try {
     user = await applyRedeemed(ctx, redeemed);
+    assertNotBanned(ctx, user);
   } catch (err) {
     if (err instanceof HearthError) return { kind: 'error', code: err.code, description: err.message };
     throw err;
   }
   if (redeemed.flow_state_id) return { kind: 'code', code: await mintAuthCode(ctx, redeemed.flow_state_id) };
-  return { kind: 'session', session: await issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose] }), type: input.type };
+  return { kind: 'session', session: await issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose as SignInPurpose] }), type: input.type };
 }
 
 const FLOW_AMR: Record<string, AmrMethod> = { magiclink: 'magiclink', recovery: 'recovery', email_change: 'email_change', oauth: 'oauth' };

@@ -77,10 +77,6 @@ export async function insertFactor(ctx: AuthContext, db: Db, input: { userId: st
   }
 }
 
-export function factorJson(f: FactorRow) {
-  return { id: f.id, friendly_name: f.friendly_name, factor_type: f.factor_type, status: f.status, created_at: f.created_at, updated_at: f.updated_at };
-}
-
 export async function createChallenge(ctx: AuthContext, db: Db, input: { factorId: string | null; kind: ChallengeKind; webAuthnChallenge?: string }) {
   const [row] = await db`insert into auth.mfa_challenges (factor_id, kind, web_authn_challenge, created_at, expires_at)
     values (${input.factorId}, ${input.kind}, ${input.webAuthnChallenge ?? null}, ${now(ctx)}, ${later(ctx, CHALLENGE_MS)})

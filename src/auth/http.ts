@@ -10,6 +10,21 @@ import { HearthError } from '../errors.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+export type Query = Record<string, string | undefined>;
+
+/**
+ * The query string, one value per name. A name given twice is 400
+ * validation_failed: which of the values would count is ambiguous, and a
+ * redirect_to or token must never be read from an array.
+ */
+export function queryOf(request: FastifyRequest): Query {
+  const q = (request.query ?? {}) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(q)) {
+    if (typeof value !== 'string') throw new HearthError(400, 'validation_failed', `The query parameter ${name.slice(0, 60)} must be given once.`);
+  }
+  return q as Query;
+}
+
 export type UserClaims = JWTPayload & { sub: string; session_id?: string };
 
 /** The verified claims of the user's access token, or 401 no_authorization. */

@@ -102,15 +102,20 @@ export async function unlinkIdentity(ctx: AuthContext, userId: string, identityI
   await ctx.project.sql.begin(async (tx) => {
     const [user] = await tx`select * from auth.users where id = ${userId} for update`;
     if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
-    const identities = (await tx`select id, user_id, provider from auth.identities where user_id = ${userId}`) as unknown as IdentityRow[];
-    const target = identities.find((i) => i.id === identityId);
+    const identities = (await tx`select id, user_id, provider, provider_id from auth.identities where user_id = ${userId}`) as unknown as (IdentityRow & {
+      provider_id: string;
+    })[];
+    // SPEC 4.1 names the path segment {id}: the identity's identity_id (what supabase-js sends) or, when it names
+    // exactly one of the caller's identities, the `id` field GET /user shows (the provider's subject).
+    const bySubject = identities.filter((i) => i.provider_id === identityId);
+    const target = identities.find((i) => i.id === identityId) ?? (bySubject.length === 1 ? bySubject[0] : undefined);
     if (!target) throw new HearthError(404, 'identity_not_found', 'No identity with this id is linked to your account.');
     const [passkey] = await tx`select 1 from auth.mfa_factors where user_id = ${userId} and factor_type = 'webauthn' and status = 'verified' limit 1`;
     if (identities.length === 1 && !user.encrypted_password && !passkey) {
       throw new HearthError(422, 'single_identity_not_deletable', 'This identity is your only way to sign in; set a password or link another identity before unlinking it.');
     }
-    await tx`delete from auth.identities where id = ${identityId}`;
-    const remaining = new Set(identities.filter((i) => i.id !== identityId).map((i) => i.provider));
+    await tx`delete from auth.identities where id = ${target.id}`;
+    const remaining = new Set(identities.filter((i) => i.id !== target.id).map((i) => i.provider));
     const app = user.raw_app_meta_data as Record<string, unknown>;
     const providers = (Array.isArray(app.providers) ? (app.providers as string[]) : []).filter((p) => p !== target.provider || remaining.has(p));
     await tx`update auth.users set raw_app_meta_data = ${tx.json({ ...app, providers } as never)}, updated_at = ${now(ctx)} where id = ${userId}`;

@@ -6,7 +6,7 @@ import type { AuthContext } from './context.ts';
 import type { Mail } from './mailer.ts';
 import type { IssuedSecrets } from './one-time.ts';
 
-export type LinkType = 'magiclink' | 'recovery' | 'email_change';
+export type LinkType = 'magiclink' | 'signup' | 'invite' | 'recovery' | 'email_change';
 
 export function verifyLink(ctx: AuthContext, type: LinkType, linkToken: string, redirectTo: string): string {
   const q = new URLSearchParams({ token: linkToken, type, redirect_to: redirectTo });
@@ -48,5 +48,34 @@ export function emailChangedNotice(to: string): Mail {
     to,
     subject: 'Your e-mail address was changed',
     text: `${to} is now the e-mail address of your account. No mailer is configured for this project, so the change applied at once.\n`,
+  };
+}
+
+export function inviteMail(ctx: AuthContext, to: string, s: IssuedSecrets, redirectTo: string): Mail {
+  return {
+    to,
+    subject: 'You have been invited',
+    text: `You have been invited to create an account. Open this link to accept (valid for 10 minutes, once):\n` +
+      `${verifyLink(ctx, 'invite', s.linkToken, redirectTo)}\n\nOr enter the code ${s.code}.\n\n` +
+      `If you were not expecting this invitation, you can ignore this message.\n`,
+  };
+}
+
+export function reauthenticationMail(to: string, s: IssuedSecrets): Mail {
+  return {
+    to,
+    subject: 'Confirm it is you',
+    text: `Your confirmation code is ${s.code}. It is valid for 10 minutes and can be used once, ` +
+      `to change your password or e-mail address.\n\nIf you did not ask for it, you can ignore this message.\n`,
+  };
+}
+
+export function signupMail(ctx: AuthContext, to: string, s: IssuedSecrets, redirectTo: string): Mail {
+  return {
+    to,
+    subject: 'Confirm your e-mail address',
+    text: `Your confirmation code is ${s.code}. It is valid for 10 minutes and can be used once.\n\n` +
+      `Or confirm with this link:\n${verifyLink(ctx, 'signup', s.linkToken, redirectTo)}\n\n` +
+      `If you did not sign up, you can ignore this message.\n`,
   };
 }

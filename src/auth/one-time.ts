@@ -18,7 +18,7 @@ type Db = postgres.Sql | postgres.TransactionSql;
 export const CODE_MS = 10 * 60_000;
 export const MAX_CODE_ATTEMPTS = 5;
 
-export type Purpose = 'email' | 'recovery' | 'email_change';
+export type Purpose = 'email' | 'recovery' | 'email_change' | 'reauthentication';
 
 export interface IssuedSecrets {
   code: string;

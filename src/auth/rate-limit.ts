@@ -24,20 +24,41 @@ const CODE: Record<Bucket, string> = {
   email_sent: 'over_email_send_rate_limit',
 };
 
-export async function spendRateLimit(ctx: AuthContext, bucket: Bucket, clientIp: string): Promise<void> {
-  const limit = Number(ctx.settings[LIMIT_FIELD[bucket]]);
+/**
+ * One hit of a bucket as a statement fragment: the common table expression
+ * `rate_hit(hits)` counts the request (and sweeps windows older than the
+ * previous one). Put it in front of the statement the limit guards, which
+ * then refers to `(select hits from rate_hit)`, so the count and the guarded
+ * work are one round trip; check the count with refuseOverLimit.
+ */
+export function rateHit(ctx: AuthContext, bucket: Bucket, clientIp: string) {
   const t = now(ctx).getTime();
   const window = new Date(t - (t % HOUR));
-  const [row] = await ctx.project.sql`
-    with old as (
+  return ctx.project.sql`
+    old_rate_windows as (
       delete from auth.rate_limits where window_start < ${new Date(window.getTime() - HOUR)}
-    )
-    insert into auth.rate_limits (bucket, client_ip, window_start, hits)
-    values (${bucket}, ${clientIp}, ${window}, 1)
-    on conflict (bucket, client_ip, window_start) do update set hits = auth.rate_limits.hits + 1
-    returning hits`;
-  if ((row!.hits as number) > limit) {
-    const retry = Math.ceil((window.getTime() + HOUR - t) / 1000);
+    ),
+    rate_hit as (
+      insert into auth.rate_limits (bucket, client_ip, window_start, hits)
+      values (${bucket}, ${clientIp}, ${window}, 1)
+      on conflict (bucket, client_ip, window_start) do update set hits = auth.rate_limits.hits + 1
+      returning hits
+    )`;
+}
+
+export const rateLimitOf = (ctx: AuthContext, bucket: Bucket): number => Number(ctx.settings[LIMIT_FIELD[bucket]]);
+
+/** 429 when `hits` (this request's count in the current window) is over the bucket's limit. */
+export function refuseOverLimit(ctx: AuthContext, bucket: Bucket, hits: number): void {
+  const limit = rateLimitOf(ctx, bucket);
+  if (hits > limit) {
+    const t = now(ctx).getTime();
+    const retry = Math.ceil((t - (t % HOUR) + HOUR - t) / 1000);
     throw new HearthError(429, CODE[bucket], `Too many requests of this kind from your address (limit ${limit} per hour, ${LIMIT_FIELD[bucket]}); try again in ${retry} s.`);
   }
+}
+
+export async function spendRateLimit(ctx: AuthContext, bucket: Bucket, clientIp: string): Promise<void> {
+  const [row] = await ctx.project.sql`with ${rateHit(ctx, bucket, clientIp)} select hits from rate_hit`;
+  refuseOverLimit(ctx, bucket, row!.hits as number);
 }

@@ -84,8 +84,10 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
   app.post('/auth/v1/webauthn/authenticate/options', { config: { public: true } }, async (request) => passkeySignInOptions(await ctxOf(request)));
 
   app.post('/auth/v1/webauthn/authenticate', { config: { public: true } }, async (request) => {
-    const body = objectBody(request.body);
     const ctx = await ctxOf(request);
+    // An unconfigured relying party is the answer whatever the body (SPEC 7: 422 webauthn_not_configured).
+    relyingParty(ctx.settings);
+    const body = objectBody(request.body);
     const challengeId = requiredString(body, 'challenge_id');
     const credential = credentialOf(body);
     if (credential === undefined) throw invalid('credential is required (the PublicKeyCredential JSON of navigator.credentials.get).');

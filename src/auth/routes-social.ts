@@ -7,14 +7,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { authContext, type AuthContext } from './context.ts';
-import { acceptEmptyJson, idParam, sessionIdOf, userClaims } from './http.ts';
+import { acceptEmptyJson, idParam, queryOf, sessionIdOf, userClaims, type Query } from './http.ts';
 import { unlinkIdentity } from './identities.ts';
 import { finishCallback, startAuthorization, type CallbackOutcome } from './oauth.ts';
 import { readChallenge } from './pkce.ts';
 import { redirectTarget } from './redirects.ts';
 import { listSessions, revokeSession } from './user-sessions.ts';
 
-type Query = Record<string, string | undefined>;
 type IdParams = { Params: { id: string } };
 
 function redirectFor(outcome: CallbackOutcome): string {
@@ -56,24 +55,24 @@ export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) 
   // Followed by a browser: no API key (as in Supabase).
   app.get('/auth/v1/authorize', { config: { public: true } }, async (request, reply: FastifyReply) => {
     const ctx = await ctxOf(request);
-    const url = await startAuthorization(ctx, startRequest(ctx, request.query as Query, null));
+    const url = await startAuthorization(ctx, startRequest(ctx, queryOf(request), null));
     return reply.redirect(url, 302);
   });
 
   app.get('/auth/v1/callback', { config: { public: true } }, async (request, reply: FastifyReply) => {
-    const outcome = await finishCallback(await ctxOf(request), request.query as Query);
+    const outcome = await finishCallback(await ctxOf(request), queryOf(request));
     return reply.redirect(redirectFor(outcome), 302);
   });
 
   app.get('/auth/v1/user/identities/authorize', async (request) => {
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
-    return { url: await startAuthorization(ctx, startRequest(ctx, request.query as Query, claims.sub)) };
+    return { url: await startAuthorization(ctx, startRequest(ctx, queryOf(request), claims.sub)) };
   });
 
   app.delete<IdParams>('/auth/v1/user/identities/:id', async (request) => {
     const claims = userClaims(request);
-    await unlinkIdentity(await ctxOf(request), claims.sub, idParam(request.params.id, 'identity_not_found', 'identity'));
+    await unlinkIdentity(await ctxOf(request), claims.sub, request.params.id);
     return {};
   });
 

@@ -4,13 +4,14 @@
  * call the flows with plain values, and shape the answer.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { JWTPayload } from 'jose';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import { getUser, passwordGrant, signUpGuest, signUpWithPassword, updateUser } from './account-flows.ts';
 import { Background } from './background.ts';
 import { authContext, type AuthContext } from './context.ts';
+import { adminRoutes } from './routes-admin.ts';
 import { followLink, pkceGrant, sendRecoveryMail, sendSignInMail, verifyCode, verifyLinkToken } from './email-flows.ts';
+import { queryOf, sessionIdOf, userClaims } from './http.ts';
 import { loadLeakedPasswords } from './leaked.ts';
 import { readChallenge } from './pkce.ts';
 import { spendRateLimit } from './rate-limit.ts';
@@ -18,21 +19,8 @@ import { redirectTarget } from './redirects.ts';
 import { refreshSession, revokeByAccessToken, revokeByRefreshToken, type LogoutScope } from './sessions.ts';
 import { invalid, metadata, normaliseEmail, objectBody, optionalString, requiredString } from './validate.ts';
 
-type Query = Record<string, string | undefined>;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The verified claims of the user's access token, or 401 no_authorization. */
-function userClaims(request: FastifyRequest): JWTPayload & { sub: string } {
-  const user = request.hearth.auth?.user;
-  if (!user || typeof user.sub !== 'string' || !UUID.test(user.sub)) {
-    throw new HearthError(401, 'no_authorization', 'This endpoint needs the user\'s access token: Authorization: Bearer <access token>.');
-  }
-  return user as JWTPayload & { sub: string };
-}
-
 const redirectParam = (request: FastifyRequest, body: Record<string, unknown>): string | undefined =>
-  (request.query as Query).redirect_to ?? optionalString(body, 'redirect_to');
+  queryOf(request).redirect_to ?? optionalString(body, 'redirect_to');
 
 function withFragment(target: string, params: Record<string, string>): string {
   const u = new URL(target);
@@ -55,6 +43,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   });
 
   const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
+  await app.register(adminRoutes, { p, background });
 
   app.post('/auth/v1/signup', async (request, reply) => {
     const body = objectBody(request.body);
@@ -63,8 +52,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const password = optionalString(body, 'password');
     const data = metadata(body);
     if (email === undefined && password === undefined) {
-      await spendRateLimit(ctx, 'anonymous_users', request.ip);
-      return reply.code(201).send(await signUpGuest(ctx, data));
+      return reply.code(201).send(await signUpGuest(ctx, request.ip, data));
     }
     if (email === undefined) throw invalid('email is required with a password (send neither for a guest session).');
     if (password === undefined) throw invalid('password is required with an e-mail address (or use POST /auth/v1/otp).');
@@ -76,7 +64,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   app.post('/auth/v1/token', async (request) => {
     const body = objectBody(request.body);
     const ctx = await ctxOf(request);
-    const grant = (request.query as Query).grant_type ?? optionalString(body, 'grant_type');
+    const grant = queryOf(request).grant_type ?? optionalString(body, 'grant_type');
     switch (grant) {
       case 'password': {
         const email = requiredString(body, 'email');
@@ -101,14 +89,14 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   app.post('/auth/v1/logout', async (request, reply) => {
     const body = objectBody(request.body);
     const ctx = await ctxOf(request);
-    const scope = ((request.query as Query).scope ?? optionalString(body, 'scope') ?? 'local') as LogoutScope;
+    const scope = (queryOf(request).scope ?? optionalString(body, 'scope') ?? 'local') as LogoutScope;
     if (!['local', 'global', 'others'].includes(scope)) throw invalid('scope must be local, global or others.');
     const refreshToken = optionalString(body, 'refresh_token');
     if (refreshToken && scope === 'local') await revokeByRefreshToken(ctx, refreshToken);
     const user = request.hearth.auth?.user;
     if (user) {
       const claims = userClaims(request);
-      const sessionId = typeof claims.session_id === 'string' && UUID.test(claims.session_id) ? claims.session_id : null;
+      const sessionId = sessionIdOf(claims);
       await revokeByAccessToken(ctx, claims.sub, sessionId, scope);
     } else if (scope !== 'local') {
       userClaims(request); // global and others name the user by the access token
@@ -127,6 +115,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
       email: email === undefined ? undefined : normaliseEmail(email),
       password: optionalString(body, 'password'),
       currentPassword: optionalString(body, 'current_password'),
+      nonce: optionalString(body, 'nonce'),
       metadata: metadata(body),
       redirectTo: redirectTarget(ctx.settings, redirectParam(request, body)),
       challenge: readChallenge(body),
@@ -175,7 +164,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
 
   // Opened from an e-mail in a browser: no API key.
   app.get('/auth/v1/verify', { config: { public: true } }, async (request, reply: FastifyReply) => {
-    const q = request.query as Query;
+    const q = queryOf(request);
     const ctx = await ctxOf(request);
     const target = redirectTarget(ctx.settings, q.redirect_to);
     const outcome = await followLink(ctx, { token: q.token ?? '', type: q.type ?? '' });

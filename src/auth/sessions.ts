@@ -12,7 +12,8 @@ import { HearthError } from '../errors.ts';
 import { randomToken, sha256 } from '../platform/secrets.ts';
 import { ACCESS_TOKEN_SECONDS, signAccessToken } from './access-token.ts';
 import { later, now, type AuthContext } from './context.ts';
-import { findUserById, userJson, type UserRow } from './users.ts';
+import { rateHit, rateLimitOf, refuseOverLimit, type Bucket } from './rate-limit.ts';
+import { emailTaken, userJson, type UserRow } from './users.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
 
@@ -64,13 +65,6 @@ export function accessClaims(user: UserRow, session: SessionRow) {
   };
 }
 
-async function newRefreshToken(ctx: AuthContext, db: Db, session: string, user: string, parent: string | null): Promise<string> {
-  const token = randomToken(40);
-  await db`insert into auth.refresh_tokens (token_hash, session_id, user_id, parent, created_at, expires_at)
-    values (${sha256(token)}, ${session}, ${user}, ${parent}, ${now(ctx)}, ${later(ctx, REFRESH_TOKEN_MS)})`;
-  return token;
-}
-
 async function payload(ctx: AuthContext, user: UserRow, session: SessionRow, refreshToken: string): Promise<SessionPayload> {
   const accessToken = await signAccessToken(ctx.project, accessClaims(user, session), ctx.p.clock, ctx.issuer);
   return {
@@ -84,56 +78,144 @@ async function payload(ctx: AuthContext, user: UserRow, session: SessionRow, ref
 }
 
 /**
+ * Splits a row of `select s.id as session_id, s.aal as session_aal, s.amr as
+ * session_amr, u.* ...` (a session and its user from one statement).
+ */
+function sessionAndUser(row: Record<string, any>): { session: SessionRow; user: UserRow | null } {
+  const { session_id, session_aal, session_amr, ...user } = row;
+  return { session: { id: session_id, aal: session_aal, amr: session_amr }, user: user.id ? (user as UserRow) : null };
+}
+
+function firstAmr(ctx: AuthContext, opts: SessionOptions): AmrEntry[] {
+  return [{ method: opts.amr, timestamp: Math.floor(now(ctx).getTime() / 1000) }, ...(opts.previousAmr ?? [])];
+}
+
+/**
  * Starts a session for a user who just proved who they are: records the
  * session and its first refresh token, stamps last_sign_in_at, and returns
- * the session payload. Pass `db` to make it part of a larger transaction.
+ * the session payload. One statement (one round trip, atomic by itself); pass
+ * `db` to make it part of a larger transaction.
  */
 export async function issueSession(ctx: AuthContext, user: UserRow, opts: SessionOptions, db: Db = ctx.project.sql): Promise<SessionPayload> {
+  assertNotBanned(ctx, user);
   const t = now(ctx);
-  const amr: AmrEntry[] = [{ method: opts.amr, timestamp: Math.floor(t.getTime() / 1000) }, ...(opts.previousAmr ?? [])];
-  const run = async (tx: Db) => {
-    const [session] = await tx`insert into auth.sessions (user_id, aal, amr, created_at)
-      values (${user.id}, ${opts.aal ?? 'aal1'}, ${tx.json(amr as never)}, ${t}) returning id, aal, amr`;
-    const token = await newRefreshToken(ctx, tx, session!.id as string, user.id, null);
-    const [fresh] = await tx`update auth.users set last_sign_in_at = ${t} where id = ${user.id} returning *`;
-    return { session: session as unknown as SessionRow, token, user: (fresh as UserRow | undefined) ?? user };
-  };
-  const r = 'begin' in db ? await (db as postgres.Sql).begin(run) : await run(db);
-  return payload(ctx, r.user, r.session, r.token);
+  const token = randomToken(40);
+  const [row] = await db`with s as (
+      insert into auth.sessions (user_id, aal, amr, created_at)
+      values (${user.id}, ${opts.aal ?? 'aal1'}, ${db.json(firstAmr(ctx, opts) as never)}, ${t}) returning id, aal, amr
+    ), r as (
+      insert into auth.refresh_tokens (token_hash, session_id, user_id, parent, created_at, expires_at)
+      select ${sha256(token)}, s.id, ${user.id}, null, ${t}, ${later(ctx, REFRESH_TOKEN_MS)} from s
+    ), u as (
+      update auth.users set last_sign_in_at = ${t} where id = ${user.id} returning *
+    )
+    select s.id as session_id, s.aal as session_aal, s.amr as session_amr, u.* from s left join u on true`;
+  const r = sessionAndUser(row!);
+  return payload(ctx, r.user ?? user, r.session, token);
+}
+
+/**
+ * Sign-up: creates the user (last_sign_in_at already stamped) with its first
+ * session and refresh token in one statement. 409 email_taken if the address
+ * is held. With `limit`, the same statement first counts the request in that
+ * rate-limit bucket and creates nothing when it is over the limit (then 429,
+ * the hit still counted), so a guest sign-in is one round trip.
+ */
+export async function createUserWithSession(
+  ctx: AuthContext,
+  input: { email: string | null; passwordHash: string | null; metadata?: Record<string, unknown>; confirmed: boolean },
+  opts: SessionOptions,
+  limit?: { bucket: Bucket; clientIp: string },
+): Promise<SessionPayload> {
+  const sql = ctx.project.sql;
+  const t = now(ctx);
+  const provider = input.email ? 'email' : 'anonymous';
+  const token = randomToken(40);
+  try {
+    const [row] = await sql`with ${limit ? sql`${rateHit(ctx, limit.bucket, limit.clientIp)},` : sql``}
+      u as (
+        insert into auth.users (email, encrypted_password, email_confirmed_at, is_anonymous, raw_user_meta_data, raw_app_meta_data,
+          last_sign_in_at, created_at, updated_at)
+        select ${input.email}, ${input.passwordHash}, ${input.confirmed ? t : null}, ${!input.email},
+          ${sql.json((input.metadata ?? {}) as never)}, ${sql.json({ provider, providers: [provider] })}, ${t}, ${t}, ${t}
+        ${limit ? sql`where (select hits from rate_hit) <= ${rateLimitOf(ctx, limit.bucket)}` : sql``}
+        returning *
+      ), s as (
+        insert into auth.sessions (user_id, aal, amr, created_at)
+        select u.id, ${opts.aal ?? 'aal1'}, ${sql.json(firstAmr(ctx, opts) as never)}, ${t} from u returning id, aal, amr
+      ), r as (
+        insert into auth.refresh_tokens (token_hash, session_id, user_id, parent, created_at, expires_at)
+        select ${sha256(token)}, s.id, u.id, null, ${t}, ${later(ctx, REFRESH_TOKEN_MS)} from s, u
+      )
+      select ${limit ? sql`(select hits from rate_hit)` : sql`0`} as rate_hits,
+        s.id as session_id, s.aal as session_aal, s.amr as session_amr, u.*
+      from (select) one left join s on true left join u on true`;
+    const { rate_hits, ...rest } = row!;
+    if (limit) refuseOverLimit(ctx, limit.bucket, rate_hits as number);
+    const r = sessionAndUser(rest);
+    return payload(ctx, r.user!, r.session, token);
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw emailTaken();
+    throw err;
+  }
+}
+
+/** 400 user_banned while an admin's ban (PUT /admin/users/{id} ban_duration) lasts: no new session, no refresh. */
+export function assertNotBanned(ctx: AuthContext, user: UserRow): void {
+  if (user.banned_until && user.banned_until.getTime() > now(ctx).getTime()) {
+    throw new HearthError(400, 'user_banned', 'User is banned.');
+  }
 }
 
 const invalidGrant = (message: string) => new HearthError(401, 'invalid_grant', message);
 
-/** grant_type=refresh_token: single use, rotated; reuse revokes the session's whole family. */
+/**
+ * grant_type=refresh_token: single use, rotated; reuse revokes the session's
+ * whole family. The rotation is one statement (spend the token unless its user
+ * is banned, stamp the session, read the user, insert the successor), so a
+ * grant is one round trip; only a token it could not spend needs a second
+ * statement, which tells why (and ends the session on a reuse).
+ */
 export async function refreshSession(ctx: AuthContext, refreshToken: string): Promise<SessionPayload> {
+  const sql = ctx.project.sql;
   const hash = sha256(refreshToken);
   const t = now(ctx);
-  const outcome = await ctx.project.sql.begin(async (tx) => {
-    const [used] = await tx`update auth.refresh_tokens set revoked = true
+  const token = randomToken(40);
+  const [row] = await sql`with used as (
+      update auth.refresh_tokens rt set revoked = true
       where token_hash = ${hash} and not revoked and expires_at > ${t}
-      returning id::text as id, session_id, user_id`;
-    if (!used) {
-      const [known] = await tx`select revoked, expires_at, session_id from auth.refresh_tokens where token_hash = ${hash}`;
-      if (known?.revoked) {
-        await tx`delete from auth.sessions where id = ${known.session_id}`;
-        return { reused: true as const };
-      }
-      return { missing: known ? 'expired' : 'unknown' };
-    }
-    const [session] = await tx`update auth.sessions set refreshed_at = ${t} where id = ${used.session_id} returning id, aal, amr`;
-    const user = await findUserById(tx, used.user_id as string);
-    if (!session || !user) return { missing: 'unknown' };
-    const token = await newRefreshToken(ctx, tx, session.id as string, user.id, used.id as string);
-    return { session: session as unknown as SessionRow, user, token };
-  });
-  if ('reused' in outcome) {
+        -- a banned user's token is left unspent: it works again once the ban ends
+        and not exists (select 1 from auth.users b where b.id = rt.user_id and b.banned_until > ${t})
+      returning id, session_id, user_id
+    ), s as (
+      update auth.sessions set refreshed_at = ${t} where id = (select session_id from used) returning id, aal, amr
+    ), u as (
+      select * from auth.users where id = (select user_id from used)
+    ), r as (
+      insert into auth.refresh_tokens (token_hash, session_id, user_id, parent, created_at, expires_at)
+      select ${sha256(token)}, s.id, u.id, used.id, ${t}, ${later(ctx, REFRESH_TOKEN_MS)} from used, s, u
+    )
+    select s.id as session_id, s.aal as session_aal, s.amr as session_amr, u.* from used left join s on true left join u on true`;
+  if (row) {
+    const r = sessionAndUser(row);
+    if (!r.session.id || !r.user) throw invalidGrant(UNKNOWN);
+    return payload(ctx, r.user, r.session, token);
+  }
+  const [known] = await sql`with known as (
+      select rt.revoked, rt.expires_at > ${t} as live, rt.session_id, u.banned_until > ${t} as banned
+      from auth.refresh_tokens rt left join auth.users u on u.id = rt.user_id where rt.token_hash = ${hash}
+    ), ended as (
+      delete from auth.sessions where id = (select session_id from known where revoked)
+    )
+    select revoked, live, banned from known`;
+  if (known?.revoked) {
     throw invalidGrant('This refresh token was already used. As a precaution every token of its session has been revoked; sign in again.');
   }
-  if ('missing' in outcome) {
-    throw invalidGrant(outcome.missing === 'expired' ? 'The refresh token has expired; sign in again.' : 'The refresh token is not valid (unknown or signed out).');
-  }
-  return payload(ctx, outcome.user, outcome.session, outcome.token);
+  if (known?.live && known.banned) throw new HearthError(400, 'user_banned', 'User is banned.');
+  throw invalidGrant(known ? 'The refresh token has expired; sign in again.' : UNKNOWN);
 }
+
+const UNKNOWN = 'The refresh token is not valid (unknown or signed out).';
 
 /** Ends the session the refresh token belongs to. Unknown tokens are ignored (logout always answers 204). */
 export async function revokeByRefreshToken(ctx: AuthContext, refreshToken: string): Promise<void> {

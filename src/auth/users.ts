@@ -17,6 +17,9 @@ export interface UserRow {
   raw_user_meta_data: Record<string, unknown>;
   raw_app_meta_data: Record<string, unknown>;
   last_sign_in_at: Date | null;
+  banned_until: Date | null;
+  invited_at: Date | null;
+  deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -91,7 +94,36 @@ export function userJson(user: UserRow, extra: { identities?: unknown[]; factors
     created_at: user.created_at,
     updated_at: user.updated_at,
     is_anonymous: user.is_anonymous,
+    // Set only by the admin API; GoTrue leaves them out when empty.
+    ...(user.invited_at ? { invited_at: user.invited_at } : {}),
+    ...(user.banned_until ? { banned_until: user.banned_until } : {}),
+    ...(user.deleted_at ? { deleted_at: user.deleted_at } : {}),
   };
+}
+
+/** An instant as JSON shows a Date (toISOString): what postgres.js would have parsed, truncated to the millisecond. */
+const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const IDENTITIES = `(select coalesce(json_agg(json_build_object('identity_id', i.id, 'id', i.provider_id, 'user_id', i.user_id,
+    'provider', i.provider, 'identity_data', i.identity_data, 'email', i.email, 'last_sign_in_at', ${iso('i.last_sign_in_at')},
+    'created_at', ${iso('i.created_at')}, 'updated_at', ${iso('i.updated_at')}) order by i.created_at), '[]')
+  from auth.identities i where i.user_id = u.id)`;
+
+// `type` is SPEC 2.5's name for the kind; `factor_type` is GoTrue's, which supabase-js's listFactors reads.
+const FACTORS = `(select coalesce(json_agg(json_build_object('id', f.id, 'type', f.factor_type, 'factor_type', f.factor_type,
+    'friendly_name', f.friendly_name, 'status', f.status, 'created_at', ${iso('f.created_at')}, 'updated_at', ${iso('f.updated_at')})
+    order by f.created_at), '[]')
+  from auth.mfa_factors f where f.user_id = u.id)`;
+
+/**
+ * The user with its identities and factors, as GET /auth/v1/user shows it, in
+ * one statement (one round trip): the same fields identitiesAndFactors reads.
+ */
+export async function findUserWithLinks(db: Db, id: string): Promise<{ user: UserRow; identities: unknown[]; factors: unknown[] } | null> {
+  const [row] = await db.unsafe(`select u.*, ${IDENTITIES} as hearth_identities, ${FACTORS} as hearth_factors from auth.users u where u.id = $1`, [id], { prepare: true });
+  if (!row) return null;
+  const { hearth_identities, hearth_factors, ...user } = row;
+  return { user: user as unknown as UserRow, identities: hearth_identities as unknown[], factors: hearth_factors as unknown[] };
 }
 
 /** Linked identities and enrolled factors, as GET /auth/v1/user shows them. */
@@ -100,7 +132,8 @@ export async function identitiesAndFactors(db: Db, userId: string) {
     db`select id as identity_id, provider_id as id, user_id, provider, identity_data, email,
         last_sign_in_at, created_at, updated_at
       from auth.identities where user_id = ${userId} order by created_at`,
-    db`select id, factor_type, friendly_name, status, created_at, updated_at
+    // `type` is SPEC 2.5's name for the kind; `factor_type` is GoTrue's, which supabase-js's listFactors reads.
+    db`select id, factor_type as type, factor_type, friendly_name, status, created_at, updated_at
       from auth.mfa_factors where user_id = ${userId} order by created_at`,
   ]);
   return { identities: [...identities], factors: [...factors] };

@@ -31,7 +31,7 @@ export async function runStart(config: Config): Promise<number> {
 Hearth is running (role ${config.role}, ready in ${((Date.now() - started) / 1000).toFixed(1)} s).
 
   Base URL          ${info.BASE_URL}
-  Management API    ${info.API_URL}/v1
+  Management API    ${info.API_URL}   (routes /v1/..., Authorization: Bearer <management token>)
   Project ref       ${info.PROJECT_REF}
   Publishable key   ${info.PUBLISHABLE_KEY}
   Secret key        ${info.SECRET_KEY}
@@ -40,7 +40,7 @@ Hearth is running (role ${config.role}, ready in ${((Date.now() - started) / 100
   Owner sign-in     ${owner.email}${password}   (POST ${info.API_URL}/v1/login)
 
 Data folder ${config.dataDir}${config.databaseUrl ? '' : ' (embedded PostgreSQL on 127.0.0.1:' + config.dbPort + ')'}.
-\`npx hearth status -o env\` prints these again. Ctrl-C stops.
+\`npx hearth status -o env\` prints these again, with a management token (MANAGEMENT_TOKEN). Ctrl-C stops.
 `);
   } else {
     console.log(`Hearth worker is running (role ${config.role}). Ctrl-C stops.`);

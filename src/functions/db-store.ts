@@ -188,14 +188,14 @@ export class DbFunctionStore implements FunctionStore {
     this.drop({ ref });
   }
 
+  /**
+   * One statement of fixed text whatever the batch size (rows travel as one
+   * JSON parameter), so it is prepared once per connection rather than once
+   * per distinct row count, and the project lookup rides along.
+   */
   async appendLogs(ref: string, name: string, entries: FunctionLogEntry[]): Promise<void> {
     if (!entries.length) return;
-    const [project] = await this.sql`select id from platform.projects where ref = ${ref}`;
-    // The project was deleted while the function ran: its logs go with it.
-    if (!project) return;
     const rows = entries.map((e) => ({
-      project_id: project.id as string,
-      function_name: name,
       version: e.version,
       invocation_id: e.invocationId,
       level: e.level,
@@ -206,9 +206,15 @@ export class DbFunctionStore implements FunctionStore {
       status: e.request?.status ?? null,
       error_code: e.request?.code ?? null,
       duration_ms: e.request?.durationMs ?? null,
-      created_at: new Date(e.at),
+      created_at: e.at,
     }));
-    await this.sql`insert into platform.function_logs ${this.sql(rows)}`;
+    // A project deleted while the function ran matches no row: its logs go with it.
+    await this.sql`insert into platform.function_logs
+        (project_id, function_name, version, invocation_id, level, message, method, path, status, error_code, duration_ms, created_at)
+      select p.id, ${name}, r.version, r.invocation_id, r.level, r.message, r.method, r.path, r.status, r.error_code, r.duration_ms, r.created_at
+      from platform.projects p, jsonb_to_recordset(${this.sql.json(rows)}::jsonb) as r(version integer, invocation_id uuid, level text,
+        message text, method text, path text, status integer, error_code text, duration_ms integer, created_at timestamptz)
+      where p.ref = ${ref}`;
   }
 
   async readLogs(ref: string, name: string, limit: number): Promise<FunctionLogEntry[]> {

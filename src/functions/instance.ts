@@ -24,27 +24,38 @@ const SMALL_BODY = 64 * 1024;
 export type ExitReason = 'memory' | 'crash' | 'killed';
 export interface InstanceLog { invocationId: string | null; level: LogLevel; message: string }
 
+/** A request as the runtime forwards it: plain values, no web Request in between. */
+export interface Invocation {
+  method: string;
+  /** Path and query the function sees: `/{name}/...?...`. */
+  path: string;
+  host: string;
+  /** Header names and values, alternating, as in IncomingMessage.rawHeaders. */
+  headers: string[];
+  body: Readable | null;
+  /** True once the caller went away before its upload ended. */
+  callerGone(): boolean;
+}
+
 /**
  * Reads up to SMALL_BODY bytes. A body that ends within it is sent whole with
  * a content-length, in one write with the head: a function that answers
  * without reading the body then cannot make the upload fail half-way.
  */
-async function readHead(stream: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<{ head: Buffer; rest: Readable | null }> {
-  const reader = stream.getReader();
-  // A caller that stops sending must not hold the invocation past its time limit.
-  signal.addEventListener('abort', () => void reader.cancel(signal.reason).catch(() => {}), { once: true });
-  const chunks: Uint8Array[] = [];
+async function readHead(stream: Readable): Promise<{ head: Buffer; rest: Readable | null }> {
+  const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const head: Buffer[] = [];
   let size = 0;
   while (size <= SMALL_BODY) {
-    const { value, done } = await reader.read();
-    if (done) return { head: Buffer.concat(chunks), rest: null };
-    chunks.push(value);
+    const { value, done } = await chunks.next();
+    if (done) return { head: Buffer.concat(head), rest: null };
+    head.push(value);
     size += value.length;
   }
   const rest = Readable.from((async function* () {
-    for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+    for (let r = await chunks.next(); !r.done; r = await chunks.next()) yield r.value;
   })());
-  return { head: Buffer.concat(chunks), rest };
+  return { head: Buffer.concat(head), rest };
 }
 
 /** True once the worker answers: a listening socket alone does not mean the module loaded. */
@@ -129,20 +140,29 @@ export class Instance {
     return picked.map((l) => l.replace(/^.*?(Uncaught)/, '$1')).join('\n').trim() || 'the runtime exited during start-up';
   }
 
-  /** Sends the request to the function; resolves when the response head arrives. */
-  async forward(request: Request, invocationId: string, signal: AbortSignal): Promise<http.IncomingMessage> {
-    const url = new URL(request.url);
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
-      if (!HOP_BY_HOP.has(name) && !name.startsWith('x-hearth-')) headers[name] = value;
-    });
-    headers.host = url.host;
-    headers['x-hearth-invocation'] = invocationId;
-    const body = request.body && (await readHead(request.body, signal));
-    if (body?.rest === null) headers['content-length'] = String(body.head.length);
+  /**
+   * Sends the request to the function; resolves when the response head
+   * arrives. `bind` gets the outgoing request at once, so a time limit can
+   * destroy it (and the upload with it) while the head is awaited.
+   */
+  async forward(invocation: Invocation, invocationId: string, bind: (req: http.ClientRequest) => void): Promise<http.IncomingMessage> {
+    const raw = invocation.headers;
+    const headers: string[] = [];
+    let length: string | null = null;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!.toLowerCase();
+      if (HOP_BY_HOP.has(name) || name.startsWith('x-hearth-')) continue;
+      if (name === 'content-length') length = raw[i + 1]!;
+      else headers.push(name, raw[i + 1]!);
+    }
+    headers.push('host', invocation.host, 'x-hearth-invocation', invocationId);
+    const body = invocation.body && (await readHead(invocation.body));
+    if (body?.rest === null) headers.push('content-length', String(body.head.length));
+    else if (body && length !== null) headers.push('content-length', length);
     return new Promise((resolve, reject) => {
-      const req = http.request({ socketPath: this.socketPath, agent: this.agent, method: request.method, path: url.pathname + url.search, headers, signal }, resolve);
+      const req = http.request({ socketPath: this.socketPath, agent: this.agent, method: invocation.method, path: invocation.path, headers }, resolve);
       req.on('error', reject);
+      bind(req);
       if (!body) return void req.end();
       if (body.rest === null) return void req.end(body.head);
       req.write(body.head);

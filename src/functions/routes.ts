@@ -11,7 +11,6 @@
  * the function checks itself. CORS preflights (OPTIONS) always reach the
  * function, as on Supabase, since browsers send them without credentials.
  */
-import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { HearthError, notFound, unauthorized } from '../errors.ts';
@@ -19,13 +18,18 @@ import type { ProjectRegistry } from '../platform/registry.ts';
 import { REF_SYMBOL } from '../server/data-plane.ts';
 import { sendError } from '../server/envelopes.ts';
 import { functionsRuntime } from './index.ts';
-import type { FunctionsRuntime } from './runtime.ts';
+import type { FunctionsRuntime, Invocation, Invoked } from './runtime.ts';
 import { isFunctionName } from './validate.ts';
 
 const PREFIX = '/functions/v1';
 /** Refusals of the data plane's credential check (src/server/credentials.ts). */
 const CREDENTIAL_ERRORS = new Set(['invalid_api_key', 'bad_jwt', 'bad_authorization']);
 const NO_BODY = new Set(['GET', 'HEAD']);
+/** Paths and hosts the URL parser would leave as they are (no escaping, no case change): sent on without parsing. */
+const PLAIN_PATH = /^\/[!$-&(-;=?-[\]^_a-z|~]*$/;
+const PLAIN_HOST = /^[a-z0-9.:[\]-]+$/;
+/** The response each request is streaming, so a body that fails before its first byte gets its platform error. */
+const streaming = new WeakMap<FastifyRequest, Invoked>();
 
 type Route = { Params: { name: string; '*'?: string } };
 
@@ -38,25 +42,31 @@ function hasBody(request: FastifyRequest): boolean {
 }
 
 /** The request the function sees: its own name as the first path segment, every header, the body as a stream. */
-function functionRequest(request: FastifyRequest): Request {
-  const path = request.url.slice(PREFIX.length);
-  let url: URL;
-  try {
-    url = new URL(path, `${request.protocol}://${request.headers.host ?? 'localhost'}`);
-  } catch {
-    url = new URL(path, 'http://localhost');
+function functionRequest(request: FastifyRequest): Invocation {
+  const raw = request.raw;
+  const body = hasBody(request);
+  let path = request.url.slice(PREFIX.length);
+  let host = request.headers.host ?? 'localhost';
+  if (!PLAIN_PATH.test(path) || !PLAIN_HOST.test(host)) {
+    // Bytes a request line may carry but an outgoing one may not: escaped by the URL parser, as a web Request would.
+    let url: URL;
+    try {
+      url = new URL(path, `http://${host}`);
+    } catch {
+      url = new URL(path, 'http://localhost');
+    }
+    path = url.pathname + url.search;
+    host = url.host;
   }
-  const headers = new Headers();
-  const raw = request.raw.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  let body: ReadableStream<Uint8Array> | null = null;
-  const gone = new AbortController();
-  if (hasBody(request)) {
-    body = Readable.toWeb(request.raw) as ReadableStream<Uint8Array>;
+  return {
+    method: request.method,
+    path,
+    host,
+    headers: raw.rawHeaders,
+    body: body ? raw : null,
     // The upload stopped before its end: the caller is gone.
-    request.raw.once('close', () => { if (!request.raw.complete) gone.abort(); });
-  }
-  return new Request(url, { method: request.method, headers, body, duplex: 'half', signal: gone.signal } as RequestInit);
+    callerGone: () => body && !raw.complete && raw.destroyed,
+  };
 }
 
 async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>, reply: FastifyReply) {
@@ -68,19 +78,15 @@ async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>,
     throw unauthorized('This function needs the project\'s API key or a user access token: send Authorization: Bearer <key or token>.', 'no_api_key');
   }
   if (!fn) throw missing(name);
-  const response = await runtime.invokeFunction(project.ref, name, functionRequest(request));
-  reply.code(response.status);
-  response.headers.forEach((value, header) => {
-    if (header !== 'set-cookie') reply.header(header, value);
-  });
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length) reply.header('set-cookie', cookies);
+  const response = await runtime.invoke(project.ref, name, functionRequest(request));
+  reply.code(response.status).headers(response.headers);
   if (!response.body) return reply.send();
   if (request.method === 'HEAD') {
-    await response.body.cancel();
+    response.body.destroy();
     return reply.send();
   }
-  return reply.send(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>));
+  streaming.set(request, response);
+  return reply.send(response.body);
 }
 
 /**
@@ -104,6 +110,8 @@ export async function functionRoutes(app: FastifyInstance, opts: { p: Platform; 
   // without verify_jwt still gets the call, since its Authorization header
   // may be meant for the function alone.
   app.setErrorHandler(async (err, request: FastifyRequest<Route>, reply) => {
+    const invoked = streaming.get(request);
+    if (invoked && !(err instanceof HearthError)) return refuse(request, reply, await invoked.failure(err));
     if (request.hearth || !(err instanceof HearthError) || err.status !== 401 || !CREDENTIAL_ERRORS.has(err.code)) return refuse(request, reply, err);
     const ref = (request.raw as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
     const project = await (ref ? registry.byReference(ref) : registry.defaultProject()).catch(() => null);

@@ -8,12 +8,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import type { Config } from '../config.ts';
 import { HearthError, notFound } from '../errors.ts';
 import { bundleFunction, stopBundler } from './bundle.ts';
-import { Instance, sweepOrphans, type InstanceLog } from './instance.ts';
+import { Instance, sweepOrphans, type InstanceLog, type Invocation } from './instance.ts';
 import { functionNetworkPolicy, type NetworkPolicy } from './network.ts';
-import { DirFunctionStore, type FunctionLogEntry, type FunctionRecord, type FunctionStore } from './store.ts';
+import { DirFunctionStore, type FunctionLogEntry, type FunctionRecord, type FunctionStore, type ProjectSecrets } from './store.ts';
 import { assertFunctionName, checkSecrets, checkSource, type FunctionSource } from './validate.ts';
 
 export interface FunctionsRuntimeOptions {
@@ -34,6 +35,19 @@ export interface FunctionInfo {
   entrypoint: string;
   verifyJwt: boolean;
   createdAt: string;
+}
+
+export type { Invocation } from './instance.ts';
+
+/** A function's response as the runtime hands it to the HTTP route. */
+export interface Invoked {
+  status: number;
+  /** The function's headers, hop-by-hop ones removed. */
+  headers: http.IncomingHttpHeaders;
+  /** The body as it streams from workerd; null for a status that has none. */
+  body: Readable | null;
+  /** What to report for a body that failed part-way (time limit, crash, memory). */
+  failure(error: unknown): Promise<HearthError>;
 }
 
 interface Slot {
@@ -57,6 +71,7 @@ export class FunctionsRuntime {
   private readonly network: NetworkPolicy;
   private readonly runRoot: string;
   private readonly slots = new Map<string, Slot>();
+  private readonly bindings = new Map<string, { secrets: ProjectSecrets; env: Record<string, string> | undefined; bindings: Record<string, string>; digest: string }>();
   private readonly instances = new Set<Instance>();
   private readonly starting = new Set<Promise<Instance>>();
   private readonly active = new Set<(error: HearthError) => void>();
@@ -138,6 +153,44 @@ export class FunctionsRuntime {
    * 500 function_error (the function threw).
    */
   async invokeFunction(projectRef: string, name: string, request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const headers: string[] = [];
+    request.headers.forEach((value, header) => void headers.push(header, value));
+    const invoked = await this.invoke(projectRef, name, {
+      method: request.method,
+      path: url.pathname + url.search,
+      host: url.host,
+      headers,
+      body: request.body && Readable.fromWeb(request.body as import('node:stream/web').ReadableStream<Uint8Array>),
+      callerGone: () => request.signal.aborted,
+    });
+    const out = new Headers();
+    for (const [header, value] of Object.entries(invoked.headers)) {
+      for (const v of Array.isArray(value) ? value : [value!]) out.append(header, v);
+    }
+    if (!invoked.body) return new Response(null, { status: invoked.status, headers: out });
+    const res = invoked.body;
+    const chunks = res[Symbol.asyncIterator]();
+    const body = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          const { value, done } = await chunks.next();
+          if (done) controller.close(); else controller.enqueue(value as Uint8Array);
+        } catch (e) {
+          controller.error(await invoked.failure(e));
+        }
+      },
+      cancel: () => void res.destroy(),
+    });
+    return new Response(body, { status: invoked.status, headers: out });
+  }
+
+  /**
+   * invokeFunction without web Request and Response objects, for the HTTP
+   * route: the body of the result is the socket stream from workerd, piped
+   * as is. Destroying it before its end logs the invocation as cancelled.
+   */
+  async invoke(projectRef: string, name: string, invocation: Invocation): Promise<Invoked> {
     if (this.stopped) throw new HearthError(503, 'functions_stopped', 'The functions runtime is shutting down.');
     assertFunctionName(name);
     // A redeploy or a crash can retire the instance between lookup and use; look again then.
@@ -145,7 +198,7 @@ export class FunctionsRuntime {
       const record = await this.store.get(projectRef, name);
       if (!record) throw this.missing(name);
       const instance = await this.acquire(projectRef, record);
-      if (instance) return this.run(projectRef, record, instance, request);
+      if (instance) return this.run(projectRef, record, instance, invocation);
     }
     throw new HearthError(503, 'function_unavailable', `The function "${name}" kept changing or stopping while this request waited; try again.`);
   }
@@ -184,10 +237,18 @@ export class FunctionsRuntime {
    * with the request already counted in flight; null if it was retired first.
    */
   private async acquire(projectRef: string, record: FunctionRecord): Promise<Instance | null> {
-    const { values, revision } = await this.store.getSecrets(projectRef);
-    const bindings = { ...(await this.options.platformEnv?.(projectRef)), ...values };
-    const key = `${record.version}:${revision}:${createHash('sha256').update(JSON.stringify(bindings)).digest('hex')}`;
+    const secrets = await this.store.getSecrets(projectRef);
+    const env = await this.options.platformEnv?.(projectRef);
     const slotKey = `${projectRef}/${record.name}`;
+    // Both sources are cached objects: the digest is recomputed only when one of them was reloaded.
+    let known = this.bindings.get(slotKey);
+    if (known?.secrets !== secrets || known.env !== env) {
+      const bindings = { ...env, ...secrets.values };
+      known = { secrets, env, bindings, digest: createHash('sha256').update(JSON.stringify(bindings)).digest('hex') };
+      this.bindings.set(slotKey, known);
+    }
+    const { bindings } = known;
+    const key = `${record.version}:${secrets.revision}:${known.digest}`;
     let slot = this.slots.get(slotKey);
     // A request holding an older record must not displace a newer version.
     if (slot && slot.version > record.version) return null;
@@ -242,11 +303,12 @@ export class FunctionsRuntime {
     for (const key of [...this.slots.keys()]) if (key.startsWith(`${projectRef}/`)) this.retire(key);
   }
 
-  private async run(projectRef: string, record: FunctionRecord, instance: Instance, request: Request): Promise<Response> {
+  private async run(projectRef: string, record: FunctionRecord, instance: Instance, invocation: Invocation): Promise<Invoked> {
     const invocationId = randomUUID();
     const startedAt = performance.now();
-    const url = new URL(request.url);
-    const abort = new AbortController();
+    const { method } = invocation;
+    const path = invocation.path.split('?', 1)[0]!;
+    let req: http.ClientRequest | null = null;
     let response: http.IncomingMessage | null = null;
     let stoppedBy: HearthError | null = null;
     let done = false;
@@ -257,14 +319,16 @@ export class FunctionsRuntime {
       clearTimeout(timer);
       this.active.delete(stop);
       this.log(projectRef, record.name, record.version, {
-        invocationId, level: status >= 500 ? 'error' : 'info', message: `${request.method} ${url.pathname} ${status}${code ? ` ${code}` : ''}`,
-      }, { method: request.method, path: url.pathname, status, code, durationMs: Math.round(performance.now() - startedAt) });
+        invocationId, level: status >= 500 ? 'error' : 'info', message: `${method} ${path} ${status}${code ? ` ${code}` : ''}`,
+      }, { method, path, status, code, durationMs: Math.round(performance.now() - startedAt) });
       if (--instance.inflight === 0) this.settle(instance);
     };
     // Ends the invocation from outside (time limit, shutdown), even if nobody reads the body.
     const stop = (error: HearthError) => {
       stoppedBy = error;
-      abort.abort(error);
+      // Still reading the start of the upload: a caller that stops sending must not hold the invocation.
+      if (!req) invocation.body?.destroy(error);
+      req?.destroy(error);
       response?.destroy(error);
       finish(error.status, error.code);
     };
@@ -277,51 +341,41 @@ export class FunctionsRuntime {
     this.active.add(stop);
 
     try {
-      response = await instance.forward(request, invocationId, abort.signal);
+      response = await instance.forward(invocation, invocationId, (r) => { req = r; });
     } catch (e) {
-      // A caller that went away mid-upload (its request's signal) is not a crash of the function.
-      const error = stoppedBy ?? (request.signal.aborted ? new HearthError(499, 'client_cancelled', 'The caller closed the connection before the request was sent.') : await this.failure(instance, e));
+      // A caller that went away mid-upload is not a crash of the function.
+      const error = stoppedBy ?? (invocation.callerGone() ? new HearthError(499, 'client_cancelled', 'The caller closed the connection before the request was sent.') : await this.failure(instance, e));
       finish(error.status, error.code);
       throw error;
     }
-    const failed = response.headers['x-hearth-error'];
+    const res = response;
+    const status = res.statusCode ?? 502;
+    const failed = res.headers['x-hearth-error'];
     if (typeof failed === 'string') {
-      response.resume();
+      res.resume();
       finish(500, failed);
       throw new HearthError(500, failed, failed === 'function_no_handler'
         ? 'The function has no handler: call Deno.serve(handler) or export default { fetch(req, env) }.'
         : 'The function threw an error; its logs have the details.');
     }
-    return this.toResponse(response, instance, finish, () => stoppedBy);
-  }
-
-  private toResponse(res: http.IncomingMessage, instance: Instance, finish: (status: number, code: string | null) => void, stoppedBy: () => HearthError | null): Response {
-    const status = res.statusCode ?? 502;
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined || name === 'connection' || name === 'keep-alive' || name === 'transfer-encoding') continue;
-      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-    }
+    const headers = res.headers;
+    delete headers.connection;
+    delete headers['keep-alive'];
+    delete headers['transfer-encoding'];
+    const failure = async (e: unknown) => stoppedBy ?? (await this.failure(instance, e));
     if (NULL_BODY.has(status)) {
       res.resume();
       finish(status, null);
-      return new Response(null, { status, headers });
+      return { status, headers, body: null, failure };
     }
-    const chunks = res[Symbol.asyncIterator]();
-    const body = new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        try {
-          const { value, done } = await chunks.next();
-          if (done) { controller.close(); finish(status, null); } else controller.enqueue(value as Uint8Array);
-        } catch (e) {
-          const error = stoppedBy() ?? (await this.failure(instance, e));
-          controller.error(error);
-          finish(status, error.code);
-        }
-      },
-      cancel: () => { res.destroy(); finish(status, 'client_cancelled'); },
+    res.once('end', () => finish(status, null));
+    res.once('close', () => {
+      if (done) return;
+      // Destroyed without an error: the consumer (the caller) went away.
+      if (!res.errored) return finish(status, 'client_cancelled');
+      void failure(res.errored).then((error) => finish(status, error.code));
     });
-    return new Response(body, { status, headers });
+    return { status, headers, body: res, failure };
   }
 
   /** Names why a forwarded request failed, once the process's fate is known. */

@@ -7,6 +7,7 @@
 import { authSettings } from '../auth/settings.ts';
 import { HearthError } from '../errors.ts';
 import { apiSettings } from '../rest/settings.ts';
+import { limitSettings } from './request-usage.ts';
 import { storageSettings } from '../storage/settings.ts';
 import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
@@ -16,6 +17,7 @@ import { announce } from './changes.ts';
 export const configAreas: Record<string, AreaSpec> = {
   api: apiSettings,
   auth: authSettings,
+  limits: limitSettings,
   storage: storageSettings,
   workflows: workflowSettings,
 };

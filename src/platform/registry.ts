@@ -33,7 +33,8 @@ export class ProjectRuntime {
     readonly row: ProjectRow,
     readonly jwks: { keys: PublicJwk[] },
     readonly verifyKeys: Map<string, Key>,
-    readonly loadedAt: number,
+    /** When the row and keys were last read or confirmed (the registry's TTL). */
+    public loadedAt: number,
   ) {
     this.id = row.id;
     this.ref = row.ref;
@@ -100,7 +101,15 @@ export class ProjectRegistry {
     if (entry) {
       const rt = await entry;
       if (!rt || Date.now() - rt.loadedAt < TTL_MS) return rt;
-      this.drop(ref);
+      // Past the TTL (the safety net for a missed announcement) the runtime is confirmed, not
+      // rebuilt: a rebuild would throw away the REST schema cache, its read plans and its LISTEN
+      // connection every 30 s under steady load. One request confirms; the others go on meanwhile.
+      rt.loadedAt = Date.now();
+      if (await this.unchanged(rt).catch(() => false)) {
+        rt.forgetSettings();
+        return rt;
+      }
+      if (this.byRef.get(ref) === entry) this.drop(ref);
     }
     entry = this.load(ref);
     this.byRef.set(ref, entry);
@@ -115,6 +124,15 @@ export class ProjectRegistry {
   async defaultProject(): Promise<ProjectRuntime | null> {
     if (!this.defaultRef) this.defaultRef = (await defaultProject(this.p.dbs.control))?.ref ?? null;
     return this.defaultRef ? this.byReference(this.defaultRef) : null;
+  }
+
+  /** Whether the project's row and signing keys are still what the runtime was built from. */
+  private async unchanged(rt: ProjectRuntime): Promise<boolean> {
+    const [row, kids] = await Promise.all([
+      findProject(this.p.dbs.control, rt.ref),
+      this.p.dbs.control`select kid from platform.signing_keys where project_id = ${rt.id} order by created_at`,
+    ]);
+    return row !== undefined && JSON.stringify(row) === JSON.stringify(rt.row) && kids.map((k) => k.kid).join() === [...rt.verifyKeys.keys()].join();
   }
 
   private async load(ref: string): Promise<ProjectRuntime | null> {

@@ -14,6 +14,7 @@ import {
 import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
 import { checkProjectName, createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
 import type { ProjectRegistry } from './registry.ts';
+import { usageOf } from './request-usage.ts';
 import { projectBaseUrl, serverUrl } from './urls.ts';
 
 declare module 'fastify' {
@@ -176,6 +177,12 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   app.get<{ Params: { ref: string } }>('/v1/projects/:ref/config/audit', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
     return configAudit(p.dbs.control, project.id);
+  });
+
+  app.get<{ Params: { ref: string } }>('/v1/projects/:ref/usage', async (request) => {
+    const { project } = await access.project(request, request.params.ref);
+    const { daily_request_quota } = await readSettings(p.dbs.control, project.id, 'limits');
+    return { daily_request_quota, days: await usageOf(p, project.id) };
   });
 
   app.get<{ Params: { ref: string; area: string } }>('/v1/projects/:ref/config/:area', async (request) => {

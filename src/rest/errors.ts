@@ -74,7 +74,9 @@ const GENERIC: Record<string, string> = {
   '23P01': 'The row conflicts with an existing row (exclusion constraint).',
   '25006': 'This request cannot write: GET and HEAD run read-only. Use POST.',
   '42501': 'Permission denied.',
+  '42803': 'With aggregate functions in select, order only by the plain columns selected with them: those are grouped by.',
   '42883': 'The function or operator does not exist for these argument types.',
+  '42P10': 'on_conflict must name the columns of a primary key or unique constraint.',
   '57014': 'The statement was cancelled: it ran longer than the 10 second statement timeout.',
 };
 const GENERIC_CLASS: Record<string, string> = {

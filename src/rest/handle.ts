@@ -11,7 +11,7 @@ import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
 import { type Caller, withRole, withRoleStatement } from '../db/with-role.ts';
 import { renderRestError } from './errors.ts';
-import { type MediaType, appliedHeader, chooseSchema, negotiate, parsePrefer, parseRange, type Preferences } from './headers.ts';
+import { type MediaType, appliedHeader, chooseSchema, negotiate, nullsStripped, parsePrefer, parseRange, type Preferences, wantsTimezone } from './headers.ts';
 import { ACCESSIBLE_SQL, accessibleFrom, buildOpenApi } from './openapi.ts';
 import { type ParsedQuery, parseQuery } from './parse.ts';
 import { type BodyFormat, type CountMode, type Plan, type RpcArgs, planRead, planRpc, planWrite, rootPage } from './plan.ts';
@@ -71,6 +71,25 @@ export async function handleRest(deps: RestDeps, req: RestRequest): Promise<Rest
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
+/** pg_timezone_names per database pool: the server's zone list, read once, on the first timezone preference. */
+const timezoneNames = new WeakMap<postgres.Sql, Promise<ReadonlySet<string>>>();
+
+function timezonesOf(sql: postgres.Sql): Promise<ReadonlySet<string>> {
+  let names = timezoneNames.get(sql);
+  if (!names) {
+    names = sql.unsafe('select name from pg_timezone_names').then((rows) => new Set(rows.map((r) => r.name as string)));
+    names.catch(() => timezoneNames.delete(sql)); // retry on the next request
+    timezoneNames.set(sql, names);
+  }
+  return names;
+}
+
+/** The Prefer header; a timezone preference is checked against the server's zone names. */
+async function preferences(deps: RestDeps, req: RestRequest): Promise<Preferences> {
+  const header = req.headers.prefer;
+  return wantsTimezone(header) ? parsePrefer(header, await timezonesOf(deps.sql)) : parsePrefer(header);
+}
+
 const queryParams = (req: RestRequest) => (typeof req.query === 'string' ? new URLSearchParams(req.query) : req.query);
 
 function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
@@ -122,6 +141,8 @@ interface RunOptions {
   /** Runs inside the transaction: throwing there rolls back. */
   check?: (o: Outcome) => void;
   rollback?: boolean;
+  /** Prefer: timezone: the transaction's TimeZone, set before the statement. */
+  timezone?: string | null;
 }
 
 /**
@@ -146,7 +167,7 @@ function outcomeOf(rows: postgres.RowList<postgres.Row[]>): Outcome {
 
 async function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOptions): Promise<Outcome & { planned: number | null }> {
   const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: opts.readOnly };
-  if (!opts.explain && !opts.check && !opts.rollback) {
+  if (!opts.explain && !opts.check && !opts.rollback && !opts.timezone) {
     // Nothing to decide between the statement and COMMIT: all of it in one round trip.
     const rows = await withRoleStatement(deps.sql, deps.caller, plan.statement.text, plan.statement.values, request);
     return { ...outcomeOf(rows), planned: null };
@@ -155,10 +176,12 @@ async function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, op
     deps.sql,
     deps.caller,
     async (tx) => {
+      // Pipelined ahead of the statement, so timestamps are read and written in that zone.
+      const zone = opts.timezone ? tx.unsafe(`select set_config('timezone', $1, true)`, [opts.timezone]).execute() : null;
       const main = tx.unsafe(plan.statement.text, plan.statement.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute();
       const explain = opts.explain && plan.source ? tx.unsafe(`EXPLAIN (FORMAT JSON) ${plan.source.text}`, plan.source.values as postgres.ParameterOrJSON<never>[]).execute() : null;
       // One await for all: a failure in any is reported, none is left unhandled.
-      const [rows, explained] = await Promise.all([main, explain]);
+      const [rows, explained] = await Promise.all([main, explain, zone]);
       const outcome = outcomeOf(rows as postgres.RowList<postgres.Row[]>);
       opts.check?.(outcome);
       const planned = explained ? Number((explained as postgres.Row[])[0]['QUERY PLAN'][0].Plan['Plan Rows']) : null;
@@ -177,9 +200,9 @@ function maxAffected(prefs: Preferences): number | null {
 
 const maxAffectedError = (n: number) => new HearthError(400, 'PGRST124', 'Query result exceeds max-affected preference constraint', `The query affects ${n} rows`, null);
 
-/** Preferences every request honours when given: tx, handling, and max-affected where it applied. */
+/** Preferences every request honours when given: tx, handling, timezone, and max-affected where it applied. */
 function common(prefs: Preferences, max: number | null): Partial<Preferences> {
-  return { tx: prefs.tx, handling: prefs.handling, 'max-affected': max };
+  return { tx: prefs.tx, handling: prefs.handling, timezone: prefs.timezone, 'max-affected': max };
 }
 
 const singularError = (n: number) =>
@@ -204,8 +227,9 @@ function resolveTotal(prefs: Preferences, o: { total: number | null; planned: nu
   return o.total;
 }
 
-function bodyFormat(media: MediaType): BodyFormat {
-  return media === 'csv' ? 'csv' : 'json';
+function bodyFormat(media: MediaType, accept: string | undefined): BodyFormat {
+  if (media === 'csv') return 'csv';
+  return nullsStripped(accept) ? 'json-stripped' : 'json';
 }
 
 /** CSV header from the plan's keys; keys holding separators or quotes are quoted. */
@@ -248,12 +272,12 @@ function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, of
   return { status, headers, body: req.method === 'HEAD' ? null : body };
 }
 
-function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
+async function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
   const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
-  const prefs = parsePrefer(req.headers.prefer);
+  const prefs = await preferences(deps, req);
   const parsed = parseQuery(queryParams(req));
   const { limit, offset } = page(parsed, req.headers.range);
-  const plan = planRead(deps.cache, rel, parsed, { count: countMode(prefs), format: bodyFormat(media), limit, offset });
+  const plan = planRead(deps.cache, rel, parsed, { count: countMode(prefs), format: bodyFormat(media, req.headers.accept), limit, offset });
   const planned: ReadPlan = { media, prefs, offset, plan };
   rememberRead(deps.cache, req, planned);
   return runRead(deps, req, planned);
@@ -261,7 +285,7 @@ function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResp
 
 async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<RestResponse> {
   const { prefs } = r;
-  const o = await run(deps, req, r.plan, { readOnly: true, explain: prefs.count === 'planned' || prefs.count === 'estimated', rollback: prefs.tx === 'rollback' });
+  const o = await run(deps, req, r.plan, { readOnly: true, explain: prefs.count === 'planned' || prefs.count === 'estimated', rollback: prefs.tx === 'rollback', timezone: prefs.timezone });
   return readResponse(req, r.media, prefs, r.offset, r.plan, o, { count: prefs.count, ...common(prefs, null) });
 }
 
@@ -274,6 +298,11 @@ function jsonBody(req: RestRequest): unknown {
   if (type === 'text/csv') {
     if (typeof req.body !== 'string') throw new HearthError(400, 'PGRST102', 'Invalid CSV body', 'Send the CSV text as the request body.');
     return parseCsv(req.body);
+  }
+  if (type === 'application/x-www-form-urlencoded') {
+    // One row (or one set of RPC arguments) of text values, as PostgREST reads forms.
+    if (typeof req.body !== 'string') throw invalidBody('Send the form as the request body.');
+    return Object.fromEntries(new URLSearchParams(req.body));
   }
   if (typeof req.body !== 'string') {
     if (req.body === undefined || req.body === null) throw invalidBody('The request has no body.');
@@ -339,10 +368,10 @@ const putMismatch = () =>
 
 async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
   const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
-  const prefs = parsePrefer(req.headers.prefer);
+  const prefs = await preferences(deps, req);
   const parsed = parseQuery(queryParams(req));
   const returning = prefs.return ?? 'minimal';
-  const format = bodyFormat(media);
+  const format = bodyFormat(media, req.headers.accept);
   // max-affected counts the rows a PATCH or DELETE touches (PostgREST).
   const max = req.method === 'PATCH' || req.method === 'DELETE' ? maxAffected(prefs) : null;
   const applied: Partial<Preferences> = { return: prefs.return, count: prefs.count === 'exact' ? 'exact' : null, ...common(prefs, max) };
@@ -389,12 +418,14 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
     readOnly: false,
     explain: false,
     rollback: prefs.tx === 'rollback',
-    // Each check fails the request and rolls the write back (PostgREST).
-    check: (x) => {
+    timezone: prefs.timezone,
+    // Each check fails the request and rolls the write back (PostgREST). A write
+    // with nothing to check commits in the same round trip as the statement.
+    check: expectOne || max !== null || media === 'object' ? (x) => {
       if (expectOne && x.pageTotal !== 1) throw putMismatch();
       if (max !== null && x.pageTotal > max) throw maxAffectedError(x.pageTotal);
       if (media === 'object' && x.pageTotal !== 1) throw singularError(x.pageTotal);
-    },
+    } : undefined,
   });
 
   const headers: Record<string, string> = {};
@@ -461,7 +492,7 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
     throw new HearthError(405, 'PGRST101', 'For functions, only GET, HEAD and POST verbs are allowed');
   }
   const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
-  const prefs = parsePrefer(req.headers.prefer);
+  const prefs = await preferences(deps, req);
   const argNames = new Set(fns.flatMap((f) => f.args.map((a) => a.name)).filter((n) => n));
   const parsed = parseQuery(queryParams(req), isRead(req.method) ? argNames : new Set());
   const wholeBody = !isRead(req.method) && prefs.params === 'single-object';
@@ -491,12 +522,13 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   }
 
   const { limit, offset } = page(parsed, req.headers.range);
-  const plan = planRpc(deps.cache, fn, args, parsed, { count: countMode(prefs), format: bodyFormat(media), limit, offset });
+  const plan = planRpc(deps.cache, fn, args, parsed, { count: countMode(prefs), format: bodyFormat(media, req.headers.accept), limit, offset });
   const readOnly = isRead(req.method) || fn.volatility !== 'volatile';
   const o = await run(deps, req, plan, {
     readOnly,
     explain: prefs.count === 'planned' || prefs.count === 'estimated',
     rollback: prefs.tx === 'rollback',
+    timezone: prefs.timezone,
     check: max === null ? undefined : (x) => {
       if (x.pageTotal > max) throw maxAffectedError(x.pageTotal);
     },

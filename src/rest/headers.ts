@@ -18,11 +18,13 @@ export interface Preferences {
   params: 'single-object' | null;
   /** With handling=strict: the most rows a PATCH, DELETE or RPC may affect. */
   'max-affected': number | null;
+  /** The session TimeZone for the request: one of pg_timezone_names. */
+  timezone: string | null;
 }
 
 type Key = keyof Preferences;
 
-const ALLOWED: { [K in Exclude<Key, 'max-affected'>]: readonly string[] } = {
+const ALLOWED: { [K in Exclude<Key, 'max-affected' | 'timezone'>]: readonly string[] } = {
   return: ['representation', 'minimal', 'headers-only'],
   count: ['exact', 'planned', 'estimated'],
   resolution: ['merge-duplicates', 'ignore-duplicates'],
@@ -32,9 +34,13 @@ const ALLOWED: { [K in Exclude<Key, 'max-affected'>]: readonly string[] } = {
   params: ['single-object'],
 };
 
-const NONE: Preferences = { return: null, count: null, resolution: null, missing: null, handling: null, tx: null, params: null, 'max-affected': null };
+const NONE: Preferences = { return: null, count: null, resolution: null, missing: null, handling: null, tx: null, params: null, 'max-affected': null, timezone: null };
 
-export function parsePrefer(header: string | undefined): Preferences {
+/** Whether the header asks for a timezone: only then are the server's zone names needed. */
+export const wantsTimezone = (header: string | undefined) => !!header && /(^|,)\s*timezone=/.test(header);
+
+/** `timezones`: the server's pg_timezone_names, when wantsTimezone(header); a zone not in it is an invalid preference. */
+export function parsePrefer(header: string | undefined, timezones: ReadonlySet<string> = new Set()): Preferences {
   if (!header) return NONE;
   const prefs: Preferences = { ...NONE };
   const invalid: string[] = [];
@@ -46,6 +52,7 @@ export function parsePrefer(header: string | undefined): Preferences {
     const value = eq < 0 ? undefined : token.slice(eq + 1).trim();
     let parsed: string | number | null = null;
     if (value !== undefined && key === 'max-affected') parsed = /^\d{1,9}$/.test(value) ? Number(value) : null;
+    else if (value !== undefined && key === 'timezone') parsed = timezones.has(value) ? value : null;
     else if (value !== undefined && Object.hasOwn(ALLOWED, key) && ALLOWED[key as keyof typeof ALLOWED].includes(value)) parsed = value;
     if (parsed === null) {
       invalid.push(token);
@@ -60,7 +67,7 @@ export function parsePrefer(header: string | undefined): Preferences {
   return prefs;
 }
 
-const APPLIED_ORDER: readonly Key[] = ['resolution', 'missing', 'return', 'params', 'count', 'tx', 'handling', 'max-affected'];
+const APPLIED_ORDER: readonly Key[] = ['resolution', 'missing', 'return', 'params', 'count', 'tx', 'handling', 'timezone', 'max-affected'];
 
 /** Preference-Applied, in PostgREST's order; only what this request honoured. */
 export function appliedHeader(applied: Partial<Preferences>): string | null {
@@ -80,6 +87,8 @@ const MEDIA: Record<string, MediaType> = {
   '*/*': 'json',
   'application/vnd.pgrst.object+json': 'object',
   'application/vnd.pgrst.object': 'object',
+  'application/vnd.pgrst.array+json': 'json',
+  'application/vnd.pgrst.array': 'json',
   'text/csv': 'csv',
   'application/openapi+json': 'openapi',
 };
@@ -93,6 +102,14 @@ export function negotiate(accept: string | undefined, allowed: readonly MediaTyp
     if (type === 'json' && allowed.includes('openapi')) return 'openapi';
   }
   throw new HearthError(406, 'PGRST107', `None of these media types are available: ${accept}`, null, `Accept one of: ${allowed.map(mediaName).join(', ')}.`);
+}
+
+/** `;nulls=stripped` on a JSON media type (supabase-js stripNulls()): rows leave out null fields. */
+export function nullsStripped(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((part) => {
+    const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    return /^application\/vnd\.pgrst\.(array|object)(\+json)?$/.test(type) && params.includes('nulls=stripped');
+  });
 }
 
 export const mediaName = (m: MediaType) =>

@@ -15,7 +15,7 @@ export interface Field {
   json: JsonStep[];
 }
 
-export type SelectItem = StarItem | ColumnItem | EmbedItem;
+export type SelectItem = StarItem | ColumnItem | AggregateItem | EmbedItem;
 export interface StarItem {
   type: 'star';
 }
@@ -23,6 +23,19 @@ export interface ColumnItem {
   type: 'column';
   field: Field;
   alias: string | null;
+  cast: string | null;
+}
+export const AGGREGATES = ['count', 'sum', 'avg', 'max', 'min'] as const;
+export type AggregateFn = (typeof AGGREGATES)[number];
+/** `col.sum()`, `col::numeric.avg()::int`, `count()` (field null: every row). */
+export interface AggregateItem {
+  type: 'aggregate';
+  fn: AggregateFn;
+  field: Field | null;
+  /** Cast of the value going in. */
+  inputCast: string | null;
+  alias: string | null;
+  /** Cast of the aggregate's result. */
   cast: string | null;
 }
 export interface EmbedItem {
@@ -226,16 +239,27 @@ function readSelectItem(c: Cursor, depth: number): SelectItem {
     if (c.peek('...')) throw c.fail('a spread takes no alias; alias its columns instead');
     name = readName(c, 'expected a column or an embed after the alias');
   }
+  // count() counts rows, as in PostgREST, even where a relation is named count.
+  if (name === 'count' && c.eat('()')) return { type: 'aggregate', fn: 'count', field: null, inputCast: null, alias, cast: readCast(c) };
   if (c.peek('!') || c.peek('(')) return readEmbed(c, name, alias, false, depth);
   const field: Field = { name, json: readJsonPath(c) };
-  let cast: string | null = null;
-  if (c.eat('::')) {
-    const m = CAST.exec(c.src.slice(c.pos));
-    if (!m) throw c.fail('expected a type name (letters, digits, _ and an optional []) after "::"');
-    cast = m[0];
-    c.pos += cast.length;
+  const cast = readCast(c);
+  if (c.eat('.')) {
+    const m = /^([a-z]+)\(\)/.exec(c.src.slice(c.pos));
+    if (!m || !(AGGREGATES as readonly string[]).includes(m[1])) throw c.fail(`expected an aggregate function: ${AGGREGATES.map((a) => `${a}()`).join(', ')}`);
+    c.pos += m[0].length;
+    return { type: 'aggregate', fn: m[1] as AggregateFn, field, inputCast: cast, alias, cast: readCast(c) };
   }
   return { type: 'column', field, alias, cast };
+}
+
+/** An optional `::type` (letters, digits, _ and an optional []). */
+function readCast(c: Cursor): string | null {
+  if (!c.eat('::')) return null;
+  const m = CAST.exec(c.src.slice(c.pos));
+  if (!m) throw c.fail('expected a type name (letters, digits, _ and an optional []) after "::"');
+  c.pos += m[0].length;
+  return m[0];
 }
 
 function readEmbed(c: Cursor, relation: string, alias: string | null, spread: boolean, depth: number): EmbedItem {

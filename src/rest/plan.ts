@@ -12,6 +12,7 @@
  */
 import { HearthError } from '../errors.ts';
 import {
+  type AggregateItem,
   BINARY_OPERATORS,
   DEFAULT_LIMIT,
   FTS_OPERATORS,
@@ -33,8 +34,8 @@ export interface Statement {
   values: unknown[];
 }
 
-/** How the body column is built: rows as JSON or CSV, bare values of a column, or none. */
-export type BodyFormat = 'json' | 'csv' | 'none';
+/** How the body column is built: rows as JSON (json-stripped: without null fields) or CSV, bare values of a column, or none. */
+export type BodyFormat = 'json' | 'json-stripped' | 'csv' | 'none';
 /** exact: count(*) of every matching row; capped: count up to MAX_LIMIT + 1 (for count=estimated). */
 export type CountMode = 'exact' | 'capped' | null;
 
@@ -238,6 +239,34 @@ interface Emitted {
   filterJoins: string[];
   where: string[];
   orderBy: string[];
+  /** Set when the select has aggregates: the other output expressions, grouped by. */
+  groupBy: string[] | null;
+}
+
+/** ` GROUP BY ...` of an aggregating node; none for plain rows or aggregates alone. */
+const groupBySql = (em: Emitted) => (em.groupBy?.length ? ` GROUP BY ${em.groupBy.join(', ')}` : '');
+
+/**
+ * The aggregate an item asks for: `col.sum()`, `count()`, or PostgREST's
+ * legacy bare `count` (as in `comments(count)`) on a relation without a
+ * column of that name.
+ */
+function aggregateOf(node: Node, item: SelectItem): AggregateItem | null {
+  if (item.type === 'aggregate') return item;
+  if (item.type === 'column' && item.field.name === 'count' && !item.field.json.length && !node.rel.columnMap.has('count')) {
+    return { type: 'aggregate', fn: 'count', field: null, inputCast: null, alias: item.alias, cast: item.cast };
+  }
+  return null;
+}
+
+function aggregateSql(ctx: Context, node: Node, a: AggregateItem): string {
+  let input = '*';
+  if (a.field) {
+    const expr = fieldExpr(ctx, node, a.field);
+    input = a.inputCast ? `(${expr})::${a.inputCast}` : expr;
+  }
+  const sql = `${a.fn}(${input})`;
+  return a.cast ? `(${sql})::${a.cast}` : sql;
 }
 
 function orderSql(term: OrderTerm, expr: string): string {
@@ -248,7 +277,9 @@ function orderSql(term: OrderTerm, expr: string): string {
 }
 
 function emitNode(ctx: Context, node: Node): Emitted {
-  const out: Emitted = { columns: [], keys: [], joins: [], filterJoins: [], where: [], orderBy: [] };
+  const aggregated = node.items.some((item) => aggregateOf(node, item));
+  const out: Emitted = { columns: [], keys: [], joins: [], filterJoins: [], where: [], orderBy: [], groupBy: aggregated ? [] : null };
+  const grouped = (expr: string) => out.groupBy?.push(expr);
 
   // order=rel(col): the to-one embed carries the column out of its lateral.
   const relatedOrder = (node.options.order ?? []).map((term) => {
@@ -261,7 +292,10 @@ function emitNode(ctx: Context, node: Node): Emitted {
       throw new HearthError(400, 'PGRST118', `A related order on '${term.relation}' is not possible`, `'${node.rel.name}' and '${term.relation}' do not form a many-to-one or one-to-one relationship, or '${term.relation}' is a spread`);
     }
     embed.orderFields.push(term.field);
-    return `${embed.lateral}."_hearth_o${embed.orderFields.length - 1}"`;
+    const expr = `${embed.lateral}."_hearth_o${embed.orderFields.length - 1}"`;
+    // Grouped rows can be ordered by the to-one embed they are grouped on.
+    grouped(expr);
+    return expr;
   });
 
   const filtering = new Set<Embed>();
@@ -274,23 +308,36 @@ function emitNode(ctx: Context, node: Node): Emitted {
   }
 
   for (const item of node.items) {
-    if (item.type === 'star') {
+    const aggregate = aggregateOf(node, item);
+    if (aggregate) {
+      const key = aggregate.alias ?? aggregate.fn;
+      out.columns.push(`${aggregateSql(ctx, node, aggregate)} AS ${ident(key)}`);
+      out.keys.push(key);
+    } else if (item.type === 'star') {
       for (const col of node.rel.columns) {
         out.columns.push(`${node.alias}.${ident(col.name)} AS ${ident(col.name)}`);
         out.keys.push(col.name);
+        grouped(`${node.alias}.${ident(col.name)}`);
       }
     } else if (item.type === 'column') {
       const expr = fieldExpr(ctx, node, item.field);
       const key = columnKey(item.field, item.alias);
       out.columns.push(`${item.cast ? `(${expr})::${item.cast}` : expr} AS ${ident(key)}`);
       out.keys.push(key);
-    } else {
+      grouped(expr);
+    } else if (item.type === 'embed') {
       const embed = node.embeds.get(item)!;
       if (item.spread) {
         for (const key of embed.spreadKeys) {
           out.columns.push(`${embed.lateral}.${ident(key)} AS ${ident(key)}`);
           out.keys.push(key);
+          grouped(`${embed.lateral}.${ident(key)}`);
         }
+      } else if (item.select.length && aggregated) {
+        // json has no equality operator: an embed groups by its text.
+        out.columns.push(`(${embed.lateral}.body::text)::json AS ${ident(embed.key)}`);
+        out.keys.push(embed.key);
+        grouped(`${embed.lateral}.body::text`);
       } else if (item.select.length) {
         out.columns.push(`${embed.lateral}.body AS ${ident(embed.key)}`);
         out.keys.push(embed.key);
@@ -311,6 +358,15 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   if (item.spread && item.select.some((s) => s.type === 'star')) {
     throw new HearthError(400, 'PGRST100', `failed to parse select parameter (...${item.relation}(*))`, '"*" does not expand inside a spread; name the columns to merge.');
   }
+  if ((item.spread || r.toOne) && child.items.some((i) => aggregateOf(child, i))) {
+    throw new HearthError(
+      400,
+      'PGRST127',
+      `Aggregate functions inside the ${item.spread ? 'spread' : 'to-one embed'} '${embed.key}' are not supported`,
+      null,
+      'Aggregate at the top level or inside a to-many embed, such as select=*,comments(count()).',
+    );
+  }
   const em = emitNode(ctx, child);
   const on = r.targetColumns.map((col, i) => `${child.alias}.${ident(col)} = ${parent.alias}.${ident(r.parentColumns[i])}`);
   const from = [`${qualified(child.rel)} AS ${child.alias}`, ...em.joins].join(' ');
@@ -329,7 +385,7 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
     const { limit, offset } = child.options;
     const page = (limit !== null ? ` LIMIT ${ctx.param(Math.min(limit, MAX_LIMIT))}` : '') + (offset !== null ? ` OFFSET ${ctx.param(offset)}` : '');
     sql =
-      `SELECT coalesce(json_agg(_hearth_r), '[]') AS body, count(*) AS n FROM (SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}${order}${page}) _hearth_r` +
+      `SELECT coalesce(json_agg(_hearth_r), '[]') AS body, count(*) AS n FROM (SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}${groupBySql(em)}${order}${page}) _hearth_r` +
       (inner ? ' HAVING count(*) > 0' : '');
   }
   return { join: `${inner ? 'INNER' : 'LEFT'} JOIN LATERAL (${sql}) AS ${embed.lateral} ON TRUE`, inner };
@@ -344,6 +400,7 @@ function bodySql(format: BodyFormat, scalarColumn: string | null): string {
     return `coalesce(string_agg(substr(_hearth_t::text, 2, length(_hearth_t::text) - 2), E'\\n'), '')`;
   }
   if (scalarColumn) return `coalesce(json_agg(_hearth_t.${ident(scalarColumn)}), '[]')::text`;
+  if (format === 'json-stripped') return `coalesce(json_agg(json_strip_nulls(to_json(_hearth_t))), '[]')::text`;
   return `coalesce(json_agg(_hearth_t), '[]')::text`;
 }
 
@@ -363,18 +420,21 @@ function readStatement(ctx: Context, root: Node, shape: ReadShape): Plan {
   ctx.checkAllOptionsUsed();
   const where = em.where.length ? ` WHERE ${em.where.join(' AND ')}` : '';
   const order = em.orderBy.length ? ` ORDER BY ${em.orderBy.join(', ')}` : '';
-  const source = `SELECT ${em.columns.join(', ')} FROM ${[shape.from, ...em.joins].join(' ')}${where}${order}`;
+  const source = `SELECT ${em.columns.join(', ')} FROM ${[shape.from, ...em.joins].join(' ')}${where}${groupBySql(em)}${order}`;
   // Parameters so far are all the source needs; limit and offset come last.
   const sourceStatement = { text: source, values: [...ctx.values] };
-  const counted = `SELECT 1 FROM ${[shape.from, ...em.filterJoins].join(' ')}${where}`;
+  // With aggregates the rows are the groups: count those.
+  const counted = em.groupBy ? source : `SELECT 1 FROM ${[shape.from, ...em.filterJoins].join(' ')}${where}`;
   const total =
     shape.count === 'exact'
       ? `(SELECT count(*) FROM (${counted}) _hearth_c)`
       : shape.count === 'capped'
         ? `(SELECT count(*) FROM (${counted} LIMIT ${MAX_LIMIT + 1}) _hearth_c)`
         : 'NULL::bigint';
+  // A select that reshapes a SETOF-scalar function's rows (count() ...) answers objects.
+  const scalar = shape.scalarColumn && em.keys.length === 1 && em.keys[0] === shape.scalarColumn ? shape.scalarColumn : null;
   const text =
-    `SELECT ${total} AS total, count(*) AS page_total, ${bodySql(shape.format, shape.scalarColumn ?? null)} AS body ` +
+    `SELECT ${total} AS total, count(*) AS page_total, ${bodySql(shape.format, scalar)} AS body ` +
     `FROM (${source} LIMIT ${ctx.param(shape.limit)} OFFSET ${ctx.param(shape.offset)}) _hearth_t`;
   return { statement: { text, values: ctx.values }, keys: em.keys, source: sourceStatement };
 }
@@ -502,7 +562,7 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
   // The filters already chose the rows (in the write); the rows are shaped only.
   const em = emitNode(ctx, { ...root, options: NO_OPTIONS });
   ctx.checkAllOptionsUsed();
-  const rows = `SELECT ${em.columns.join(', ')} FROM ${['hearth_source AS ' + root.alias, ...em.joins].join(' ')}`;
+  const rows = `SELECT ${em.columns.join(', ')} FROM ${['hearth_source AS ' + root.alias, ...em.joins].join(' ')}${groupBySql(em)}`;
   const text = `WITH hearth_source AS (${write} RETURNING ${root.alias}.*) SELECT NULL::bigint AS total, count(*) AS page_total, ${bodySql(options.format, null)} AS body FROM (${rows}) _hearth_t`;
   return { statement: { text, values: ctx.values }, keys: em.keys, source: null };
 }
@@ -582,6 +642,6 @@ export function planRpc(cache: SchemaCache, fn: RestFunction, args: RpcArgs, par
   const root = resolveNode(ctx, rel, parsed.select, '');
   const scalar = fn.returns === 'scalar';
   const item = scalar ? `${call} AS ${root.alias}(${ident(fn.name)})` : `${call} AS ${root.alias}`;
-  const plan = readStatement(ctx, root, { from: from(item), ...options, scalarColumn: scalar && options.format === 'json' ? fn.name : null });
+  const plan = readStatement(ctx, root, { from: from(item), ...options, scalarColumn: scalar && options.format !== 'csv' ? fn.name : null });
   return { ...plan, shape: fn.returnsSet ? 'set' : 'single' };
 }

@@ -9,6 +9,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import type { Settings } from '../platform/settings-schema.ts';
+import { HearthError } from '../errors.ts';
+import { sendError } from '../server/envelopes.ts';
 import { handleRest } from './handle.ts';
 import { createSchemaCacheStore, type SchemaCache, type SchemaCacheStore } from './schema-cache.ts';
 
@@ -43,9 +45,27 @@ function schemaCache(project: ProjectRuntime): SchemaCache | Promise<SchemaCache
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'PUT'];
 
+/**
+ * A refused access token as PostgREST 12 answers it: 401 PGRST301, "JWT
+ * expired" for an expired one, and a WWW-Authenticate challenge. Clients
+ * branch on that code and message to refresh the session.
+ */
+function asPostgrestJwtError(err: unknown): { error: unknown; challenge: string | null } {
+  if (!(err instanceof HearthError) || err.code !== 'bad_jwt') return { error: err, challenge: null };
+  // The data plane's only wording for an expired token says "expired".
+  const message = /expired/i.test(err.message) ? 'JWT expired' : err.message;
+  return { error: new HearthError(401, 'PGRST301', message), challenge: `Bearer error="invalid_token", error_description=${JSON.stringify(message)}` };
+}
+
 export async function restRoutes(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  // Also sees the data plane's credential check, which runs in this scope's onRequest.
+  app.setErrorHandler((err, request, reply) => {
+    const { error, challenge } = asPostgrestJwtError(err);
+    if (challenge) reply.header('www-authenticate', challenge);
+    return sendError(request, reply, error);
+  });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const { project, auth } = request.hearth;

@@ -7,6 +7,7 @@ import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { managementRoutes } from '../platform/routes.ts';
+import { cors } from './cors.ts';
 import { dataPlane, rewriteProjectUrl } from './data-plane.ts';
 import { areaOf, envelope, sendError } from './envelopes.ts';
 import { jwksRoutes } from '../auth/jwks.ts';
@@ -32,6 +33,18 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
     rewriteUrl: rewriteProjectUrl(p.config.projectDomain),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // A malformed URL (bad percent-encoding) is answered in the area's envelope too.
+    frameworkErrors: (err, request, reply) => sendError(request, reply, err),
+  });
+
+  // A bodyless POST or DELETE that still says `Content-Type: application/json`
+  // (generic HTTP helpers do this, e.g. for a run cancel) has no body, like one
+  // without the header, rather than being 400 "empty JSON". Areas may override.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).trim() === '') done(null, undefined);
+    else json(request, body as string, done);
   });
 
   app.decorateRequest('account', null);
@@ -54,6 +67,8 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   });
 
   await app.register(managementRoutes, { p, registry });
+  // Before the data plane's credential check: preflights carry no key.
+  await app.register(cors);
   await app.register(dataPlane, { p, registry });
   await app.register(jwksRoutes);
   await app.register(workflowRoutes, { p, registry });

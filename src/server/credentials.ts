@@ -93,6 +93,24 @@ export async function authenticate(
     return { caller: { role, claims: claims as Record<string, unknown> }, keyType, user: claims };
   }
   if (!keyType) return null;
-  const role: DbRole = keyType === 'secret' ? 'service_role' : 'anon';
-  return { caller: { role, claims: { role, iss: 'hearth', ref: project.ref } }, keyType, user: null };
+  return keyAuth(project, keyType);
+}
+
+/**
+ * A key's caller is the same on every request of its project: one frozen
+ * object per project and key type, so its claims are serialised once
+ * (with-role.ts caches the JSON by claims object) instead of per request.
+ */
+const keyAuths = new WeakMap<ProjectRuntime, Partial<Record<'publishable' | 'secret', DataPlaneAuth>>>();
+
+function keyAuth(project: ProjectRuntime, keyType: 'publishable' | 'secret'): DataPlaneAuth {
+  let byType = keyAuths.get(project);
+  if (!byType) keyAuths.set(project, (byType = {}));
+  let auth = byType[keyType];
+  if (!auth) {
+    const role: DbRole = keyType === 'secret' ? 'service_role' : 'anon';
+    const claims = Object.freeze({ role, iss: 'hearth', ref: project.ref });
+    auth = byType[keyType] = Object.freeze({ caller: Object.freeze({ role, claims }), keyType, user: null });
+  }
+  return auth;
 }

@@ -11,6 +11,7 @@ import fp from 'fastify-plugin';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
+import { RequestUsage } from '../platform/request-usage.ts';
 import { authenticate, type DataPlaneAuth } from './credentials.ts';
 
 export interface DataPlaneContext {
@@ -25,6 +26,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     public?: boolean;
+    /** Public, and whatever credentials the request carries are not even looked at. */
+    ignoreCredentials?: boolean;
   }
 }
 
@@ -59,13 +62,22 @@ async function resolveProject(registry: ProjectRegistry, request: FastifyRequest
 
 export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) => {
   app.decorateRequest('hearth', null as unknown as DataPlaneContext);
-  app.addHook('onRequest', async (request) => {
+  const usage = new RequestUsage(opts.p);
+  app.addHook('onClose', () => usage.close());
+  app.addHook('onRequest', async (request, reply) => {
     if (!PREFIXES.some((prefix) => request.url === prefix || request.url.startsWith(prefix + '/') || request.url.startsWith(prefix + '?'))) return;
     const project = await resolveProject(opts.registry, request);
-    const auth = await authenticate(opts.registry, project, request.headers as { apikey?: string; authorization?: string }, opts.p.clock);
-    if (!auth && !request.routeOptions.config?.public) {
+    const config = request.routeOptions.config;
+    // A route whose permission is in its URL takes no credentials: stale ones (an expired
+    // session's token that storage-js still sends with uploadToSignedUrl) cannot refuse it.
+    const auth = config?.ignoreCredentials
+      ? null
+      : await authenticate(opts.registry, project, request.headers as { apikey?: string; authorization?: string }, opts.p.clock);
+    if (!auth && !config?.public && !config?.ignoreCredentials) {
       throw new HearthError(401, 'no_api_key', 'No API key found in the request: send the project key in the apikey header or as Authorization: Bearer.');
     }
+    // Counted once it is known to be the project's own traffic (daily request quota).
+    await usage.admit(project, (seconds) => reply.header('retry-after', String(seconds)));
     request.hearth = { project, auth };
   });
 });

@@ -5,7 +5,11 @@
  *   so supabase-js shows the message and code;
  * - /storage/v1: `{error: {code, message}}`, plus storage-api's `statusCode`
  *   and `message` so storage-js does the same;
- * - everything else (management): `{error: {code, message}}`.
+ * - management (/v1 and the rest): `{error: {code, message}}`, with the same
+ *   code and message repeated at the top level, since SPEC 2.16 describes
+ *   management errors only as "a status plus a code" and Supabase's
+ *   Management API puts `message` there;
+ * - /functions/v1: `{error: {code, message}}`.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.ts';
@@ -28,6 +32,8 @@ export function envelope(area: Area, e: HearthError): unknown {
       return { error: { code: e.code, message: e.message }, code: e.status, error_code: e.code, msg: e.message };
     case 'storage':
       return { error: { code: e.code, message: e.message }, statusCode: String(e.status), message: e.message };
+    case 'management':
+      return { error: { code: e.code, message: e.message }, code: e.code, message: e.message };
     default:
       return { error: { code: e.code, message: e.message } };
   }

@@ -9,6 +9,7 @@ import { startWorkflowWorkers } from '../workflows/worker.ts';
 import { startCronScheduler } from '../cron/scheduler.ts';
 import { startAuthMaintenance } from '../auth/maintenance.ts';
 import { pruneFunctionLogs } from '../functions/db-store.ts';
+import { pruneUsage } from '../platform/request-usage.ts';
 
 export interface Worker {
   stop(): Promise<void>;
@@ -43,6 +44,7 @@ export function startWorkers(p: Platform, registry: ProjectRegistry): Worker[] {
     startWorkflowWorkers(p, registry),
     startAuthMaintenance(p, registry),
     every(p, 'function log retention', 3600_000, async () => void (await pruneFunctionLogs(p))),
+    every(p, 'request usage retention', 3600_000, () => pruneUsage(p)),
     every(p, 'expired management sessions cleanup', 3600_000, async () => {
       await p.dbs.control`delete from platform.sessions where expires_at < ${p.clock.now()}`;
     }),

@@ -66,7 +66,7 @@ export async function copyObject(s: StorageContext, project: ProjectRuntime, c: 
     size: source.size,
     contentType: source.content_type,
     cacheControl: source.cache_control,
-    sha256: source.sha256,
+    contentHash: source.content_hash,
     metadata: source.metadata,
   };
   try {

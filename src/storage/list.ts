@@ -52,7 +52,7 @@ export async function listObjects(tx: postgres.TransactionSql, bucket: string, o
        select rest, id, created_at, updated_at, 1, id::text from matched where strpos(rest, '/') = 0
      )
      select e.child, e.kind, m.id, m.bucket, m.name, m.owner_sub, m.version, m.size::int as size, m.content_type,
-            m.cache_control, m.sha256, m.metadata, m.created_at, m.updated_at
+            m.cache_control, m.content_hash, m.metadata, m.created_at, m.updated_at
      from entries e left join matched m on m.id = e.id
      order by e.kind, ${o.column === 'child' ? 'e.child' : `e.${o.column}`} ${o.order}, e.child
      limit $4 offset $5`,

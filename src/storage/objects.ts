@@ -17,7 +17,7 @@ export interface ObjectRow {
   size: number;
   content_type: string;
   cache_control: string;
-  sha256: string;
+  content_hash: string;
   metadata: Record<string, unknown>;
   created_at: Date;
   updated_at: Date;
@@ -32,13 +32,17 @@ export interface NewObject {
   size: number;
   contentType: string;
   cacheControl: string;
-  sha256: string;
+  /** `<algorithm>:<hex>`: blake3 for what Hearth hashes now, sha256 on rows from before migration 031. */
+  contentHash: string;
   metadata: Record<string, unknown>;
 }
 
+/** The hash's hex digits, quoted: the algorithm is ours to change, not the client's to parse. */
+export const etagOf = (o: ObjectRow) => `"${o.content_hash.slice(o.content_hash.indexOf(':') + 1)}"`;
+
 export const objectNotFound = () => new HearthError(404, 'not_found', 'Object not found.');
 
-const COLUMNS = `id, bucket, name, owner_sub, version, size::int as size, content_type, cache_control, sha256, metadata, created_at, updated_at`;
+const COLUMNS = `id, bucket, name, owner_sub, version, size::int as size, content_type, cache_control, content_hash, metadata, created_at, updated_at`;
 
 export async function findObject(tx: Tx, bucket: string, name: string): Promise<ObjectRow | undefined> {
   const [row] = await tx.unsafe(`select ${COLUMNS} from storage.objects where bucket = $1 and name = $2`, [bucket, name]);
@@ -54,15 +58,15 @@ export async function findObject(tx: Tx, bucket: string, name: string): Promise<
 export async function insertObject(tx: Tx, o: NewObject, replace: boolean): Promise<boolean> {
   const conflict = replace
     ? `on conflict (bucket, name) do update set version = excluded.version, size = excluded.size,
-         content_type = excluded.content_type, cache_control = excluded.cache_control, sha256 = excluded.sha256,
+         content_type = excluded.content_type, cache_control = excluded.cache_control, content_hash = excluded.content_hash,
          metadata = excluded.metadata, owner_sub = excluded.owner_sub`
     : // No conflict target: with one, Postgres also applies read policies to the new row.
       // id and version are fresh uuids, so (bucket, name) is the only conflict there can be.
       'on conflict do nothing';
   const result = await tx.unsafe(
-    `insert into storage.objects (id, bucket, name, owner_sub, version, size, content_type, cache_control, sha256, metadata)
+    `insert into storage.objects (id, bucket, name, owner_sub, version, size, content_type, cache_control, content_hash, metadata)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ${conflict}`,
-    [o.id, o.bucket, o.name, o.ownerSub, o.version, o.size, o.contentType, o.cacheControl, o.sha256, o.metadata as never],
+    [o.id, o.bucket, o.name, o.ownerSub, o.version, o.size, o.contentType, o.cacheControl, o.contentHash, o.metadata as never],
   );
   return result.count > 0;
 }
@@ -78,7 +82,7 @@ export function insertedRow(o: NewObject, at: Date): ObjectRow {
     size: o.size,
     content_type: o.contentType,
     cache_control: o.cacheControl,
-    sha256: o.sha256,
+    content_hash: o.contentHash,
     metadata: o.metadata,
     created_at: at,
     updated_at: at,
@@ -104,7 +108,7 @@ export async function deleteObjects(tx: Tx, bucket: string, names: string[]): Pr
 /** The list-entry metadata storage-js expects (FileMetadata). */
 export function fileMetadata(o: ObjectRow) {
   return {
-    eTag: `"${o.sha256}"`,
+    eTag: etagOf(o),
     size: o.size,
     mimetype: o.content_type,
     cacheControl: o.cache_control,

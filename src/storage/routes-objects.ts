@@ -12,7 +12,7 @@ import type { StorageContext } from './context.ts';
 import { checkCopyBody, copyObject, moveObject } from './copy.ts';
 import { authOf, isUpsert, requestInfo, type Params } from './http-common.ts';
 import { listObjects, type ListOptions } from './list.ts';
-import { deleteObjects, fileObject, findObject, objectNotFound } from './objects.ts';
+import { deleteObjects, etagOf, fileObject, findObject, objectNotFound } from './objects.ts';
 import { mapped } from './pg-errors.ts';
 import { checkObjectName } from './rules.ts';
 import { checkExpiresIn, signToken, UPLOAD_TOKEN_SECONDS } from './signed.ts';
@@ -90,7 +90,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
         dryRun(
           project,
           { kind: 'caller', caller: auth.caller, request: requestInfo(request) },
-          { id: randomUUID(), bucket: bucket.id, name, ownerSub, version, size: 0, contentType: 'application/octet-stream', cacheControl: 'no-cache', sha256: '', metadata: {} },
+          { id: randomUUID(), bucket: bucket.id, name, ownerSub, version, size: 0, contentType: 'application/octet-stream', cacheControl: 'no-cache', contentHash: '', metadata: {} },
           false,
           null,
         ),
@@ -143,7 +143,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
       size: o.size,
       cache_control: o.cache_control,
       content_type: o.content_type,
-      etag: `"${o.sha256}"`,
+      etag: etagOf(o),
       metadata: o.metadata,
     };
   });

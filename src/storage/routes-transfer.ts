@@ -17,9 +17,14 @@ import { SERVICE, upload, type Uploaded, type Uploader } from './upload.ts';
 
 type Route = { Params: Params; Querystring: { token?: string; download?: string } };
 
-function uploadResponse(reply: FastifyReply, { object: o, replayed }: Uploaded) {
+/**
+ * POST answers 201 (SPEC 4.2); the PUT routes answer 200, as Supabase's update
+ * and signed-upload routes do; a replay is 200 with `replayed: true` on either.
+ */
+function uploadResponse(request: FastifyRequest, reply: FastifyReply, { object: o, replayed }: Uploaded) {
   const body = { Key: `${o.bucket}/${o.name}`, Id: o.id, bucket: o.bucket, name: o.name, id: o.id, size: o.size, content_type: o.content_type };
-  return replayed ? reply.code(200).send({ ...body, replayed: true }) : reply.code(201).send(body);
+  if (replayed) return reply.code(200).send({ ...body, replayed: true });
+  return reply.code(request.method === 'POST' ? 201 : 200).send(body);
 }
 
 /** Runs an upload; if it fails before the body was read to the end, the connection is closed after the answer. */
@@ -28,7 +33,7 @@ async function receive(s: StorageContext, request: FastifyRequest<Route>, reply:
     const uploader = await by(request);
     const body = await readUploadBody(request);
     const done = await upload(s, request.hearth.project, { bucket: request.params.bucket, name: request.params['*'], ...body, replace, by: uploader });
-    return uploadResponse(reply, done);
+    return uploadResponse(request, reply, done);
   } catch (err) {
     if (!request.raw.complete) {
       reply.header('connection', 'close');
@@ -48,7 +53,8 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
   app.post<Route>('/object/:bucket/*', (request, reply) => receive(s, request, reply, asCaller, isUpsert(request)));
   app.put<Route>('/object/:bucket/*', (request, reply) => receive(s, request, reply, asCaller, true));
 
-  app.put<Route>('/object/upload/sign/:bucket/*', { config: { public: true } }, (request, reply) =>
+  // The permission of these public routes is the URL (SPEC 5): credentials sent along are ignored.
+  app.put<Route>('/object/upload/sign/:bucket/*', { config: { ignoreCredentials: true } }, (request, reply) =>
     receive(
       s,
       request,
@@ -70,7 +76,7 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
   };
   // HEAD is routed explicitly: Fastify's automatic HEAD would reset Content-Length to 0.
   const download = (path: string, handler: (request: FastifyRequest<Route>, reply: FastifyReply) => Promise<unknown>, isPublic = false) => {
-    app.route<Route>({ method: ['GET', 'HEAD'], url: path, exposeHeadRoute: false, config: { public: isPublic }, handler });
+    app.route<Route>({ method: ['GET', 'HEAD'], url: path, exposeHeadRoute: false, config: { ignoreCredentials: isPublic }, handler });
   };
   download('/object/:bucket/*', authenticated);
   download('/object/authenticated/:bucket/*', authenticated);

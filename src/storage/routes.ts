@@ -6,8 +6,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
+import { sendError } from '../server/envelopes.ts';
 import { createBackend } from './backend/index.ts';
 import type { StorageContext } from './context.ts';
+import { storageError } from './pg-errors.ts';
 import { bucketRoutes } from './routes-buckets.ts';
 import { objectRoutes } from './routes-objects.ts';
 import { transferRoutes } from './routes-transfer.ts';
@@ -52,6 +54,8 @@ export async function storageRoutes(app: FastifyInstance, opts: { p: Platform })
     backend.close();
   });
 
+  // Database errors of every storage route keep their storage meaning (and are a 4xx where the input was bad).
+  app.setErrorHandler((err, request, reply) => sendError(request, reply, storageError(err)));
   await app.register(bucketRoutes, { prefix: '/storage/v1', s });
   await app.register(objectRoutes, { prefix: '/storage/v1', s });
   await app.register(transferRoutes, { prefix: '/storage/v1', s });

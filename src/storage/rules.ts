@@ -76,14 +76,21 @@ export function cacheControlOf(value: string | undefined): string {
   throw new HearthError(400, 'invalid_cache_control', 'Cache-Control must be directives such as "max-age=3600".');
 }
 
-const INLINE = /^(image\/(png|jpeg|gif|webp|avif|bmp|apng|x-icon|vnd\.microsoft\.icon)|text\/(plain|csv|markdown)|application\/(json|pdf)|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+)$/;
+/** SPEC 4.2: images, text, JSON, PDF, audio and video render inline. */
+const INLINE = /^(image|text|audio|video)\/[a-z0-9.+-]+$|^application\/(json|pdf|[a-z0-9.-]+\+json)$/;
+/** The types of those families a browser runs as a document (HTML, SVG, XML, XSLT). */
+const ACTIVE = /^(text\/(html|xml|xsl|xslt)|image\/svg\+xml|[a-z]+\/[a-z0-9.-]+\+xml)$/;
 
 /**
  * Whether a browser may render this type in place. Anything that can run
- * script (HTML, SVG, XML, JavaScript, ...) is never inline: served from the
- * platform's origin it would act with the platform's cookies and storage.
+ * script (HTML, SVG, XML) is never inline: served from the platform's origin
+ * it would act with the platform's cookies and storage. Other text (CSS,
+ * JavaScript, ...) a browser only displays.
  */
-export const rendersInline = (contentType: string) => INLINE.test(essence(contentType));
+export const rendersInline = (contentType: string) => {
+  const type = essence(contentType);
+  return INLINE.test(type) && !ACTIVE.test(type);
+};
 
 /** x-metadata: base64 of a JSON object, at most 8 KiB. */
 export function parseUserMetadata(value: string | undefined, encoded: boolean): Record<string, unknown> {

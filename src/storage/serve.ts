@@ -6,7 +6,7 @@
  * script on the platform's origin.
  */
 import type { ByteRange } from './backend/index.ts';
-import type { ObjectRow } from './objects.ts';
+import { etagOf, type ObjectRow } from './objects.ts';
 import { rendersInline } from './rules.ts';
 
 export interface ServeRequest {
@@ -25,8 +25,6 @@ export interface ServePlan {
   range: ByteRange | null;
   body: boolean;
 }
-
-export const etagOf = (o: ObjectRow) => `"${o.sha256}"`;
 
 function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | null {
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());

@@ -3,7 +3,7 @@
  * 1. bucket, limits, MIME type and quota checks on what the request declares,
  *    while the new version is staged (storage.pending_bytes, this writer) and
  *    committed before any byte is written, so a crash leaves a record;
- * 2. the body streams through the Meter (size, SHA-256, limit) to the backend
+ * 2. the body streams through the Meter (size, BLAKE3 hash, limit) to the backend
  *    while an RLS dry run under the caller's role (rolled back) asks whether
  *    the row may be written; a refusal stops the stream at once (roles that
  *    bypass RLS need no dry run);
@@ -13,7 +13,7 @@
  * the process dies first, the sweeper does it (sweeper.ts). Every round trip
  * here delays the body or the answer, so independent ones go out together.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import type { Sql } from '../db/pools.ts';
@@ -56,11 +56,7 @@ export const duplicate = () =>
   new HearthError(409, 'duplicate', 'The resource already exists: an object of that name holds different bytes. Upload with x-upsert: true (or PUT) to replace it.');
 
 /** Thrown inside a transaction to end it without writing. */
-class Rollback extends Error {
-  constructor(readonly existing?: ObjectRow) {
-    super('rollback');
-  }
-}
+class Rollback extends Error {}
 
 export interface Limits {
   maxBytes: number;
@@ -168,7 +164,7 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
       size: u.length ?? 0,
       contentType: u.contentType,
       cacheControl: u.cacheControl,
-      sha256: '',
+      contentHash: '',
       metadata: u.metadata,
     };
     // The body starts streaming while the RLS dry run is out: its round trips (and any
@@ -184,8 +180,8 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     settled(stored);
     s.p.faults.hit('storage.upload.written', { version });
     row.size = meter.size;
-    row.sha256 = meter.sha256();
-    const object = await withRole(
+    row.contentHash = meter.contentHash();
+    const committed = await withRole(
       project.sql,
       u.by.kind === 'caller' ? u.by.caller : SERVICE,
       async (tx) => {
@@ -195,21 +191,36 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
         const [insert, quota] = await Promise.allSettled([insertObject(tx, row, u.replace), assertQuota(tx, limits.quotaBytes)]);
         const inserted = settled(insert);
         settled(quota);
-        if (!inserted) {
-          const existing = await findObject(tx, row.bucket, row.name);
-          throw existing && existing.sha256 === row.sha256 && existing.size === row.size ? new Rollback(existing) : duplicate();
-        }
+        // Name taken (nothing was written): a replay when the visible object holds these bytes.
+        if (!inserted) return { taken: await findObject(tx, row.bucket, row.name) };
         s.p.faults.hit('storage.upload.commit', { version });
         // A replaced row keeps its id; read it back (upsert needs a read policy anyway).
-        return (u.replace && (await findObject(tx, row.bucket, row.name))) || insertedRow(row, new Date());
+        return { object: (u.replace && (await findObject(tx, row.bucket, row.name))) || insertedRow(row, new Date()) };
       },
       u.by.kind === 'caller' ? u.by.request : {},
     );
+    if ('taken' in committed) {
+      if (!committed.taken || !(await holdsSameBytes(s, project, committed.taken, row))) throw duplicate();
+      await discard(s, project, version);
+      return { object: committed.taken, replayed: true };
+    }
     if (u.replace) s.drain(project);
-    return { object, replayed: false };
+    return { object: committed.object, replayed: false };
   } catch (err) {
     await discard(s, project, version);
-    if (err instanceof Rollback && err.existing) return { object: err.existing, replayed: true };
     throw storageError(err);
   }
+}
+
+/**
+ * Whether the stored object holds exactly the bytes just uploaded. Rows from
+ * before migration 031 carry a SHA-256: the new bytes are read back and hashed
+ * with it (only then, and only when the sizes match).
+ */
+async function holdsSameBytes(s: StorageContext, project: ProjectRuntime, existing: ObjectRow, row: NewObject): Promise<boolean> {
+  if (existing.size !== row.size) return false;
+  if (!existing.content_hash.startsWith('sha256:')) return existing.content_hash === row.contentHash;
+  const hash = createHash('sha256');
+  for await (const chunk of await s.backend.read(bytesKey(project, row.version))) hash.update(chunk as Buffer);
+  return existing.content_hash === `sha256:${hash.digest('hex')}`;
 }

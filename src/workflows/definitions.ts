@@ -8,7 +8,7 @@ import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { HearthError, notFound } from '../errors.ts';
 import type { MasterKey } from '../platform/secrets.ts';
-import { validateDefinition, WORKFLOW_NAME, type Action, type Step } from './validate.ts';
+import { FIELDS, validateDefinition, WORKFLOW_NAME, type Action, type Step } from './validate.ts';
 
 export function checkWorkflowName(name: unknown, code = 'invalid_name'): string {
   if (typeof name !== 'string' || !WORKFLOW_NAME.test(name)) {
@@ -17,35 +17,57 @@ export function checkWorkflowName(name: unknown, code = 'invalid_name'): string 
   return name;
 }
 
-function seal<T extends Step | Action>(master: MasterKey, s: T): T {
-  const out = { ...s } as T & { children?: Step[]; compensate?: Action };
-  if (out.secret) {
-    out.secret_sealed = master.encrypt(out.secret);
-    delete out.secret;
+/** Sealed secrets of a stored version's webhooks, by step key (`compensate:<key>` for compensations). */
+function sealedSecrets(steps: Step[], into = new Map<string, string>()): Map<string, string> {
+  for (const s of steps) {
+    if (s.secret_sealed) into.set(s.key, s.secret_sealed);
+    if (s.compensate?.secret_sealed) into.set(`compensate:${s.key}`, s.compensate.secret_sealed);
+    if (s.children) sealedSecrets(s.children, into);
   }
-  if ('children' in out && out.children) out.children = out.children.map((c) => seal(master, c));
-  if ('compensate' in out && out.compensate) out.compensate = seal(master, out.compensate);
+  return into;
+}
+
+/**
+ * The stored form of a validated step: a new secret is sealed; a webhook that
+ * names no secret keeps the one its key had in the previous version ("re-send
+ * it on PUT to change it", SPEC 2.9), unless it asked to be unsigned.
+ */
+function seal<T extends Step | Action>(master: MasterKey, s: T, key: string, previous: Map<string, string>): T {
+  const out = { ...s } as T & { children?: Step[]; compensate?: Action };
+  if (out.secret) out.secret_sealed = master.encrypt(out.secret);
+  else if (out.kind === 'webhook' && !out.unsigned && previous.has(key)) out.secret_sealed = previous.get(key)!;
+  delete out.secret;
+  delete out.unsigned;
+  if ('children' in out && out.children) out.children = out.children.map((c) => seal(master, c, c.key, previous));
+  if ('compensate' in out && out.compensate) out.compensate = seal(master, out.compensate, `compensate:${key}`, previous);
   return out;
 }
 
-/** The stored form as users see it: secrets replaced by secret_set, internal fields dropped. */
+/**
+ * The stored form as users see it: the fields the step's kind takes, with
+ * defaults filled in and secrets replaced by secret_set, so a definition read
+ * back can be PUT again as it is.
+ */
 function redactStep(s: Step | Action): Record<string, unknown> {
-  const { secret_sealed, secret: _plain, ...rest } = s as Step;
-  const out: Record<string, unknown> = { ...rest };
-  delete out.sleep_seconds;
-  if (s.kind === 'webhook') out.secret_set = Boolean(secret_sealed);
-  if ((s as Step).children) out.children = (s as Step).children!.map(redactStep);
-  if ((s as Step).compensate) out.compensate = redactStep((s as Step).compensate!);
+  const allowed = 'key' in s ? FIELDS[s.kind] : ['kind', 'target', 'payload'];
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(s)) if (allowed.includes(field) && field !== 'secret') out[field] = value;
+  if (s.kind === 'webhook') out.secret_set = Boolean(s.secret_sealed);
+  if ('children' in s && s.children) out.children = s.children.map(redactStep);
+  if ('compensate' in s && s.compensate) out.compensate = redactStep(s.compensate);
   return out;
 }
 
 export async function publishDefinition(p: Platform, projectId: string, name: string, body: unknown) {
   checkWorkflowName(name);
   const def = validateDefinition(body);
-  const steps = def.steps.map((s) => seal(p.master, s));
   return p.dbs.control.begin(async (tx) => {
     // Serialise concurrent PUTs of one name so versions stay max+1 without gaps or clashes.
     await tx`select pg_advisory_xact_lock(hashtext(${`wf-def:${projectId}:${name}`}))`;
+    const [newest] = await tx`select steps from platform.workflow_definitions
+      where project_id = ${projectId} and name = ${name} order by version desc limit 1`;
+    const previous = sealedSecrets(Array.isArray(newest?.steps) ? (newest!.steps as Step[]) : []);
+    const steps = def.steps.map((s) => seal(p.master, s, s.key, previous));
     const [row] = await tx`insert into platform.workflow_definitions (project_id, name, version, enabled, steps)
       select ${projectId}, ${name}, coalesce(max(version), 0) + 1, ${def.enabled}, ${tx.json(steps as never)}
       from platform.workflow_definitions where project_id = ${projectId} and name = ${name}

@@ -2,26 +2,26 @@
  * The workflow engine. Each tick leases due runs with FOR UPDATE SKIP LOCKED
  * (at most 10 advancing per project, counting other workers' live leases
  * under a per-project advisory lock), advances each by one bounded pass
- * (advance.ts) and writes the pass back in one transaction that checks the
+ * (advance.ts) and writes the pass back in a transaction that checks the
  * lease is still ours, so several worker processes never advance the same
  * run, and a worker that lost its lease (it stalled past lease_until, or the
- * run was cancelled) changes nothing.
+ * run was cancelled) changes nothing. Those writes are group-committed with
+ * the other runs' (writeback.ts), each still fenced by its own lease.
  *
  * A worker killed mid-step leaves its lease to expire; the next worker finds
  * the attempt `running`, counts it as failed and retries within the budget.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { planPass, STEP_CEILING, structuralFailure, type Pass } from './advance.ts';
 import { disconnected } from './disconnected.ts';
-import { recordEvent } from './events.ts';
-import { runAction, truncate, type ActionContext } from './steps/index.ts';
+import { runAction, type ActionContext } from './steps/index.ts';
 import type { FunctionInvoker } from './steps/function.ts';
 import { functionInvoker } from '../functions/index.ts';
 import { RunState, type RunRow, type StepRow } from './state.ts';
+import { LeaseLost, writeBegin, writeCommit } from './writeback.ts';
 
 export const RUNS_PER_PROJECT = 10;
 /** How long a pass owns its run before another worker may take it over. */
@@ -44,8 +44,6 @@ export interface TickResult {
   leased: number;
 }
 
-class LeaseLost extends Error {}
-
 const ACTIVE_RUN = `(r.status in ('pending', 'running', 'waiting') or r.compensation_state = 'running')`;
 
 const STEP_COLUMNS = `id, run_id, position, key, kind, status, attempt, max_attempts, output, error, compensating,
@@ -56,38 +54,51 @@ interface Leased {
   rows: StepRow[];
 }
 
-/** Leases due runs and reads their step rows in the same transaction (one commit for both). */
+/**
+ * Leases due runs and reads their step rows, in one statement (its own
+ * transaction). Per enabled project with due runs whose lease slot no other
+ * worker is filling right now (the advisory lock, held to the end of the
+ * statement), up to the project's free room of the oldest due runs are taken
+ * with FOR UPDATE SKIP LOCKED.
+ */
 async function lease(p: Platform, owner: string, now: Date): Promise<Leased[]> {
   const until = new Date(now.getTime() + LEASE_MS);
-  return (await p.dbs.control.begin(async (tx) => {
-    // Projects with due runs whose lease slot no other worker is filling right now.
-    const projects = await tx`select c.project_id,
-        (select count(*)::int from platform.workflow_runs a where a.project_id = c.project_id and a.lease_until >= ${now}) as busy
+  const sql = p.dbs.control;
+  const rows = await sql`with projects as (
+      select c.project_id, ${RUNS_PER_PROJECT}::int
+          - (select count(*)::int from platform.workflow_runs a where a.project_id = c.project_id and a.lease_until >= ${now}) as room
       from platform.project_config c
       where c.area = 'workflows' and coalesce((c.settings->>'enabled')::boolean, false)
-        and exists (select 1 from platform.workflow_runs r where r.project_id = c.project_id and ${tx.unsafe(ACTIVE_RUN)}
+        and exists (select 1 from platform.workflow_runs r where r.project_id = c.project_id and ${sql.unsafe(ACTIVE_RUN)}
           and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now}))
-        and pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(c.project_id::text))`;
-    const leased: RunRow[] = [];
-    for (const project of projects) {
-      const room = RUNS_PER_PROJECT - (project.busy as number);
-      if (room <= 0) continue;
-      const rows = await tx`update platform.workflow_runs r set lease_owner = ${owner}, lease_until = ${until}
-        where r.id in (
-          select id from platform.workflow_runs r where r.project_id = ${project.project_id as string} and ${tx.unsafe(ACTIVE_RUN)}
-            and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now})
-          order by r.wake_at, r.id limit ${room} for update skip locked)
-        returning r.id, r.project_id, r.workflow, r.version, r.status, r.cursor, r.output, r.compensation_state, r.last_error,
-          r.depth, r.parent_run_id, r.wake_at, r.finished_at`;
-      leased.push(...(rows as unknown as RunRow[]));
-    }
-    if (!leased.length) return [];
-    const steps = (await tx`select ${tx.unsafe(STEP_COLUMNS)} from platform.workflow_run_steps
-      where run_id = any(${leased.map((r) => r.id)}::uuid[]) order by run_id, position, created_at`) as unknown as StepRow[];
-    const byRun = new Map<string, StepRow[]>(leased.map((r) => [r.id, []]));
-    for (const row of steps) byRun.get(row.run_id)!.push(row);
-    return leased.map((run) => ({ run, rows: byRun.get(run.id)! }));
-  })) as Leased[];
+        and pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(c.project_id::text))),
+    due as (
+      select d.id, d.project_id, d.wake_at, p.room from projects p cross join lateral (
+        select r.id, r.project_id, r.wake_at from platform.workflow_runs r
+        where r.project_id = p.project_id and ${sql.unsafe(ACTIVE_RUN)}
+          and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now})
+        order by r.wake_at, r.id limit ${RUNS_PER_PROJECT} for update skip locked) d
+      where p.room > 0),
+    -- LIMIT cannot name the lateral's project, so the room is applied here.
+    picked as (
+      select id from (select id, room, row_number() over (partition by project_id order by wake_at, id) as n from due) x
+      where n <= room),
+    leased as (
+      update platform.workflow_runs r set lease_owner = ${owner}, lease_until = ${until}
+      where r.id in (select id from picked)
+      returning r.id, r.project_id, r.workflow, r.version, r.status, r.cursor, r.output, r.compensation_state, r.last_error,
+        r.depth, r.parent_run_id, r.wake_at, r.finished_at)
+    select l.*, coalesce((select json_agg(s order by s.position, s.created_at)
+        from (select ${sql.unsafe(STEP_COLUMNS)}, created_at from platform.workflow_run_steps where run_id = l.id) s), '[]') as steps
+    from leased l`;
+  return rows.map(({ steps, ...run }) => ({ run: run as unknown as RunRow, rows: (steps as StepJson[]).map(stepRow) }));
+}
+
+type StepJson = Omit<StepRow, 'started_at' | 'next_attempt_at'> & { started_at: string | null; next_attempt_at: string | null; created_at?: string };
+
+/** A step row read as JSON: timestamps come as text. */
+function stepRow({ created_at: _, ...r }: StepJson): StepRow {
+  return { ...r, started_at: r.started_at === null ? null : new Date(r.started_at), next_attempt_at: r.next_attempt_at === null ? null : new Date(r.next_attempt_at) };
 }
 
 /**
@@ -101,70 +112,16 @@ async function beginAttempts(p: Platform, owner: string, pass: Pass): Promise<vo
   const longest = Math.max(...pass.attempts.map((a) => a.timeoutSeconds)) * 1000;
   const until = new Date(st.now.getTime() + Math.max(LEASE_MS, longest + LEASE_MARGIN_MS));
   for (const a of pass.attempts) st.touch(a.row, { status: 'running', attempt: a.row.attempt + 1, started_at: st.now, next_attempt_at: null });
-  await fenced(() =>
-    p.dbs.control.begin(async (tx) => {
-      // A pending run shows running from its first attempt on, not only after the pass.
-      const [ok] = await tx`update platform.workflow_runs set lease_until = ${until},
-          status = case when status = 'pending' then 'running' else status end
-        where id = ${st.run.id} and lease_owner = ${owner} returning id`;
-      if (!ok) throw new LeaseLost();
-      await writeRows(tx, st);
-    }),
-  );
+  await writeBegin(p, { owner, st, until });
   st.created.clear();
   st.dirty.clear();
 }
 
-async function writeRows(tx: postgres.TransactionSql, st: RunState): Promise<void> {
-  const now = st.now;
-  if (st.created.size) {
-    const rows = [...st.created].map((r) => ({
-      id: r.id,
-      run_id: r.run_id,
-      position: r.position,
-      key: r.key,
-      kind: r.kind,
-      status: r.status,
-      attempt: r.attempt,
-      max_attempts: r.max_attempts,
-      output: r.output === null || r.output === undefined ? null : tx.json(r.output as postgres.JSONValue),
-      error: r.error,
-      compensating: r.compensating,
-      parent_step_id: r.parent_step_id,
-      child_run_id: r.child_run_id,
-      started_at: r.started_at,
-      next_attempt_at: r.next_attempt_at,
-      created_at: now,
-      updated_at: now,
-    }));
-    await tx`insert into platform.workflow_run_steps ${tx(rows as never)} on conflict (id) do nothing`;
-  }
-  await Promise.all(
-    [...st.dirty].map(
-      (r) => tx`update platform.workflow_run_steps set status = ${r.status}, attempt = ${r.attempt}, output = ${r.output === null || r.output === undefined ? null : tx.json(r.output as postgres.JSONValue)},
-        error = ${r.error}, child_run_id = ${r.child_run_id}, started_at = ${r.started_at}, next_attempt_at = ${r.next_attempt_at}, updated_at = ${now}
-        where id = ${r.id}`,
-    ),
-  );
-}
-
 /** Writes the pass back and releases the lease, if the lease is still ours. */
-async function commit(p: Platform, owner: string, st: RunState): Promise<void> {
+function commit(p: Platform, owner: string, st: RunState): Promise<void> {
   const run = st.run;
   const active = ['pending', 'running', 'waiting'].includes(run.status) || run.compensation_state === 'running';
-  const wake = active ? (st.wake ?? st.now) : null;
-  await p.dbs.control.begin(async (tx) => {
-    const [ok] = await tx`select id from platform.workflow_runs where id = ${run.id} and lease_owner = ${owner} for update`;
-    if (!ok) throw new LeaseLost();
-    for (const op of st.ops) await op(tx);
-    await writeRows(tx, st);
-    await tx`update platform.workflow_runs set status = ${run.status}, cursor = ${run.cursor},
-        output = ${run.output === null || run.output === undefined ? null : tx.json(run.output as postgres.JSONValue)},
-        compensation_state = ${run.compensation_state}, last_error = ${run.last_error === null ? null : truncate(run.last_error)}, finished_at = ${run.finished_at},
-        wake_at = ${wake}, lease_owner = null, lease_until = null, updated_at = ${st.now}
-      where id = ${run.id}`;
-    for (const e of st.events) await recordEvent(tx, run, e.event, st.now, e.step);
-  });
+  return writeCommit(p, { owner, st, wake: active ? (st.wake ?? st.now) : null });
 }
 
 interface AdvanceOptions {
@@ -202,30 +159,9 @@ async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOpti
     structuralFailure(st, `The engine could not advance the run: ${(err as Error).message}`);
   }
   try {
-    await fenced(() => commit(p, owner, st));
+    await commit(p, owner, st);
   } catch (err) {
     if (!(err instanceof LeaseLost)) throw err;
-  }
-}
-
-const RETRY_DELAYS_MS = [100, 500, 2000];
-
-/**
- * Runs a lease-fenced write again when its connection was lost. Safe because
- * each write first checks that this worker still holds the lease and writes
- * absolute values: if a lost COMMIT of a pass had in fact gone through, the
- * retry finds the lease released and changes nothing (LeaseLost); a repeated
- * attempt start writes the same rows again.
- */
-async function fenced(write: () => Promise<unknown>): Promise<void> {
-  for (let i = 0; ; i++) {
-    try {
-      await write();
-      return;
-    } catch (err) {
-      if (!disconnected(err) || i >= RETRY_DELAYS_MS.length) throw err;
-      await new Promise((r) => setTimeout(r, RETRY_DELAYS_MS[i]));
-    }
   }
 }
 

@@ -14,6 +14,7 @@ import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, s
 import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
 import { IDEMPOTENCY_KEY_MAX, cancelRun, getRun, listRuns, sendSignal, startRun, workflowsEnabled } from './runs.ts';
 import { createQueueTrigger, createRowTrigger, deleteQueueTrigger, deleteRowTrigger, listQueueTriggers, listRowTriggers } from './triggers.ts';
+import { LIMITS } from './validate.ts';
 
 type Params = { ref: string; name: string; id: string };
 
@@ -32,26 +33,32 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
     return project;
   }
 
+  /** The workflow name of the path: a malformed one is 400 invalid_name on every route, as on PUT. */
+  const named = (request: FastifyRequest<{ Params: Partial<Params> }>) => checkWorkflowName(request.params.name);
+
   const W = '/v1/projects/:ref/workflows';
 
   app.get<{ Params: Params }>(W, async (request) => listDefinitions(p, (await gate(request)).id));
 
-  app.get<{ Params: Params }>(`${W}/:name`, async (request) => getDefinition(p, (await gate(request)).id, request.params.name));
+  app.get<{ Params: Params }>(`${W}/:name`, async (request) => getDefinition(p, (await gate(request)).id, named(request)));
 
-  app.put<{ Params: Params }>(`${W}/:name`, async (request, reply) => {
+  // A definition within every SPEC limit (200 steps, each with a 256 KiB payload and a compensation of
+  // its own) is far over the server-wide body limit; only owner/admin sessions get this far.
+  const definitionBodyLimit = Math.max(p.config.bodyLimitBytes, LIMITS.steps * 2 * (LIMITS.payloadBytes + LIMITS.sqlBytes) + 1024 * 1024);
+  app.put<{ Params: Params }>(`${W}/:name`, { bodyLimit: definitionBodyLimit }, async (request, reply) => {
     const project = await gate(request);
     return reply.code(201).send(await publishDefinition(p, project.id, request.params.name, request.body));
   });
 
   app.patch<{ Params: Params }>(`${W}/:name`, async (request, reply) => {
     const project = await gate(request);
-    await setEnabled(p, project.id, request.params.name, request.body);
+    await setEnabled(p, project.id, named(request), request.body);
     return reply.code(204).send();
   });
 
   app.post<{ Params: Params }>(`${W}/:name/runs`, async (request, reply) => {
     const project = await gate(request);
-    const name = checkWorkflowName(request.params.name);
+    const name = named(request);
     // Every field is optional, so a start may come without a body at all.
     const body = request.body === undefined || request.body === null ? {} : objectBody(request);
     const key = body.idempotency_key ?? null;
@@ -62,19 +69,19 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
     return reply.code(run.created ? 201 : 200).send({ id: run.id, status: run.status });
   });
 
-  app.get<{ Params: Params }>(`${W}/:name/runs`, async (request) => listRuns(p, (await gate(request)).id, request.params.name));
+  app.get<{ Params: Params }>(`${W}/:name/runs`, async (request) => listRuns(p, (await gate(request)).id, named(request)));
 
   app.get<{ Params: Params }>(`${W}/:name/runs/:id`, async (request) =>
-    getRun(p, (await gate(request)).id, request.params.name, request.params.id),
+    getRun(p, (await gate(request)).id, named(request), request.params.id),
   );
 
   app.post<{ Params: Params }>(`${W}/:name/runs/:id/cancel`, async (request) =>
-    cancelRun(p, (await gate(request)).id, request.params.name, request.params.id),
+    cancelRun(p, (await gate(request)).id, named(request), request.params.id),
   );
 
   app.post<{ Params: Params }>(`${W}/:name/runs/:id/signals`, async (request, reply) => {
     const project = await gate(request);
-    const out = await sendSignal(p, project.id, request.params.name, request.params.id, request.body);
+    const out = await sendSignal(p, project.id, named(request), request.params.id, request.body);
     return reply.code(out.created ? 201 : 200).send(out.signal);
   });
 

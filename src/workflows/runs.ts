@@ -8,7 +8,7 @@ import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { HearthError, conflict, forbidden, notFound } from '../errors.ts';
 import { recordEvent } from './events.ts';
-import { loadVersion } from './definitions.ts';
+import { loadVersion, workflowExists } from './definitions.ts';
 import { SIGNAL_NAME } from './validate.ts';
 
 export const IDEMPOTENCY_KEY_MAX = 200;
@@ -124,6 +124,7 @@ function runJson(r: postgres.Row) {
 }
 
 export async function listRuns(p: Platform, projectId: string, workflow: string) {
+  if (!(await workflowExists(p, projectId, workflow))) throw notFound(`There is no workflow "${workflow}" in this project.`);
   const rows = await p.dbs.control`select * from platform.workflow_runs
     where project_id = ${projectId} and workflow = ${workflow} order by created_at desc, id desc limit ${RUN_LIST_MAX}`;
   return rows.map(runJson);

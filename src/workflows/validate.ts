@@ -40,6 +40,8 @@ export interface Action {
   /** Plain secret while validating; the stored form holds secret_sealed instead. */
   secret?: string;
   secret_sealed?: string;
+  /** Set while validating when the body asked for no secret (secret: null or secret_set: false). */
+  unsigned?: true;
 }
 
 export interface Step {
@@ -49,6 +51,7 @@ export interface Step {
   payload: unknown;
   secret?: string;
   secret_sealed?: string;
+  unsigned?: true;
   max_attempts: number;
   timeout_seconds: number;
   sleep_seconds?: number;
@@ -59,10 +62,11 @@ export interface Step {
 }
 
 const COMMON = ['key', 'kind', 'payload', 'max_attempts', 'timeout_seconds', 'compensate'];
-const FIELDS: Record<Kind, string[]> = {
+export const FIELDS: Record<Kind, string[]> = {
   enqueue: [...COMMON, 'target'],
   sql: [...COMMON, 'target'],
-  webhook: [...COMMON, 'target', 'secret'],
+  // secret_set is what a read shows; accepted so that a definition read back can be PUT again.
+  webhook: [...COMMON, 'target', 'secret', 'secret_set'],
   function: [...COMMON, 'target'],
   sleep: ['key', 'kind', 'payload', 'sleep_for'],
   fanout: ['key', 'kind', 'payload', 'children'],
@@ -131,12 +135,22 @@ function checkInt(where: string, field: string, value: unknown, min: number, max
   return value as number;
 }
 
-function checkSecret(where: string, secret: unknown): string | undefined {
-  if (secret === undefined || secret === null) return undefined;
+/**
+ * The secret of a webhook step or action: a new one, none (secret null or
+ * secret_set false), or, when the body says nothing, the previous version's
+ * (definitions.ts carries it over, so a definition read back can be PUT again).
+ */
+function applySecret(where: string, raw: Record<string, unknown>, into: { secret?: string; unsigned?: true }): void {
+  const { secret, secret_set: set } = raw;
+  if (set !== undefined && typeof set !== 'boolean') throw invalid(`${where}: secret_set must be true or false.`);
+  if (secret === undefined || secret === null) {
+    if (secret === null || set === false) into.unsigned = true;
+    return;
+  }
   if (typeof secret !== 'string' || secret === '' || secret.length > LIMITS.secretChars) {
     throw invalid(`${where}: secret must be a non-empty string of at most ${LIMITS.secretChars} characters.`);
   }
-  return secret;
+  into.secret = secret;
 }
 
 function checkPayload(where: string, payload: unknown): unknown {
@@ -148,16 +162,15 @@ function checkAction(where: string, raw: unknown, role: string): Action {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(`${where}: ${role} must be an object {kind, target, payload}.`);
   const a = raw as Record<string, unknown>;
   for (const f of Object.keys(a)) {
-    if (!['kind', 'target', 'payload', 'secret'].includes(f)) throw invalid(`${where}: ${role} has an unknown field "${f}".`);
+    if (!['kind', 'target', 'payload', 'secret', 'secret_set'].includes(f)) throw invalid(`${where}: ${role} has an unknown field "${f}".`);
   }
   if (!ACTION_KINDS.includes(a.kind as ActionKind)) {
     throw invalid(`${where}: a ${role} must be of kind enqueue, sql, webhook or function, not ${JSON.stringify(a.kind)}.`);
   }
   const kind = a.kind as ActionKind;
   const action: Action = { kind, target: checkTarget(`${where} ${role}`, kind, a.target), payload: checkPayload(`${where} ${role}`, a.payload) };
-  const secret = kind === 'webhook' ? checkSecret(`${where} ${role}`, a.secret) : undefined;
-  if (a.secret !== undefined && kind !== 'webhook') throw invalid(`${where}: only a webhook ${role} takes a secret.`);
-  if (secret) action.secret = secret;
+  if ((a.secret !== undefined || a.secret_set !== undefined) && kind !== 'webhook') throw invalid(`${where}: only a webhook ${role} takes a secret.`);
+  if (kind === 'webhook') applySecret(`${where} ${role}`, a, action);
   return action;
 }
 
@@ -183,8 +196,7 @@ function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolea
     step.target = checkTarget(at, kind, s.target);
     step.max_attempts = checkInt(at, 'max_attempts', s.max_attempts, 1, LIMITS.maxAttempts, LIMITS.defaultAttempts);
     step.timeout_seconds = checkInt(at, 'timeout_seconds', s.timeout_seconds, 1, LIMITS.attemptTimeoutSeconds, LIMITS.defaultAttemptTimeoutSeconds);
-    const secret = kind === 'webhook' ? checkSecret(at, s.secret) : undefined;
-    if (secret) step.secret = secret;
+    if (kind === 'webhook') applySecret(at, s, step);
     if (s.compensate !== undefined && s.compensate !== null) step.compensate = checkAction(at, s.compensate, 'compensating action');
   }
   switch (kind) {
@@ -231,7 +243,10 @@ export function validateDefinition(body: unknown): Definition {
   }
   const b = body as Record<string, unknown>;
   for (const f of Object.keys(b)) {
-    if (f !== 'enabled' && f !== 'steps') throw invalid(`The definition has an unknown field "${f}"; it takes enabled and steps.`);
+    // name, version and created_at are what a read shows; the path and the service decide them, so they are ignored.
+    if (!['enabled', 'steps', 'name', 'version', 'created_at'].includes(f)) {
+      throw invalid(`The definition has an unknown field "${f}"; it takes enabled and steps.`);
+    }
   }
   if (b.enabled !== undefined && typeof b.enabled !== 'boolean') throw new HearthError(400, 'invalid_request', 'enabled must be true or false.');
   if (!Array.isArray(b.steps) || b.steps.length === 0) throw invalid('steps must be a non-empty array of steps.');

@@ -210,6 +210,21 @@ describe('identity linking', () => {
     assert.equal(last.body.error_code, 'single_identity_not_deletable');
   });
 
+  test('DELETE /user/identities/{id} also takes the `id` GET /user shows for the identity (SPEC 4.1 names it {id})', async () => {
+    const gina = await passwordUser(uniqueEmail('gina'));
+    person('gina-oidc', 'gina-other@oidc.test');
+    const link = await authApi(h, 'GET', `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`, { token: gina.token });
+    await followToApp(link.body.url, 'gina-oidc');
+    const [identity] = (await authApi(h, 'GET', '/user', { token: gina.token })).body.identities;
+    assert.equal(identity.id, 'gina-oidc');
+    const removed = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, { token: gina.token });
+    assert.equal(removed.status, 200);
+    assert.deepEqual((await authApi(h, 'GET', '/user', { token: gina.token })).body.identities, []);
+    const gone = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, { token: gina.token });
+    assert.equal(gone.status, 404);
+    assert.equal(gone.body.error_code, 'identity_not_found');
+  });
+
   test('linking an identity bound to another account is refused and nothing moves', async () => {
     person('taken', 'taken@oidc.test');
     const owner = decodeJwt(fragment(await socialSignIn('taken')).get('access_token')!).sub;

@@ -180,6 +180,13 @@ describe('validation', () => {
     ['bad workflow name', { ...valid, target_kind: 'workflow', target: 'Bad Name' }, 400, 'invalid_workflow'],
     ['workflow target never published', { ...valid, target_kind: 'workflow', target: 'onboarding' }, 400, 'workflow_not_found'],
     ['payload over 256 KiB', { ...valid, payload: 'x'.repeat(256 * 1024) }, 400, 'invalid_payload'],
+    // jsonb cannot store these, so they must be refused before they reach Postgres.
+    ['NUL in a payload string', { ...valid, payload: { a: 'x\u0000y' } }, 400, 'invalid_payload'],
+    ['NUL in a payload key', { ...valid, payload: { 'k\u0000': 1 } }, 400, 'invalid_payload'],
+    ['unpaired surrogate in the payload', '{"name":"s","schedule":"* * * * *","target_kind":"enqueue","target":"jobs","payload":["\\ud800"]}', 400, 'invalid_payload'],
+    ['payload nested 5,000 deep', `{"name":"d","schedule":"* * * * *","target_kind":"enqueue","target":"jobs","payload":${'['.repeat(5000)}${']'.repeat(5000)}}`, 400, 'invalid_payload'],
+    ['webhook URL with NUL', { ...valid, target_kind: 'webhook', target: 'https://hooks.example.com/a\u0000b' }, 400, 'invalid_target'],
+    ['webhook URL with a newline', { ...valid, target_kind: 'webhook', target: 'https://hooks.exam\nple.com/' }, 400, 'invalid_target'],
   ];
   for (const [what, body, status, code] of cases) {
     test(`${what} → ${status} ${code}`, async () => {
@@ -191,6 +198,22 @@ describe('validation', () => {
       assert.ok(res.body.error.message.length > 10);
     });
   }
+
+  test('a payload nested 512 deep is accepted', async () => {
+    const res = await h.api('POST', base, { raw: JSON.stringify({ ...valid, name: 'deep', payload: JSON.parse(`${'['.repeat(511)}1${']'.repeat(511)}`) }), headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal((await h.api('DELETE', `${base}/deep`)).status, 200);
+  });
+
+  test('a job name no job can have (NUL, upper case) is 404 not_found on GET and DELETE', async () => {
+    for (const name of ['a%00b', '%00', 'Nightly']) {
+      for (const method of ['GET', 'DELETE']) {
+        const res = await h.api(method, `${base}/${name}`);
+        assert.equal(res.status, 404, `${method} ${name}`);
+        assert.equal(res.body.error.code, 'not_found');
+      }
+    }
+  });
 
   test('refused requests leave no job behind', async () => {
     const rows = await h.hearth.p.dbs.control`select count(*)::int as n from platform.cron_jobs`;

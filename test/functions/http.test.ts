@@ -2,6 +2,8 @@
 // API, invocation at /functions/v1/{name} with supabase-js and fetch.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createClient, FunctionsHttpError } from '@supabase/supabase-js';
 import WebSocket from 'ws';
@@ -101,6 +103,26 @@ Deno.serve(async (req: Request) => {
     const head = await call(main, 'echo', { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(await head.text(), '');
+  });
+
+  test('a path with characters fetch would escape, and a Host that is no host name, reach the function as a URL parser reads them', async () => {
+    await deploy(h, main.ref, 'rawurl', { source: 'Deno.serve((req) => Response.json({ url: req.url }));' });
+    const { hostname, port } = new URL(main.base);
+    // Written by hand: fetch would escape the path and refuse the Host.
+    const raw = async (target: string, host: string) => {
+      const socket = net.connect(Number(port), hostname);
+      await once(socket, 'connect');
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${main.publishable}\r\nConnection: close\r\n\r\n`);
+      const chunks: Buffer[] = [];
+      for await (const chunk of socket) chunks.push(chunk as Buffer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      assert.equal(text.split('\r\n')[0], 'HTTP/1.1 200 OK');
+      return (JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { url: string }).url;
+    };
+    const host = new URL(main.base).host;
+    assert.equal(await raw('/functions/v1/rawurl/a"b{}`<>?q=|\'', host), `http://${host}/rawurl/a%22b%7B%7D%60%3C%3E?q=|%27`);
+    assert.equal(await raw('/functions/v1/rawurl/x', 'odd host'), 'http://localhost/rawurl/x');
+    assert.equal(await raw('/functions/v1/rawurl/x', host.toUpperCase().replace('LOCALHOST', 'LocalHost')), `http://${host}/rawurl/x`);
   });
 
   test('status, headers and cookies of the response come through', async () => {

@@ -31,6 +31,26 @@ describe('management sessions', () => {
       assert.equal(res.status, 401, String(token));
       assert.equal(res.body.error.code, 'unauthorized');
     }
+    // A project key in apikey (the data-plane habit) is not a session either.
+    const apikey = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/cron-jobs`, { token: null, headers: { apikey: h.info.SECRET_KEY } });
+    assert.equal(apikey.status, 401);
+  });
+
+  test('management errors carry the code and message both in error and at the top level', async () => {
+    for (const [method, path, token, status, code] of [
+      ['GET', '/v1/projects', null, 401, 'unauthorized'],
+      ['GET', `/v1/projects/${h.info.PROJECT_REF}/workflows`, h.info.SECRET_KEY, 401, 'unauthorized'],
+      ['GET', '/v1/projects/abcdefghijabcdefghij', undefined, 404, 'not_found'],
+      ['GET', '/v1/no-such-route', null, 404, 'not_found'],
+    ] as const) {
+      const res = await h.api(method, path, { token });
+      assert.equal(res.status, status, path);
+      assert.match(res.headers.get('content-type')!, /^application\/json/);
+      assert.deepEqual(Object.keys(res.body).sort(), ['code', 'error', 'message'], path);
+      assert.equal(res.body.code, code, path);
+      assert.equal(res.body.error.code, code, path);
+      assert.equal(res.body.message, res.body.error.message, path);
+    }
   });
 
   test('an expired session is refused', async () => {
@@ -201,6 +221,30 @@ describe('bad input', () => {
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'invalid_request');
   });
+  test('Content-Type: application/json with no body is a request without a body, not malformed JSON', async () => {
+    const ref = h.info.PROJECT_REF;
+    const json = { 'content-type': 'application/json' };
+    const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
+    try {
+      await owner`select pgmq.create('bodyless')`;
+    } finally {
+      await owner.end();
+    }
+    const created = await h.api('POST', `/v1/projects/${ref}/cron-jobs`, {
+      body: { name: 'bodyless-delete', schedule: '0 0 1 1 *', target_kind: 'enqueue', target: 'bodyless', payload: {} },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const del = await h.api('DELETE', `/v1/projects/${ref}/cron-jobs/bodyless-delete`, { raw: '', headers: json });
+    assert.equal(del.status, 200);
+    // Where a body is required, its absence is still a clear 400.
+    const login = await h.api('POST', '/v1/login', { raw: '', headers: json, token: null });
+    assert.equal(login.status, 400);
+    assert.equal(login.body.error.code, 'invalid_request');
+    const unconfirmed = await h.api('DELETE', `/v1/projects/${ref}`, { raw: ' ', headers: json });
+    assert.equal(unconfirmed.status, 400);
+    assert.equal(unconfirmed.body.error.code, 'confirmation_required');
+  });
+
   test('wrong types and over-long names are 400 with a code', async () => {
     assert.equal((await h.api('POST', '/v1/organizations', { body: { name: 42 } })).body.error.code, 'invalid_name');
     const orgs = await h.api('GET', '/v1/organizations');

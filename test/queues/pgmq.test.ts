@@ -184,6 +184,21 @@ describe('messages', () => {
     assert.deepEqual(await rows(owner, `select * from pgmq.list_queues() where queue_name = 'scratch'`), []);
     assert.equal((await sqlError(owner.query(`select pgmq.drop_queue('scratch')`))).code, '42P01');
   });
+
+  it('provides the rest of pgmq 1.5: format_table_name, detach_archive, the deprecated drop_queue, a clear refusal of partitioning', async () => {
+    await owner.query(`select pgmq.create('compat')`);
+    assert.deepEqual(await rows(owner, `select pgmq.format_table_name('compat', 'q') as q, pgmq.format_table_name('compat', 'a') as a`), [{ q: 'q_compat', a: 'a_compat' }]);
+    assert.equal((await sqlError(owner.query(`select pgmq.format_table_name('x; drop', 'q')`))).code, '22023');
+    // No extension owns the archive, so detaching only checks the queue.
+    assert.deepEqual(await rows(owner, `select pgmq.detach_archive('compat')::text as r`), [{ r: '' }]);
+    assert.equal((await sqlError(owner.query(`select pgmq.detach_archive('nowhere')`))).code, '42P01');
+    const partitioned = await sqlError(owner.query(`select pgmq.create_partitioned('parts')`));
+    assert.equal(partitioned.code, '0A000');
+    assert.match(partitioned.message, /partitioned queues are not supported/);
+    assert.deepEqual(await rows(owner, `select to_regclass('pgmq.q_parts') as q`), [{ q: null }]);
+    assert.deepEqual(await rows(owner, `select pgmq.drop_queue('compat', false) as ok`), [{ ok: true }]);
+    assert.deepEqual(await rows(owner, `select to_regclass('pgmq.q_compat') as q`), [{ q: null }]);
+  });
 });
 
 describe('many workers', () => {

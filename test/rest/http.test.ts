@@ -91,6 +91,11 @@ describe('supabase-js against /rest/v1', () => {
     const page = await svc.from('items').select('id', { count: 'exact' }).order('id').range(0, 1);
     assert.equal(page.status, 206);
     assert.equal(page.count, 3);
+    const stripped = await svc.from('items').select('id, label').eq('id', 3).stripNulls();
+    assert.deepEqual(stripped.data, [{ id: 3, label: 'dishes' }]);
+    await owner.unsafe(`update public.items set label = null where id = 3`);
+    const noLabel = await svc.from('items').select('id, label').eq('id', 3).stripNulls();
+    assert.deepEqual(noLabel.data, [{ id: 3 }]);
     const sum = await svc.rpc('add', { a: 2, b: 3 });
     assert.equal(sum.data, 5);
   });
@@ -139,5 +144,16 @@ describe('supabase-js against /rest/v1', () => {
     assert.deepEqual(limited.data, [{ title: 'm1' }]);
     const left = await (alice.from('todos').delete().like('title', 'm*') as unknown as MaxAffected).maxAffected(2).select('title, done').order('title');
     assert.deepEqual(left.data?.map((r) => [r.title, r.done]).sort(), [['m1', true], ['m2', false]]);
+  });
+
+  test('a refused access token is 401 PGRST301, "JWT expired" when it has expired', async () => {
+    const token = await tokenFor(ALICE);
+    h.clock.advance(2 * 3600_000);
+    const expired = await fetch(`${h.info.BASE_URL}/rest/v1/todos`, { headers: { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` } });
+    assert.equal(expired.status, 401);
+    assert.deepEqual(await expired.json(), { message: 'JWT expired', code: 'PGRST301', details: null, hint: null });
+    assert.equal(expired.headers.get('www-authenticate'), 'Bearer error="invalid_token", error_description="JWT expired"');
+    const forged = await client(`${token.slice(0, -4)}AAAA`).from('todos').select('*');
+    assert.deepEqual([forged.status, forged.error?.code], [401, 'PGRST301']);
   });
 });

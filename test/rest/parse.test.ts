@@ -6,6 +6,7 @@ import { HearthError } from '../../src/errors.ts';
 import { parseOrder, parseQuery, parseSelect } from '../../src/rest/parse.ts';
 
 const col = (name: string, extra: object = {}) => ({ type: 'column', field: { name, json: [] }, alias: null, cast: null, ...extra });
+const agg = (fn: string, field: string | null, extra: object = {}) => ({ type: 'aggregate', fn, field: field === null ? null : { name: field, json: [] }, inputCast: null, alias: null, cast: null, ...extra });
 const embed = (relation: string, select: unknown[], extra: object = {}) => ({ type: 'embed', relation, alias: null, hint: null, join: 'left', spread: false, select, ...extra });
 
 describe('select', () => {
@@ -28,6 +29,12 @@ describe('select', () => {
     ['...users(name,n:name)', [embed('users', [col('name'), col('name', { alias: 'n' })], { spread: true })]],
     ['...users!fk!inner(id)', [embed('users', [col('id')], { spread: true, hint: 'fk', join: 'inner' })]],
     ['id,posts(id,comments(body))', [col('id'), embed('posts', [col('id'), embed('comments', [col('body')])])]],
+    // aggregates: input cast before the function, output cast after it
+    ['count()', [agg('count', null)]],
+    ['n:count()::text', [agg('count', null, { alias: 'n', cast: 'text' })]],
+    ['amount.sum(),amount.avg()', [agg('sum', 'amount'), agg('avg', 'amount')]],
+    ['total:amount::numeric.max()::int', [agg('max', 'amount', { alias: 'total', inputCast: 'numeric', cast: 'int' })]],
+    ['day,id.min(),comments(count)', [col('day'), agg('min', 'id'), embed('comments', [col('count')])]],
   ];
   for (const [raw, expected] of cases) test(`select=${raw}`, () => assert.deepEqual(parseSelect(raw), expected));
 
@@ -42,6 +49,8 @@ describe('select', () => {
     ['x:...users(id)', /spread takes no alias/],
     ['id)', /"," or end/],
     ['(id)', /expected a column/],
+    ['id.median()', /aggregate function: count\(\), sum\(\), avg\(\), max\(\), min\(\)/],
+    ['id.sum', /aggregate function/],
   ];
   for (const [raw, details] of bad) {
     test(`select=${raw} is PGRST100`, () =>

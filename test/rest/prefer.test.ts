@@ -74,6 +74,7 @@ describe('Prefer: handling', () => {
     ['handling=strict, foo, bar', 400, 'PGRST122', 'Invalid preferences: foo, bar'],
     ['handling=strict, return=everything', 400, 'PGRST122', 'Invalid preferences: return=everything'],
     ['handling=strict, max-affected=many', 400, 'PGRST122', 'Invalid preferences: max-affected=many'],
+    ['handling=strict, timezone=Jupiter/Red_Spot', 400, 'PGRST122', 'Invalid preferences: timezone=Jupiter/Red_Spot'],
     ['handling=lenient, foo, bar', 200, undefined, undefined],
     ['foo, count=exact', 200, undefined, undefined],
     ['handling=strict, count=exact', 200, undefined, undefined],
@@ -90,6 +91,38 @@ describe('Prefer: handling', () => {
   test('strict handling is echoed with what was applied', async () => {
     const res = await p.call('anon', 'GET', 'tags?select=name', { headers: { prefer: 'handling=strict, count=exact' } });
     assert.equal(res.headers['preference-applied'], 'count=exact, handling=strict');
+  });
+});
+
+describe('Prefer: timezone', () => {
+  before(async () => {
+    await p.admin.unsafe(`set role hearth_test_owner;
+      create table stamps (id int primary key, at timestamptz not null);
+      insert into stamps values (1, '2023-10-18 12:37:59.611+00');
+      create function stamp_at() returns timestamptz language sql stable as $$ select at from stamps where id = 1 $$;
+      reset role;`);
+    await p.reload();
+  });
+
+  test('timestamps are read in the zone asked for, and it is echoed', async () => {
+    const res = await p.call('anon', 'GET', 'stamps?select=at', { headers: { prefer: 'timezone=America/Los_Angeles' } });
+    assert.deepEqual(res.json, [{ at: '2023-10-18T05:37:59.611-07:00' }]);
+    assert.equal(res.headers['preference-applied'], 'timezone=America/Los_Angeles');
+  });
+
+  test('an unknown zone is ignored: the server default zone, nothing applied', async () => {
+    const res = await p.call('anon', 'GET', 'stamps?select=at', { headers: { prefer: 'timezone=Jupiter/Red_Spot' } });
+    const plain = await p.call('anon', 'GET', 'stamps?select=at');
+    assert.deepEqual([res.status, res.json, res.headers['preference-applied']], [200, plain.json, undefined]);
+  });
+
+  test('writes read offset-less input in that zone; RPC answers in it', async () => {
+    const ins = await p.call('service', 'POST', 'stamps', { body: { id: 2, at: '2024-01-01 09:00' }, headers: { prefer: 'timezone=Asia/Tokyo, return=representation' } });
+    assert.deepEqual([ins.status, ins.json, ins.headers['preference-applied']], [201, [{ id: 2, at: '2024-01-01T09:00:00+09:00' }], 'return=representation, timezone=Asia/Tokyo']);
+    const [stored] = await p.admin`select to_char(at at time zone 'UTC', 'HH24:MI') as t from stamps where id = 2`;
+    assert.equal(stored.t, '00:00');
+    const rpc = await p.call('anon', 'POST', 'rpc/stamp_at', { body: {}, headers: { prefer: 'timezone=Europe/Paris' } });
+    assert.deepEqual([rpc.json, rpc.headers['preference-applied']], ['2023-10-18T14:37:59.611+02:00', 'timezone=Europe/Paris']);
   });
 });
 

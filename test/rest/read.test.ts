@@ -193,6 +193,57 @@ describe('embedding', () => {
   });
 });
 
+describe('aggregate functions', () => {
+  const rows: [string, unknown][] = [
+    ['posts?select=count()', [{ count: 3 }]],
+    ['posts?select=count()&published=is.true', [{ count: 2 }]],
+    // the other selected columns are grouped by; filters apply before grouping
+    ['posts?select=published,n:count(),id.sum(),id.max()::text&order=published', [{ published: false, n: 1, sum: 2, max: '2' }, { published: true, n: 2, sum: 4, max: '3' }]],
+    ['posts?select=meta->stats->views::int.sum(),meta->stats->views::int.avg()::int', [{ sum: 20, avg: 7 }]],
+    // Supabase's `comments(count)` idiom and its count() spelling, per parent row
+    ['posts?select=id,comments(count)&order=id', [{ id: 1, comments: [{ count: 2 }] }, { id: 2, comments: [{ count: 0 }] }, { id: 3, comments: [{ count: 1 }] }]],
+    ['posts?select=id,c:comments(n:count())&id=eq.3', [{ id: 3, c: [{ n: 1 }] }]],
+    // a to-one embed or a spread can be a grouping column
+    ['posts?select=count(),author:users!author_id(name)&order=author(name)', [{ count: 2, author: { name: 'Alice' } }, { count: 1, author: { name: 'Bob' } }]],
+    ['posts?select=count(),...users!author_id(name)&users.name=eq.Bob', [{ count: 1, name: 'Bob' }]],
+    ['rpc/numbers?n=4&select=count(),numbers.sum()', [{ count: 4, sum: 10 }]],
+  ];
+  for (const [query, expected] of rows) {
+    test(query, async () => {
+      const res = await p.call('anon', 'GET', query);
+      assert.equal(res.status, 200, res.body ?? '');
+      assert.deepEqual(res.json, expected);
+    });
+  }
+
+  test('count=exact counts the groups', async () => {
+    const res = await p.call('anon', 'GET', 'posts?select=published,count()&order=published&limit=1', { headers: { prefer: 'count=exact' } });
+    assert.equal(res.status, 206);
+    assert.equal(res.headers['content-range'], '0-0/2');
+    assert.deepEqual(res.json, [{ published: false, count: 1 }]);
+  });
+
+  test('aggregates run under RLS', async () => {
+    const res = await p.call('alice', 'GET', 'todos?select=done,count()&order=done');
+    assert.deepEqual(res.json, [{ done: false, count: 1 }, { done: true, count: 1 }]);
+  });
+
+  test('ordering groups by a column that is not grouped is 400 42803, explained', async () => {
+    const res = await p.call('anon', 'GET', 'posts?select=published,count()&order=id');
+    assert.equal(res.status, 400);
+    assert.equal((res.json as { code: string }).code, '42803');
+    assert.match((res.json as { message: string }).message, /order only by the plain columns/);
+  });
+
+  test('an aggregate inside a spread or a to-one embed is 400 PGRST127', async () => {
+    for (const query of ['posts?select=id,...users!author_id(name.count())', 'posts?select=id,users!author_id(count())']) {
+      const res = await p.call('anon', 'GET', query);
+      assert.equal(res.status, 400);
+      assert.equal((res.json as { code: string }).code, 'PGRST127');
+    }
+  });
+});
+
 describe('row-level security', () => {
   test('a user sees only their own rows; anon sees none', async () => {
     const alice = await p.call('alice', 'GET', 'todos?select=task&order=id');
@@ -245,6 +296,16 @@ describe('media types', () => {
       assert.deepEqual(res.json, { code: 'PGRST116', message: 'Cannot coerce the result to a single JSON object', details: `The result contains ${n} rows`, hint: null });
     });
   }
+
+  test('nulls=stripped leaves null fields out (supabase-js stripNulls())', async () => {
+    const query = 'posts?select=id,body,editor_id&order=id&id=gt.1';
+    const array = await p.call('anon', 'GET', query, { headers: { accept: 'application/vnd.pgrst.array+json;nulls=stripped' } });
+    assert.deepEqual(JSON.parse(array.body!), [{ id: 2, body: 'more words' }, { id: 3, editor_id: '00000000-0000-4000-8000-00000000000a' }]);
+    const object = await p.call('anon', 'GET', `${query}&limit=1`, { headers: { accept: 'application/vnd.pgrst.object+json;nulls=stripped' } });
+    assert.deepEqual(JSON.parse(object.body!), { id: 2, body: 'more words' });
+    const plain = await p.call('anon', 'GET', query, { headers: { accept: 'application/vnd.pgrst.array+json' } });
+    assert.deepEqual(JSON.parse(plain.body!)[0], { id: 2, body: 'more words', editor_id: null });
+  });
 
   test('text/csv', async () => {
     const res = await p.call('anon', 'GET', 'posts?select=id,title,body&order=id', { headers: { accept: 'text/csv' } });

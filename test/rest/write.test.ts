@@ -52,6 +52,12 @@ describe('insert', () => {
     assert.equal(res.headers['preference-applied'], 'missing=default, return=representation');
   });
 
+  test('a form body inserts one row, its values read by the column types', async () => {
+    const res = await p.call('service', 'POST', 'logs', { body: 'msg=from+a+form&level=7', headers: { 'content-type': 'application/x-www-form-urlencoded', ...rep } });
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.json, [{ msg: 'from a form', level: 7 }]);
+  });
+
   test('an unknown column is PGRST204', async () => {
     const res = await p.call('service', 'POST', 'tags', { body: { nope: 1 } });
     assert.equal(res.status, 400);
@@ -106,6 +112,14 @@ describe('upsert', () => {
   test('ignore-duplicates with on_conflict', async () => {
     const res = await p.call('service', 'POST', 'users?on_conflict=email', { body: { id: '00000000-0000-4000-8000-0000000000cc', name: 'Other', email: 'alice@example.com' }, headers: { prefer: 'resolution=ignore-duplicates,return=representation' } });
     assert.deepEqual(res.json, []);
+  });
+
+  test('on_conflict naming no unique column set is 400 42P10, explained to every caller', async () => {
+    const res = await p.call('anon', 'POST', 'posts?on_conflict=title', { body: { author_id: ALICE, title: 'x' }, headers: { prefer: 'resolution=merge-duplicates' } });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.json, { code: '42P10', message: 'on_conflict must name the columns of a primary key or unique constraint.', details: null, hint: null });
+    const rows = await p.admin`select 1 from posts where title = 'x'`;
+    assert.equal(rows.length, 0);
   });
 
   test('no primary key and no on_conflict is a 400 that says what to do', async () => {

@@ -179,3 +179,51 @@ describe('health', () => {
     assert.deepEqual(await res.json(), { status: 'ok' });
   });
 });
+
+describe('CORS (browser apps on another origin)', () => {
+  const origin = 'http://localhost:3000';
+
+  test('a preflight of auth, rest and storage is 204 without a key, allowing any origin and the asked headers', async () => {
+    for (const path of ['/rest/v1/notes?select=*', '/auth/v1/token?grant_type=password', '/storage/v1/object/list/avatars', `/project/${other.ref}/rest/v1/notes`]) {
+      const res = await fetch(`${h.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,apikey,content-type,x-client-info,prefer' },
+      });
+      assert.equal(res.status, 204, path);
+      assert.equal(res.headers.get('access-control-allow-origin'), '*', path);
+      assert.match(res.headers.get('access-control-allow-methods')!, /PATCH/);
+      assert.equal(res.headers.get('access-control-allow-headers'), 'authorization,apikey,content-type,x-client-info,prefer');
+    }
+  });
+
+  test('answers (errors included) carry Access-Control-Allow-Origin and expose Content-Range', async () => {
+    const ok = await fetch(`${h.url}/auth/v1/.well-known/jwks.json`, { headers: { origin } });
+    assert.equal(ok.headers.get('access-control-allow-origin'), '*');
+    assert.match(ok.headers.get('access-control-expose-headers')!, /Content-Range/);
+    const refused = await fetch(`${h.url}/rest/v1/notes`, { headers: { origin } });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('access-control-allow-origin'), '*');
+  });
+
+  test('management routes are not opened to other origins', async () => {
+    const res = await fetch(`${h.url}/v1/projects`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    assert.equal(res.headers.get('access-control-allow-origin'), null);
+  });
+});
+
+describe('project runtime cache', () => {
+  test('past the TTL an unchanged project keeps its runtime (schema cache, plans); a changed row gets a new one', async () => {
+    const registry = h.hearth.registry;
+    const before = (await registry.byReference(other.ref))!;
+    before.loadedAt = 0; // past the TTL
+    const confirmed = (await registry.byReference(other.ref))!;
+    assert.equal(confirmed, before, 'confirmed, not rebuilt');
+    assert.ok(Date.now() - confirmed.loadedAt < 5000);
+    // A change nobody announced (the TTL is the safety net for a lost NOTIFY).
+    await h.hearth.p.dbs.control`update platform.projects set name = 'Renamed quietly' where ref = ${other.ref}`;
+    confirmed.loadedAt = 0;
+    const rebuilt = (await registry.byReference(other.ref))!;
+    assert.notEqual(rebuilt, before);
+    assert.equal(rebuilt.row.name, 'Renamed quietly');
+  });
+});

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { eventually, projectSql, rowCount, startStorageTest, storedFiles, type StorageTest } from './setup.ts';
 
@@ -43,6 +44,24 @@ describe('upload', () => {
     assert.equal(await rowCount(t, 'pending_bytes'), 0);
   });
 
+  test('objects hashed before migration 031 (sha256:) still recognise a replay of their bytes', async () => {
+    const first = await t.raw('POST', '/object/files/legacy.txt', { body: 'legacy bytes', headers: { 'content-type': 'text/plain' } });
+    assert.equal(first.status, 201);
+    const [hashed] = await t.owner`select content_hash from storage.objects where name = 'legacy.txt'`;
+    assert.match(hashed!.content_hash, /^blake3:[0-9a-f]{64}$/);
+    const sha = createHash('sha256').update('legacy bytes').digest('hex');
+    await t.owner`update storage.objects set content_hash = ${`sha256:${sha}`} where name = 'legacy.txt'`;
+    const head = await t.raw('HEAD', '/object/files/legacy.txt');
+    assert.equal(head.headers.get('etag'), `"${sha}"`, 'the ETag is the digest without its algorithm');
+    const again = await t.raw('POST', '/object/files/legacy.txt', { body: 'legacy bytes', headers: { 'content-type': 'text/plain' } });
+    assert.equal(again.status, 200);
+    assert.equal((await again.json()).replayed, true);
+    const other = await t.raw('POST', '/object/files/legacy.txt', { body: 'legacy bytez', headers: { 'content-type': 'text/plain' } });
+    assert.equal(other.status, 409);
+    assert.equal((await t.service.storage.from('files').remove(['legacy.txt'])).error, null);
+    await eventually(async () => (await rowCount(t, 'pending_bytes')) === 0, 'no staged bytes are left');
+  });
+
   test('x-upsert and PUT replace the object; the old bytes are removed', async () => {
     const s = t.service.storage.from('files');
     await s.upload('replace.txt', Buffer.from('v1'), { contentType: 'text/plain' });
@@ -55,6 +74,22 @@ describe('upload', () => {
     await eventually(async () => (await rowCount(t, 'pending_bytes')) === 0, 'replaced bytes are removed');
     const [row] = await t.owner`select count(*)::int as n from storage.objects where name = 'replace.txt'`;
     assert.equal(row!.n, 1);
+  });
+
+  test('POST answers 201 even with x-upsert; PUT answers 200, as Supabase\'s update does, whether it replaced or created', async () => {
+    const headers = { 'content-type': 'text/plain' };
+    assert.equal((await t.raw('POST', '/object/files/status.txt', { body: 'one', headers })).status, 201);
+    const upsert = await t.raw('POST', '/object/files/status.txt', { body: 'two', headers: { ...headers, 'x-upsert': 'true' } });
+    assert.equal(upsert.status, 201);
+    const put = await t.raw('PUT', '/object/files/status.txt', { body: 'three', headers });
+    assert.equal(put.status, 200);
+    const body = await put.json();
+    assert.deepEqual([body.bucket, body.name, body.size, body.content_type, body.Key], ['files', 'status.txt', 5, 'text/plain', 'files/status.txt']);
+    assert.equal(body.replayed, undefined);
+    const created = await t.raw('PUT', '/object/files/status-new.txt', { body: 'new', headers });
+    assert.equal(created.status, 200);
+    assert.equal(await (await t.service.storage.from('files').download('status.txt')).data!.text(), 'three');
+    assert.equal(await (await t.service.storage.from('files').download('status-new.txt')).data!.text(), 'new');
   });
 
   test('Blob and File bodies (multipart) keep their type, cache-control and metadata', async () => {
@@ -85,6 +120,40 @@ describe('upload', () => {
     const unicode = await t.service.storage.from('files').upload('dossier/été 2024.txt', Buffer.from('ok'));
     assert.equal(unicode.error, null);
     assert.equal(await (await t.service.storage.from('files').download('dossier/été 2024.txt')).data!.text(), 'ok');
+  });
+
+  test('a NUL character in a bucket, name, prefix or metadata is 400 invalid_request, never a 500', async () => {
+    const nul = '\u0000';
+    const cases: [string, string, unknown][] = [
+      ['GET', '/bucket/%00', undefined],
+      ['PUT', '/bucket/%00', {}],
+      ['POST', '/object/list/fi%00les', {}],
+      ['POST', '/object/list/files', { prefix: `a${nul}` }],
+      ['POST', '/object/sign/files', { expiresIn: 60, paths: [nul] }],
+      ['DELETE', '/object/files', { prefixes: [`${nul}x`] }],
+      ['POST', '/object/copy', { bucketId: `files${nul}`, sourceKey: 'a.txt', destinationKey: 'b.txt' }],
+      ['GET', '/object/public/%00/x.txt', undefined],
+    ];
+    for (const [method, path, json] of cases) {
+      const res = await t.raw(method, path, json === undefined ? {} : { json });
+      assert.equal(res.status, 400, `${method} ${path} ${JSON.stringify(json)}`);
+      assert.equal(await errorCode(res), 'invalid_request');
+    }
+    const metadata = Buffer.from(JSON.stringify({ note: nul })).toString('base64');
+    const up = await t.raw('POST', '/object/files/nul-meta.txt', { body: 'x', headers: { 'content-type': 'text/plain', 'x-metadata': metadata } });
+    assert.equal(up.status, 400);
+    assert.equal(await errorCode(up), 'invalid_request');
+    assert.equal(await rowCount(t, 'pending_bytes'), 0);
+  });
+
+  test('a malformed percent-encoding in the path is 400 in the storage envelope', async () => {
+    for (const [method, path] of [['POST', '/object/files/%ZZ.txt'], ['GET', '/object/files/%E0%A4%A']] as const) {
+      const res = await t.raw(method, path, { body: method === 'POST' ? 'x' : undefined });
+      assert.equal(res.status, 400, path);
+      const body = await res.json();
+      assert.equal(body.error.code, 'invalid_request', path);
+      assert.equal(typeof body.error.message, 'string');
+    }
   });
 
   test('unknown bucket is 404 bucket_not_found', async () => {
@@ -203,6 +272,20 @@ describe('download', () => {
     assert.equal(await errorCode(missing), 'not_found');
   });
 
+  test('images, text, JSON, PDF, audio and video are inline, except types a browser runs (HTML, SVG, XML)', async () => {
+    const s = t.service.storage.from('pub');
+    const inline = ['image/png', 'image/tiff', 'text/plain', 'text/css', 'text/javascript', 'application/json', 'application/ld+json', 'application/pdf', 'audio/mpeg', 'video/webm'];
+    const attachment = ['text/html', 'image/svg+xml', 'text/xml', 'application/xhtml+xml', 'application/octet-stream', 'application/zip'];
+    for (const type of [...inline, ...attachment]) {
+      const name = `kinds/${type.replace('/', '-')}`;
+      assert.equal((await s.upload(name, Buffer.from('x'), { contentType: type })).error, null, type);
+      const res = await fetch(`${t.h.info.BASE_URL}/storage/v1/object/public/pub/${name}`);
+      assert.equal(res.status, 200, type);
+      assert.equal(res.headers.get('content-type'), type);
+      assert.match(res.headers.get('content-disposition')!, inline.includes(type) ? /^inline;/ : /^attachment;/, type);
+    }
+  });
+
   test('HTML and SVG are never inline; ?download forces attachment', async () => {
     const s = t.service.storage.from('pub');
     await s.upload('evil.html', Buffer.from('<script>alert(1)</script>'), { contentType: 'text/html' });
@@ -233,6 +316,25 @@ describe('download', () => {
     // The default policy lets anyone read objects of public buckets through the API too.
     assert.equal(await (await t.anon.storage.from('pub').download('open.txt')).data!.text(), 'open');
     assert.equal((await t.anon.storage.from('files').download('closed.txt')).error !== null, true);
+  });
+
+  test('public and signed downloads ignore credentials sent along, even expired or foreign ones', async () => {
+    await t.service.storage.from('pub').upload('creds.txt', Buffer.from('open'), { contentType: 'text/plain' });
+    await t.service.storage.from('files').upload('creds.txt', Buffer.from('signed'), { contentType: 'text/plain' });
+    const signed = (await t.service.storage.from('files').createSignedUrl('creds.txt', 3 * 3600)).data!.signedUrl;
+    const stale = await t.token('cccccccc-cccc-4ccc-8ccc-cccccccccccc');
+    t.h.clock.advance(3600_000 + 1000);
+    const sent: Record<string, string>[] = [{ authorization: `Bearer ${stale}` }, { authorization: 'Bearer not.a.token' }, { apikey: 'sb_publishable_of_another_project' }];
+    for (const headers of sent) {
+      const open = await fetch(`${t.h.info.BASE_URL}/storage/v1/object/public/pub/creds.txt`, { headers });
+      assert.equal(open.status, 200, JSON.stringify(headers));
+      assert.equal(await open.text(), 'open');
+      const viaSignature = await fetch(signed, { headers });
+      assert.equal(viaSignature.status, 200, JSON.stringify(headers));
+      assert.equal(await viaSignature.text(), 'signed');
+    }
+    // The other routes still refuse the expired token.
+    assert.equal((await t.raw('GET', '/object/files/creds.txt', { token: stale })).status, 401);
   });
 });
 

@@ -147,6 +147,83 @@ describe('definitions', () => {
     assert.equal(unknown.status, 404);
   });
 
+  test('a malformed workflow name is 400 invalid_name on every route that takes one', async () => {
+    const run = '00000000-0000-0000-0000-000000000000';
+    const routes: [string, string, unknown?][] = [
+      ['GET', `${base}/Bad.Name`],
+      ['PATCH', `${base}/Bad.Name`, { enabled: true }],
+      ['POST', `${base}/Bad.Name/runs`, {}],
+      ['GET', `${base}/Bad.Name/runs`],
+      ['GET', `${base}/Bad.Name/runs/${run}`],
+      ['POST', `${base}/Bad.Name/runs/${run}/cancel`],
+      ['POST', `${base}/Bad.Name/runs/${run}/signals`, { signal: 'go' }],
+    ];
+    for (const [method, path, body] of routes) {
+      const res = await h.api(method, path, body === undefined ? {} : { body });
+      assert.equal(res.status, 400, `${method} ${path}`);
+      assert.equal(res.body.error.code, 'invalid_name', `${method} ${path}`);
+    }
+  });
+
+  test('a definition read back can be PUT again as it is; webhook secrets carry over unless re-sent or cleared', async () => {
+    const w = wf(h);
+    const hook = (key: string, secret?: string) => ({ key, kind: 'webhook', target: 'https://example.com/h', ...(secret ? { secret } : {}) });
+    const steps = [
+      { ...hook('charge', 'main-secret'), compensate: { kind: 'webhook', target: 'https://example.com/refund', secret: 'undo-secret' } },
+      { key: 'nap', kind: 'sleep', sleep_for: '1h30m' },
+      { key: 'fan', kind: 'fanout', children: [hook('child', 'child-secret'), { key: 'log', kind: 'sql', target: 'select 1' }] },
+      { key: 'gather', kind: 'join' },
+      { key: 'ok', kind: 'wait_for_signal', signal: 'approved' },
+      { key: 'plain', kind: 'webhook', target: 'https://example.com/p' },
+    ];
+    assert.equal((await w.put('roundtrip', { steps })).status, 201);
+    const sealed = async (version: number) => {
+      const [row] = await h.hearth.p.dbs.control`select steps from platform.workflow_definitions where name = 'roundtrip' and version = ${version}`;
+      const s = row!.steps;
+      return [s[0].secret_sealed, s[0].compensate.secret_sealed, s[2].children[0].secret_sealed, s[5].secret_sealed].map((x) => x ?? null);
+    };
+    const v1 = await sealed(1);
+    assert.ok(v1.slice(0, 3).every((x) => typeof x === 'string') && v1[3] === null);
+
+    const read = (await h.api('GET', `${base}/roundtrip`)).body;
+    assert.deepEqual(read.steps[1], { key: 'nap', kind: 'sleep', payload: null, sleep_for: '1h30m' });
+    assert.deepEqual(read.steps[3], { key: 'gather', kind: 'join', payload: null });
+    assert.deepEqual(read.steps[4], { key: 'ok', kind: 'wait_for_signal', payload: null, signal: 'approved', timeout_seconds: 7 * 86400 });
+    assert.equal(read.steps[0].compensate.secret_set, true);
+    assert.equal(read.steps[2].children[0].secret_set, true);
+    assert.equal(read.steps[5].secret_set, false);
+    // The whole body of the read goes back: name, version and created_at are the service's and are ignored.
+    const again = await w.put('roundtrip', { ...read, version: 99 });
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    assert.deepEqual(again.body, { name: 'roundtrip', version: 2, enabled: true });
+    assert.deepEqual(await sealed(2), v1, 'the secrets are kept');
+    const reread = (await h.api('GET', `${base}/roundtrip`)).body;
+    assert.deepEqual(reread.steps, read.steps);
+
+    // Re-sending a secret changes it; secret null (or secret_set false) makes the webhook unsigned.
+    const changed = structuredClone(read.steps);
+    changed[0].secret = 'rotated';
+    changed[0].compensate = { kind: 'webhook', target: 'https://example.com/refund', secret: null };
+    changed[2].children[0].secret_set = false;
+    assert.equal((await w.put('roundtrip', { steps: changed })).status, 201);
+    const v3 = await sealed(3);
+    assert.ok(typeof v3[0] === 'string' && v3[0] !== v1[0]);
+    assert.deepEqual(v3.slice(1), [null, null, null]);
+    const bad = await w.put('roundtrip', { steps: [{ ...hook('charge'), secret_set: 'yes' }] });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'invalid_definition');
+  });
+
+  test('a definition within every limit is accepted even when its body is over 1 MiB', async () => {
+    const payload = 'p'.repeat(256 * 1024 - 2);
+    const steps = Array.from({ length: 6 }, (_, i) => ({ key: `s${i}`, kind: 'sql', target: 'select 1', payload }));
+    const res = await wf(h).put('large', { steps });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const got = await h.api('GET', `${base}/large`);
+    assert.equal(got.body.steps.length, 6);
+    assert.equal(got.body.steps[5].payload.length, payload.length);
+  });
+
   test('malformed JSON is 400 invalid_request', async () => {
     const res = await h.api('PUT', `${base}/orders`, { raw: '{"steps": [', headers: { 'content-type': 'application/json' } });
     assert.equal(res.status, 400);
@@ -185,6 +262,9 @@ describe('runs', () => {
     assert.equal(res.status, 404);
     assert.equal(res.body.error.code, 'not_found');
     assert.equal((await w.start('never-defined', {})).status, 404);
+    const runsOfNothing = await h.api('GET', `${base}/never-defined/runs`);
+    assert.equal(runsOfNothing.status, 404);
+    assert.equal(runsOfNothing.body.error.code, 'not_found');
     const long = await w.start('pin', { idempotency_key: 'k'.repeat(201) });
     assert.equal(long.status, 400);
     assert.equal(long.body.error.code, 'invalid_request');

@@ -160,6 +160,20 @@ describe('step kinds', () => {
     assert.deepEqual(calls, [[h.info.PROJECT_REF, 'hello', { name: 'x' }]]);
   });
 
+  test('a step output over 256 KiB fails the step without retries; 256 KiB exactly is kept', async () => {
+    const big = (bytes: number) => async () => ({ status: 200, body: 'x'.repeat(bytes - 2) });
+    const id = await w().go('fn-big', [{ key: 'f', kind: 'function', target: 'big', max_attempts: 3 }]);
+    const run = await settle(h, 'fn-big', id, { invoker: big(256 * 1024 + 1) });
+    assert.equal(run.status, 'failed');
+    assert.equal(run.steps[0].attempt, 1);
+    assert.equal(run.steps[0].output, null);
+    assert.match(run.steps[0].error, /output is over 256 KiB/);
+    const ok = await w().start('fn-big');
+    const done = await settle(h, 'fn-big', ok.body.id, { invoker: big(256 * 1024) });
+    assert.equal(done.status, 'succeeded');
+    assert.equal(done.output.length, 256 * 1024 - 2);
+  });
+
   test('sleep holds the run (waiting) until sleep_for has elapsed on the clock', async () => {
     const id = await w().go('nap', [{ key: 'z', kind: 'sleep', sleep_for: '1h' }, { key: 'after', kind: 'sql', target: 'select 1' }]);
     await tick(h);

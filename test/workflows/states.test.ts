@@ -1,13 +1,15 @@
 // SPEC 3.2 rows and SPEC 6.1 events not covered by the engine tests: a
 // definition that does not load, a sub-workflow wait past its timeout, the
-// per-project ceiling of advancing runs across workers, the events of runs
-// that succeed or are cancelled, non-JSON bodies, and the default tick.
+// per-project ceiling of advancing runs across workers, passes committed
+// together (each keeps its own lease fence), the events of runs that succeed
+// or are cancelled, non-JSON bodies, and the default tick.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
 import { shipDrains } from '../../src/workflows/drain.ts';
 import { serverUrl, startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { until } from '../helpers/poll.ts';
 import { enableWorkflows, settle, startDrainReceiver, tick, wf } from './helpers.ts';
 
 let h: TestHearth;
@@ -70,6 +72,80 @@ describe('leases across workers', () => {
     assert.equal((await first).leased, 10);
     await tick(h, { owner: 'worker-b' });
     for (const id of ids) assert.equal((await w().run('slow', id)).status, 'succeeded');
+  });
+});
+
+describe('group commit of passes', () => {
+  /** An invoker whose calls all wait for open(); `calls` counts the calls made. */
+  function gated(bodies: Record<string, unknown>) {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const state = { calls: 0, open: () => open() };
+    const invoker = async (_ref: string, _name: string, body: unknown) => {
+      state.calls++;
+      await gate;
+      return { status: 200, body: bodies[(body as { tag: string }).tag] ?? { ok: true } };
+    };
+    return { state, invoker };
+  }
+
+  async function startTagged(name: string, tags: string[]): Promise<string[]> {
+    const ids: string[] = [];
+    for (const tag of tags) {
+      await w().put(`${name}-${tag}`, { steps: [{ key: 'f', kind: 'function', target: 'fn', payload: { tag } }] });
+      ids.push((await w().start(`${name}-${tag}`)).body.id);
+    }
+    return ids;
+  }
+
+  test('passes written together keep their own lease: a run taken over meanwhile is left to its new owner', async () => {
+    const [stolen, a, b] = await startTagged('fenced', ['x', 'y', 'z']);
+    const { state, invoker } = gated({});
+    const ticking = tick(h, { invoker });
+    await until(async () => state.calls, (n) => n === 3);
+    await h.hearth.p.dbs.control`update platform.workflow_runs set lease_owner = 'thief' where id = ${stolen!}`;
+    state.open();
+    assert.equal((await ticking).leased, 3);
+    for (const [id, tag] of [[a!, 'y'], [b!, 'z']]) assert.equal((await w().run(`fenced-${tag}`, id)).status, 'succeeded');
+    const run = await w().run('fenced-x', stolen!);
+    assert.equal(run.status, 'running');
+    assert.equal(run.steps[0].status, 'running', 'the pass that lost its lease wrote nothing back');
+    assert.equal(run.steps[0].attempt, 1);
+    const [row] = await h.hearth.p.dbs.control`select lease_owner from platform.workflow_runs where id = ${stolen!}`;
+    assert.equal(row!.lease_owner, 'thief');
+  });
+
+  test('a pass whose write is refused does not hold back the passes written with it', async () => {
+    const [bad, a, b] = await startTagged('refused', ['x', 'y', 'z']);
+    const { state, invoker } = gated({});
+    const ticking = tick(h, { invoker });
+    await until(async () => state.calls, (n) => n === 3);
+    // The attempt starts are written; now the database refuses any further write of one run,
+    // so the batch holding the three results fails and is written again run by run.
+    const control = h.hearth.p.dbs.control;
+    await control.unsafe(`create function public.refuse_for_test() returns trigger language plpgsql as $$
+      begin raise exception 'refused for the test'; end $$`);
+    await control.unsafe(`create trigger refuse_one before update on platform.workflow_runs for each row
+      when (old.id = '${bad}') execute function public.refuse_for_test()`);
+    try {
+      state.open();
+      await ticking;
+    } finally {
+      await control.unsafe('drop trigger refuse_one on platform.workflow_runs; drop function public.refuse_for_test()');
+    }
+    for (const [id, tag] of [[a!, 'y'], [b!, 'z']]) assert.equal((await w().run(`refused-${tag}`, id)).status, 'succeeded');
+    assert.equal((await w().run('refused-x', bad!)).steps[0].status, 'running');
+  });
+
+  test('an output the database cannot store (U+0000) fails the step at once instead of wedging the run', async () => {
+    const [bad] = await startTagged('nul', ['nul']);
+    const { state, invoker } = gated({ nul: { text: 'a\u0000b' } });
+    state.open();
+    await tick(h, { invoker });
+    const run = await w().run('nul-nul', bad!);
+    assert.equal(run.status, 'failed');
+    assert.match(run.steps[0].error, /NUL character/);
+    assert.equal(state.calls, 1, 'not retried');
   });
 });
 

@@ -22,6 +22,8 @@ export interface ActionContext {
 }
 
 export const ERROR_MAX = 2000;
+export const OUTPUT_MAX_BYTES = 256 * 1024;
+const UNSTORABLE = /(?:^|[^\\])(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
 export const truncate = (text: string) => (text.length > ERROR_MAX ? text.slice(0, ERROR_MAX - 1) + '…' : text);
 
 /** Runs one attempt, bounded by timeoutSeconds of wall-clock time. */
@@ -50,7 +52,21 @@ export async function runAction(ctx: ActionContext, action: Step | Action, timeo
     }
   })();
   try {
-    return await Promise.race([work, timeout]);
+    const outcome = await Promise.race([work, timeout]);
+    // SPEC 8 bounds a step output like a payload; a bigger one (a function's response body) fails the
+    // step without retries, since the same call would most likely answer the same way again.
+    if (!outcome.ok) return outcome;
+    const json = JSON.stringify(outcome.output ?? null);
+    if (Buffer.byteLength(json) > OUTPUT_MAX_BYTES) {
+      return { ok: false, error: `The step output is over ${OUTPUT_MAX_BYTES / 1024} KiB.`, retryable: false };
+    }
+    // Postgres jsonb cannot hold U+0000 or an unpaired surrogate (JSON.stringify writes both as
+    // \u escapes; an escaped backslash before "u" is literal text): such an output could never be
+    // written back, and the run would be retried at every lease expiry. It fails the step at once.
+    if (UNSTORABLE.test(json)) {
+      return { ok: false, error: 'The step output contains a NUL character (U+0000) or an unpaired surrogate, which the database cannot store.', retryable: false };
+    }
+    return outcome;
   } finally {
     clearTimeout(timer);
   }
