@@ -32,7 +32,12 @@ export interface ApiKey {
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 export const REF_PATTERN = /^[a-z]{20}$/;
-const CREATE_LOCK = 7_212_003;
+/**
+ * The advisory lock (in the maintenance database) under which a new project's
+ * first migration runs; exported so test fixtures that apply project
+ * migrations themselves take turns with the platform too.
+ */
+export const CREATE_LOCK = 7_212_003;
 
 export function checkProjectName(name: unknown): string {
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > 64) {

@@ -1,15 +1,17 @@
 /**
  * A throw-away project database for queue tests and the queue benchmark: a
  * fresh database and a non-superuser login role for its owner, with
- * 001_base.sql and 040_pgmq.sql applied by a superuser as the platform does
- * (040 twice, to prove it is idempotent). CONNECT is revoked from PUBLIC, as
- * for a real project, so other roles cannot reach it.
+ * 001_base.sql, 040_pgmq.sql and 041_pgmq_compat.sql applied by a superuser
+ * as the platform does (the pgmq files twice, to prove they are idempotent).
+ * CONNECT is revoked from PUBLIC, as for a real project, so other roles cannot
+ * reach it.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { withCreateLock } from '../helpers/create-lock.ts';
 
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations/project');
@@ -58,14 +60,14 @@ export async function createProjectDb(): Promise<ProjectDb> {
     await c.query(`grant connect on database "${database}" to "${owner}"`);
   });
   const adminUrl = urlFor(database);
-  await withClient(adminUrl, async (c) => {
-    for (const file of ['001_base.sql', '040_pgmq.sql', '040_pgmq.sql']) {
+  await withCreateLock(() => withClient(adminUrl, async (c) => {
+    for (const file of ['001_base.sql', '040_pgmq.sql', '041_pgmq_compat.sql', '040_pgmq.sql', '041_pgmq_compat.sql']) {
       const text = readFileSync(path.join(migrationsDir, file), 'utf8').replaceAll('{{owner}}', owner);
       await c.query('begin');
       await c.query(text);
       await c.query('commit');
     }
-  });
+  }));
   return {
     database,
     owner,

@@ -11,6 +11,7 @@ import postgres from 'postgres';
 import type { Caller } from '../../src/db/with-role.ts';
 import { handleRest, type RestResponse } from '../../src/rest/handle.ts';
 import { loadSchemaCache, type SchemaCache } from '../../src/rest/schema-cache.ts';
+import { withCreateLock } from '../helpers/create-lock.ts';
 
 export const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const OWNER = 'hearth_test_owner';
@@ -114,8 +115,10 @@ export async function createProject(): Promise<Project> {
   const url = new URL(SERVER_URL);
   url.pathname = `/${name}`;
   const admin = postgres(url.toString(), { max: 2, onnotice: () => {} });
-  await admin.unsafe(migrationSql('001_base.sql'));
-  await admin.unsafe(migrationSql('020_rest_schema_reload.sql'));
+  await withCreateLock(async () => {
+    await admin.unsafe(migrationSql('001_base.sql'));
+    await admin.unsafe(migrationSql('020_rest_schema_reload.sql'));
+  });
   await admin.unsafe(`set role ${OWNER}`);
   await admin.unsafe(FIXTURE);
   await admin.unsafe('reset role');
