@@ -126,6 +126,19 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     return removed.map(fileObject);
   });
 
+  // Supabase's single-object delete (storage-js removes in bulk; other clients use this).
+  app.delete<{ Params: Params }>('/object/:bucket/*', async (request) => {
+    const { project } = request.hearth;
+    const name = checkObjectName(request.params['*']);
+    await getBucket(project.sql, request.params.bucket);
+    const removed = await mapped(() =>
+      withRole(project.sql, authOf(request).caller, (tx) => deleteObjects(tx, request.params.bucket, [name]), requestInfo(request)),
+    );
+    if (removed.length === 0) throw objectNotFound();
+    s.drain(project);
+    return { message: 'Successfully deleted' };
+  });
+
   app.get<{ Params: Params }>('/object/info/:bucket/*', async (request) => {
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);

@@ -89,15 +89,17 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
     return o;
   };
 
-  download(
-    '/object/public/:bucket/*',
-    async (request, reply) => {
-      const bucket = await getBucket(request.hearth.project.sql, request.params.bucket);
-      if (!bucket.public) throw objectNotFound();
-      return sendObject(s, request, reply, request.hearth.project, await asPlatform(request));
-    },
-    true,
-  );
+  const publicObject = async (request: FastifyRequest<Route>, reply: FastifyReply) => {
+    const bucket = await getBucket(request.hearth.project.sql, request.params.bucket);
+    if (!bucket.public) throw objectNotFound();
+    return sendObject(s, request, reply, request.hearth.project, await asPlatform(request));
+  };
+  download('/object/public/:bucket/*', publicObject, true);
+
+  // storage-js sends download() and getPublicUrl() with a `transform` option here. Hearth has no
+  // image transformation: the original is served, under the same rules, so such apps still work.
+  download('/render/image/authenticated/:bucket/*', authenticated);
+  download('/render/image/public/:bucket/*', publicObject, true);
 
   download(
     '/object/sign/:bucket/*',

@@ -8,7 +8,7 @@ import { HearthError } from '../errors.ts';
 export const MAX_OBJECT_BYTES = 50 * 1024 * 1024;
 
 /** Path words the routes use after /object/; a bucket of that name could not be addressed. */
-const RESERVED_BUCKETS = new Set(['public', 'sign', 'list', 'copy', 'move', 'upload', 'authenticated', 'info', 'render']);
+const RESERVED_BUCKETS = new Set(['public', 'sign', 'list', 'list-v2', 'copy', 'move', 'upload', 'authenticated', 'info', 'render']);
 
 export function checkBucketName(name: unknown): string {
   if (typeof name !== 'string' || !/^[a-z0-9._-]{2,63}$/.test(name)) {
@@ -17,6 +17,8 @@ export function checkBucketName(name: unknown): string {
   if (RESERVED_BUCKETS.has(name)) {
     throw new HearthError(400, 'invalid_bucket_name', `"${name}" is a reserved word of the storage API; choose another bucket name.`);
   }
+  // ".." is a dot segment: clients (fetch, URL) resolve it away, so no route could ever name this bucket.
+  if (name === '..') throw new HearthError(400, 'invalid_bucket_name', 'A bucket cannot be named "..": URLs resolve it to the parent path.');
   return name;
 }
 
@@ -33,14 +35,18 @@ export function checkObjectName(name: unknown): string {
   return name;
 }
 
-/** `1024`, `"1024"`, `"10MB"`, `"1.5 GB"` → bytes; null clears the limit. */
+/**
+ * `1024`, `"1024"`, `"10MB"`, `"1.5 GB"` → bytes; null clears the limit.
+ * Units are decimal (1KB = 1000, 1MB = 10^6), as Supabase Storage reads them,
+ * so a limit written for Supabase admits exactly the same uploads here.
+ */
 export function parseSizeLimit(value: unknown): number | null {
   if (value === null || value === undefined) return null;
   const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(String(value));
-  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m?.[2] ?? 'b').toLowerCase() as 'b'];
-  const bytes = m ? Math.floor(Number(m[1]) * unit) : NaN;
+  const unit = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9 }[(m?.[2] ?? 'b').toLowerCase() as 'b'];
+  const bytes = m ? Math.round(Number(m[1]) * unit) : NaN;
   if (!Number.isFinite(bytes) || bytes < 1 || bytes > MAX_OBJECT_BYTES) {
-    throw new HearthError(400, 'invalid_file_size_limit', `file_size_limit must be a size between 1 byte and 50MB (e.g. 1048576 or "5MB"), got ${JSON.stringify(value)}.`);
+    throw new HearthError(400, 'invalid_file_size_limit', `file_size_limit must be a size between 1 byte and 50 MiB (52428800; e.g. 1000000 or "5MB"), got ${JSON.stringify(value)}.`);
   }
   return bytes;
 }
@@ -63,7 +69,8 @@ export function checkContentType(contentType: string, allowed: string[] | null):
   if (!MIME.test(type) || type.endsWith('/*')) {
     throw new HearthError(400, 'invalid_mime_type', `"${contentType}" is not a valid Content-Type.`);
   }
-  if (allowed && !allowed.some((a) => a === type || (a.endsWith('/*') && type.startsWith(a.slice(0, -1))))) {
+  // An empty list restricts nothing, as in Supabase Storage.
+  if (allowed?.length && !allowed.some((a) => a === type || (a.endsWith('/*') && type.startsWith(a.slice(0, -1))))) {
     throw new HearthError(415, 'invalid_mime_type', `This bucket does not accept ${type}; it accepts ${allowed.join(', ')}.`);
   }
 }

@@ -27,7 +27,7 @@ export interface ServePlan {
 }
 
 function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | null {
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  const m = /^bytes=(\d*)-(\d*)$/i.exec(header.trim()); // range units are case-insensitive (RFC 9110 14.1)
   if (!m || (m[1] === '' && m[2] === '')) return null; // malformed or multiple ranges: serve it whole
   if (m[1] === '') {
     const suffix = Number(m[2]);
@@ -52,6 +52,16 @@ function notModified(o: ObjectRow, r: ServeRequest): boolean {
   return false;
 }
 
+/**
+ * If-Range (RFC 9110 13.1.5): a strong ETag must equal ours; an HTTP-date must
+ * equal Last-Modified exactly. Anything else serves the whole object.
+ */
+function ifRangeMatches(o: ObjectRow, validator: string, lastModified: string): boolean {
+  if (validator.startsWith('"')) return validator === etagOf(o);
+  if (validator.startsWith('W/')) return false;
+  return validator === lastModified;
+}
+
 function disposition(o: ObjectRow, download: string | undefined): string {
   const base = o.name.slice(o.name.lastIndexOf('/') + 1);
   const filename = download || base;
@@ -72,7 +82,7 @@ export function planServe(o: ObjectRow, r: ServeRequest, head: boolean): ServePl
   if (notModified(o, r)) return { status: 304, headers, range: null, body: false };
   headers['content-type'] = o.content_type;
   headers['content-disposition'] = disposition(o, r.download);
-  const rangeApplies = r.range !== undefined && (r.ifRange === undefined || r.ifRange.trim() === etagOf(o));
+  const rangeApplies = r.range !== undefined && (r.ifRange === undefined || ifRangeMatches(o, r.ifRange.trim(), headers['last-modified']!));
   const range = rangeApplies && o.size > 0 ? parseRange(r.range!, o.size) : null;
   if (range === 'unsatisfiable') {
     return { status: 416, headers: { ...headers, 'content-range': `bytes */${o.size}`, 'content-length': '0' }, range: null, body: false };
