@@ -11,7 +11,7 @@ import { emailChangeMail, emailChangedNotice } from './messages.ts';
 import { issueOneTime, redeemCode } from './one-time.ts';
 import { startFlow, type Challenge } from './pkce.ts';
 import { createUserWithSession, issueSession, type AmrEntry, type SessionPayload } from './sessions.ts';
-import { applyEmail, emailTaken, findUserByEmail, findUserById, findUserWithLinks, identitiesAndFactors, userJson, type UserRow } from './users.ts';
+import { applyEmail, emailTaken, findUserByEmail, findUserById, findUserWithLinks, identitiesAndFactors, mergeMetadataSql, userJson, type UserRow } from './users.ts';
 import { checkNewPassword } from './validate.ts';
 
 export async function signUpWithPassword(ctx: AuthContext, input: { email: string; password: string; metadata?: Record<string, unknown> }): Promise<SessionPayload> {
@@ -75,10 +75,24 @@ function recentlyRecovered(claims: JWTPayload, at: Date): boolean {
   return amr.some((e) => e?.method === 'recovery' && at.getTime() / 1000 - e.timestamp < RECOVERY_GRACE_S);
 }
 
+/** GoTrue's rule: with a verified factor, the password or e-mail changes only from an aal2 session. */
+async function hasVerifiedFactor(ctx: AuthContext, userId: string): Promise<boolean> {
+  const [row] = await ctx.project.sql`select exists (select 1 from auth.mfa_factors where user_id = ${userId} and status = 'verified') as yes`;
+  return row!.yes as boolean;
+}
+
+/** Whether the new password is the stored one; a current_password already verified answers without another hash. */
+async function isSamePassword(user: UserRow, changes: UserChanges, currentVerified: boolean): Promise<boolean> {
+  if (currentVerified && changes.currentPassword !== undefined) return changes.password === changes.currentPassword;
+  return verifyPassword(user.encrypted_password, changes.password!);
+}
+
 /**
  * PUT /auth/v1/user. Checks everything before writing: password rules,
- * re-authentication (current_password, unless the account has no password
- * yet or the session comes from a fresh recovery link), e-mail availability.
+ * an aal2 session when the user has a verified factor, re-authentication
+ * (current_password, unless the account has no password yet or the session
+ * comes from a fresh recovery link), a new password differing from the old
+ * one, e-mail availability. Metadata merges as GoTrue's does (null removes a key).
  * An e-mail change is confirmed by a link to the new address when a mailer is
  * configured, and applies at once otherwise. A guest who gets a password or
  * an e-mail becomes permanent, keeping its id.
@@ -89,12 +103,18 @@ export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: 
   if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
   const emailChange = changes.email !== undefined && changes.email !== user.email ? changes.email : undefined;
   if (changes.password !== undefined) checkNewPassword(changes.password);
+  if ((changes.password !== undefined || emailChange !== undefined) && claims.aal !== 'aal2' && (await hasVerifiedFactor(ctx, user.id))) {
+    throw new HearthError(401, 'insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.');
+  }
   const proofNeeded = (changes.password !== undefined || emailChange !== undefined) && user.encrypted_password !== null && !recentlyRecovered(claims, now(ctx));
   if (proofNeeded && changes.currentPassword === undefined && changes.nonce === undefined) {
     throw new HearthError(400, 'reauthentication_required', 'Changing the password or e-mail needs current_password (or the nonce of GET /auth/v1/reauthenticate) in the same request.');
   }
   if (proofNeeded && changes.currentPassword !== undefined && !(await verifyPassword(user.encrypted_password, changes.currentPassword))) {
     throw new HearthError(401, 'invalid_current_password', 'current_password is not the password of this account.');
+  }
+  if (changes.password !== undefined && user.encrypted_password !== null && (await isSamePassword(user, changes, proofNeeded))) {
+    throw new HearthError(422, 'same_password', 'New password should be different from the old password.');
   }
   if (emailChange) {
     const holder = await findUserByEmail(sql, emailChange);
@@ -111,7 +131,7 @@ export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: 
     let row: UserRow = user;
     if (changes.metadata || passwordHash) {
       const [r] = await tx`update auth.users set
-          raw_user_meta_data = raw_user_meta_data || ${tx.json((changes.metadata ?? {}) as never)},
+          raw_user_meta_data = ${mergeMetadataSql(tx, 'raw_user_meta_data', changes.metadata)},
           encrypted_password = coalesce(${passwordHash}, encrypted_password),
           is_anonymous = is_anonymous and ${passwordHash === null},
           updated_at = ${t}

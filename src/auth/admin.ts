@@ -12,7 +12,7 @@ import { now, type AuthContext } from './context.ts';
 import { deliver } from './mailer.ts';
 import { emailChangeMail, inviteMail, signupMail, verifyLink, type LinkType } from './messages.ts';
 import { issueOneTime, type Purpose } from './one-time.ts';
-import { findUserByEmail, findUserById, identitiesAndFactors, userJson, type UserRow } from './users.ts';
+import { findUserByEmail, findUserById, identitiesAndFactors, mergeMetadataSql, userJson, type UserRow } from './users.ts';
 import { checkNewPassword, invalid } from './validate.ts';
 
 export const userNotFound = () => new HearthError(404, 'user_not_found', 'User not found.');
@@ -75,15 +75,6 @@ export interface AdminAttributes {
   id?: string;
 }
 
-/** Merge semantics of GoTrue's metadata updates: top-level keys set, a null value removes the key. */
-function mergeSql(ctx: AuthContext, column: 'raw_user_meta_data' | 'raw_app_meta_data', patch: Record<string, unknown> | undefined) {
-  const sql = ctx.project.sql;
-  if (!patch) return sql`${sql(column)}`;
-  const removed = Object.keys(patch).filter((k) => patch[k] === null);
-  const kept = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null));
-  return sql`(${sql(column)} || ${sql.json(kept as never)}) - ${removed}::text[]`;
-}
-
 async function passwordHashOf(a: AdminAttributes): Promise<string | null> {
   if (a.password !== undefined) {
     checkNewPassword(a.password);
@@ -139,8 +130,8 @@ export async function adminUpdateUser(ctx: AuthContext, id: string, a: AdminAttr
           is_anonymous = is_anonymous and ${emailChange === null && passwordHash === null},
           encrypted_password = coalesce(${passwordHash}, encrypted_password),
           email_confirmed_at = case when ${a.emailConfirm === true} then coalesce(email_confirmed_at, ${t}) else email_confirmed_at end,
-          raw_user_meta_data = ${mergeSql(ctx, 'raw_user_meta_data', a.userMetadata)},
-          raw_app_meta_data = ${mergeSql(ctx, 'raw_app_meta_data', a.appMetadata)},
+          raw_user_meta_data = ${mergeMetadataSql(tx, 'raw_user_meta_data', a.userMetadata)},
+          raw_app_meta_data = ${mergeMetadataSql(tx, 'raw_app_meta_data', a.appMetadata)},
           banned_until = ${ban === undefined ? tx`banned_until` : ban},
           updated_at = ${t}
         where id = ${id} returning *`;

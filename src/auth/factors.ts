@@ -10,6 +10,7 @@ import { later, now, type AuthContext } from './context.ts';
 import type { UserClaims } from './http.ts';
 import { sessionIdOf, UUID } from './http.ts';
 import { issueSession, type AmrEntry, type AmrMethod, type SessionPayload } from './sessions.ts';
+import { sessionEnded } from './user-sessions.ts';
 import type { UserRow } from './users.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
@@ -107,14 +108,16 @@ export async function consumeChallenge(ctx: AuthContext, tx: Db, challengeId: st
 }
 
 /**
- * The aal2 session after a verified factor: the caller's session is ended and
+ * The aal2 session after a verified factor: the caller's session is ended
+ * (403 session_not_found when it already has, rolling the verification back) and
  * a new one starts whose amr is the factor's method followed by the methods
  * the old session had proven.
  */
 export async function stepUpSession(ctx: AuthContext, tx: Db, user: UserRow, claims: UserClaims, method: AmrMethod): Promise<SessionPayload> {
   const previous = (Array.isArray(claims.amr) ? (claims.amr as AmrEntry[]) : []).filter((e) => e && e.method !== method);
   const sessionId = sessionIdOf(claims);
-  if (sessionId) await tx`delete from auth.sessions where id = ${sessionId} and user_id = ${user.id}`;
+  const ended = sessionId ? await tx`delete from auth.sessions where id = ${sessionId} and user_id = ${user.id} returning id` : [];
+  if (ended.length === 0) throw sessionEnded();
   return issueSession(ctx, user, { amr: method, aal: 'aal2', previousAmr: previous }, tx);
 }
 

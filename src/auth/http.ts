@@ -1,12 +1,14 @@
 /**
- * HTTP helpers shared by the Accounts II route plugins (routes-mfa.ts,
- * routes-social.ts): the user behind an access token, and supabase-js's
- * habit of sending `Content-Type: application/json` with no body (DELETE
- * /factors/{id}, unlinkIdentity), which must read as {}.
+ * HTTP helpers shared by the auth route plugins: the user behind an access
+ * token, GoTrue's extras on error answers, and supabase-js's habit of
+ * sending `Content-Type: application/json` with no body (DELETE
+ * /factors/{id}, unlinkIdentity, signOut), which must read as {}.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { HearthError } from '../errors.ts';
+import { envelope, sendError, toHearthError } from '../server/envelopes.ts';
+import { PasswordRefused } from './validate.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -52,5 +54,20 @@ export function acceptEmptyJson(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, {});
     else json(request, body as string, done);
+  });
+}
+
+/**
+ * Errors as the server renders them (SPEC 2.16), plus what GoTrue adds: the
+ * code in an `x-sb-error-code` header on every refusal, and `weak_password:
+ * {reasons}` on a refused password.
+ */
+export function authErrors(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const e = toHearthError(err);
+    if (!e || e.status >= 500) return sendError(request, reply, err);
+    reply.header('x-sb-error-code', e.code);
+    if (!(e instanceof PasswordRefused)) return sendError(request, reply, e);
+    return reply.code(e.status).type('application/json; charset=utf-8').send({ ...(envelope('auth', e) as object), weak_password: { reasons: e.reasons } });
   });
 }

@@ -24,7 +24,13 @@ export interface Challenge {
 /** The challenge of a request body, or null when the flow is not PKCE. */
 export function readChallenge(body: Record<string, unknown>): Challenge | null {
   const challenge = body.code_challenge;
-  if (challenge === undefined || challenge === null || challenge === '') return null;
+  if (challenge === undefined || challenge === null || challenge === '') {
+    // A method alone is a client that meant PKCE and lost its challenge: the implicit flow would surprise it.
+    if (body.code_challenge_method !== undefined && body.code_challenge_method !== null && body.code_challenge_method !== '') {
+      throw new HearthError(400, 'validation_failed', 'PKCE flow requires code_challenge_method and code_challenge.');
+    }
+    return null;
+  }
   const method = String(body.code_challenge_method ?? 's256').toLowerCase();
   if (method !== 's256') throw new HearthError(400, 'bad_code_challenge', 'code_challenge_method must be S256 (plain is not accepted).');
   if (typeof challenge !== 'string' || !/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) {

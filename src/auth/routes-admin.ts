@@ -35,7 +35,7 @@ import { PROVIDERS } from './oauth-providers.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget } from './redirects.ts';
 import { findUserById } from './users.ts';
-import { invalid, metadata, normaliseEmail, objectBody, optionalString, requiredString } from './validate.ts';
+import { invalid, metadata, normaliseEmail, objectBody, optionalBoolean, optionalString, requiredString, storableQueryValue } from './validate.ts';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -54,13 +54,6 @@ function objectField(body: Record<string, unknown>, name: string): Record<string
   if (typeof v !== 'object' || Array.isArray(v)) throw invalid(`${name} must be a JSON object.`);
   if (JSON.stringify(v).length > 16_384) throw invalid(`${name} must be at most 16 KiB of JSON.`);
   return v as Record<string, unknown>;
-}
-
-function booleanField(body: Record<string, unknown>, name: string): boolean | undefined {
-  const v = body[name];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw invalid(`${name} must be true or false.`);
-  return v;
 }
 
 /** The AdminUserAttributes of supabase-js, checked; phone sign-in does not exist in Hearth and is refused. */
@@ -86,7 +79,7 @@ function adminAttributes(body: Record<string, unknown>): AdminAttributes {
     email: email === undefined ? undefined : normaliseEmail(email),
     password,
     passwordHash,
-    emailConfirm: booleanField(body, 'email_confirm'),
+    emailConfirm: optionalBoolean(body, 'email_confirm'),
     userMetadata: objectField(body, 'user_metadata'),
     appMetadata: objectField(body, 'app_metadata'),
     banMs: ban === undefined ? undefined : parseBanDuration(ban),
@@ -112,7 +105,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     const q = queryOf(request);
     const page = positiveInt(q.page, 'page', 1, 1_000_000);
     const perPage = positiveInt(q.per_page, 'per_page', 50, PER_PAGE_MAX);
-    const { users, total } = await listUsers(await ctxOf(request), page, perPage, q.filter);
+    const { users, total } = await listUsers(await ctxOf(request), page, perPage, q.filter === undefined ? undefined : storableQueryValue('filter', q.filter));
     // GoTrue's pagination headers, which supabase-js reads into nextPage, lastPage and total.
     const last = Math.max(1, Math.ceil(total / perPage));
     const link = (n: number, rel: string) => `</auth/v1/admin/users?page=${n}&per_page=${perPage}>; rel="${rel}"`;
@@ -145,7 +138,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
   app.delete<IdParams>('/auth/v1/admin/users/:id', async (request) => {
     requireAdmin(request);
     const id = idParam(request.params.id, 'user_not_found', 'user');
-    const soft = booleanField(objectBody(request.body), 'should_soft_delete') ?? false;
+    const soft = optionalBoolean(objectBody(request.body), 'should_soft_delete') ?? false;
     await adminDeleteUser(await ctxOf(request), id, soft);
     return {};
   });

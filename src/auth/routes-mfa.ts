@@ -8,8 +8,9 @@ import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { factorNotFound, insertFactor, unenrolFactor, userFactor } from './factors.ts';
-import { acceptEmptyJson, idParam, userClaims } from './http.ts';
+import { acceptEmptyJson, authErrors, idParam, userClaims } from './http.ts';
 import { challengeTotp, enrolTotp, verifyTotp } from './mfa-totp.ts';
+import { requireLiveSession } from './user-sessions.ts';
 import { findUserById, type UserRow } from './users.ts';
 import { invalid, objectBody, optionalString, requiredString } from './validate.ts';
 import { challengeWebauthn, passkeySignIn, passkeySignInOptions, relyingParty, verifyWebauthn } from './webauthn.ts';
@@ -32,6 +33,7 @@ function credentialOf(body: Record<string, unknown>): unknown {
 export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
   acceptEmptyJson(app);
+  authErrors(app);
   const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
 
   app.post('/auth/v1/factors', async (request) => {
@@ -40,6 +42,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const ctx = await ctxOf(request);
     const type = requiredString(body, 'factor_type');
     const friendlyName = optionalString(body, 'friendly_name')?.slice(0, 255) ?? null;
+    await requireLiveSession(ctx, claims);
     const user = await signedInUser(ctx, claims.sub);
     if (type === 'totp') return enrolTotp(ctx, user, { friendlyName, issuer: optionalString(body, 'issuer') });
     if (type === 'webauthn') {
@@ -47,6 +50,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
       const factor = await insertFactor(ctx, ctx.project.sql, { userId: user.id, type: 'webauthn', friendlyName });
       return { id: factor.id, type: 'webauthn', friendly_name: factor.friendly_name };
     }
+    if (type === 'phone') throw new HearthError(422, 'mfa_phone_enroll_not_enabled', 'Phone factors are not supported: enrol a totp or webauthn factor.');
     throw invalid('factor_type must be totp or webauthn.');
   });
 
@@ -54,6 +58,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
     const factor = await userFactor(ctx.project.sql, claims.sub, idParam(request.params.id, 'mfa_factor_not_found', 'factor'));
+    await requireLiveSession(ctx, claims);
     if (factor.factor_type === 'totp') return challengeTotp(ctx, factor);
     return challengeWebauthn(ctx, await signedInUser(ctx, claims.sub), factor);
   });

@@ -7,12 +7,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { authContext, type AuthContext } from './context.ts';
-import { acceptEmptyJson, idParam, queryOf, sessionIdOf, userClaims, type Query } from './http.ts';
+import { acceptEmptyJson, authErrors, idParam, queryOf, sessionIdOf, userClaims, type Query } from './http.ts';
 import { unlinkIdentity } from './identities.ts';
 import { finishCallback, startAuthorization, type CallbackOutcome } from './oauth.ts';
 import { readChallenge } from './pkce.ts';
 import { redirectTarget } from './redirects.ts';
-import { listSessions, revokeSession } from './user-sessions.ts';
+import { listSessions, requireLiveSession, revokeSession } from './user-sessions.ts';
 
 type IdParams = { Params: { id: string } };
 
@@ -50,6 +50,7 @@ function startRequest(ctx: AuthContext, q: Query, linkUserId: string | null) {
 export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
   acceptEmptyJson(app);
+  authErrors(app);
   const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
 
   // Followed by a browser: no API key (as in Supabase).
@@ -67,6 +68,7 @@ export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) 
   app.get('/auth/v1/user/identities/authorize', async (request) => {
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
+    await requireLiveSession(ctx, claims);
     return { url: await startAuthorization(ctx, startRequest(ctx, queryOf(request), claims.sub)) };
   });
 

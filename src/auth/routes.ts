@@ -11,16 +11,23 @@ import { Background } from './background.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { adminRoutes } from './routes-admin.ts';
 import { followLink, pkceGrant, sendRecoveryMail, sendSignInMail, verifyCode, verifyLinkToken } from './email-flows.ts';
-import { queryOf, sessionIdOf, userClaims } from './http.ts';
+import { acceptEmptyJson, authErrors, queryOf, sessionIdOf, userClaims } from './http.ts';
 import { loadLeakedPasswords } from './leaked.ts';
 import { readChallenge } from './pkce.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget } from './redirects.ts';
 import { refreshSession, revokeByAccessToken, revokeByRefreshToken, type LogoutScope } from './sessions.ts';
-import { invalid, metadata, normaliseEmail, objectBody, optionalString, requiredString } from './validate.ts';
+import { invalid, metadata, normaliseEmail, objectBody, optionalBoolean, optionalString, requiredString } from './validate.ts';
 
 const redirectParam = (request: FastifyRequest, body: Record<string, unknown>): string | undefined =>
   queryOf(request).redirect_to ?? optionalString(body, 'redirect_to');
+
+/** GoTrue's answer to a phone sign-in when no phone provider is set up, rather than "email is required". */
+function refusePhoneOnly(body: Record<string, unknown>): void {
+  if (optionalString(body, 'phone') !== undefined && optionalString(body, 'email') === undefined) {
+    throw new HearthError(400, 'phone_provider_disabled', 'Phone sign-in is not supported: this project has no phone provider; use an e-mail address.');
+  }
+}
 
 function withFragment(target: string, params: Record<string, string>): string {
   const u = new URL(target);
@@ -34,19 +41,15 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   app.addHook('onClose', () => background.drain());
   loadLeakedPasswords();
 
-  // supabase-js posts `Content-Type: application/json` with no body (signOut): read that as {}.
-  const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, {});
-    else json(request, body as string, done);
-  });
+  acceptEmptyJson(app);
+  authErrors(app);
 
   const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
   await app.register(adminRoutes, { p, background });
 
   app.post('/auth/v1/signup', async (request, reply) => {
     const body = objectBody(request.body);
+    refusePhoneOnly(body);
     const ctx = await ctxOf(request);
     const email = optionalString(body, 'email');
     const password = optionalString(body, 'password');
@@ -67,6 +70,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const grant = queryOf(request).grant_type ?? optionalString(body, 'grant_type');
     switch (grant) {
       case 'password': {
+        refusePhoneOnly(body);
         const email = requiredString(body, 'email');
         const password = requiredString(body, 'password');
         let address: string;
@@ -111,6 +115,9 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const body = objectBody(request.body);
     const ctx = await ctxOf(request);
     const email = optionalString(body, 'email');
+    // GoTrue's answers: app_metadata is the admin API's to write, and there is no phone provider.
+    if (body.app_metadata !== undefined && body.app_metadata !== null) throw new HearthError(403, 'not_admin', 'Updating app_metadata requires admin privileges.');
+    if (optionalString(body, 'phone') !== undefined) throw new HearthError(422, 'phone_provider_disabled', 'Phone numbers are not supported: this project has no phone provider.');
     return updateUser(ctx, claims, {
       email: email === undefined ? undefined : normaliseEmail(email),
       password: optionalString(body, 'password'),
@@ -124,13 +131,14 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
 
   app.post('/auth/v1/otp', async (request) => {
     const body = objectBody(request.body);
+    refusePhoneOnly(body);
     const ctx = await ctxOf(request);
     const email = normaliseEmail(requiredString(body, 'email'));
     const req = {
       email,
       redirectTo: redirectTarget(ctx.settings, redirectParam(request, body)),
       challenge: readChallenge(body),
-      createUser: body.create_user !== false,
+      createUser: optionalBoolean(body, 'create_user') ?? true,
       metadata: metadata(body),
     };
     await spendRateLimit(ctx, 'email_sent', request.ip);

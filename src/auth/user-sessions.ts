@@ -6,6 +6,7 @@
  */
 import { HearthError } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
+import { sessionIdOf, type UserClaims } from './http.ts';
 
 export async function listSessions(ctx: AuthContext, userId: string, currentSessionId: string | null) {
   const rows = await ctx.project.sql`select s.id, s.aal, s.amr, s.created_at, coalesce(s.refreshed_at, s.created_at) as updated_at
@@ -19,4 +20,19 @@ export async function listSessions(ctx: AuthContext, userId: string, currentSess
 export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string): Promise<void> {
   const gone = await ctx.project.sql`delete from auth.sessions where id = ${sessionId} and user_id = ${userId} returning id`;
   if (gone.length === 0) throw new HearthError(404, 'session_not_found', 'No session with this id belongs to you (it may already have ended).');
+}
+
+export const sessionEnded = () =>
+  new HearthError(403, 'session_not_found', 'The session of this access token has ended (signed out or revoked); sign in again.');
+
+/**
+ * Calls that mint a session or a lasting credential (factor enrolment and
+ * verification, identity linking) need the access token's session to still
+ * exist, as GoTrue requires: otherwise a token outliving its logout, a global
+ * sign-out or a password change could start a fresh session.
+ */
+export async function requireLiveSession(ctx: AuthContext, claims: UserClaims): Promise<void> {
+  const sessionId = sessionIdOf(claims);
+  const [row] = sessionId ? await ctx.project.sql`select 1 from auth.sessions where id = ${sessionId} and user_id = ${claims.sub}` : [];
+  if (!row) throw sessionEnded();
 }

@@ -34,6 +34,16 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
   return (row as UserRow | undefined) ?? null;
 }
 
+export type MetadataColumn = 'raw_user_meta_data' | 'raw_app_meta_data';
+
+/** Merge semantics of GoTrue's metadata updates: top-level keys set, a null value removes the key. */
+export function mergeMetadataSql(db: Db, column: MetadataColumn, patch: Record<string, unknown> | undefined) {
+  if (!patch) return db`${db(column)}`;
+  const removed = Object.keys(patch).filter((k) => patch[k] === null);
+  const kept = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null));
+  return db`(${db(column)} || ${db.json(kept as never)}) - ${removed}::text[]`;
+}
+
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
 export const emailTaken = () => new HearthError(409, 'email_taken', 'A user with this e-mail address already exists.');

@@ -8,14 +8,47 @@ import { isLeakedPassword } from './leaked.ts';
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 128;
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// No white space, no control characters: an address is a line of a mail header and a text column.
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 
 export const invalid = (message: string) => new HearthError(400, 'validation_failed', message);
+
+/** Deeper JSON than any auth request needs; also keeps JSON.stringify of metadata off the stack limit. */
+const MAX_DEPTH = 32;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** U+0000 or a lone UTF-16 surrogate: PostgreSQL's text and jsonb cannot hold them. */
+const unstorable = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
+
+/**
+ * Refuses, with 400 validation_failed, a value PostgreSQL would reject
+ * mid-request (a 500): strings or keys with U+0000 or lone surrogates, and
+ * nesting deeper than MAX_DEPTH.
+ */
+function checkStorable(value: unknown, depth: number): void {
+  if (typeof value === 'string') {
+    if (unstorable(value)) throw invalid('Strings in the request must not contain U+0000 or unpaired UTF-16 surrogates.');
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  if (depth >= MAX_DEPTH) throw invalid(`The request body nests deeper than ${MAX_DEPTH} levels.`);
+  for (const [key, v] of Object.entries(value)) {
+    checkStorable(key, depth);
+    checkStorable(v, depth + 1);
+  }
+}
 
 export function objectBody(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null || body === '') return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw invalid('The body must be a JSON object.');
+  checkStorable(body, 0);
   return body as Record<string, unknown>;
+}
+
+/** A query parameter value PostgreSQL can store, else 400 validation_failed. */
+export function storableQueryValue(name: string, value: string): string {
+  if (unstorable(value)) throw invalid(`The query parameter ${name.slice(0, 60)} must not contain U+0000.`);
+  return value;
 }
 
 /** A present, non-empty string field, or undefined when absent or empty. */
@@ -23,6 +56,14 @@ export function optionalString(body: Record<string, unknown>, name: string): str
   const v = body[name];
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v !== 'string') throw invalid(`${name} must be a string.`);
+  return v;
+}
+
+/** A boolean field, or undefined when absent or null; 400 validation_failed for anything else (a string "false" is not false). */
+export function optionalBoolean(body: Record<string, unknown>, name: string): boolean | undefined {
+  const v = body[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw invalid(`${name} must be true or false.`);
   return v;
 }
 
@@ -39,14 +80,25 @@ export function normaliseEmail(raw: string): string {
   return email;
 }
 
+/**
+ * A refused new password. `reasons` are GoTrue's (`length`, `pwned`): the
+ * auth error handler sends them as `weak_password: {reasons}`, which
+ * supabase-js turns into AuthWeakPasswordError.reasons.
+ */
+export class PasswordRefused extends HearthError {
+  constructor(status: number, code: string, message: string, readonly reasons: string[]) {
+    super(status, code, message);
+  }
+}
+
 /** Length (422 weak_password) and breach list (400 leaked_password), checked before any hashing. */
 export function checkNewPassword(password: string): void {
   const length = [...password].length;
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
-    throw new HearthError(422, 'weak_password', `Passwords must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long.`);
+    throw new PasswordRefused(422, 'weak_password', `Passwords must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long.`, ['length']);
   }
   if (isLeakedPassword(password)) {
-    throw new HearthError(400, 'leaked_password', 'This password appears in a known data breach; choose a different one.');
+    throw new PasswordRefused(400, 'leaked_password', 'This password appears in a known data breach; choose a different one.', ['pwned']);
   }
 }
 

@@ -20,7 +20,8 @@ export interface DataPlaneAuth {
 }
 
 const ROLES: readonly DbRole[] = ['anon', 'authenticated', 'service_role'];
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+// Three dot-separated parts, the signature possibly empty (alg "none"): a JWT, refused as bad_jwt rather than as an unknown key.
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 export const anonymousCaller = (): Caller => ({ role: 'anon', claims: { role: 'anon' } });
 

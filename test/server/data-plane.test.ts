@@ -101,6 +101,10 @@ describe('credentials', () => {
       const body = Buffer.from(JSON.stringify({ sub: USER_B, role: 'service_role', exp: 9999999999 })).toString('base64url');
       return { authorization: `Bearer ${hd}.${body}.${sig}` };
     }, 'bad_jwt'],
+    ['an unsigned token (alg none, empty signature)', async () => {
+      const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      return { authorization: `Bearer ${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: USER_A, role: 'service_role', exp: 9999999999 })}.` };
+    }, 'bad_jwt'],
   ];
   for (const [name, headers, code] of refusals) {
     test(`401 ${code} for ${name}, in the auth envelope`, async () => {
