@@ -61,9 +61,21 @@ function finishRun(st: RunState, status: 'succeeded' | 'failed', error: string |
   run.status = status;
   run.finished_at = st.now;
   if (error !== null) run.last_error = error;
-  for (const r of st.rows) if (r.status === 'pending' && r.attempt === 0) st.touch(r, { status: 'skipped' });
+  skipUnfinished(st);
   st.emit(status === 'succeeded' ? 'run.succeeded' : 'run.failed');
   wakeParent(st);
+}
+
+/**
+ * The run has ended, so no step of it will run again: steps never started,
+ * and steps left mid-way (a fan-out sibling backing off between attempts, a
+ * wait), become skipped rather than pending or running forever. Their attempt
+ * count and last error stay. Compensation rows are the walk's own business.
+ */
+function skipUnfinished(st: RunState): void {
+  for (const r of st.rows) {
+    if (!r.compensating && (r.status === 'pending' || r.status === 'running')) st.touch(r, { status: 'skipped', next_attempt_at: null });
+  }
 }
 
 function wakeParent(st: RunState): void {
@@ -81,7 +93,7 @@ function failRun(pass: Pass, error: string): void {
   if (compensationTarget(pass)) {
     st.run.status = 'failed';
     st.run.compensation_state = 'running';
-    for (const r of st.rows) if (r.status === 'pending' && r.attempt === 0 && !r.compensating) st.touch(r, { status: 'skipped' });
+    skipUnfinished(st);
     st.emit('run.failed');
     wakeParent(st);
     st.wakeBy(st.now);

@@ -167,7 +167,7 @@ async function lockRun(tx: postgres.TransactionSql, projectId: string, workflow:
 
 /**
  * Cancels a pending, running or waiting run and, with it, the sub-workflow
- * runs it is waiting on. Steps not started are marked skipped. A worker in the
+ * runs it is waiting on. Steps not finished are marked skipped. A worker in the
  * middle of a step finds the run cancelled when it writes back and drops its
  * result.
  */
@@ -192,8 +192,10 @@ export async function cancelTree(p: Platform, tx: postgres.TransactionSql, ids: 
     returning r.id, r.project_id, r.workflow, r.parent_run_id`;
   if (!runs.length) return;
   const cancelled = runs.map((r) => r.id as string);
-  await tx`update platform.workflow_run_steps set status = 'skipped', updated_at = ${now}
-    where run_id = any(${cancelled}::uuid[]) and status = 'pending' and attempt = 0`;
+  // Nothing of a cancelled run runs again: waits and steps between attempts end skipped too. A worker
+  // mid-attempt loses its lease with the cancel, so its late result is dropped and cannot undo this.
+  await tx`update platform.workflow_run_steps set status = 'skipped', next_attempt_at = null, updated_at = ${now}
+    where run_id = any(${cancelled}::uuid[]) and status in ('pending', 'running') and not compensating`;
   for (const r of runs) await recordEvent(tx, r as never, 'run.cancelled', now);
   // A parent outside the cancelled tree that waits on one of these wakes up and fails its step.
   await tx`update platform.workflow_runs set wake_at = ${now}

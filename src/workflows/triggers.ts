@@ -32,6 +32,8 @@ export const FILTER_BYTES = 4096;
 const EVENTS = ['insert', 'update', 'delete'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const IDENT = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+/** insufficient_privilege (system catalogs), wrong_object_type, feature_not_supported. */
+const UNBINDABLE = new Set(['42501', '42809', '0A000']);
 
 async function requireWorkflow(p: Platform, projectId: string, workflow: unknown): Promise<string> {
   const name = checkWorkflowName(workflow, 'invalid_workflow');
@@ -121,9 +123,14 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
   const workflow = await requireWorkflow(p, project.id, body.workflow);
   const runtime = await registry.byReference(project.ref);
   if (!runtime) throw notFound(`There is no project with ref "${project.ref}".`);
-  const [found] = await runtime.sql`select c.relkind from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+  const [found] = await runtime.sql`select array(select a.attname::text from pg_catalog.pg_attribute a
+        where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns
+    from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${schema} and c.relname = ${name} and c.relkind in ('r', 'p')`;
   if (!found) throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} does not exist in the project database; create it first.`);
+  // A filter on a column the table lacks would never match: refuse it instead of binding silently dead.
+  const missing = Object.keys(filter ?? {}).filter((k) => !(found.columns as string[]).includes(k));
+  if (missing.length) throw new HearthError(400, 'invalid_filter', `filter names ${missing.map((k) => `"${k}"`).join(', ')}, not a column of ${schema}.${name}.`);
   return p.dbs.control.begin(async (tx) => {
     const [row] = await tx`insert into platform.workflow_row_triggers (project_id, schema_name, table_name, events, filter, workflow)
       values (${project.id}, ${schema}, ${name}, ${events}, ${filter === null ? null : tx.json(filter as never)}, ${workflow})
@@ -131,10 +138,17 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
     if (!row) throw conflict('table_bound', `Table ${schema}.${name} is already bound to workflow "${workflow}".`);
     // The trigger goes in while the binding row is uncommitted: if installing fails, neither exists.
     // Identifiers are quoted; the binding id and filter are platform-made literals.
-    await runtime.sql.unsafe(
-      `create trigger ${quote(triggerName(row.id as string))} after ${events.join(' or ')} on ${quote(schema)}.${quote(name)}
-       for each row execute function hearth_workflows.capture(${literal(row.id as string)}, ${literal(JSON.stringify(filter))})`,
-    );
+    // No filter is passed as {}, which every row contains (the JSON text null would match none).
+    await runtime.sql
+      .unsafe(
+        `create trigger ${quote(triggerName(row.id as string))} after ${events.join(' or ')} on ${quote(schema)}.${quote(name)}
+         for each row execute function hearth_workflows.capture(${literal(row.id as string)}, ${literal(JSON.stringify(filter ?? {}))})`,
+      )
+      .catch((err: { code?: string; message?: string }) => {
+        // System catalogs and other tables that take no user triggers are the caller's mistake, not ours.
+        if (err.code && UNBINDABLE.has(err.code)) throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} cannot be bound: ${err.message}.`);
+        throw err;
+      });
     return rowJson(row);
   });
 }

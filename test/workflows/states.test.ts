@@ -55,6 +55,43 @@ describe('structural failures and waits', () => {
   });
 });
 
+describe('steps of an ended run', () => {
+  const open = (run: { steps: { status: string }[] }) => run.steps.filter((s) => s.status === 'pending' || s.status === 'running');
+
+  test('a join that fails leaves no fan-out sibling pending between attempts: it ends skipped with its attempts', async () => {
+    const id = await w().go('sibling', [
+      { key: 'f', kind: 'fanout', children: [
+        { key: 'dies', kind: 'sql', target: 'select 1/0', max_attempts: 1 },
+        { key: 'flaky', kind: 'sql', target: 'select 1/0', max_attempts: 5 },
+      ] },
+      { key: 'j', kind: 'join' },
+    ]);
+    const run = await settle(h, 'sibling', id, { stepMs: 1000 });
+    assert.equal(run.status, 'failed');
+    assert.deepEqual(open(run), []);
+    const flaky = run.steps.find((s: { key: string }) => s.key === 'flaky');
+    assert.equal(flaky.status, 'skipped');
+    assert.equal(flaky.attempt, 1);
+    assert.match(flaky.error, /division by zero/);
+  });
+
+  test('cancelling a run parked in a wait, or in a sub-workflow, leaves no step running', async () => {
+    await w().put('parked-child', { steps: [{ key: 'w', kind: 'wait_for_signal', signal: 'go' }] });
+    const waiting = await w().go('parked', [SQL, { key: 'w', kind: 'wait_for_signal', signal: 'go' }]);
+    const nested = await w().go('parked-parent', [{ key: 'sub', kind: 'subworkflow', target: 'parked-child' }]);
+    for (let i = 0; i < 3; i++) await tick(h);
+    assert.equal((await w().run('parked', waiting)).status, 'waiting');
+    assert.equal((await w().run('parked-parent', nested)).status, 'waiting');
+    for (const [name, id] of [['parked', waiting], ['parked-parent', nested]] as const) {
+      assert.equal((await w().cancel(name, id)).status, 200);
+      const run = await w().run(name, id);
+      assert.equal(run.status, 'cancelled');
+      assert.deepEqual(open(run), [], name);
+      assert.equal(run.steps.at(-1).status, 'skipped');
+    }
+  });
+});
+
 describe('leases across workers', () => {
   test('at most 10 runs of a project advance at once, counting every worker', async () => {
     await w().put('slow', { steps: [{ key: 's', kind: 'sql', target: 'select pg_sleep(2)' }] });

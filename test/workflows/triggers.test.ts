@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
+import { migrate } from '../../src/db/migrate.ts';
 import { startRun } from '../../src/workflows/runs.ts';
 import { drainTriggers } from '../../src/workflows/triggers.ts';
 import { shipDrains } from '../../src/workflows/drain.ts';
@@ -165,6 +166,55 @@ describe('row bindings', () => {
     const [trg] = await owner`select count(*)::int as n from pg_trigger where tgrelid = 'items'::regclass and not tgisinternal`;
     assert.equal(trg!.n, 0);
     assert.equal((await h.api('DELETE', `${rBase}/${id}`)).status, 404);
+  });
+});
+
+describe('row bindings without a filter, and tables that cannot be bound', () => {
+  const project = () => h.hearth.p.dbs.project(h.hearth.project.db_name);
+
+  test('a binding without a filter captures every change of its events', async () => {
+    await owner`create table plain_rows (id int primary key, v text)`;
+    const res = await h.api('POST', rBase, { body: { table: 'plain_rows', events: ['insert', 'delete'], workflow: 'fulfil' } });
+    assert.equal(res.status, 201);
+    assert.equal(res.body.filter, null);
+    const before = (await runsOf('fulfil')).length;
+    await owner`insert into plain_rows values (1, 'a')`;
+    await owner`update plain_rows set v = 'b'`; // not a bound event
+    await owner`delete from plain_rows`;
+    await drain();
+    const runs = (await runsOf('fulfil')).slice(before);
+    assert.deepEqual(runs.map((r) => [r.input.action, r.input.record]), [['insert', { id: 1, v: 'a' }], ['delete', { id: 1, v: 'b' }]]);
+    assert.equal((await h.api('DELETE', `${rBase}/${res.body.id}`)).status, 204);
+  });
+
+  test('migration 042 mends capture triggers installed with the JSON null filter of older bindings', async () => {
+    await owner`create table "Legacy rows" (id int primary key)`;
+    const binding = '00000000-0000-4000-8000-000000000042';
+    await project().unsafe(`create trigger "legacy capture" after insert or delete on public."Legacy rows"
+      for each row execute function hearth_workflows.capture('${binding}', 'null')`);
+    // As on a database that had 050 (and such triggers) before 042 existed.
+    await project()`delete from hearth.migrations where id = '042_workflow_capture_unfiltered'`;
+    assert.deepEqual(await migrate(project(), 'project', { owner: h.hearth.project.owner_role }), ['042_workflow_capture_unfiltered']);
+    try {
+      await owner`insert into "Legacy rows" values (1)`;
+      await owner`delete from "Legacy rows"`;
+      const changes = await project()`select action from hearth_workflows.changes where binding_id = ${binding} order by id`;
+      assert.deepEqual(changes.map((c) => c.action), ['insert', 'delete']);
+    } finally {
+      await project().unsafe(`drop trigger "legacy capture" on public."Legacy rows";
+        delete from hearth_workflows.changes where binding_id = '${binding}'`);
+    }
+  });
+
+  test('a filter on a column the table lacks is 400 invalid_filter; a system catalog is 400 invalid_table', async () => {
+    const typo = await h.api('POST', rBase, { body: { table: 'items', events: ['insert'], filter: { stauts: 'paid' }, workflow: 'fulfil' } });
+    assert.equal(typo.status, 400);
+    assert.equal(typo.body.error.code, 'invalid_filter');
+    assert.match(typo.body.error.message, /"stauts"/);
+    const catalog = await h.api('POST', rBase, { body: { table: 'pg_catalog.pg_class', events: ['insert'], workflow: 'fulfil' } });
+    assert.equal(catalog.status, 400);
+    assert.equal(catalog.body.error.code, 'invalid_table');
+    assert.deepEqual((await h.api('GET', rBase)).body, [], 'a refused binding leaves no row');
   });
 });
 
