@@ -35,7 +35,7 @@ export interface RestRequest {
   query: string | URLSearchParams;
   /** Lower-case header names. */
   headers: Record<string, string | undefined>;
-  /** Parsed JSON, or the raw text (JSON or CSV) as it arrived. */
+  /** Parsed JSON, the raw text (JSON, CSV, form, text, XML) as it arrived, or a Buffer (application/octet-stream). */
   body: unknown;
 }
 
@@ -293,8 +293,11 @@ async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<R
 
 const invalidBody = (details: string) => new HearthError(400, 'PGRST102', 'Empty or invalid json', details, null);
 
+/** The body's media type without parameters; none given means JSON, as in PostgREST. */
+const bodyType = (req: RestRequest) => (req.headers['content-type'] || 'application/json').split(';')[0].trim().toLowerCase();
+
 function jsonBody(req: RestRequest): unknown {
-  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase();
+  const type = bodyType(req);
   if (type === 'text/csv') {
     if (typeof req.body !== 'string') throw new HearthError(400, 'PGRST102', 'Invalid CSV body', 'Send the CSV text as the request body.');
     return parseCsv(req.body);
@@ -304,6 +307,8 @@ function jsonBody(req: RestRequest): unknown {
     if (typeof req.body !== 'string') throw invalidBody('Send the form as the request body.');
     return Object.fromEntries(new URLSearchParams(req.body));
   }
+  // PostgREST refuses any other body type rather than guessing it is JSON.
+  if (type !== 'application/json') throw new HearthError(400, 'PGRST102', `Content-Type not acceptable: ${type}`);
   if (typeof req.body !== 'string') {
     if (req.body === undefined || req.body === null) throw invalidBody('The request has no body.');
     return req.body;
@@ -408,8 +413,10 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
     if (req.method === 'PATCH') {
       const patch = jsonBody(req);
       if (!isObject(patch)) throw invalidBody('PATCH takes one JSON object of the columns to set.');
-      if (!Object.keys(patch).length) return nothingChanged(returning, media);
-      plan = planWrite(deps.cache, rel, parsed, { kind: 'update', patch, columns: Object.keys(patch) }, { returning, format });
+      // ?columns= names the columns to set, as on insert: other keys are ignored, absent ones set NULL.
+      const columns = parsed.columns ?? Object.keys(patch);
+      if (!columns.length) return nothingChanged(returning, media);
+      plan = planWrite(deps.cache, rel, parsed, { kind: 'update', patch, columns }, { returning, format });
     } else {
       plan = planWrite(deps.cache, rel, parsed, { kind: 'delete' }, { returning, format });
     }
@@ -454,7 +461,16 @@ function nothingChanged(returning: Preferences['return'], media: MediaType): Res
 
 // ---------------------------------------------------------------- rpc
 
-const isJson = (type: string) => type === 'json' || type === 'jsonb';
+/**
+ * Bodies a function of one unnamed parameter takes whole, by Content-Type and
+ * the parameter types that accept it (PostgREST's hasSingleUnnamedParam).
+ */
+const SINGLE_PARAM_TYPES: Record<string, string[]> = {
+  'application/json': ['json', 'jsonb'],
+  'text/plain': ['text'],
+  'text/xml': ['xml'],
+  'application/octet-stream': ['bytea'],
+};
 
 /**
  * The one function the arguments name. `body` is 'raw' for a POST (a function
@@ -462,17 +478,28 @@ const isJson = (type: string) => type === 'json' || type === 'jsonb';
  * for Prefer: params=single-object (only a function of one json/jsonb
  * argument, named or not, qualifies).
  */
-function chooseFunction(fns: RestFunction[], schema: string, name: string, given: string[], body: 'none' | 'raw' | 'whole'): { fn: RestFunction; single: boolean } {
+function chooseFunction(fns: RestFunction[], schema: string, name: string, given: string[], body: 'none' | 'raw' | 'whole', type = 'application/json'): { fn: RestFunction; single: boolean } {
   const matches =
-    body === 'whole'
+    body === 'whole' || type !== 'application/json'
       ? []
       : fns.filter(
           (f) => f.args.every((a) => a.name !== '') && given.every((g) => f.args.some((a) => a.name === g)) && f.args.every((a) => a.hasDefault || given.includes(a.name)),
         );
-  const single = body === 'none' ? [] : fns.filter((f) => f.args.length === 1 && (body === 'whole' || f.args[0].name === '') && isJson(f.args[0].type));
+  const accepted = SINGLE_PARAM_TYPES[type] ?? [];
+  const single = body === 'none' ? [] : fns.filter((f) => f.args.length === 1 && (body === 'whole' || f.args[0].name === '') && accepted.includes(f.args[0].type));
   const all = [...matches, ...single];
   if (all.length === 1) return { fn: all[0], single: single.length === 1 };
   const signature = `${schema}.${name}(${[...given].sort().join(', ')})`;
+  if (!all.length && type !== 'application/json') {
+    const wanted = accepted.join(' or ');
+    throw new HearthError(
+      404,
+      'PGRST202',
+      `Could not find the function ${schema}.${name}(${wanted}) in the schema cache`,
+      `Searched for the function ${schema}.${name} with a single unnamed ${wanted} parameter, but no matches were found in the schema cache.`,
+      `A ${type} body goes to a function of one unnamed ${wanted} parameter; send named arguments as JSON.`,
+    );
+  }
   if (!all.length) {
     throw new HearthError(
       404,
@@ -501,14 +528,24 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   let chosen: { fn: RestFunction; single: boolean };
   if (isRead(req.method)) {
     chosen = chooseFunction(fns, schema, name, [...parsed.args.keys()], 'none');
-    args = { kind: 'named', values: Object.fromEntries(parsed.args) };
+    // As PostgREST: a VARIADIC argument is the array of every value given
+    // (`?v=1&v=2`); any other repeated argument takes the last.
+    const variadic = new Set(chosen.fn.args.filter((a) => a.variadic).map((a) => a.name));
+    args = { kind: 'named', values: Object.fromEntries([...parsed.args].map(([k, v]) => [k, variadic.has(k) ? v : v[v.length - 1]])) };
   } else {
-    const body = req.body === undefined || req.body === '' ? {} : jsonBody(req);
-    const given = isObject(body) ? Object.keys(body) : [];
-    chosen = chooseFunction(fns, schema, name, given, wholeBody ? 'whole' : 'raw');
-    if (chosen.single) args = { kind: 'single', json: JSON.stringify(body) };
-    else if (isObject(body)) args = { kind: 'named', values: body };
-    else throw invalidBody('Send the arguments as one JSON object of named values.');
+    const type = bodyType(req);
+    if (type !== 'application/json' && SINGLE_PARAM_TYPES[type]) {
+      // text, XML or bytes: only a function of one unnamed parameter of that type takes them.
+      chosen = chooseFunction(fns, schema, name, [], 'raw', type);
+      args = { kind: 'single', value: typeof req.body === 'string' || Buffer.isBuffer(req.body) ? req.body : '' };
+    } else {
+      const body = req.body === undefined || req.body === '' ? {} : jsonBody(req);
+      const given = isObject(body) ? Object.keys(body) : [];
+      chosen = chooseFunction(fns, schema, name, given, wholeBody ? 'whole' : 'raw');
+      if (chosen.single) args = { kind: 'single', value: JSON.stringify(body) };
+      else if (isObject(body)) args = { kind: 'named', values: body };
+      else throw invalidBody('Send the arguments as one JSON object of named values.');
+    }
   }
   const { fn } = chosen;
   if (isRead(req.method) && fn.volatility === 'volatile') {

@@ -122,8 +122,8 @@ export interface ParsedQuery {
   nodes: Map<string, NodeOptions>;
   columns: string[] | null;
   onConflict: string[] | null;
-  /** RPC arguments taken from the query string (GET /rpc/fn). */
-  args: Map<string, string>;
+  /** RPC arguments taken from the query string (GET /rpc/fn), every value of a repeated key in order. */
+  args: Map<string, string[]>;
 }
 
 const parseError = (what: string, raw: string, details: string) =>
@@ -440,11 +440,15 @@ export function parseOrder(raw: string): OrderTerm[] {
   return terms;
 }
 
+/** Past this a limit changes nothing (reads stop at MAX_LIMIT) and an offset finds no rows. */
+const COUNT_CEILING = 1e15;
+
 function parseCount(what: 'limit' | 'offset', raw: string): number {
-  if (!/^\d{1,9}$/.test(raw)) {
+  if (!/^\d+$/.test(raw)) {
     throw parseError(`${what} parameter`, raw, `${what} must be a non-negative integer`);
   }
-  return Number(raw);
+  // Any integer is valid, as in PostgREST: a huge one is clamped, not refused.
+  return Math.min(Number(raw), COUNT_CEILING);
 }
 
 /** `a,b,"c d"`: the columns= and on_conflict= lists. */
@@ -496,7 +500,7 @@ export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string>
       continue;
     }
     if (argNames.has(key)) {
-      parsed.args.set(key, value);
+      parsed.args.set(key, [...(parsed.args.get(key) ?? []), value]);
       continue;
     }
     const { path, last } = splitKey(key);

@@ -151,9 +151,12 @@ function fieldExpr(ctx: Context, node: Node, field: Field): string {
 
 /** A column (and JSON path) as SQL, with the catalog type of its value. */
 function typedFieldExpr(ctx: Context, node: Node, field: Field): { sql: string; type: string } {
-  const column = node.rel.columnMap.get(field.name);
+  const computed = node.rel.columnMap.has(field.name) ? undefined : node.rel.computed.get(field.name);
+  const column = computed ? { type: computed.returnType } : node.rel.columnMap.get(field.name);
   if (!column) throw columnMissing(node.rel, field.name);
-  let sql = `${node.alias}.${ident(field.name)}`;
+  // A computed field is its function applied to the row; ROW(alias.*) also
+  // makes a write's RETURNING rows (a CTE, not the table) that row type.
+  let sql = computed ? `${qualified(computed)}(ROW(${node.alias}.*)::${qualified(node.rel)})` : `${node.alias}.${ident(field.name)}`;
   for (const step of field.json) {
     // An integer key indexes an array; any other key is a text parameter.
     const key = /^-?\d{1,9}$/.test(step.key) ? step.key : `${ctx.param(step.key)}::text`;
@@ -180,7 +183,7 @@ const likePattern = (v: string) => v.replace(/\*/g, '%');
 
 function filterSql(ctx: Context, node: Node, f: Filter, onEmbedFilter: (e: Embed) => void): string {
   const op = f.operation;
-  const embed = !f.field.json.length && !node.rel.columnMap.has(f.field.name) ? findEmbedByKey(node, f.field.name) : null;
+  const embed = !f.field.json.length && !node.rel.columnMap.has(f.field.name) && !node.rel.computed.has(f.field.name) ? findEmbedByKey(node, f.field.name) : null;
   let sql: string;
   if (embed && op.op === 'is' && op.value === 'null' && !embed.item.spread) {
     // `embed=is.null` / `embed=not.is.null`: rows without / with a match.
@@ -590,7 +593,12 @@ function limitedWhere(ctx: Context, root: Node, where: string, order: OrderTerm[
 
 // ---------------------------------------------------------------- rpc
 
-export type RpcArgs = { kind: 'named'; values: Record<string, unknown> } | { kind: 'single'; json: string };
+/**
+ * named: the JSON object's keys are argument names. single: the whole body is
+ * the one unnamed argument, as text (JSON, text/plain, text/xml) or bytes
+ * (application/octet-stream into bytea).
+ */
+export type RpcArgs = { kind: 'named'; values: Record<string, unknown> } | { kind: 'single'; value: string | Buffer };
 
 /** The relation a function's rows look like: its table, or its OUT/TABLE columns. */
 function functionRelation(fn: RestFunction): Relation {
@@ -605,18 +613,22 @@ function functionRelation(fn: RestFunction): Relation {
     primaryKey: [],
     uniqueKeys: [],
     comment: null,
+    computed: new Map(),
   };
 }
 
 /** `fn("a" := _hearth_args."a", ...)`, arguments typed by json_to_record from one JSON parameter. */
 function callSql(ctx: Context, fn: RestFunction, args: RpcArgs): { call: string; argsFrom: string | null } {
   const name = qualified(fn);
-  if (args.kind === 'single') return { call: `${name}(${ctx.param(args.json)}::text::${fn.args[0].type})`, argsFrom: null };
+  if (args.kind === 'single') {
+    const value = typeof args.value === 'string' ? `${ctx.param(args.value)}::text::${fn.args[0].type}` : `${ctx.param(args.value)}::bytea`;
+    return { call: `${name}(${value})`, argsFrom: null };
+  }
   const given = fn.args.filter((a) => a.name in args.values);
   if (!given.length) return { call: `${name}()`, argsFrom: null };
   const record = given.map((a) => `${ident(a.name)} ${a.type}`).join(', ');
   return {
-    call: `${name}(${given.map((a) => `${ident(a.name)} := _hearth_args.${ident(a.name)}`).join(', ')})`,
+    call: `${name}(${given.map((a) => `${a.variadic ? 'VARIADIC ' : ''}${ident(a.name)} := _hearth_args.${ident(a.name)}`).join(', ')})`,
     argsFrom: `json_to_record(${jsonParam(ctx, args.values)}) AS _hearth_args(${record})`,
   };
 }

@@ -2,9 +2,9 @@
  * /rest/v1/* over Fastify: HTTP in and out only, the work is handleRest's.
  * Register it encapsulated (`app.register(restRoutes)`, not through
  * fastify-plugin): it replaces the body parsers in its own scope so bodies
- * arrive as raw text, letting handleRest answer malformed JSON with PGRST102
- * and accept text/csv. The data plane has resolved the project and the caller
- * (request.hearth) before the handler runs.
+ * arrive as raw text (bytes for application/octet-stream), letting handleRest
+ * answer malformed JSON with PGRST102 and accept text/csv. The data plane has
+ * resolved the project and the caller (request.hearth) before the handler runs.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProjectRuntime } from '../platform/registry.ts';
@@ -60,6 +60,8 @@ function asPostgrestJwtError(err: unknown): { error: unknown; challenge: string 
 export async function restRoutes(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  // Bytes for a function of one unnamed bytea parameter: not decoded as text.
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   // Also sees the data plane's credential check, which runs in this scope's onRequest.
   app.setErrorHandler((err, request, reply) => {
     const { error, challenge } = asPostgrestJwtError(err);

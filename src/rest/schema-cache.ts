@@ -27,6 +27,12 @@ export interface Relation {
   /** Primary key and unique constraints: column sets that identify one row. */
   uniqueKeys: string[][];
   comment: string | null;
+  /**
+   * PostgREST's computed fields: functions of this relation's row (one
+   * argument, not set-returning), selectable, filterable and orderable by
+   * name like columns; `*` leaves them out. A real column of the name wins.
+   */
+  computed: Map<string, RestFunction>;
 }
 
 /** A foreign key, possibly seen through views that expose its columns. */
@@ -42,6 +48,8 @@ export interface FunctionArg {
   name: string;
   type: string;
   hasDefault: boolean;
+  /** VARIADIC: called with `VARIADIC name := array`; GET collects repeated parameters into it. */
+  variadic: boolean;
 }
 
 export interface RestFunction {
@@ -57,6 +65,8 @@ export interface RestFunction {
   columns: Column[];
   /** The exposed table or view whose row type the function returns, for embeds. */
   relation: Relation | null;
+  /** The exposed table or view whose row is the function's only argument (a computed field). */
+  rowArgument: Relation | null;
   volatility: 'immutable' | 'stable' | 'volatile';
   comment: string | null;
 }
@@ -133,7 +143,10 @@ select n.nspname as schema, p.proname as name, p.provolatile as volatility, p.pr
      from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality x(t, o)) as arg_types,
   (select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
             'nullable', true, 'default', null) order by a.attnum)
-     from pg_attribute a where a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped) as row_columns
+     from pg_attribute a where a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped) as row_columns,
+  (select json_build_object('schema', an.nspname, 'name', ac.relname)
+     from pg_type at join pg_class ac on ac.oid = at.typrelid join pg_namespace an on an.oid = ac.relnamespace
+     where p.pronargs = 1 and at.oid = p.proargtypes[0]) as row_argument
 from pg_proc p
 join pg_namespace n on n.oid = p.pronamespace
 join pg_type rt on rt.oid = p.prorettype
@@ -171,6 +184,7 @@ export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Pro
       primaryKey: keys.find((k) => k.type === 'p')?.columns ?? [],
       uniqueKeys: keys.map((k) => k.columns),
       comment: r.comment,
+      computed: new Map(),
     });
   }
 
@@ -228,6 +242,8 @@ export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Pro
     const fn = toFunction(f, relations);
     const key = relationKey(fn.schema, fn.name);
     functions.set(key, [...(functions.get(key) ?? []), fn]);
+    const owner = fn.rowArgument;
+    if (owner && !fn.returnsSet && fn.returns !== 'void' && !owner.columnMap.has(fn.name) && !owner.computed.has(fn.name)) owner.computed.set(fn.name, fn);
   }
   return { schemas, relations, foreignKeys, functions };
 }
@@ -243,13 +259,15 @@ function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunc
   modes.forEach((mode, i) => {
     const name = names[i] ?? '';
     const type = types?.[i] ?? 'unknown';
-    if (mode === 'i' || mode === 'b' || mode === 'v') args.push({ name, type, hasDefault: false });
+    if (mode === 'i' || mode === 'b' || mode === 'v') args.push({ name, type, hasDefault: false, variadic: mode === 'v' });
     if (mode === 'o' || mode === 'b' || mode === 't') outColumns.push({ name, type, nullable: true, default: null });
   });
   // The last pronargdefaults input arguments have defaults.
   args.forEach((a, i) => (a.hasDefault = i >= args.length - f.ndefaults));
 
   const relation = f.return_relation ? (relations.get(relationKey(f.return_schema, f.return_relation)) ?? null) : null;
+  const rowArg = f.row_argument as { schema: string; name: string } | null;
+  const rowArgument = rowArg ? (relations.get(relationKey(rowArg.schema, rowArg.name)) ?? null) : null;
   let returns: RestFunction['returns'] = 'scalar';
   let columns: Column[] = [];
   if (f.return_type === 'void') returns = 'void';
@@ -269,6 +287,7 @@ function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunc
     returns,
     columns,
     relation,
+    rowArgument,
     volatility: VOLATILITY[f.volatility as keyof typeof VOLATILITY],
     comment: f.comment,
   };

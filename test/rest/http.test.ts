@@ -156,4 +156,25 @@ describe('supabase-js against /rest/v1', () => {
     const forged = await client(`${token.slice(0, -4)}AAAA`).from('todos').select('*');
     assert.deepEqual([forged.status, forged.error?.code], [401, 'PGRST301']);
   });
+
+  test('bodies by Content-Type: text, XML and bytes go whole to a one-parameter function; a table takes JSON, CSV or a form only', async () => {
+    await owner.unsafe(`create function public.shout(text) returns text language sql immutable as 'select upper($1)';
+      create function public.byte_len(bytea) returns int language sql immutable as 'select length($1)';
+      create function public.root_name(xml) returns text language sql immutable as $$ select (xpath('name(/*)', $1))[1]::text $$;`);
+    const post = (path: string, type: string, body: string | Blob) =>
+      fetch(`${h.info.BASE_URL}/rest/v1/${path}`, { method: 'POST', headers: { apikey: h.info.SECRET_KEY, 'content-type': type }, body });
+    await until(() => post('rpc/shout', 'text/plain', 'x'), (r) => r.status === 200);
+    assert.equal(await (await post('rpc/shout', 'text/plain; charset=utf-8', 'héllo')).text(), '"HÉLLO"');
+    // Not UTF-8: the bytes must arrive as sent.
+    assert.equal(await (await post('rpc/byte_len', 'application/octet-stream', new Blob([new Uint8Array([0, 0xff, 0xfe, 1])]))).text(), '4');
+    assert.equal(await (await post('rpc/root_name', 'text/xml', '<list><a/></list>')).text(), '"list"');
+    const noText = await post('rpc/add', 'text/plain', '1');
+    assert.equal(noText.status, 404);
+    assert.equal((await noText.json()).code, 'PGRST202');
+    const table = await post('lists', 'text/plain', '{"id":9,"name":"plain"}');
+    assert.equal(table.status, 400);
+    assert.deepEqual(await table.json(), { message: 'Content-Type not acceptable: text/plain', code: 'PGRST102', details: null, hint: null });
+    const none = await owner.unsafe(`select count(*)::int as n from public.lists where id = 9`);
+    assert.equal(none[0].n, 0);
+  });
 });

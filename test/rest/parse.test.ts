@@ -159,7 +159,8 @@ describe('order', () => {
 });
 
 test('rpc arguments are taken out of the filters', () => {
-  const p = parseQuery(new URLSearchParams('a=1&b=x&id=eq.3'), new Set(['a', 'b']));
-  assert.deepEqual([...p.args], [['a', '1'], ['b', 'x']]);
+  const p = parseQuery(new URLSearchParams('a=1&b=x&id=eq.3&a=2'), new Set(['a', 'b']));
+  // Every value of a repeated argument is kept: a VARIADIC one takes them all.
+  assert.deepEqual([...p.args], [['a', ['1', '2']], ['b', ['x']]]);
   assert.equal(p.nodes.get('')!.conditions.length, 1);
 });
