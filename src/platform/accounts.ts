@@ -7,6 +7,7 @@ import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { randomToken, sha256 } from './secrets.ts';
+import { unstorableText } from './text.ts';
 
 export type MemberRole = 'owner' | 'admin' | 'developer';
 export const MEMBER_ROLES: MemberRole[] = ['owner', 'admin', 'developer'];
@@ -18,10 +19,11 @@ export interface Account {
   email: string;
 }
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+// No white space or control characters (U+0000 included, which a text column refuses).
+const EMAIL = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]{1,255}$/u;
 
 export function checkEmail(email: unknown): string {
-  if (typeof email !== 'string' || !EMAIL.test(email) || email.length > 320) {
+  if (typeof email !== 'string' || !EMAIL.test(email) || email.length > 320 || unstorableText(email)) {
     throw new HearthError(400, 'invalid_email', 'email must be an e-mail address such as ada@example.com.');
   }
   return email.trim();
@@ -62,7 +64,8 @@ export async function login(p: Platform, email: unknown, password: unknown) {
   if (typeof email !== 'string' || typeof password !== 'string') {
     throw new HearthError(400, 'invalid_request', 'Send {"email": "...", "password": "..."}.');
   }
-  const account = await findAccountByEmail(p.dbs.control, email);
+  // An address the database cannot hold has no account; the dummy verify below still runs.
+  const account = unstorableText(email) ? undefined : await findAccountByEmail(p.dbs.control, email);
   const ok = await verifyPassword(account?.password_hash, password);
   if (!account || !ok) throw new HearthError(401, 'invalid_credentials', 'Wrong e-mail or password.');
   return createSession(p, account.id);
@@ -99,15 +102,28 @@ export async function listMembers(sql: Sql, organizationId: string) {
     join platform.accounts a on a.id = m.account_id where m.organization_id = ${organizationId} order by m.created_at`;
 }
 
-/** Adds a member: an existing account by e-mail (password ignored) or a new one, in one transaction. */
+/**
+ * Adds a member: an existing account by e-mail (password ignored) or a new one,
+ * in one transaction. Concurrent adds of the same address end in one member
+ * and 409 already_member for the others, never a constraint error.
+ */
 export async function addMember(sql: Sql, organizationId: string, email: string, password: unknown, role: MemberRole) {
   const existing = await findAccountByEmail(sql, email);
   const newPassword = existing ? null : checkNewPassword(password);
+  const hash = newPassword === null ? null : await hashPassword(newPassword);
   return sql.begin(async (tx) => {
-    const id = existing?.id ?? (await createAccount(tx as unknown as Sql, email, newPassword!)).id;
-    const [dup] = await tx`select 1 from platform.members where organization_id = ${organizationId} and account_id = ${id}`;
-    if (dup) throw new HearthError(409, 'already_member', `${email} is already a member of this organization.`);
-    await tx`insert into platform.members (organization_id, account_id, role) values (${organizationId}, ${id}, ${role})`;
-    return { account_id: id, email, role, created: !existing };
+    let id = existing?.id as string | undefined;
+    let created = false;
+    if (!id) {
+      const [made] = await tx`insert into platform.accounts (email, password_hash) values (${email}, ${hash})
+        on conflict ((lower(email))) do nothing returning id`;
+      // Lost a race with another add of the same address: that account is the one to add.
+      id = (made?.id ?? (await findAccountByEmail(tx as unknown as Sql, email))!.id) as string;
+      created = Boolean(made);
+    }
+    const [added] = await tx`insert into platform.members (organization_id, account_id, role)
+      values (${organizationId}, ${id}, ${role}) on conflict do nothing returning account_id`;
+    if (!added) throw new HearthError(409, 'already_member', `${email} is already a member of this organization.`);
+    return { account_id: id, email, role, created };
   });
 }

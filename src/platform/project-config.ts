@@ -13,6 +13,7 @@ import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
 import type { AreaSpec, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';
+import { unstorableText } from './text.ts';
 
 export const configAreas: Record<string, AreaSpec> = {
   api: apiSettings,
@@ -25,7 +26,8 @@ export const configAreas: Record<string, AreaSpec> = {
 export type ConfigArea = keyof typeof configAreas;
 
 function spec(area: string): AreaSpec {
-  const s = configAreas[area];
+  // Own keys only: "constructor" or "__proto__" in the URL must not find Object.prototype's members.
+  const s = Object.hasOwn(configAreas, area) ? configAreas[area] : undefined;
   if (!s) throw new HearthError(404, 'not_found', `There is no config area "${area}"; areas are ${Object.keys(configAreas).join(', ')}.`);
   return s;
 }
@@ -58,7 +60,7 @@ export function validatePatch(area: string, patch: unknown): Settings {
   }
   const out: Settings = {};
   for (const [name, value] of Object.entries(patch)) {
-    const field = fields[name];
+    const field = Object.hasOwn(fields, name) ? fields[name] : undefined;
     if (!field) {
       throw new HearthError(400, 'unknown_field', `config/${area} has no field "${name}". Known fields: ${Object.keys(fields).join(', ')}.`);
     }
@@ -77,6 +79,8 @@ export function validatePatch(area: string, patch: unknown): Settings {
         break;
       case 'string': {
         if (typeof value !== 'string') throw bad('must be a string');
+        const unstorable = unstorableText(value);
+        if (unstorable) throw bad(unstorable);
         if (field.maxLength !== undefined && value.length > field.maxLength) throw bad(`must be at most ${field.maxLength} characters`);
         const why = field.check?.(value);
         if (why) throw bad(why);

@@ -39,13 +39,6 @@ export const REF_PATTERN = /^[a-z]{20}$/;
  */
 export const CREATE_LOCK = 7_212_003;
 
-export function checkProjectName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 64) {
-    throw new HearthError(400, 'invalid_name', 'name must be a non-empty string of at most 64 characters.');
-  }
-  return name.trim();
-}
-
 export function newApiKey(type: 'publishable' | 'secret'): string {
   return `sb_${type}_${randomToken(40)}`;
 }

@@ -26,7 +26,13 @@ const FLUSH_MS = 1000;
 /** Days of counts kept, for GET /v1/projects/{ref}/usage. */
 export const USAGE_DAYS = 90;
 
+const DAY_MS = 86_400_000;
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+
+/** Where a 429 puts its Retry-After (the Fastify reply). */
+export interface RetryAfterTarget {
+  header(name: string, value: string): unknown;
+}
 
 interface DayCount {
   day: string;
@@ -40,29 +46,59 @@ export class RequestUsage {
   private readonly counts = new Map<string, DayCount>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
+  /**
+   * The quota of each settings promise the project runtime handed out, once it has
+   * resolved: while the runtime keeps serving the same promise, admit() reads the
+   * quota without awaiting it (a changed setting is a new promise, so a miss).
+   */
+  private readonly quotas = new WeakMap<Promise<unknown>, number | null>();
+  /** The UTC day of the last request and the [from, to) milliseconds it spans, so the name is formatted once a day, not per request. */
+  private day = { name: '', from: 0, to: 0 };
 
   constructor(private readonly p: Platform) {
     this.timer = setInterval(() => void this.flush(), FLUSH_MS);
     this.timer.unref();
   }
 
-  /** Counts one request, or throws 429 when the project has used its quota for today. */
-  async admit(project: ProjectRuntime, setRetryAfter: (seconds: number) => void): Promise<void> {
-    const quota = (await project.settings('limits')).daily_request_quota as number | null;
-    const now = this.p.clock.now();
-    const day = utcDay(now);
+  /**
+   * Counts one request, or throws 429 when the project has used its quota for today.
+   * Synchronous once the project's limits are known; a promise only on the first
+   * request after they were (re)read.
+   */
+  admit(project: ProjectRuntime, reply: RetryAfterTarget): void | Promise<void> {
+    const settings = project.settings('limits');
+    const quota = this.quotas.get(settings);
+    if (quota !== undefined) return this.count(project, quota, reply);
+    return settings.then((s) => {
+      const read = s.daily_request_quota as number | null;
+      this.quotas.set(settings, read);
+      this.count(project, read, reply);
+    });
+  }
+
+  private count(project: ProjectRuntime, quota: number | null, reply: RetryAfterTarget): void {
+    const now = this.p.clock.now().getTime();
+    const day = this.dayOf(now);
     let count = this.counts.get(project.id);
     if (!count || count.day !== day) {
       count = { day, known: 0, pending: 0 };
       this.counts.set(project.id, count);
     }
     if (quota !== null && count.known + count.pending >= quota) {
-      const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-      const seconds = Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
-      setRetryAfter(seconds);
+      const seconds = Math.max(1, Math.ceil((this.day.to - now) / 1000));
+      reply.header('retry-after', String(seconds));
       throw new HearthError(429, 'over_request_quota', `This project has used its daily request quota (${quota} requests per UTC day, config/limits daily_request_quota); it resets in ${seconds} s.`);
     }
     count.pending++;
+  }
+
+  /** The UTC day (YYYY-MM-DD) of a time in ms; this.day.to is then the next UTC midnight. */
+  private dayOf(ms: number): string {
+    if (ms < this.day.from || ms >= this.day.to) {
+      const from = Math.floor(ms / DAY_MS) * DAY_MS;
+      this.day = { name: utcDay(new Date(from)), from, to: from + DAY_MS };
+    }
+    return this.day.name;
   }
 
   /** Adds this process's counts to the shared totals. Never overlaps itself; a failure keeps the counts for the next try. */
@@ -84,7 +120,7 @@ export class RequestUsage {
           else this.p.log.warn({ err, projectId }, 'request usage: counts kept for the next flush');
         }
         // A day that has ended is dropped once flushed; the next request starts the new one.
-        if (count.pending === 0 && count.day !== utcDay(this.p.clock.now())) this.counts.delete(projectId);
+        if (count.pending === 0 && count.day !== this.dayOf(this.p.clock.now().getTime())) this.counts.delete(projectId);
       }
     });
     return this.flushing;

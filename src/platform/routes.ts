@@ -12,9 +12,10 @@ import {
   type Account, type MemberRole,
 } from './accounts.ts';
 import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
-import { checkProjectName, createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
+import { createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
 import type { ProjectRegistry } from './registry.ts';
 import { usageOf } from './request-usage.ts';
+import { checkDisplayName } from './text.ts';
 import { projectBaseUrl, serverUrl } from './urls.ts';
 
 declare module 'fastify' {
@@ -104,9 +105,8 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.post('/v1/organizations', async (request, reply) => {
     const body = objectBody(request);
-    const name = body.name;
-    if (typeof name !== 'string' || !name.trim() || name.length > 64) throw new HearthError(400, 'invalid_name', 'name must be a non-empty string of at most 64 characters.');
-    return reply.code(201).send(await createOrganization(p.dbs.control, name.trim(), access.account(request).id));
+    const name = checkDisplayName(body.name);
+    return reply.code(201).send(await createOrganization(p.dbs.control, name, access.account(request).id));
   });
 
   async function orgRole(request: FastifyRequest, id: string): Promise<MemberRole> {
@@ -144,9 +144,9 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.post('/v1/projects', async (request, reply) => {
     const body = objectBody(request);
-    const name = checkProjectName(body.name);
+    const name = checkDisplayName(body.name);
     const orgId = body.organization_id;
-    if (typeof orgId !== 'string') throw new HearthError(400, 'invalid_organization', 'organization_id must be the id of one of your organizations.');
+    if (typeof orgId !== 'string' || !UUID.test(orgId)) throw new HearthError(400, 'invalid_organization', 'organization_id must be the id of one of your organizations.');
     const role = await orgRole(request, orgId);
     if (role === 'developer') throw forbidden('Only owners and admins create projects.');
     const row = await createProject(p, { name, organizationId: orgId });

@@ -9,6 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
+import postgres from 'postgres';
+import { until } from '../helpers/poll.ts';
 
 const bin = path.resolve('bin/hearth.js');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-cli-'));
@@ -47,6 +49,32 @@ function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
+/**
+ * A data-plane request that blocks in the database on an advisory lock held by
+ * `sql`, until release(); returned once it is seen waiting.
+ */
+async function requestHeldOnLock(info: Record<string, string>, sql: postgres.Sql) {
+  const LOCK = 4242;
+  await sql`create function public.wait_for_lock() returns int language sql
+    as $$ select pg_advisory_lock(4242); select pg_advisory_unlock(4242); select 1 $$`;
+  await sql`grant execute on function public.wait_for_lock() to anon`;
+  const call = () =>
+    fetch(`${info.BASE_URL}/rest/v1/rpc/wait_for_lock`, { method: 'POST', headers: { apikey: info.PUBLISHABLE_KEY!, 'content-type': 'application/json' }, body: '{}' });
+  assert.equal((await until(call, (r) => r.status === 200, 10_000)).status, 200, 'the function is in the schema cache');
+  const holder = await sql.reserve();
+  await holder`select pg_advisory_lock(${LOCK})`;
+  const inFlight = call();
+  const waiting = () => holder`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = ${LOCK} and not granted`.then((r) => r[0]!.n as number);
+  assert.equal(await until(waiting, (n) => n === 1, 10_000), 1, 'the request waits on the lock');
+  return {
+    inFlight,
+    release: async () => {
+      await holder`select pg_advisory_unlock(${LOCK})`;
+      holder.release();
+    },
+  };
+}
+
 function status(format: string): string {
   const r = spawnSync(process.execPath, [bin, 'status', '-o', format], { env, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
@@ -75,14 +103,24 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   const projects = await fetch(`${info.API_URL}/v1/projects`, { headers: { authorization: `Bearer ${info.MANAGEMENT_TOKEN}` } });
   assert.equal(projects.status, 200);
   assert.equal((await fetch(info.JWKS_URL)).status, 200);
-  const postgres = (await import('postgres')).default;
   const sql = postgres(info.DB_URL, { max: 1, onnotice: () => {} });
   const [pgVersion] = await sql`select current_setting('server_version_num')::int as v, (select rolsuper from pg_roles where rolname = current_user) as su`;
-  await sql.end();
   assert.ok(pgVersion!.v >= 180000, 'the embedded PostgreSQL is version 18');
   assert.equal(pgVersion!.su, false);
 
-  assert.equal(await stop(first.child), 0);
+  // SIGTERM while a request is in flight: the request still completes, then PostgreSQL stops.
+  const { inFlight, release } = await requestHeldOnLock(info, sql);
+  const exited = stop(first.child);
+  const closed = await until(
+    () => fetch(`${info.API_URL}/health`).then((r) => r.status, () => 'refused' as const),
+    (s) => s === 'refused' || s === 503,
+    10_000,
+  );
+  assert.ok(closed === 'refused' || closed === 503, 'the server stops taking requests');
+  await release();
+  await sql.end();
+  assert.equal((await inFlight).status, 200, 'the in-flight request completes');
+  assert.equal(await exited, 0);
   assert.equal(existsSync(path.join(dataDir, 'pg', 'postmaster.pid')), false, 'PostgreSQL stopped cleanly');
 
   const second = await start();

@@ -269,3 +269,85 @@ describe('bad input', () => {
     assert.equal(res.body.error.code, 'payload_too_large');
   });
 });
+
+describe('edge cases a conformance sweep found', () => {
+  const ref = () => h.info.PROJECT_REF;
+  const configRows = async () =>
+    (await h.hearth.p.dbs.control`select area, settings from platform.project_config c
+      join platform.projects p on p.id = c.project_id where p.ref = ${ref()} order by area`).map((r) => ({ ...r }));
+
+  test('config areas named like Object.prototype members are 404, and nothing is written', async () => {
+    const before = await configRows();
+    for (const area of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      for (const method of ['GET', 'PATCH']) {
+        const res = await h.api(method, `/v1/projects/${ref()}/config/${area}`, method === 'PATCH' ? { body: {} } : {});
+        assert.equal(res.status, 404, `${method} ${area}`);
+        assert.equal(res.body.error.code, 'not_found', `${method} ${area}`);
+      }
+    }
+    assert.deepEqual(await configRows(), before);
+  });
+
+  test('config fields named like Object.prototype members are 400 unknown_field, and nothing is written', async () => {
+    const before = await configRows();
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const res = await h.api('PATCH', `/v1/projects/${ref()}/config/storage`, { body: { [name]: 5 } });
+      assert.equal(res.status, 400, name);
+      assert.equal(res.body.error.code, 'unknown_field', name);
+    }
+    assert.deepEqual(await configRows(), before);
+  });
+
+  test('a config string PostgreSQL cannot store (NUL, lone surrogate) is 400 invalid_field naming the field', async () => {
+    for (const value of ['https://a.example/\u0000', 'https://a.example/\ud800']) {
+      const res = await h.api('PATCH', `/v1/projects/${ref()}/config/auth`, { body: { site_url: value } });
+      assert.equal(res.status, 400, JSON.stringify(value));
+      assert.equal(res.body.error.code, 'invalid_field');
+      assert.match(res.body.error.message, /config\/auth\.site_url/);
+    }
+    const list = await h.api('PATCH', `/v1/projects/${ref()}/config/auth`, { body: { uri_allow_list: 'x\u0000' } });
+    assert.equal(list.status, 400);
+    assert.equal(list.body.error.code, 'invalid_field');
+  });
+
+  test('names and e-mail addresses with NUL or lone surrogates are 400 with the field code; login with one is 401', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const orgId = orgs.body[0].id;
+    for (const name of ['a\u0000b', 'a\udc00b']) {
+      const org = await h.api('POST', '/v1/organizations', { body: { name } });
+      assert.equal(org.status, 400, JSON.stringify(name));
+      assert.equal(org.body.error.code, 'invalid_name');
+      const project = await h.api('POST', '/v1/projects', { body: { name, organization_id: orgId } });
+      assert.equal(project.status, 400, JSON.stringify(name));
+      assert.equal(project.body.error.code, 'invalid_name');
+    }
+    const member = await h.api('POST', `/v1/organizations/${orgId}/members`, { body: { email: 'x\u0000@example.com', password: 'a-long-password' } });
+    assert.equal(member.status, 400);
+    assert.equal(member.body.error.code, 'invalid_email');
+    const login = await h.api('POST', '/v1/login', { token: null, body: { email: 'x\u0000@example.com', password: 'a-long-password' } });
+    assert.equal(login.status, 401);
+    assert.equal(login.body.error.code, 'invalid_credentials');
+  });
+
+  test('a malformed organization_id on project creation is 400 invalid_organization', async () => {
+    const res = await h.api('POST', '/v1/projects', { body: { name: 'x', organization_id: 'not-a-uuid' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'invalid_organization');
+  });
+
+  test('the same member added concurrently: one 201, the others 409 already_member', async () => {
+    const org = await h.api('POST', '/v1/organizations', { body: { name: 'Race' } });
+    // First round: a new account; second round: that account, now existing, into another organization.
+    const add = (orgId: string) =>
+      Promise.all([1, 2, 3, 4].map(() => h.api('POST', `/v1/organizations/${orgId}/members`, { body: { email: 'race@example.com', password: 'a-long-password' } })));
+    const fresh = await add(org.body.id);
+    const other = await h.api('POST', '/v1/organizations', { body: { name: 'Race 2' } });
+    const existing = await add(other.body.id);
+    for (const round of [fresh, existing]) {
+      assert.deepEqual(round.map((r) => r.status).sort(), [201, 409, 409, 409], JSON.stringify(round.map((r) => r.body)));
+      for (const r of round.filter((x) => x.status === 409)) assert.equal(r.body.error.code, 'already_member');
+    }
+    const [accounts] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.accounts where lower(email) = 'race@example.com'`;
+    assert.equal(accounts!.n, 1);
+  });
+});

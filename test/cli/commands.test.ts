@@ -1,0 +1,67 @@
+/**
+ * The `hearth` command line itself: help, usage errors and exit statuses, as
+ * a newcomer meets them before anything runs.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+const bin = path.resolve('bin/hearth.js');
+const root = mkdtempSync(path.join(tmpdir(), 'hearth-cmd-'));
+const dataDir = path.join(root, 'data');
+// An unreachable server: should a command try to start Hearth, it fails fast instead of starting PostgreSQL.
+const env: NodeJS.ProcessEnv = { ...process.env, HEARTH_DATA_DIR: dataDir, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', HEARTH_LOG_LEVEL: 'silent' };
+
+function hearth(...args: string[]) {
+  return spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', timeout: 60_000 });
+}
+
+after(() => rmSync(root, { recursive: true, force: true }));
+
+test('help: no command, help, --help and -h after a command print the usage and exit 0 without starting anything', () => {
+  for (const args of [[], ['help'], ['--help'], ['start', '--help'], ['start', '-h'], ['status', '--help']]) {
+    const r = hearth(...args);
+    assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stdout, /^Usage:/, args.join(' '));
+    assert.match(r.stdout, /hearth status \[-o text\|env\|json\]/);
+  }
+  assert.equal(existsSync(dataDir), false, 'nothing was started');
+});
+
+test('usage errors exit 2 and name the problem: unknown command, unknown option, stray argument, missing value', () => {
+  for (const [args, message] of [
+    [['bogus'], /unknown command "bogus"/],
+    [['status', '--bogus'], /unknown option "--bogus" for `hearth status`/],
+    [['start', '--output', 'json'], /unknown option "--output" for `hearth start`/],
+    [['status', 'now'], /unexpected argument "now"/],
+    [['status', '-o'], /option -o needs a value/],
+    [['start', '--port'], /option --port needs a value/],
+  ] as const) {
+    const r = hearth(...args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.match(r.stderr, /Usage:/);
+  }
+});
+
+test('failures exit 1 with one line saying what to do', () => {
+  const embedded = spawnSync(process.execPath, [bin, 'status', '-o', 'json'], {
+    env: { ...env, DATABASE_URL: '' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(embedded.status, 1, embedded.stderr);
+  assert.match(embedded.stderr, /No Hearth data in .*run `npm start` first/);
+  assert.equal(embedded.stdout, '');
+
+  const badFormat = hearth('status', '-o', 'xml');
+  assert.equal(badFormat.status, 1);
+  assert.match(badFormat.stderr, /-o must be text, env or json/);
+
+  const unreachable = hearth('start', '--port', '0');
+  assert.equal(unreachable.status, 1, unreachable.stderr);
+  assert.match(unreachable.stderr, /^hearth: /);
+});
