@@ -75,6 +75,8 @@ export class Instance {
   retired = false;
   exitReason: ExitReason | null = null;
   readonly closed: Promise<void>;
+  /** Set once the module has loaded; start-up errors are reported by start() instead. */
+  private started = false;
   private stderrTail = '';
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -95,6 +97,9 @@ export class Instance {
       // workerd tells the function only "internal error; reference = X"; the reason is here.
       const refused = /connecting to (.+) is not allowed/.exec(line);
       if (refused) onLog({ invocationId: null, level: 'warn', message: `Outbound connection to ${refused[1]} refused: functions may only connect to public internet addresses.` });
+      // An exception the shim cannot catch (a response body stream that throws) is only reported here.
+      const uncaught = this.started && /Uncaught exception: (?:.*?failed: )?(?:remote\.)?(?:jsg\.)?(.*)$/.exec(line);
+      if (uncaught) onLog({ invocationId: null, level: 'error', message: `Uncaught exception: ${uncaught[1]}` });
     });
     this.closed = new Promise((resolve) => child.on('close', () => {
       this.exitReason ??= /heap out of memory|Reached heap limit/.test(this.stderrTail) ? 'memory' : 'crash';
@@ -127,6 +132,7 @@ export class Instance {
       }
       await new Promise((r) => setTimeout(r, 3));
     }
+    instance.started = true;
     // workerd has read everything it needs; secrets do not stay on disk.
     await Promise.all(Object.keys(files).map((name) => fs.rm(path.join(runDir, name), { force: true })));
     return instance;

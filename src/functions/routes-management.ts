@@ -44,9 +44,19 @@ const logJson = (e: FunctionLogEntry) => ({
 
 const missing = (name: string) => notFound(`No function named "${name}" is deployed in this project.`, 'function_not_found');
 
+const DEPLOY_FIELDS = ['source', 'files', 'entrypoint', 'verify_jwt'];
+const SECRET_FIELDS = ['name', 'value'];
+
+/** A misspelt field (`verifyJwt`) must not deploy with the default it meant to change. */
+function refuseUnknownFields(body: object, known: string[], what: string): void {
+  const unknown = Object.keys(body).find((f) => !known.includes(f));
+  if (unknown !== undefined) throw badRequest('unknown_field', `${what} has no field "${unknown}"; it takes ${known.join(', ')}.`);
+}
+
 /** `{source}` (one module) or `{files, entrypoint?}` (a bundle), plus `verify_jwt?`. */
 function deployBody(request: FastifyRequest): FunctionSource {
   const body = objectBody(request);
+  refuseUnknownFields(body, DEPLOY_FIELDS, 'A deploy');
   const { source, files, entrypoint, verify_jwt: verifyJwt } = body;
   if (verifyJwt !== undefined && typeof verifyJwt !== 'boolean') throw badRequest('invalid_request', 'verify_jwt must be true or false.');
   if (entrypoint !== undefined && typeof entrypoint !== 'string') throw badRequest('invalid_request', 'entrypoint must be the path of one of the deployed files.');
@@ -71,6 +81,7 @@ function secretsBody(request: FastifyRequest): Record<string, string> {
   for (const item of body as unknown[]) {
     const { name, value } = (item ?? {}) as { name?: unknown; value?: unknown };
     if (typeof name !== 'string' || typeof value !== 'string') throw badRequest('invalid_request', 'Each secret must be {"name": string, "value": string}.');
+    refuseUnknownFields(item as object, SECRET_FIELDS, 'A secret');
     if (name in secrets) throw badRequest('duplicate_secret_name', `Secret "${name}" appears more than once in the request.`);
     secrets[name] = value;
   }

@@ -92,8 +92,14 @@ async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>,
 /**
  * A refusal before the function ran leaves the upload unread: answer, then
  * close the connection rather than read a body nobody wants.
+ *
+ * Platform errors (401, 404, 5xx) carry `Access-Control-Allow-Origin: *`: the
+ * function answers CORS for its own responses, but these never reach it, and
+ * without the header a browser sees a network failure instead of the error
+ * (supabase/supabase#9373).
  */
 function refuse(request: FastifyRequest, reply: FastifyReply, err: unknown) {
+  if (request.headers.origin && !reply.raw.headersSent) reply.header('access-control-allow-origin', '*');
   if (!request.raw.complete && hasBody(request)) {
     reply.header('connection', 'close');
     request.raw.resume();

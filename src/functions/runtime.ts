@@ -383,6 +383,8 @@ export class FunctionsRuntime {
     if (error instanceof HearthError) return error;
     await Promise.race([instance.closed, new Promise((r) => setTimeout(r, 1000).unref())]);
     if (instance.exitReason === 'memory') return new HearthError(546, 'function_memory_limit', `The function exceeded its memory limit of ${this.memoryLimitMb} MB and was stopped.`);
+    // The process lives on: the function's own code failed, e.g. its response body stream threw.
+    if (instance.alive) return new HearthError(500, 'function_error', 'The function failed while producing its response; its logs have the details.');
     return new HearthError(502, 'function_crashed', 'The function runtime stopped while handling the request.');
   }
 

@@ -212,6 +212,8 @@ describe('management refusals', () => {
     ['syntax error', 'x', { source: 'Deno.serve(() => {' }, 400, 'function_bundle_failed'],
     ['remote import', 'x', { source: "import x from 'npm:left-pad'; Deno.serve(() => new Response(x));" }, 400, 'function_bundle_failed'],
     ['body not an object', 'x', undefined, 400, 'invalid_request'],
+    // A misspelt verify_jwt must not silently deploy with the default.
+    ['unknown field', 'x', { source: 'Deno.serve(() => new Response(""))', verifyJwt: false }, 400, 'unknown_field'],
   ];
   for (const [label, name, body, status, code] of cases) {
     test(`deploy: ${label} → ${status} ${code}`, async () => {
@@ -334,6 +336,7 @@ describe('secrets', () => {
     ['reserved prefix', [{ name: 'SUPABASE_URL', value: 'x' }], 'reserved_secret_name'],
     ['duplicate', [{ name: 'A', value: 'x' }, { name: 'A', value: 'y' }], 'duplicate_secret_name'],
     ['too large', [{ name: 'BIG', value: 'x'.repeat(64 * 1024 + 1) }], 'invalid_secret_value'],
+    ['unknown field', [{ name: 'A', value: 'x', secret: true }], 'unknown_field'],
   ];
   for (const [label, body, code] of refusals) {
     test(`PUT secrets: ${label} → 400 ${code}, nothing written`, async () => {
@@ -485,5 +488,22 @@ describe('logs and errors', () => {
     const { error } = await client().functions.invoke('thrower', { body: {} });
     assert.ok(error instanceof FunctionsHttpError);
     assert.equal(error.context.status, 500);
+  });
+
+  test('platform errors carry Access-Control-Allow-Origin, so a browser can read them', async () => {
+    const origin = { origin: 'https://app.test' };
+    const cases: [string, { key?: string | null; method?: string }, number][] = [
+      ['thrower', { key: null }, 401],
+      ['thrower', { key: 'sb_publishable_not-a-key' }, 401],
+      ['no-such-fn', {}, 404],
+      ['thrower', { method: 'POST' }, 500],
+      ['noboot', {}, 503],
+    ];
+    for (const [name, init, status] of cases) {
+      const res = await call(main, name, { ...init, headers: origin });
+      assert.equal(res.status, status, name);
+      assert.equal(res.headers.get('access-control-allow-origin'), '*', `${name} ${status}`);
+      assert.ok((await res.json()).error.code);
+    }
   });
 });

@@ -77,6 +77,17 @@ Deno.serve(async (req: Request): Promise<Response> => {
     const logs = await until(() => h.runtime.readLogs('proja', 'throws'), (l) => l.some((e) => e.message.includes('kaput')));
     assert.ok(logs.some((e) => e.level === 'error' && e.message.includes('Error: kaput')));
   });
+
+  test('a response body stream that throws is the function\'s error, not a crash, and its reason is logged', async () => {
+    await h.runtime.deployFunction('proja', 'badstream', {
+      files: { 'index.js': "Deno.serve(() => new Response(new ReadableStream({ pull() { throw new Error('stream broke'); } })));" },
+    });
+    // workerd may fail the response before or after its head: either way it is the function's error.
+    await rejectsWith((async () => (await h.runtime.invokeFunction('proja', 'badstream', get('badstream'))).text())(), 500, 'function_error');
+    const logs = await until(() => h.runtime.readLogs('proja', 'badstream'), (l) => l.some((e) => e.message.includes('stream broke')));
+    assert.ok(logs.some((e) => e.level === 'error' && e.message === 'Uncaught exception: Error: stream broke'));
+    assert.ok(logs.some((e) => e.request?.code === 'function_error'));
+  });
 });
 
 describe('streaming', () => {
