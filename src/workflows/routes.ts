@@ -6,13 +6,13 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError, forbidden } from '../errors.ts';
+import { forbidden } from '../errors.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { managementAccess, objectBody, requireSession } from '../platform/routes.ts';
 import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, setEnabled } from './definitions.ts';
 import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
-import { IDEMPOTENCY_KEY_MAX, cancelRun, getRun, listRuns, sendSignal, startRun, workflowsEnabled } from './runs.ts';
+import { cancelRun, checkIdempotencyKey, checkRequestJson, getRun, listRuns, sendSignal, startRun, workflowsEnabled } from './runs.ts';
 import { createQueueTrigger, createRowTrigger, deleteQueueTrigger, deleteRowTrigger, listQueueTriggers, listRowTriggers } from './triggers.ts';
 import { LIMITS } from './validate.ts';
 
@@ -61,11 +61,9 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
     const name = named(request);
     // Every field is optional, so a start may come without a body at all.
     const body = request.body === undefined || request.body === null ? {} : objectBody(request);
-    const key = body.idempotency_key ?? null;
-    if (key !== null && (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
-      throw new HearthError(400, 'invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
-    }
-    const run = await startRun(p, project, name, body.input ?? {}, { idempotencyKey: key as string | null, trigger: 'api' });
+    const key = checkIdempotencyKey(body.idempotency_key);
+    const input = checkRequestJson(body.input ?? {}, 'input');
+    const run = await startRun(p, project, name, input, { idempotencyKey: key, trigger: 'api' });
     return reply.code(run.created ? 201 : 200).send({ id: run.id, status: run.status });
   });
 

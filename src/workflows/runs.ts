@@ -9,6 +9,7 @@ import type { Platform } from '../context.ts';
 import { HearthError, conflict, forbidden, notFound } from '../errors.ts';
 import { recordEvent } from './events.ts';
 import { loadVersion, workflowExists } from './definitions.ts';
+import { unstorableJson } from './storable.ts';
 import { SIGNAL_NAME } from './validate.ts';
 
 export const IDEMPOTENCY_KEY_MAX = 200;
@@ -31,6 +32,24 @@ export interface Started {
   status: string;
   /** False when an existing run was returned for the idempotency key. */
   created: boolean;
+}
+
+/** An idempotency key from a request: absent (null) or a storable string of 1-200 characters. */
+export function checkIdempotencyKey(key: unknown): string | null {
+  if (key === undefined || key === null) return null;
+  if (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX) {
+    throw new HearthError(400, 'invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
+  }
+  const problem = unstorableJson(key, 'idempotency_key');
+  if (problem) throw new HearthError(400, 'invalid_request', `${problem}.`);
+  return key;
+}
+
+/** A JSON value from a request (run input, signal payload) that the database can store. */
+export function checkRequestJson(value: unknown, field: string): unknown {
+  const problem = unstorableJson(value, field);
+  if (problem) throw new HearthError(400, 'invalid_request', `${problem}, which the database cannot store.`);
+  return value;
 }
 
 /** Whether config/workflows.enabled is on for the project. */
@@ -211,14 +230,11 @@ export async function sendSignal(p: Platform, projectId: string, workflow: strin
   if (typeof b.signal !== 'string' || !SIGNAL_NAME.test(b.signal)) {
     throw new HearthError(400, 'invalid_signal', 'signal must be a name of 1-100 letters, digits or "_.:-".');
   }
-  const payload = b.payload ?? null;
+  const payload = checkRequestJson(b.payload ?? null, 'payload');
   if (Buffer.byteLength(JSON.stringify(payload)) > SIGNAL_PAYLOAD_MAX) {
     throw new HearthError(400, 'invalid_request', 'The signal payload is over 32 KiB.');
   }
-  const key = b.idempotency_key ?? null;
-  if (key !== null && (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
-    throw new HearthError(400, 'invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
-  }
+  const key = checkIdempotencyKey(b.idempotency_key);
   return p.dbs.control.begin(async (tx) => {
     const run = await lockRun(tx, projectId, workflow, id);
     if (key !== null) {

@@ -21,6 +21,7 @@ import type { ProjectRegistry } from '../platform/registry.ts';
 import { archiveMessage, deleteMessage, isValidQueueName, queueExists, readMessages } from '../queues/index.ts';
 import { checkWorkflowName } from './definitions.ts';
 import { startRun } from './runs.ts';
+import { unstorableJson } from './storable.ts';
 import { truncate } from './steps/index.ts';
 
 export const QUEUE_VT_SECONDS = 30;
@@ -109,6 +110,8 @@ function parseFilter(filter: unknown): Record<string, unknown> | null {
   for (const [k, v] of entries) {
     if (v !== null && !['string', 'number', 'boolean'].includes(typeof v)) throw bad(`value of "${k}" must be a string, number, boolean or null`);
   }
+  const unstorable = unstorableJson(filter, 'filter');
+  if (unstorable) throw new HearthError(400, 'invalid_filter', `${unstorable}, which the database cannot store.`);
   return filter as Record<string, unknown>;
 }
 
@@ -124,10 +127,17 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
   const runtime = await registry.byReference(project.ref);
   if (!runtime) throw notFound(`There is no project with ref "${project.ref}".`);
   const [found] = await runtime.sql`select array(select a.attname::text from pg_catalog.pg_attribute a
-        where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns
+        where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns,
+      pg_catalog.pg_get_userbyid(c.relowner) as owner
     from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${schema} and c.relname = ${name} and c.relkind in ('r', 'p')`;
   if (!found) throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} does not exist in the project database; create it first.`);
+  // The trigger is installed with the platform's rights, so only the project's own tables may get one:
+  // a capture trigger on a platform table (auth, storage, the capture table itself) would copy
+  // password hashes into run inputs or recurse on every write.
+  if (found.owner !== project.owner_role) {
+    throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} belongs to the platform, not to the project; only tables the project owner role owns can be bound.`);
+  }
   // A filter on a column the table lacks would never match: refuse it instead of binding silently dead.
   const missing = Object.keys(filter ?? {}).filter((k) => !(found.columns as string[]).includes(k));
   if (missing.length) throw new HearthError(400, 'invalid_filter', `filter names ${missing.map((k) => `"${k}"`).join(', ')}, not a column of ${schema}.${name}.`);

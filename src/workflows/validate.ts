@@ -6,6 +6,7 @@
  * engine reads back.
  */
 import { HearthError } from '../errors.ts';
+import { unstorableJson } from './storable.ts';
 
 export const WORKFLOW_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const STEP_KEY = /^[A-Za-z0-9_-]{1,64}$/;
@@ -250,6 +251,8 @@ export function validateDefinition(body: unknown): Definition {
   }
   if (b.enabled !== undefined && typeof b.enabled !== 'boolean') throw new HearthError(400, 'invalid_request', 'enabled must be true or false.');
   if (!Array.isArray(b.steps) || b.steps.length === 0) throw invalid('steps must be a non-empty array of steps.');
+  const unstorable = unstorableJson(b.steps, 'steps');
+  if (unstorable) throw invalid(`${unstorable}, which the database cannot store.`);
   const keys = new Set<string>();
   const steps = b.steps.map((s, i) => checkStep(s, `steps[${i}]`, keys, false));
   if (keys.size > LIMITS.steps) throw invalid(`The definition has ${keys.size} steps (fan-out children included); the limit is ${LIMITS.steps}.`);
