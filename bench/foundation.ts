@@ -2,13 +2,14 @@
  * Foundation benchmark: the JWKS route, and an authenticated no-op query
  * through withRole, each against a bare node:http + postgres.js server doing
  * the same work (a transaction with the same settings and query, written
- * the plain postgres.js way: sql.begin).
+ * the plain postgres.js way: sql.begin). Both servers run in this process
+ * (autocannon in a child), so each line also gives the CPU per request.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { signAccessToken } from '../src/auth/access-token.ts';
-import { bareTransaction, compare, load, withHearth } from './lib.ts';
+import { bareTransaction, compareWithCpu, load, measuredLoad, withHearth } from './lib.ts';
 
 function bareServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -35,9 +36,11 @@ export async function benchFoundation(): Promise<string[]> {
       res.setHeader('content-type', 'application/json; charset=utf-8');
       res.end(jwksBody);
     });
-    const hearthJwks = await load(`${h.url}/auth/v1/.well-known/jwks.json`);
-    const bareJwksLoad = await load(bareJwks.url);
-    lines.push(compare('GET /auth/v1/.well-known/jwks.json', hearthJwks, bareJwksLoad));
+    // Warm both servers (JIT) so neither pays it in its measured run, as bench/rest.ts does.
+    for (const u of [`${h.url}/auth/v1/.well-known/jwks.json`, bareJwks.url]) await load(u, { seconds: 2 });
+    const hearthJwks = await measuredLoad(`${h.url}/auth/v1/.well-known/jwks.json`);
+    const bareJwksLoad = await measuredLoad(bareJwks.url);
+    lines.push(...compareWithCpu('GET /auth/v1/.well-known/jwks.json', hearthJwks, bareJwksLoad));
     await bareJwks.close();
 
     // The no-op: a user token → withRole → `select 1`, via the REST RPC route when it exists.
@@ -55,9 +58,10 @@ export async function benchFoundation(): Promise<string[]> {
     const headers = { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` };
     const rest = await fetch(`${h.url}/rest/v1/rpc/noop`, { headers });
     if (rest.status === 200) {
-      const hearthQuery = await load(`${h.url}/rest/v1/rpc/noop`, { headers });
-      const bareLoad = await load(bareQuery.url);
-      lines.push(compare('authenticated no-op query (GET /rest/v1/rpc/noop)', hearthQuery, bareLoad));
+      for (const [u, hd] of [[`${h.url}/rest/v1/rpc/noop`, headers], [bareQuery.url, undefined]] as const) await load(u, { headers: hd, seconds: 2 });
+      const hearthQuery = await measuredLoad(`${h.url}/rest/v1/rpc/noop`, { headers });
+      const bareLoad = await measuredLoad(bareQuery.url);
+      lines.push(...compareWithCpu('authenticated no-op query (GET /rest/v1/rpc/noop)', hearthQuery, bareLoad));
     } else {
       lines.push(`authenticated no-op query: /rest/v1/rpc is not available (${rest.status})`);
     }

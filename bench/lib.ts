@@ -31,6 +31,24 @@ export async function load(url: string, opts: { seconds?: number; connections?: 
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
+/**
+ * A load run with this process's CPU time (user + system) per completed request,
+ * in microseconds: with both servers in this process and the client in a child,
+ * steadier than req/s on a shared machine.
+ */
+export async function measuredLoad(url: string, opts: Parameters<typeof load>[1] = {}): Promise<Load & { cpu: number }> {
+  const before = process.cpuUsage();
+  const r = await load(url, opts);
+  const used = process.cpuUsage(before);
+  return { ...r, cpu: (used.user + used.system) / Math.max(1, r.rps * (opts.seconds ?? 5)) };
+}
+
+/** compare(), and a second line with the CPU per request of each. */
+export function compareWithCpu(name: string, hearth: Load & { cpu: number }, bare: Load & { cpu: number }): string[] {
+  const cpu = `${''.padEnd(44)} CPU per request: hearth ${hearth.cpu.toFixed(1)} us, bare ${bare.cpu.toFixed(1)} us, ratio ${(bare.cpu / hearth.cpu).toFixed(2)}`;
+  return [compare(name, hearth, bare), cpu];
+}
+
 export function compare(name: string, hearth: Load, bare: Load): string {
   const ratio = hearth.rps / bare.rps;
   return `${name.padEnd(44)} hearth ${hearth.rps.toFixed(0).padStart(6)} req/s (p99 ${hearth.p99} ms, errors ${hearth.errors})   bare ${bare.rps.toFixed(0).padStart(6)} req/s (p99 ${bare.p99} ms)   ratio ${ratio.toFixed(2)}`;

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 
 /** GET /auth/v1/.well-known/jwks.json: the project's public signing keys (SPEC 2.4), no credentials needed. */
 export async function jwksRoutes(app: FastifyInstance) {
-  app.get('/auth/v1/.well-known/jwks.json', { config: { public: true } }, async (request, reply) => {
-    return reply.header('cache-control', 'public, max-age=600').type('application/json; charset=utf-8').send(request.hearth.project.jwksJson);
+  app.get('/auth/v1/.well-known/jwks.json', { config: { public: true } }, (request, reply) => {
+    // Not async: the document is in memory, so the reply needs no promise.
+    reply.header('cache-control', 'public, max-age=600').type('application/json; charset=utf-8').send(request.hearth.project.jwksJson);
   });
 }

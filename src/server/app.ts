@@ -22,12 +22,20 @@ import { cronRoutes } from '../cron/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
 import { mailboxRoutes } from '../auth/mailbox-routes.ts';
 
+/** The logger, whose child() is itself (same output, no per-request child). */
+function selfChildLogger(log: FastifyBaseLogger): FastifyBaseLogger {
+  const self: FastifyBaseLogger = Object.create(log, { child: { value: () => self } });
+  return self;
+}
+
 export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<FastifyInstance> {
+  const debug = p.config.logLevel === 'debug';
   const app = Fastify({
-    loggerInstance: p.log,
-    logController: new LogController({ disableRequestLogging: p.config.logLevel !== 'debug' }),
-    // Without request logging a per-request child logger (with its request id) buys nothing but CPU.
-    ...(p.config.logLevel === 'debug' ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
+    // Without request logging a per-request child logger (with its request id) buys nothing but
+    // CPU: the logger is then its own child. (Done in the logger rather than with a
+    // childLoggerFactory, which Fastify re-validates on every request.)
+    loggerInstance: debug ? p.log : selfChildLogger(p.log),
+    logController: new LogController({ disableRequestLogging: !debug }),
     bodyLimit: p.config.bodyLimitBytes,
     trustProxy: p.config.trustedProxies.length ? p.config.trustedProxies : false,
     rewriteUrl: rewriteProjectUrl(p.config.projectDomain),

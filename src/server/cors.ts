@@ -10,7 +10,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
-const PREFIXES = ['/auth/v1', '/rest/v1', '/storage/v1'];
+/** /auth/v1, /rest/v1 and /storage/v1, alone or followed by / or ?. */
+const OPENED = /^\/(?:auth|rest|storage)\/v1(?:[/?]|$)/;
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 /** Asked for when the preflight names no headers; the ones supabase-js and its sub-clients send. */
@@ -21,19 +22,21 @@ const EXPOSE_HEADERS =
   'Content-Range, Content-Location, Content-Length, Content-Type, Content-Disposition, Location, Range-Unit, Retry-After, ETag, Last-Modified, X-Total-Count, Preference-Applied';
 const MAX_AGE = '86400';
 
+// Callback style: a request without Origin (or off these prefixes) passes without a promise.
 export const cors = fp(async (app: FastifyInstance) => {
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.headers.origin) return;
-    const url = request.url;
-    if (!PREFIXES.some((prefix) => url === prefix || url.startsWith(prefix + '/') || url.startsWith(prefix + '?'))) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.headers.origin || !OPENED.test(request.url)) return done();
     reply.header('access-control-allow-origin', '*');
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
       const asked = request.headers['access-control-request-headers'];
       reply.header('access-control-allow-methods', ALLOW_METHODS);
       reply.header('access-control-allow-headers', typeof asked === 'string' && asked.trim() ? asked : DEFAULT_ALLOW_HEADERS);
       reply.header('access-control-max-age', MAX_AGE);
-      return reply.code(204).send();
+      // Answered here: done() is not called, so no later hook (the credential check) runs.
+      reply.code(204).send();
+      return;
     }
     reply.header('access-control-expose-headers', EXPOSE_HEADERS);
+    done();
   });
 });

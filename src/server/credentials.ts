@@ -20,13 +20,13 @@ export interface DataPlaneAuth {
 }
 
 const ROLES: readonly DbRole[] = ['anon', 'authenticated', 'service_role'];
-// Three dot-separated parts, the signature possibly empty (alg "none"): a JWT, refused as bad_jwt rather than as an unknown key.
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+// A Bearer of three dot-separated parts, the signature possibly empty (alg "none"): a JWT, refused as
+// bad_jwt rather than as an unknown key. Matched with the header in one pass: it is on most requests.
+const BEARER_JWT = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)\s*$/i;
 
 export const anonymousCaller = (): Caller => ({ role: 'anon', claims: { role: 'anon' } });
 
-function bearer(header: string | undefined): string | null {
-  if (!header) return null;
+function bearer(header: string): string {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new HearthError(401, 'bad_authorization', 'The Authorization header must be "Bearer <key or access token>".');
   return m[1]!;
@@ -35,19 +35,29 @@ function bearer(header: string | undefined): string | null {
 /**
  * Verified tokens, so a client sending the same access token on every request
  * pays the ES256 verification once (as PostgREST's JWT cache does). Keyed by
- * project and token; expiry is still checked on every use.
+ * the signature, which is short to hash (the whole token is hundreds of
+ * characters); a hit must be the same token of the same project, and expiry
+ * is still checked on every use.
  */
-const verified = new Map<string, JWTPayload>();
+const verified = new Map<string, { token: string; projectId: string; claims: JWTPayload }>();
 const VERIFIED_MAX = 10_000;
 
 export async function verifyAccessToken(project: ProjectRuntime, token: string, clock: Clock): Promise<JWTPayload> {
-  const cacheKey = `${project.id}:${token}`;
-  const hit = verified.get(cacheKey);
-  if (hit && typeof hit.exp === 'number' && hit.exp * 1000 > clock.now().getTime()) return hit;
-  const payload = await verifySignature(project, token, clock);
-  if (verified.size >= VERIFIED_MAX) verified.clear();
-  verified.set(cacheKey, payload);
-  return payload;
+  return claimsOf(project, token, clock);
+}
+
+/** The token's claims: synchronously when this token was verified before and has not expired since. */
+function claimsOf(project: ProjectRuntime, token: string, clock: Clock): JWTPayload | Promise<JWTPayload> {
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  const hit = verified.get(signature);
+  if (hit && hit.token === token && hit.projectId === project.id && typeof hit.claims.exp === 'number' && hit.claims.exp * 1000 > clock.now().getTime()) {
+    return hit.claims;
+  }
+  return verifySignature(project, token, clock).then((claims) => {
+    if (verified.size >= VERIFIED_MAX) verified.clear();
+    verified.set(signature, { token, projectId: project.id, claims });
+    return claims;
+  });
 }
 
 async function verifySignature(project: ProjectRuntime, token: string, clock: Clock): Promise<JWTPayload> {
@@ -69,17 +79,30 @@ async function verifySignature(project: ProjectRuntime, token: string, clock: Cl
   }
 }
 
-export async function authenticate(
+/**
+ * The caller, or null when the request carries no credentials. Synchronous
+ * (no promise, no microtask) when nothing needs a lookup: no credentials, or
+ * only a user token verified before; API keys are resolved by the registry.
+ */
+export function authenticate(
   registry: ProjectRegistry,
   project: ProjectRuntime,
   headers: { apikey?: string | string[]; authorization?: string },
   clock: Clock,
-): Promise<DataPlaneAuth | null> {
+): DataPlaneAuth | null | Promise<DataPlaneAuth | null> {
   const apikey = Array.isArray(headers.apikey) ? headers.apikey[0] : headers.apikey;
-  const token = bearer(headers.authorization);
-  let keyType: DataPlaneAuth['keyType'] = null;
+  const authorization = headers.authorization;
+  const jwt = authorization ? (BEARER_JWT.exec(authorization)?.[1] ?? null) : null;
+  // A Bearer that is not a JWT is a key too.
+  const bearerKey = authorization && !jwt ? bearer(authorization) : null;
+  if (!apikey && !bearerKey) return jwt ? userAuth(project, jwt, null, clock) : null;
+  return keyTypeOf(registry, project, apikey, bearerKey).then((keyType) => (jwt ? userAuth(project, jwt, keyType, clock) : keyAuth(project, keyType)));
+}
 
-  for (const candidate of [apikey, token && !JWT_SHAPE.test(token) ? token : undefined]) {
+/** The strongest type of the keys sent (secret over publishable); each must be a key of this project. */
+async function keyTypeOf(registry: ProjectRegistry, project: ProjectRuntime, ...candidates: (string | null | undefined)[]): Promise<'publishable' | 'secret'> {
+  let keyType: 'publishable' | 'secret' | null = null;
+  for (const candidate of candidates) {
     if (!candidate) continue;
     const key = await registry.resolveKey(candidate);
     if (!key || key.projectId !== project.id) {
@@ -87,14 +110,18 @@ export async function authenticate(
     }
     keyType = keyType === 'secret' ? 'secret' : key.type;
   }
-  if (token && JWT_SHAPE.test(token)) {
-    const claims = await verifyAccessToken(project, token, clock);
-    const role = claims.role as DbRole;
-    if (!ROLES.includes(role)) throw new HearthError(401, 'bad_jwt', 'The access token carries an unknown role.');
-    return { caller: { role, claims: claims as Record<string, unknown> }, keyType, user: claims };
-  }
-  if (!keyType) return null;
-  return keyAuth(project, keyType);
+  return keyType!;
+}
+
+function userAuth(project: ProjectRuntime, token: string, keyType: DataPlaneAuth['keyType'], clock: Clock): DataPlaneAuth | Promise<DataPlaneAuth> {
+  const claims = claimsOf(project, token, clock);
+  return claims instanceof Promise ? claims.then((c) => userCaller(c, keyType)) : userCaller(claims, keyType);
+}
+
+function userCaller(claims: JWTPayload, keyType: DataPlaneAuth['keyType']): DataPlaneAuth {
+  const role = claims.role as DbRole;
+  if (!ROLES.includes(role)) throw new HearthError(401, 'bad_jwt', 'The access token carries an unknown role.');
+  return { caller: { role, claims: claims as Record<string, unknown> }, keyType, user: claims };
 }
 
 /**

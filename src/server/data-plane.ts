@@ -6,7 +6,7 @@
  * (JWKS, public downloads, signed URLs); every other route needs a key or
  * token of the addressed project.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
@@ -31,7 +31,8 @@ declare module 'fastify' {
   }
 }
 
-const PREFIXES = ['/auth/v1', '/rest/v1', '/storage/v1', '/functions/v1'];
+/** /auth/v1, /rest/v1, /storage/v1 and /functions/v1, alone or followed by / or ?. */
+const DATA_PLANE = /^\/(?:auth|rest|storage|functions)\/v1(?:[/?]|$)/;
 
 /** Set by the server's rewriteUrl on the raw request: the ref named in the path or host. */
 export const REF_SYMBOL = Symbol('hearth.ref');
@@ -41,7 +42,7 @@ export function rewriteProjectUrl(projectDomain: string | null) {
   const hostPattern = projectDomain ? new RegExp(`^([a-z]{20})\\.${projectDomain.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(:\\d+)?$`, 'i') : null;
   return (req: { url?: string; headers: Record<string, unknown> }): string => {
     const url = req.url ?? '/';
-    const m = /^\/project\/([^/?#]+)(.*)$/.exec(url);
+    const m = url.startsWith('/project/') ? /^\/project\/([^/?#]+)(.*)$/.exec(url) : null;
     if (m) {
       (req as Record<symbol, unknown>)[REF_SYMBOL] = m[1];
       return m[2] && m[2].startsWith('/') ? m[2] : '/' + (m[2] ?? '');
@@ -53,31 +54,50 @@ export function rewriteProjectUrl(projectDomain: string | null) {
   };
 }
 
-async function resolveProject(registry: ProjectRegistry, request: FastifyRequest): Promise<ProjectRuntime> {
-  const ref = (request.raw as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
-  const project = ref ? await registry.byReference(ref) : await registry.defaultProject();
-  if (!project) throw new HearthError(404, 'project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.');
-  return project;
-}
-
 export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) => {
   app.decorateRequest('hearth', null as unknown as DataPlaneContext);
   const usage = new RequestUsage(opts.p);
   app.addHook('onClose', () => usage.close());
-  app.addHook('onRequest', async (request, reply) => {
-    if (!PREFIXES.some((prefix) => request.url === prefix || request.url.startsWith(prefix + '/') || request.url.startsWith(prefix + '?'))) return;
-    const project = await resolveProject(opts.registry, request);
+
+  /** Everything past the project lookup; synchronous when the caller and the project's quota are already known. */
+  function admit(request: FastifyRequest, reply: FastifyReply, ref: string | undefined, project: ProjectRuntime | null): void | Promise<void> {
+    if (!project) throw new HearthError(404, 'project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.');
+    // (routeOptions is a getter that builds an object: read once.)
     const config = request.routeOptions.config;
     // A route whose permission is in its URL takes no credentials: stale ones (an expired
     // session's token that storage-js still sends with uploadToSignedUrl) cannot refuse it.
     const auth = config?.ignoreCredentials
       ? null
-      : await authenticate(opts.registry, project, request.headers as { apikey?: string; authorization?: string }, opts.p.clock);
+      : authenticate(opts.registry, project, request.headers as { apikey?: string; authorization?: string }, opts.p.clock);
+    return auth instanceof Promise
+      ? auth.then((caller) => admitCaller(request, reply, config, project, caller))
+      : admitCaller(request, reply, config, project, auth);
+  }
+
+  function admitCaller(request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, project: ProjectRuntime, auth: DataPlaneAuth | null): void | Promise<void> {
     if (!auth && !config?.public && !config?.ignoreCredentials) {
       throw new HearthError(401, 'no_api_key', 'No API key found in the request: send the project key in the apikey header or as Authorization: Bearer.');
     }
     // Counted once it is known to be the project's own traffic (daily request quota).
-    await usage.admit(project, (seconds) => reply.header('retry-after', String(seconds)));
+    const counted = usage.admit(project, reply);
+    if (counted) return counted.then(() => void (request.hearth = { project, auth }));
     request.hearth = { project, auth };
+  }
+
+  // Callback style, so that a request whose caller and quota are already known pays one
+  // promise (the registry's project lookup) instead of one per step.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!DATA_PLANE.test(request.url)) return done();
+    const ref = (request.raw as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
+    (ref ? opts.registry.byReference(ref) : opts.registry.defaultProject()).then((project) => {
+      let pending: void | Promise<void>;
+      try {
+        pending = admit(request, reply, ref, project);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (pending) pending.then(() => done(), (err) => done(err));
+      else done();
+    }, (err) => done(err));
   });
 });

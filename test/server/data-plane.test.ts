@@ -124,6 +124,49 @@ describe('credentials', () => {
     const res = await fetch(`${h.url}/rest/v1/anything`);
     assert.equal(res.status, 401);
   });
+
+  test('a user token alone is a credential; a key of another project beside a valid token is still 401 invalid_api_key', async () => {
+    const token = await userToken(USER_A);
+    const alone = await fetch(`${h.url}/rest/v1/anything`, { headers: { authorization: `Bearer ${token}` } });
+    assert.notEqual(alone.status, 401);
+    const mixed = await fetch(url(), { headers: { apikey: other.publishable, authorization: `Bearer ${token}` } });
+    assert.equal(mixed.status, 401);
+    assert.equal((await mixed.json()).error.code, 'invalid_api_key');
+  });
+
+  test('a token accepted before is refused with bad_jwt once it has expired (verified tokens are remembered, expiry is not)', async () => {
+    const headers = { authorization: `Bearer ${await userToken(USER_A)}` };
+    try {
+      assert.equal((await fetch(url(), { headers })).status, 200);
+      assert.equal((await fetch(url(), { headers })).status, 200);
+      h.clock.advance(3601_000);
+      const res = await fetch(url(), { headers });
+      assert.equal(res.status, 401);
+      assert.equal((await res.json()).error.code, 'bad_jwt');
+    } finally {
+      h.clock.advance(-h.clock.now().getTime() + Date.now());
+    }
+  });
+
+  test('a remembered token vouches only for itself: its signature on other claims, or the token at another project, is 401 bad_jwt', async () => {
+    const token = await userToken(USER_A);
+    assert.equal((await fetch(url(), { headers: { authorization: `Bearer ${token}` } })).status, 200);
+    const [hd, , sig] = token.split('.');
+    const claims = Buffer.from(JSON.stringify({ sub: USER_B, role: 'service_role', aud: 'authenticated', exp: 9999999999 })).toString('base64url');
+    const forged = await fetch(url(), { headers: { authorization: `Bearer ${hd}.${claims}.${sig}` } });
+    assert.equal(forged.status, 401);
+    assert.equal((await forged.json()).error.code, 'bad_jwt');
+    const elsewhere = await fetch(`${other.base_url}/auth/v1/.well-known/jwks.json`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(elsewhere.status, 401);
+    assert.equal((await elsewhere.json()).error.code, 'bad_jwt');
+  });
+
+  test('the data plane is exactly /auth/v1, /rest/v1, /storage/v1 and /functions/v1 (alone, or followed by / or ?)', async () => {
+    assert.equal((await fetch(`${h.url}/rest/v1?select=*`)).status, 401);
+    assert.equal((await fetch(`${h.url}/storage/v1`)).status, 401);
+    // Not a data-plane path: no credential check, so no route is 404 rather than 401.
+    assert.equal((await fetch(`${h.url}/rest/v10/notes`)).status, 404);
+  });
 });
 
 describe('withRole and row-level security', () => {
@@ -207,6 +250,16 @@ describe('CORS (browser apps on another origin)', () => {
     const refused = await fetch(`${h.url}/rest/v1/notes`, { headers: { origin } });
     assert.equal(refused.status, 401);
     assert.equal(refused.headers.get('access-control-allow-origin'), '*');
+  });
+
+  test('only requests with an Origin, on the opened prefixes, get CORS headers', async () => {
+    const plain = await fetch(`${h.url}/auth/v1/.well-known/jwks.json`);
+    assert.equal(plain.headers.get('access-control-allow-origin'), null);
+    const root = await fetch(`${h.url}/rest/v1?select=*`, { headers: { origin } });
+    assert.equal(root.headers.get('access-control-allow-origin'), '*');
+    const near = await fetch(`${h.url}/rest/v10/notes`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    assert.notEqual(near.status, 204);
+    assert.equal(near.headers.get('access-control-allow-origin'), null);
   });
 
   test('management routes are not opened to other origins', async () => {
