@@ -12,7 +12,7 @@ const SUFFIXES = ['', '.ts', '.tsx', '.js', '.mjs', '.jsx', '.json', '/index.ts'
 
 function loaderOf(file: string) {
   const ext = file.slice(file.lastIndexOf('.') + 1) as keyof typeof LOADERS;
-  return LOADERS[ext] ?? 'ts';
+  return Object.hasOwn(LOADERS, ext) ? LOADERS[ext]! : 'ts';
 }
 
 /** `a/b.ts` + `../c` → `c`, or null when the path leaves the bundle. */

@@ -82,7 +82,7 @@ function secretsBody(request: FastifyRequest): Record<string, string> {
     const { name, value } = (item ?? {}) as { name?: unknown; value?: unknown };
     if (typeof name !== 'string' || typeof value !== 'string') throw badRequest('invalid_request', 'Each secret must be {"name": string, "value": string}.');
     refuseUnknownFields(item as object, SECRET_FIELDS, 'A secret');
-    if (name in secrets) throw badRequest('duplicate_secret_name', `Secret "${name}" appears more than once in the request.`);
+    if (Object.hasOwn(secrets, name)) throw badRequest('duplicate_secret_name', `Secret "${name}" appears more than once in the request.`);
     secrets[name] = value;
   }
   return secrets;

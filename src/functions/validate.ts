@@ -42,8 +42,8 @@ export function checkSource(source: FunctionSource): string {
     total += Buffer.byteLength(source.files[p]);
   }
   if (total > MAX_SOURCE_BYTES) throw badRequest('function_too_large', `The sources total ${total} bytes; the limit is ${MAX_SOURCE_BYTES}.`);
-  const entrypoint = source.entrypoint ?? ['index.ts', 'index.js', 'index.tsx', 'index.mjs'].find((f) => f in source.files) ?? (paths.length === 1 ? paths[0] : undefined);
-  if (!entrypoint || !(entrypoint in source.files)) {
+  const entrypoint = source.entrypoint ?? ['index.ts', 'index.js', 'index.tsx', 'index.mjs'].find((f) => Object.hasOwn(source.files, f)) ?? (paths.length === 1 ? paths[0] : undefined);
+  if (!entrypoint || !Object.hasOwn(source.files, entrypoint)) {
     throw badRequest('invalid_function_entrypoint', `Entrypoint "${entrypoint ?? ''}" is not one of the deployed files (${paths.join(', ')}).`);
   }
   return entrypoint;

@@ -350,6 +350,12 @@ describe('secrets', () => {
     });
   }
 
+  test('a secret named like an Object property (toString) is an ordinary name, not a duplicate', async () => {
+    const res = await h.api('PUT', `/v1/projects/${main.ref}/secrets`, { body: [{ name: 'toString', value: 'x' }] });
+    assert.equal(res.status, 200);
+    assert.equal((await h.api('DELETE', `/v1/projects/${main.ref}/secrets`, { body: ['toString'] })).status, 200);
+  });
+
   test('DELETE secrets needs an array of names', async () => {
     for (const body of [{}, [], [1]]) {
       const res = await h.api('DELETE', `/v1/projects/${main.ref}/secrets`, { body });
