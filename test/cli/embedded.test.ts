@@ -124,7 +124,10 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   await release();
   await sql.end();
   assert.equal((await inFlight).status, 200, 'the in-flight request completes');
-  assert.equal(await exited, 0);
+  // The client keeps its connection alive; Hearth still exits once the request is answered,
+  // not after the server's 72-second keep-alive timeout.
+  const hung = new Promise((resolve) => setTimeout(resolve, 30_000, 'still running 30 s after the last response')).then(String);
+  assert.equal(await Promise.race([exited, hung]), 0);
   assert.equal(existsSync(path.join(dataDir, 'pg', 'postmaster.pid')), false, 'PostgreSQL stopped cleanly');
 
   const second = await start();
@@ -142,4 +145,27 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   }
   assert.equal(code, 503);
   await stop(second.child);
+});
+
+test('after Hearth is killed outright, the next start stops the PostgreSQL it left behind; a second Hearth on the same folder is refused', { timeout: 300_000 }, async () => {
+  const first = await start();
+  const pidFile = path.join(dataDir, 'pg', 'postmaster.pid');
+  const orphan = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  await new Promise((resolve) => {
+    first.child.removeAllListeners('exit');
+    first.child.once('exit', resolve);
+    first.child.kill('SIGKILL');
+  });
+  process.kill(orphan, 0); // still running, holding the cluster's lock file
+
+  const second = await start();
+  assert.throws(() => process.kill(orphan, 0), { code: 'ESRCH' }, 'the orphaned PostgreSQL was stopped');
+  const info = JSON.parse(status('json'));
+  assert.equal((await fetch(`${info.API_URL}/health`)).status, 200);
+
+  const third = spawnSync(process.execPath, [bin, 'start'], { env: { ...env, HEARTH_PORT: String(port + 2) }, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(third.status, 1, third.stderr);
+  assert.match(third.stderr, new RegExp(`Hearth \\(pid ${second.child.pid}\\) is already running on the data folder`));
+  assert.equal((await fetch(`${info.API_URL}/health`)).status, 200, 'the running Hearth and its PostgreSQL are untouched');
+  assert.equal(await stop(second.child), 0);
 });
