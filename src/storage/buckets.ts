@@ -8,6 +8,8 @@ import { checkBucketName, checkMimeList, parseSizeLimit } from './rules.ts';
 
 export interface Bucket {
   id: string;
+  /** Always STANDARD: Hearth has no analytics (Iceberg) or vector buckets. */
+  type: 'STANDARD';
   name: string;
   owner: string | null;
   public: boolean;
@@ -18,12 +20,13 @@ export interface Bucket {
 }
 
 export interface BucketInput {
+  type?: unknown;
   public?: unknown;
   file_size_limit?: unknown;
   allowed_mime_types?: unknown;
 }
 
-const COLUMNS = 'id, name, owner_sub as owner, public, file_size_limit::int as file_size_limit, allowed_mime_types, created_at, updated_at';
+const COLUMNS = `id, 'STANDARD' as type, name, owner_sub as owner, public, file_size_limit::int as file_size_limit, allowed_mime_types, created_at, updated_at`;
 
 const bucketNotFound = () => new HearthError(404, 'bucket_not_found', 'Bucket not found.');
 
@@ -33,7 +36,17 @@ function checkPublic(value: unknown): boolean | undefined {
   return value;
 }
 
+/** storage-js createBucket(id, {type}): STANDARD (or no type) is the only kind Hearth has. */
+function checkType(value: unknown): void {
+  if (value === undefined || value === null || value === 'STANDARD') return;
+  if (value === 'ANALYTICS' || value === 'VECTOR') {
+    throw new HearthError(501, 'not_implemented', `${value} buckets are not available in Hearth; create a STANDARD bucket (omit type).`);
+  }
+  throw new HearthError(400, 'invalid_request', 'type must be STANDARD (the only bucket type Hearth has), or left out.');
+}
+
 export async function createBucket(sql: Sql, name: unknown, input: BucketInput): Promise<Bucket> {
+  checkType(input.type);
   const id = checkBucketName(name);
   const isPublic = checkPublic(input.public) ?? false;
   const limit = parseSizeLimit(input.file_size_limit);
@@ -71,7 +84,8 @@ export async function listBuckets(
   }
   // column and order are checked against fixed lists above.
   return (await sql.unsafe(
-    `select ${COLUMNS} from storage.buckets where ($1::text is null or strpos(name, $1) > 0)
+    // Names are lower case, so this matches case-insensitively, as Supabase's ilike does.
+    `select ${COLUMNS} from storage.buckets where ($1::text is null or strpos(name, lower($1)) > 0)
      order by ${column} ${order}, id limit $2 offset $3`,
     [q.search ?? null, limit, offset],
   )) as unknown as Bucket[];

@@ -1,5 +1,5 @@
 /**
- * /storage/v1/object JSON routes: list, sign (one or many), mint a signed
+ * /storage/v1/object JSON routes: list and list-v2, sign (one or many), mint a signed
  * upload URL, copy, move, remove, info. Everything runs under the caller's
  * role, so the project's policies on storage.objects decide.
  */
@@ -11,12 +11,12 @@ import { getBucket } from './buckets.ts';
 import type { StorageContext } from './context.ts';
 import { checkCopyBody, copyObject, moveObject } from './copy.ts';
 import { authOf, isUpsert, requestInfo, type Params } from './http-common.ts';
-import { listObjects, type ListOptions } from './list.ts';
-import { deleteObjects, etagOf, fileObject, findObject, objectNotFound } from './objects.ts';
+import { listObjects, listObjectsV2, type ListOptions, type ListV2Options } from './list.ts';
+import { deleteObjects, etagOf, fileObject, findObject, objectNotFound, type ObjectRow } from './objects.ts';
 import { mapped } from './pg-errors.ts';
 import { checkObjectName } from './rules.ts';
 import { checkExpiresIn, signToken, UPLOAD_TOKEN_SECONDS } from './signed.ts';
-import { discard, dryRun, stage } from './upload.ts';
+import { discard, dryRun, SERVICE, stage } from './upload.ts';
 
 type Bucket = { Params: { bucket: string } };
 
@@ -42,6 +42,12 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const { project } = request.hearth;
     await getBucket(project.sql, request.params.bucket);
     return mapped(() => withRole(project.sql, authOf(request).caller, (tx) => listObjects(tx, request.params.bucket, request.body ?? {}), requestInfo(request)));
+  });
+
+  app.post<Bucket & { Body: ListV2Options }>('/object/list-v2/:bucket', async (request) => {
+    const { project } = request.hearth;
+    await getBucket(project.sql, request.params.bucket);
+    return mapped(() => withRole(project.sql, authOf(request).caller, (tx) => listObjectsV2(tx, request.params.bucket, request.body ?? {}), requestInfo(request)));
   });
 
   app.post<{ Params: Params; Body: { expiresIn?: unknown } }>('/object/sign/:bucket/*', async (request) => {
@@ -139,25 +145,41 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     return { message: 'Successfully deleted' };
   });
 
-  app.get<{ Params: Params }>('/object/info/:bucket/*', async (request) => {
+  const info = async (request: FastifyRequest<{ Params: Params }>) => {
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);
     const o = await withRole(project.sql, authOf(request).caller, (tx) => findObject(tx, request.params.bucket, name), requestInfo(request));
     if (!o) throw objectNotFound();
-    return {
-      id: o.id,
-      version: o.version,
-      name: o.name,
-      bucket_id: o.bucket,
-      owner: o.owner_sub,
-      created_at: o.created_at,
-      last_modified: o.updated_at,
-      updated_at: o.updated_at,
-      size: o.size,
-      cache_control: o.cache_control,
-      content_type: o.content_type,
-      etag: etagOf(o),
-      metadata: o.metadata,
-    };
+    return infoOf(o);
+  };
+  app.get('/object/info/:bucket/*', info);
+  // Supabase Storage's other spellings of info (storage-js uses the first).
+  app.get('/object/info/authenticated/:bucket/*', info);
+  app.get<{ Params: Params }>('/object/info/public/:bucket/*', { config: { ignoreCredentials: true } }, async (request) => {
+    const { project } = request.hearth;
+    const name = checkObjectName(request.params['*']);
+    const bucket = await getBucket(project.sql, request.params.bucket);
+    const o = bucket.public ? await withRole(project.sql, SERVICE, (tx) => findObject(tx, bucket.id, name)) : undefined;
+    if (!o) throw objectNotFound();
+    return infoOf(o);
   });
+}
+
+/** The info() answer (storage-js FileObjectV2). */
+function infoOf(o: ObjectRow) {
+  return {
+    id: o.id,
+    version: o.version,
+    name: o.name,
+    bucket_id: o.bucket,
+    owner: o.owner_sub,
+    created_at: o.created_at,
+    last_modified: o.updated_at,
+    updated_at: o.updated_at,
+    size: o.size,
+    cache_control: o.cache_control,
+    content_type: o.content_type,
+    etag: etagOf(o),
+    metadata: o.metadata,
+  };
 }

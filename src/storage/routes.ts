@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
+import { HearthError } from '../errors.ts';
 import { sendError } from '../server/envelopes.ts';
 import { createBackend } from './backend/index.ts';
 import type { StorageContext } from './context.ts';
@@ -59,4 +60,26 @@ export async function storageRoutes(app: FastifyInstance, opts: { p: Platform })
   await app.register(bucketRoutes, { prefix: '/storage/v1', s });
   await app.register(objectRoutes, { prefix: '/storage/v1', s });
   await app.register(transferRoutes, { prefix: '/storage/v1', s });
+  await app.register(unsupportedRoutes, { prefix: '/storage/v1' });
+}
+
+/**
+ * storage-js calls that reach Supabase services Hearth does not have. A 501 with a code
+ * says so plainly, where a bare 404 would read as a missing object or bucket.
+ */
+const UNSUPPORTED: Record<string, string> = {
+  cdn: "purgeCache() and purgeBucketCache() clear Supabase's CDN; Hearth has no CDN in front of storage, so there is nothing to purge.",
+  vector: 'Vector buckets (storage.vectors) are not available in Hearth.',
+  iceberg: 'Analytics buckets (storage.analytics, Iceberg) are not available in Hearth.',
+};
+
+async function unsupportedRoutes(app: FastifyInstance) {
+  for (const [path, message] of Object.entries(UNSUPPORTED)) {
+    app.all(`/${path}`, async () => {
+      throw new HearthError(501, 'not_implemented', message);
+    });
+    app.all(`/${path}/*`, async () => {
+      throw new HearthError(501, 'not_implemented', message);
+    });
+  }
 }
