@@ -112,6 +112,9 @@ function checkPayloadValue(value: unknown): void {
     if (typeof v === 'string') {
       const reason = jsonbRefusal(v);
       if (reason) throw bad('invalid_payload', `payload holds ${reason}, which JSON in Postgres cannot store.`);
+    } else if (typeof v === 'number' && !Number.isFinite(v)) {
+      // JSON.parse turns a number beyond a double (1e999) into Infinity, which would be stored as null.
+      throw bad('invalid_payload', 'payload holds a number too large to represent.');
     } else if (v !== null && typeof v === 'object') {
       if (depth > MAX_PAYLOAD_DEPTH) throw bad('invalid_payload', `payload is nested more than ${MAX_PAYLOAD_DEPTH} levels deep.`);
       if (Array.isArray(v)) {

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
-import { managementAccess, objectBody, requireSession } from '../platform/routes.ts';
+import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../platform/routes.ts';
 import { createCronJob, deleteCronJob, getCronJob, listCronJobs } from './jobs.ts';
 
 const ADMINS = ['owner', 'admin'] as const;
@@ -18,6 +18,7 @@ export async function cronRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const access = managementAccess(p);
 
   app.addHook('onRequest', requireSession(p));
+  refuseNonJsonBodies(app);
 
   app.get<Ref>('/v1/projects/:ref/cron-jobs', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);

@@ -40,6 +40,12 @@ const invalid = (message: string) =>
 export function parseSchedule(input: unknown): Schedule {
   if (typeof input !== 'string' || !input.trim()) throw invalid('schedule must be a non-empty string.');
   const fields = input.trim().toLowerCase().split(/\s+/);
+  if (fields[0]!.startsWith('@')) {
+    throw invalid(`"${input}" is a nickname; nicknames such as @reboot, @hourly and @daily are not supported (jobs run on a schedule only, never at start-up).`);
+  }
+  if (fields.length === 6) {
+    throw invalid(`"${input}" has 6 fields; a seconds (or year) field is not supported: the granularity is one minute.`);
+  }
   if (fields.length !== 5) throw invalid(`"${input}" has ${fields.length} field(s), not 5.`);
   fields.forEach((field, i) => {
     const allowed = i >= 3 ? NAMED : NUMERIC;

@@ -72,6 +72,20 @@ export function managementAccess(p: Platform): ManagementAccess {
 }
 
 /**
+ * SPEC 7: a body that is not JSON is 400 invalid_request. Without this,
+ * Fastify answers a Content-Type it has no parser for (a form post, such as
+ * `curl -d` sends by default) with 415. Empty bodies stay bodiless, so a
+ * cancel sent with any Content-Type still works. For workflow and cron routes.
+ */
+export function refuseNonJsonBodies(app: FastifyInstance): void {
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined);
+    const type = request.headers['content-type'] ?? 'none';
+    done(new HearthError(400, 'invalid_request', `The body must be JSON sent with Content-Type: application/json (got Content-Type: ${type}).`));
+  });
+}
+
+/**
  * The onRequest hook every management plugin adds: a valid management session
  * in `Authorization: Bearer`, else 401 (project API keys are not sessions).
  */

@@ -70,7 +70,8 @@ export async function sendMessage(sql: postgres.Sql, queue: string, msg: unknown
   const [row] = await asQueueOwner(
     sql,
     queue,
-    (tx) => tx`select id::text from pgmq.send(${queue}::text, ${tx.json((msg ?? null) as postgres.JSONValue)}::jsonb, ${delaySeconds}::integer) as id`,
+    // As text: postgres.js sends sql.json(null) as SQL NULL, and a JSON null body must stay JSON null.
+    (tx) => tx`select id::text from pgmq.send(${queue}::text, ${JSON.stringify(msg === undefined ? null : msg)}::text::jsonb, ${delaySeconds}::integer) as id`,
   );
   return row.id as string;
 }

@@ -7,14 +7,17 @@
  * pass and dropped after 20 failed passes, so a dead receiver cannot grow
  * the outbox forever.
  */
+import dns from 'node:dns/promises';
+import net from 'node:net';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
+import { parseAllowList, refusalReason } from '../outbound/address.ts';
 import { createOutboundClient, type OutboundClient } from '../outbound/index.ts';
 
 const BATCH = 500;
 const MAX_SHIP_ATTEMPTS = 20;
 
-export function checkDrainUrl(url: unknown): string {
+export async function checkDrainUrl(url: unknown, allowed: string[] = []): Promise<string> {
   let parsed: URL | null = null;
   try {
     parsed = typeof url === 'string' && url.length <= 2048 ? new URL(url) : null;
@@ -24,11 +27,28 @@ export function checkDrainUrl(url: unknown): string {
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
     throw new HearthError(400, 'invalid_request', 'url must be an absolute http(s) URL of at most 2048 characters.');
   }
+  // The shipper's SSRF guard would refuse a private or loopback receiver at every delivery, and the
+  // events would be lost without a word. Say so now for what can be judged without the network:
+  // a literal address, and localhost (resolved locally).
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  const local = host === 'localhost' || host.endsWith('.localhost');
+  const addresses = net.isIP(host) ? [host] : local ? (await dns.lookup(host, { all: true }).catch(() => [])).map((a) => a.address) : [];
+  const allow = parseAllowList(allowed);
+  for (const address of addresses) {
+    const reason = refusalReason(address, allow);
+    if (reason) {
+      throw new HearthError(
+        400,
+        'invalid_request',
+        `The log drain ${host} resolves to ${address}, ${reason}, which the platform does not connect to; a receiver on this machine needs HEARTH_OUTBOUND_ALLOW (for example 127.0.0.1/32).`,
+      );
+    }
+  }
   return parsed.toString();
 }
 
 export async function setLogDrain(p: Platform, projectId: string, rawUrl: unknown) {
-  const url = checkDrainUrl(rawUrl);
+  const url = await checkDrainUrl(rawUrl, p.config.outboundAllow);
   const [row] = await p.dbs.control`insert into platform.workflow_log_drains (project_id, url) values (${projectId}, ${url})
     on conflict (project_id) do update set url = excluded.url returning url, created_at`;
   return { url: row!.url as string, created_at: row!.created_at as Date };

@@ -9,7 +9,7 @@ import type { Platform } from '../context.ts';
 import { forbidden } from '../errors.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { managementAccess, objectBody, requireSession } from '../platform/routes.ts';
+import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../platform/routes.ts';
 import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, setEnabled } from './definitions.ts';
 import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
 import { cancelRun, checkIdempotencyKey, checkRequestJson, getRun, listRuns, sendSignal, startRun, workflowsEnabled } from './runs.ts';
@@ -23,6 +23,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
   const access = managementAccess(p);
 
   app.addHook('onRequest', requireSession(p));
+  refuseNonJsonBodies(app);
 
   /** The project, for an owner/admin, with workflows enabled. */
   async function gate(request: FastifyRequest<{ Params: Partial<Params> }>, checkEnabled = true): Promise<ProjectRow> {
@@ -62,7 +63,8 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
     // Every field is optional, so a start may come without a body at all.
     const body = request.body === undefined || request.body === null ? {} : objectBody(request);
     const key = checkIdempotencyKey(body.idempotency_key);
-    const input = checkRequestJson(body.input ?? {}, 'input');
+    // Only an absent input defaults to {}: an explicit null is valid JSON input and is kept.
+    const input = checkRequestJson(body.input === undefined ? {} : body.input, 'input');
     const run = await startRun(p, project, name, input, { idempotencyKey: key, trigger: 'api' });
     return reply.code(run.created ? 201 : 200).send({ id: run.id, status: run.status });
   });

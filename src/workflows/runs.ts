@@ -34,10 +34,17 @@ export interface Started {
   created: boolean;
 }
 
+/**
+ * A JSON value as text for a `::text::jsonb` parameter: postgres.js sends
+ * sql.json(null) as SQL NULL, which would lose an explicit JSON null.
+ */
+const jsonText = (value: unknown): string => JSON.stringify(value === undefined ? null : value);
+
 /** An idempotency key from a request: absent (null) or a storable string of 1-200 characters. */
 export function checkIdempotencyKey(key: unknown): string | null {
   if (key === undefined || key === null) return null;
-  if (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX) {
+  // Characters are counted as code points, so a key of 200 emoji is 200 characters, not 400.
+  if (typeof key !== 'string' || key.length === 0 || [...key].length > IDEMPOTENCY_KEY_MAX) {
     throw new HearthError(400, 'invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
   }
   const problem = unstorableJson(key, 'idempotency_key');
@@ -91,7 +98,7 @@ export async function startRun(
     const now = p.clock.now();
     const [run] = await tx`insert into platform.workflow_runs
         (project_id, workflow, version, status, input, idempotency_key, wake_at, depth, parent_run_id, parent_step_id, trigger, created_at, updated_at)
-      values (${project.id}, ${workflow}, ${version}, 'pending', ${tx.json((input ?? {}) as postgres.JSONValue)}, ${key}, ${now},
+      values (${project.id}, ${workflow}, ${version}, 'pending', ${jsonText(input)}::text::jsonb, ${key}, ${now},
         ${opts.parent ? opts.parent.depth + 1 : 0}, ${opts.parent?.runId ?? null}, ${opts.parent?.stepId ?? null}, ${opts.trigger ?? 'api'}, ${now}, ${now})
       on conflict (project_id, workflow, idempotency_key) where idempotency_key is not null do nothing
       returning id, project_id, workflow`;
@@ -244,7 +251,7 @@ export async function sendSignal(p: Platform, projectId: string, workflow: strin
     if (!ACTIVE.includes(run.status as string)) throw conflict('run_finished', `The run is already ${run.status}; signals go to pending, running or waiting runs.`);
     const now = p.clock.now();
     const [signal] = await tx`insert into platform.workflow_signals (project_id, run_id, signal, payload, idempotency_key, created_at)
-      values (${projectId}, ${id}, ${b.signal as string}, ${tx.json(payload as postgres.JSONValue)}, ${key}, ${now})
+      values (${projectId}, ${id}, ${b.signal as string}, ${jsonText(payload)}::text::jsonb, ${key}, ${now})
       returning id, run_id, signal, created_at`;
     // A waiting run is looked at on the next tick instead of at its deadline.
     await tx`update platform.workflow_runs set wake_at = ${now} where id = ${id} and status = 'waiting'`;

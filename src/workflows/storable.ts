@@ -1,7 +1,8 @@
 /**
  * What PostgreSQL cannot store of a JSON value taken from a request: a string
  * or key holding U+0000 or an unpaired UTF-16 surrogate (text and jsonb
- * refuse both), or nesting deeper than MAX_JSON_DEPTH (the jsonb parser runs
+ * refuse both), a number beyond a double (it would come back as null), or
+ * nesting deeper than MAX_JSON_DEPTH (the jsonb parser runs
  * out of stack long before the body limit). Checked before anything is
  * written, so such input is a 400 that says where it is, never a 500.
  */
@@ -24,6 +25,9 @@ export function unstorableJson(value: unknown, path: string): string | null {
     if (typeof v === 'string') {
       const why = unstorableText(v);
       if (why) return `${at} ${why}`;
+    } else if (typeof v === 'number' && !Number.isFinite(v)) {
+      // JSON.parse turns a number too large for a double (1e999) into Infinity, which JSON.stringify writes as null.
+      return `${at} is a number too large to represent`;
     } else if (v !== null && typeof v === 'object') {
       if (depth > MAX_JSON_DEPTH) return `${at} is nested more than ${MAX_JSON_DEPTH} levels deep`;
       if (Array.isArray(v)) {

@@ -128,10 +128,14 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
   if (!runtime) throw notFound(`There is no project with ref "${project.ref}".`);
   const [found] = await runtime.sql`select array(select a.attname::text from pg_catalog.pg_attribute a
         where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns,
-      pg_catalog.pg_get_userbyid(c.relowner) as owner
+      pg_catalog.pg_get_userbyid(c.relowner) as owner, c.relkind
     from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${schema} and c.relname = ${name} and c.relkind in ('r', 'p')`;
+    where n.nspname = ${schema} and c.relname = ${name} and c.relkind in ('r', 'p', 'v', 'm', 'f')`;
   if (!found) throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} does not exist in the project database; create it first.`);
+  if (found.relkind !== 'r' && found.relkind !== 'p') {
+    const what = { v: 'a view', m: 'a materialized view', f: 'a foreign table' }[found.relkind as 'v'];
+    throw new HearthError(400, 'invalid_table', `${schema}.${name} is ${what}, not a table; a row binding installs a row trigger, so bind the table it reads from.`);
+  }
   // The trigger is installed with the platform's rights, so only the project's own tables may get one:
   // a capture trigger on a platform table (auth, storage, the capture table itself) would copy
   // password hashes into run inputs or recurse on every write.
@@ -209,7 +213,7 @@ async function drainQueue(p: Platform, sql: import('postgres').Sql, project: { i
   let started = 0;
   for (const m of await readMessages(sql, queue, QUEUE_VT_SECONDS, QUEUE_BATCH)) {
     try {
-      await startRun(p, project, workflow, m.message ?? {}, { idempotencyKey: `queue:${queue}:${m.msgId}`, trigger: 'queue' });
+      await startRun(p, project, workflow, m.message, { idempotencyKey: `queue:${queue}:${m.msgId}`, trigger: 'queue' });
       await deleteMessage(sql, queue, m.msgId);
       started++;
     } catch (err) {

@@ -255,7 +255,10 @@ export function validateDefinition(body: unknown): Definition {
   if (unstorable) throw invalid(`${unstorable}, which the database cannot store.`);
   const keys = new Set<string>();
   const steps = b.steps.map((s, i) => checkStep(s, `steps[${i}]`, keys, false));
-  if (keys.size > LIMITS.steps) throw invalid(`The definition has ${keys.size} steps (fan-out children included); the limit is ${LIMITS.steps}.`);
+  if (keys.size > LIMITS.steps) {
+    const over = [...keys][LIMITS.steps];
+    throw invalid(`step "${over}": the definition has ${keys.size} steps (fan-out children included); the limit is ${LIMITS.steps}.`);
+  }
   let openFanout = false;
   for (const step of steps) {
     if (step.kind === 'fanout') openFanout = true;

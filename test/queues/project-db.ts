@@ -1,7 +1,7 @@
 /**
  * A throw-away project database for queue tests and the queue benchmark: a
  * fresh database and a non-superuser login role for its owner, with
- * 001_base.sql, 040_pgmq.sql and 041_pgmq_compat.sql applied by a superuser
+ * 001_base.sql, 040_pgmq.sql, 041_pgmq_compat.sql and 043 applied by a superuser
  * as the platform does (the pgmq files twice, to prove they are idempotent).
  * CONNECT is revoked from PUBLIC, as for a real project, so other roles cannot
  * reach it.
@@ -61,7 +61,7 @@ export async function createProjectDb(): Promise<ProjectDb> {
   });
   const adminUrl = urlFor(database);
   await withCreateLock(() => withClient(adminUrl, async (c) => {
-    for (const file of ['001_base.sql', '040_pgmq.sql', '041_pgmq_compat.sql', '040_pgmq.sql', '041_pgmq_compat.sql']) {
+    for (const file of ['001_base.sql', '040_pgmq.sql', '041_pgmq_compat.sql', '043_pgmq_queue_name_message.sql', '040_pgmq.sql', '041_pgmq_compat.sql', '043_pgmq_queue_name_message.sql']) {
       const text = readFileSync(path.join(migrationsDir, file), 'utf8').replaceAll('{{owner}}', owner);
       await c.query('begin');
       await c.query(text);
