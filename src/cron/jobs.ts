@@ -9,6 +9,7 @@ import type { Platform } from '../context.ts';
 import { HearthError, conflict, notFound } from '../errors.ts';
 import { parseAllowList, refusalReason } from '../outbound/address.ts';
 import type { ProjectRow } from '../platform/projects.ts';
+import { unstorableJson, unstorableText } from '../platform/text.ts';
 import { randomToken } from '../platform/secrets.ts';
 import { isValidQueueName, queueExists } from '../queues/index.ts';
 import { parseSchedule } from './schedule.ts';
@@ -22,13 +23,9 @@ export const RUN_HISTORY = 20;
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const FIELDS = new Set(['name', 'schedule', 'target_kind', 'target', 'payload']);
 const MAX_PAYLOAD_BYTES = 256 * 1024;
-/** Deeper JSON overflows the stack of the serialisers that carry it to Postgres and receivers. */
-const MAX_PAYLOAD_DEPTH = 512;
 const MAX_URL_LENGTH = 2048;
-/** Characters a Postgres text or jsonb value cannot hold (NUL), or a URL must not carry raw. */
+/** Characters a URL must not carry raw. */
 const CONTROL = /[\u0000-\u001f\u007f]/;
-/** A UTF-16 surrogate half without its partner: no Unicode character, so UTF-8 and jsonb cannot carry it. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export interface CronRun {
   scheduled_for: Date;
@@ -64,7 +61,7 @@ function checkWebhookUrl(p: Platform, target: string): void {
     throw bad('invalid_target', `target "${target}" is not a URL; a webhook job needs an https:// URL.`);
   }
   if (url.protocol !== 'https:') throw bad('invalid_target', `A webhook job's target must be an https:// URL, not ${url.protocol}//.`);
-  if (CONTROL.test(target) || LONE_SURROGATE.test(target)) throw bad('invalid_target', 'The webhook URL holds control characters or broken Unicode; percent-encode them.');
+  if (CONTROL.test(target) || unstorableText(target)) throw bad('invalid_target', 'The webhook URL holds control characters or broken Unicode; percent-encode them.');
   if (target.length > MAX_URL_LENGTH) throw bad('invalid_target', `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`);
   if (url.username || url.password) throw bad('invalid_target', 'Put no user name or password in the webhook URL; receivers verify the X-Service-Signature header instead.');
   // A literal address can be judged now; a host name is checked at every delivery, when it is resolved.
@@ -94,42 +91,11 @@ async function checkTarget(p: Platform, project: ProjectRow, kind: TargetKind, t
   return target;
 }
 
-/**
- * Why jsonb would refuse this string, or null: it stores no NUL, and Postgres
- * rejects the \u escape JSON.stringify writes for an unpaired surrogate.
- */
-function jsonbRefusal(text: string): string | null {
-  if (text.includes('\u0000')) return 'a NUL character (\\u0000)';
-  if (LONE_SURROGATE.test(text)) return 'an unpaired UTF-16 surrogate';
-  return null;
-}
-
-/** Depth first, without recursion, so a hostile nesting cannot overflow the stack here either. */
-function checkPayloadValue(value: unknown): void {
-  const pending: Array<[unknown, number]> = [[value, 1]];
-  while (pending.length) {
-    const [v, depth] = pending.pop()!;
-    if (typeof v === 'string') {
-      const reason = jsonbRefusal(v);
-      if (reason) throw bad('invalid_payload', `payload holds ${reason}, which JSON in Postgres cannot store.`);
-    } else if (typeof v === 'number' && !Number.isFinite(v)) {
-      // JSON.parse turns a number beyond a double (1e999) into Infinity, which would be stored as null.
-      throw bad('invalid_payload', 'payload holds a number too large to represent.');
-    } else if (v !== null && typeof v === 'object') {
-      if (depth > MAX_PAYLOAD_DEPTH) throw bad('invalid_payload', `payload is nested more than ${MAX_PAYLOAD_DEPTH} levels deep.`);
-      if (Array.isArray(v)) {
-        for (const item of v) pending.push([item, depth + 1]);
-      } else {
-        for (const [key, item] of Object.entries(v)) pending.push([key, depth], [item, depth + 1]);
-      }
-    }
-  }
-}
-
 function checkPayload(payload: unknown): unknown {
   // Parsed from the JSON body, so it is JSON; what jsonb refuses and its size are left to check.
   const value = payload === undefined ? {} : payload;
-  checkPayloadValue(value);
+  const unstorable = unstorableJson(value, 'payload');
+  if (unstorable) throw bad('invalid_payload', `${unstorable}, which the database cannot store.`);
   if (Buffer.byteLength(JSON.stringify(value)) > MAX_PAYLOAD_BYTES) {
     throw bad('invalid_payload', `payload is larger than ${MAX_PAYLOAD_BYTES / 1024} KiB.`);
   }

@@ -1,9 +1,12 @@
 /**
- * Text checks for management input. PostgreSQL cannot store some strings:
- * text refuses U+0000, and jsonb refuses the \u escape JSON.stringify writes
- * for an unpaired UTF-16 surrogate (in a text column the driver would silently
- * turn it into U+FFFD). Input is checked before it reaches the database, so
- * such a value is a 400 naming the field rather than a 500.
+ * Text and JSON checks for management input. PostgreSQL cannot store some
+ * strings: text refuses U+0000, and jsonb refuses the \u escape JSON.stringify
+ * writes for an unpaired UTF-16 surrogate (in a text column the driver would
+ * silently turn it into U+FFFD). Of JSON it also cannot keep a number beyond a
+ * double (it would come back as null), and nesting deeper than MAX_JSON_DEPTH
+ * runs the jsonb parser out of stack long before the body limit. Input is
+ * checked before it reaches the database, so such a value is a 400 naming the
+ * field rather than a 500.
  */
 import { HearthError } from '../errors.ts';
 
@@ -12,6 +15,36 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export function unstorableText(s: string): string | null {
   if (s.includes('\u0000')) return 'must not contain a NUL character (U+0000)';
   if (LONE_SURROGATE.test(s)) return 'must not contain an unpaired UTF-16 surrogate';
+  return null;
+}
+
+export const MAX_JSON_DEPTH = 512;
+
+/** Where and why `value` cannot be stored (`input.items[2] must not contain ...`), or null. */
+export function unstorableJson(value: unknown, path: string): string | null {
+  // Depth first without recursion, so a hostile nesting cannot overflow the stack here either.
+  const pending: Array<[unknown, string, number]> = [[value, path, 1]];
+  while (pending.length) {
+    const [v, at, depth] = pending.pop()!;
+    if (typeof v === 'string') {
+      const why = unstorableText(v);
+      if (why) return `${at} ${why}`;
+    } else if (typeof v === 'number' && !Number.isFinite(v)) {
+      // JSON.parse turns a number too large for a double (1e999) into Infinity, which JSON.stringify writes as null.
+      return `${at} is a number too large to represent`;
+    } else if (v !== null && typeof v === 'object') {
+      if (depth > MAX_JSON_DEPTH) return `${at} is nested more than ${MAX_JSON_DEPTH} levels deep`;
+      if (Array.isArray(v)) {
+        v.forEach((item, i) => pending.push([item, `${at}[${i}]`, depth + 1]));
+      } else {
+        for (const [key, item] of Object.entries(v)) {
+          const why = unstorableText(key);
+          if (why) return `a key of ${at} ${why}`;
+          pending.push([item, `${at}.${key}`, depth + 1]);
+        }
+      }
+    }
+  }
   return null;
 }
 

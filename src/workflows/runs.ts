@@ -9,7 +9,7 @@ import type { Platform } from '../context.ts';
 import { HearthError, conflict, forbidden, notFound } from '../errors.ts';
 import { recordEvent } from './events.ts';
 import { loadVersion, workflowExists } from './definitions.ts';
-import { unstorableJson } from './storable.ts';
+import { unstorableJson } from '../platform/text.ts';
 import { SIGNAL_NAME } from './validate.ts';
 
 export const IDEMPOTENCY_KEY_MAX = 200;

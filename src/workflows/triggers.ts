@@ -21,7 +21,7 @@ import type { ProjectRegistry } from '../platform/registry.ts';
 import { archiveMessage, deleteMessage, isValidQueueName, queueExists, readMessages } from '../queues/index.ts';
 import { checkWorkflowName } from './definitions.ts';
 import { startRun } from './runs.ts';
-import { unstorableJson } from './storable.ts';
+import { unstorableJson } from '../platform/text.ts';
 import { truncate } from './steps/index.ts';
 
 export const QUEUE_VT_SECONDS = 30;

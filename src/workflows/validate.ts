@@ -6,7 +6,7 @@
  * engine reads back.
  */
 import { HearthError } from '../errors.ts';
-import { unstorableJson } from './storable.ts';
+import { unstorableJson } from '../platform/text.ts';
 
 export const WORKFLOW_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const STEP_KEY = /^[A-Za-z0-9_-]{1,64}$/;
