@@ -34,6 +34,8 @@ const BY_CODE: Record<string, number> = {
   '42883': 404,
   '42P01': 404,
   '42P17': 500,
+  '53400': 500,
+  '57P01': 503,
   P0001: 400,
 };
 const BY_CLASS: Record<string, number> = {
@@ -59,10 +61,13 @@ const BY_CLASS: Record<string, number> = {
   XX: 500,
 };
 
-export function statusForSqlstate(code: string, anonymous: boolean): number {
+export function statusForSqlstate(code: string, anonymous: boolean, message = ''): number {
   if (code === '42501') return anonymous ? 401 : 403;
-  // RAISE ... USING ERRCODE = 'PT404' picks the status, as in PostgREST.
-  if (/^PT\d{3}$/.test(code)) return Number(code.slice(2));
+  // RAISE ... USING ERRCODE = 'PT404' picks the status, as in PostgREST; a PT code that is not a status is 500.
+  if (code.startsWith('PT')) return /^PT[1-5]\d\d$/.test(code) ? Number(code.slice(2)) : 500;
+  // 21000 is a client error only as pg-safeupdate's refusal; otherwise (a subquery
+  // returning more than one row in a view or function) it is the server's.
+  if (code === '21000') return message.endsWith('requires a WHERE clause') ? 400 : 500;
   return BY_CODE[code] ?? BY_CLASS[code.slice(0, 2)] ?? 400;
 }
 
@@ -90,24 +95,88 @@ const GENERIC_CLASS: Record<string, string> = {
 function genericMessage(e: DatabaseError): string {
   if (e.code === '42501' && /row-level security/.test(e.message)) return 'new row violates row-level security policy';
   // RAISE EXCEPTION text is the application's own message to its clients.
-  if (e.code === 'P0001' || /^PT\d{3}$/.test(e.code)) return e.message;
+  if (e.code === 'P0001' || e.code.startsWith('PT')) return e.message;
   return GENERIC[e.code] ?? GENERIC_CLASS[e.code.slice(0, 2)] ?? 'The database could not process the request.';
 }
 
 export interface RenderedError {
   status: number;
   body: RestErrorBody;
+  /** Extra response headers: a RAISE SQLSTATE 'PGRST' function's own, WWW-Authenticate on a 401. */
+  headers: Record<string, string>;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// Headers the HTTP layer owns; a function cannot set them.
+const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'content-type']);
+
+const raiseParseError = (part: 'MESSAGE' | 'DETAIL', text: string | undefined) =>
+  new HearthError(
+    500,
+    'PGRST121',
+    `Could not parse JSON in the "RAISE SQLSTATE 'PGRST'" error`,
+    part === 'DETAIL' && text === undefined ? 'DETAIL is missing in the RAISE statement' : `Invalid JSON value for ${part}: '${text ?? ''}'`,
+    part === 'MESSAGE'
+      ? "MESSAGE must be a JSON object with obligatory keys: 'code', 'message' and optional keys: 'details', 'hint'."
+      : "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: 'status_text'.",
+  );
+
+function parseJsonObject(text: string | undefined): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text ?? '');
+    return isPlainObject(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+const optionalString = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+
+/**
+ * PostgREST's RAISE SQLSTATE 'PGRST': MESSAGE is the JSON body
+ * ({code, message, details?, hint?}, all strings) and DETAIL the JSON response
+ * shape ({status, headers, status_text?}). The function wrote both for its
+ * clients, so every caller sees them as written. Anything else is 500 PGRST121,
+ * worded as PostgREST words it.
+ */
+function raisedResponse(e: DatabaseError): RenderedError {
+  const body = parseJsonObject(e.message);
+  if (!body || typeof body.code !== 'string' || typeof body.message !== 'string' || !optionalString(body.details) || !optionalString(body.hint)) {
+    throw raiseParseError('MESSAGE', e.message);
+  }
+  const shape = parseJsonObject(e.detail);
+  const status = shape?.status;
+  const headers = shape?.headers;
+  const validHeaders = isPlainObject(headers) && Object.values(headers).every((v) => typeof v === 'string');
+  if (!shape || typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599 || !validHeaders || !optionalString(shape.status_text)) {
+    throw raiseParseError('DETAIL', e.detail);
+  }
+  const own: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers as Record<string, string>)) {
+    if (!RESERVED_HEADERS.has(k.toLowerCase()) && /^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(k) && !/[\r\n]/.test(v)) own[k.toLowerCase()] = v;
+  }
+  return { status, headers: own, body: { message: body.message, code: body.code, details: (body.details as string | null) ?? null, hint: (body.hint as string | null) ?? null } };
 }
 
 /** Renders a HearthError or a database error; anything else is not ours to render. */
 export function renderRestError(err: unknown, opts: { anonymous: boolean; detailed: boolean }): RenderedError | null {
   if (err instanceof HearthError) {
-    return { status: err.status, body: { message: err.message, code: err.code, details: err.details, hint: err.hint } };
+    return { status: err.status, headers: {}, body: { message: err.message, code: err.code, details: err.details, hint: err.hint } };
   }
   if (!isDatabaseError(err)) return null;
-  const status = statusForSqlstate(err.code, opts.anonymous);
-  if (opts.detailed) {
-    return { status, body: { message: err.message, code: err.code, details: err.detail ?? null, hint: err.hint ?? null } };
+  if (err.code === 'PGRST') {
+    try {
+      return raisedResponse(err);
+    } catch (parseError) {
+      return renderRestError(parseError, opts);
+    }
   }
-  return { status, body: { message: genericMessage(err), code: err.code, details: null, hint: null } };
+  const status = statusForSqlstate(err.code, opts.anonymous, err.message);
+  // As PostgREST: a 401 from the database (42501 for anon, PT401) challenges for a token.
+  const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+  if (opts.detailed) {
+    return { status, headers, body: { message: err.message, code: err.code, details: err.detail ?? null, hint: err.hint ?? null } };
+  }
+  return { status, headers, body: { message: genericMessage(err), code: err.code, details: null, hint: null } };
 }

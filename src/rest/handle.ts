@@ -54,7 +54,13 @@ const CONTENT_TYPE: Record<MediaType, string> = {
 
 export async function handleRest(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
   try {
-    return await route(deps, { ...req, method: req.method.toUpperCase() });
+    const request = { ...req, method: req.method.toUpperCase() };
+    const res = await route(deps, request);
+    // As PostgREST: the schema answered from is named when the request chose
+    // one or there is more than one to choose from.
+    const profile = profileOf(request);
+    if (profile || deps.cache.schemas.length > 1) res.headers['content-profile'] = chooseSchema(deps.cache.schemas, profile);
+    return res;
   } catch (err) {
     const rendered = renderRestError(err, {
       anonymous: deps.caller.role === 'anon',
@@ -63,13 +69,16 @@ export async function handleRest(deps: RestDeps, req: RestRequest): Promise<Rest
     if (!rendered) throw err;
     return {
       status: rendered.status,
-      headers: { 'content-type': CONTENT_TYPE.json, 'proxy-status': `Hearth; error=${rendered.body.code}` },
+      headers: { ...rendered.headers, 'content-type': CONTENT_TYPE.json, 'proxy-status': `Hearth; error=${rendered.body.code}` },
       body: JSON.stringify(rendered.body),
     };
   }
 }
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
+
+/** Accept-Profile names the schema of a read, Content-Profile (else Accept-Profile) that of a write. */
+const profileOf = (req: RestRequest) => (isRead(req.method) ? req.headers['accept-profile'] : (req.headers['content-profile'] ?? req.headers['accept-profile'])) || undefined;
 
 /** pg_timezone_names per database pool: the server's zone list, read once, on the first timezone preference. */
 const timezoneNames = new WeakMap<postgres.Sql, Promise<ReadonlySet<string>>>();
@@ -99,15 +108,13 @@ function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
   }
   const path = req.path.replace(/^\/+|\/+$/g, '');
   const segments = path === '' ? [] : path.split('/');
-  const profile = isRead(req.method) ? req.headers['accept-profile'] : (req.headers['content-profile'] ?? req.headers['accept-profile']);
-  const schema = chooseSchema(deps.cache.schemas, profile);
+  const schema = chooseSchema(deps.cache.schemas, profileOf(req));
+  if (req.method === 'OPTIONS') return Promise.resolve(options(deps, schema, segments));
   if (segments.length === 0) return openApi(deps, req, schema);
   if (segments.length === 2 && segments[0] === 'rpc') return rpc(deps, req, schema, segments[1]);
   if (segments.length !== 1) throw new HearthError(404, 'PGRST125', `Invalid path specified in request URL: /rest/v1/${path}`);
   const rel = deps.cache.relations.get(relationKey(schema, segments[0]));
-  if (!rel) {
-    throw new HearthError(404, 'PGRST205', `Could not find the table '${schema}.${segments[0]}' in the schema cache`, null, 'If it was created just now, retry: the schema cache reloads on every schema change.');
-  }
+  if (!rel) throw unknownRelation(schema, segments[0]);
   switch (req.method) {
     case 'GET':
     case 'HEAD':
@@ -121,6 +128,39 @@ function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
       throw new HearthError(405, 'PGRST117', `Unsupported HTTP method: ${req.method}`);
   }
 }
+
+/**
+ * OPTIONS answers what the resource can take, as PostgREST does: 200 with an
+ * Allow header and no body. It reflects the relation (a view's updatability,
+ * a function's volatility), not the caller's privileges, and runs no SQL.
+ * (A CORS preflight never gets here: src/server/cors.ts answers it.)
+ */
+function options(deps: RestDeps, schema: string, segments: string[]): RestResponse {
+  let allow: string[];
+  if (segments.length === 0) allow = ['OPTIONS', 'GET', 'HEAD'];
+  else if (segments.length === 2 && segments[0] === 'rpc') {
+    const fns = deps.cache.functions.get(relationKey(schema, segments[1])) ?? [];
+    if (!fns.length) {
+      throw new HearthError(404, 'PGRST202', `Could not find the function ${schema}.${segments[1]} in the schema cache`, null, 'If it was created just now, retry: the schema cache reloads on every schema change.');
+    }
+    allow = fns.every((f) => f.volatility === 'volatile') ? ['OPTIONS', 'POST'] : ['OPTIONS', 'GET', 'HEAD', 'POST'];
+  } else if (segments.length === 1) {
+    const rel = deps.cache.relations.get(relationKey(schema, segments[0]));
+    if (!rel) throw unknownRelation(schema, segments[0]);
+    const w = rel.writable;
+    allow = ['OPTIONS', 'GET', 'HEAD'];
+    if (w.insert) allow.push('POST');
+    if (w.insert && w.update && rel.primaryKey.length) allow.push('PUT');
+    if (w.update) allow.push('PATCH');
+    if (w.delete) allow.push('DELETE');
+  } else {
+    throw new HearthError(404, 'PGRST125', `Invalid path specified in request URL: /rest/v1/${segments.join('/')}`);
+  }
+  return { status: 200, headers: { allow: allow.join(',') }, body: null };
+}
+
+const unknownRelation = (schema: string, name: string) =>
+  new HearthError(404, 'PGRST205', `Could not find the table '${schema}.${name}' in the schema cache`, null, 'If it was created just now, retry: the schema cache reloads on every schema change.');
 
 // ---------------------------------------------------------------- running
 

@@ -171,15 +171,18 @@ function readQuoted(c: Cursor): string {
   return out;
 }
 
+// A JSON key may hold more, as in PostgREST: only these (and "->") end it.
+const JSON_KEY_STOP = new Set(['.', ',', ':', '(', ')']);
+
 /** A name: `"quoted"` (with backslash escapes) or a run of ordinary characters. */
-function readName(c: Cursor, expected = 'expected a name'): string {
+function readName(c: Cursor, expected = 'expected a name', stop = NAME_STOP): string {
   if (c.peek('"')) {
     const out = readQuoted(c);
     if (out === '') throw c.fail(expected);
     return out;
   }
   const start = c.pos;
-  while (!c.done && !NAME_STOP.has(c.src[c.pos]) && !c.peek('->')) c.pos++;
+  while (!c.done && !stop.has(c.src[c.pos]) && !c.peek('->')) c.pos++;
   const name = c.src.slice(start, c.pos).trim();
   if (name === '' || name === '*') {
     c.pos = start;
@@ -193,7 +196,7 @@ function readJsonPath(c: Cursor): JsonStep[] {
   while (c.peek('->')) {
     if (steps.at(-1)?.arrow === '->>') throw c.fail('"->>" must be the last step of a JSON path');
     const arrow = c.eat('->>') ? '->>' : (c.expect('->'), '->');
-    steps.push({ arrow, key: readName(c, 'expected a JSON key') });
+    steps.push({ arrow, key: readName(c, 'expected a JSON key', JSON_KEY_STOP) });
   }
   return steps;
 }

@@ -113,6 +113,12 @@ interface Embed {
   orderFields: Field[];
   /** Output keys a spread merges into the parent row (set when its join is built). */
   spreadKeys: string[];
+  /**
+   * A spread's aggregates, applied by the parent as if the columns were its
+   * own (PostgREST hoists them): the lateral carries each input as a hidden
+   * column, keyed here by that column's name.
+   */
+  hoisted?: Map<string, { key: string; fn: string; cast: string | null }>;
 }
 
 function resolveNode(ctx: Context, rel: Relation, items: SelectItem[], path: string): Node {
@@ -145,6 +151,9 @@ function resolveNode(ctx: Context, rel: Relation, items: SelectItem[], path: str
 const columnMissing = (rel: Relation, name: string) =>
   new HearthError(400, '42703', `column ${rel.name}.${name} does not exist`, null, `Check the spelling; '${rel.name}' has: ${rel.columns.map((c) => c.name).join(', ')}.`);
 
+/** A JSON path step that indexes an array (`->0`, `->-1`) rather than naming a key. */
+const isIndex = (key: string) => /^-?\d{1,9}$/.test(key);
+
 function fieldExpr(ctx: Context, node: Node, field: Field): string {
   return typedFieldExpr(ctx, node, field).sql;
 }
@@ -157,9 +166,13 @@ function typedFieldExpr(ctx: Context, node: Node, field: Field): { sql: string; 
   // A computed field is its function applied to the row; ROW(alias.*) also
   // makes a write's RETURNING rows (a CTE, not the table) that row type.
   let sql = computed ? `${qualified(computed)}(ROW(${node.alias}.*)::${qualified(node.rel)})` : `${node.alias}.${ident(field.name)}`;
+  // Arrows on any other column work on its JSON form, as in PostgREST: composite
+  // fields, array elements, hstore keys (`location->>lat`, `languages->0`).
+  const isJson = column.type === 'json' || column.type === 'jsonb';
+  if (field.json.length && !isJson) sql = `to_jsonb(${sql})`;
   for (const step of field.json) {
     // An integer key indexes an array; any other key is a text parameter.
-    const key = /^-?\d{1,9}$/.test(step.key) ? step.key : `${ctx.param(step.key)}::text`;
+    const key = isIndex(step.key) ? step.key : `${ctx.param(step.key)}::text`;
     sql = `(${sql}${step.arrow}${key})`;
   }
   const last = field.json.at(-1);
@@ -176,8 +189,16 @@ function typedFieldExpr(ctx: Context, node: Node, field: Field): { sql: string; 
  */
 const valueParam = (ctx: Context, value: string, type: string) => `${ctx.param(value)}::text::${type}`;
 
-/** The output key of a column item: alias, else the last JSON key, else the column. */
-const columnKey = (f: Field, alias: string | null) => alias ?? f.json.at(-1)?.key ?? f.name;
+/**
+ * The output key of a column item: alias, else the last JSON key, else the
+ * column. A path ending in an array index (`langs->0`, `data->tags->1`) is
+ * named after the last key before it, or the column, as in PostgREST.
+ */
+function columnKey(f: Field, alias: string | null): string {
+  if (alias) return alias;
+  if (!f.json.length) return f.name;
+  return [...f.json].reverse().find((s) => !isIndex(s.key))?.key ?? f.name;
+}
 
 const likePattern = (v: string) => v.replace(/\*/g, '%');
 
@@ -189,6 +210,8 @@ function filterSql(ctx: Context, node: Node, f: Filter, onEmbedFilter: (e: Embed
     // `embed=is.null` / `embed=not.is.null`: rows without / with a match.
     onEmbedFilter(embed);
     sql = embed.relationship.toOne ? `${embed.lateral}.body IS NULL` : `${embed.lateral}.n = 0`;
+  } else if (embed) {
+    throw new HearthError(400, 'PGRST120', `Bad operator on the '${embed.key}' embedded resource`, 'Only is null or not is null filters are allowed on embedded resources', null);
   } else {
     const { sql: expr, type } = typedFieldExpr(ctx, node, f.field);
     switch (op.op) {
@@ -279,8 +302,17 @@ function orderSql(term: OrderTerm, expr: string): string {
   return sql;
 }
 
-function emitNode(ctx: Context, node: Node): Emitted {
-  const aggregated = node.items.some((item) => aggregateOf(node, item));
+/** Whether a spread of this node carries aggregates up to its parent. */
+const hoistsAggregates = (embed: Embed) => embed.item.spread && embed.node.items.some((i) => aggregateOf(embed.node, i));
+
+/**
+ * `hoisted`: set for a spread whose aggregates its parent applies; each
+ * aggregate's input is emitted as a hidden column and recorded there.
+ */
+function emitNode(ctx: Context, node: Node, hoisted?: Embed['hoisted']): Emitted {
+  const aggregated = hoisted
+    ? false
+    : node.items.some((item) => aggregateOf(node, item) || (item.type === 'embed' && hoistsAggregates(node.embeds.get(item)!)));
   const out: Emitted = { columns: [], keys: [], joins: [], filterJoins: [], where: [], orderBy: [], groupBy: aggregated ? [] : null };
   const grouped = (expr: string) => out.groupBy?.push(expr);
 
@@ -312,7 +344,13 @@ function emitNode(ctx: Context, node: Node): Emitted {
 
   for (const item of node.items) {
     const aggregate = aggregateOf(node, item);
-    if (aggregate) {
+    if (aggregate && hoisted) {
+      const column = `_hearth_h${hoisted.size}`;
+      const input = aggregate.field ? fieldExpr(ctx, node, aggregate.field) : '1';
+      out.columns.push(`${aggregate.inputCast ? `(${input})::${aggregate.inputCast}` : input} AS ${ident(column)}`);
+      out.keys.push(column);
+      hoisted.set(column, { key: aggregate.alias ?? aggregate.fn, fn: aggregate.fn, cast: aggregate.cast });
+    } else if (aggregate) {
       const key = aggregate.alias ?? aggregate.fn;
       out.columns.push(`${aggregateSql(ctx, node, aggregate)} AS ${ident(key)}`);
       out.keys.push(key);
@@ -332,6 +370,13 @@ function emitNode(ctx: Context, node: Node): Emitted {
       const embed = node.embeds.get(item)!;
       if (item.spread) {
         for (const key of embed.spreadKeys) {
+          const agg = embed.hoisted?.get(key);
+          if (agg) {
+            const sql = `${agg.fn}(${embed.lateral}.${ident(key)})`;
+            out.columns.push(`${agg.cast ? `(${sql})::${agg.cast}` : sql} AS ${ident(agg.key)}`);
+            out.keys.push(agg.key);
+            continue;
+          }
           out.columns.push(`${embed.lateral}.${ident(key)} AS ${ident(key)}`);
           out.keys.push(key);
           grouped(`${embed.lateral}.${ident(key)}`);
@@ -361,16 +406,22 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   if (item.spread && item.select.some((s) => s.type === 'star')) {
     throw new HearthError(400, 'PGRST100', `failed to parse select parameter (...${item.relation}(*))`, '"*" does not expand inside a spread; name the columns to merge.');
   }
-  if ((item.spread || r.toOne) && child.items.some((i) => aggregateOf(child, i))) {
+  if (!item.spread && r.toOne && child.items.some((i) => aggregateOf(child, i))) {
     throw new HearthError(
       400,
       'PGRST127',
-      `Aggregate functions inside the ${item.spread ? 'spread' : 'to-one embed'} '${embed.key}' are not supported`,
+      `Aggregate functions inside the to-one embed '${embed.key}' are not supported`,
       null,
-      'Aggregate at the top level or inside a to-many embed, such as select=*,comments(count()).',
+      'Spread it (...rel(col.sum())) to aggregate at the parent, or aggregate inside a to-many embed, such as select=*,comments(count()).',
     );
   }
-  const em = emitNode(ctx, child);
+  if (hoistsAggregates(embed)) {
+    if (child.embeds.size) {
+      throw new HearthError(400, 'PGRST127', `Aggregate functions inside the spread '${embed.key}' cannot be combined with embeds inside it`, null, 'Select only columns and aggregates inside a spread that aggregates.');
+    }
+    embed.hoisted = new Map();
+  }
+  const em = emitNode(ctx, child, embed.hoisted);
   const on = r.targetColumns.map((col, i) => `${child.alias}.${ident(col)} = ${parent.alias}.${ident(r.parentColumns[i])}`);
   const from = [`${qualified(child.rel)} AS ${child.alias}`, ...em.joins].join(' ');
   const where = [...on, ...em.where].join(' AND ');
@@ -614,6 +665,7 @@ function functionRelation(fn: RestFunction): Relation {
     uniqueKeys: [],
     comment: null,
     computed: new Map(),
+    writable: { insert: false, update: false, delete: false },
   };
 }
 

@@ -43,7 +43,8 @@ function schemaCache(project: ProjectRuntime): SchemaCache | Promise<SchemaCache
   return ready ?? entry.store.then((s) => s.get());
 }
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'PUT'];
+// OPTIONS: a CORS preflight is answered before routing (src/server/cors.ts); any other OPTIONS is PostgREST's Allow answer.
+const METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS'];
 
 /**
  * A refused access token as PostgREST 12 answers it: 401 PGRST301, "JWT

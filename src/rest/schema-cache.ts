@@ -33,6 +33,12 @@ export interface Relation {
    * name like columns; `*` leaves them out. A real column of the name wins.
    */
   computed: Map<string, RestFunction>;
+  /**
+   * Which writes the relation can take, whatever the caller's privileges: a
+   * table every one, a view what it is auto-updatable for or has INSTEAD OF
+   * triggers for (pg_relation_is_updatable). Answers OPTIONS' Allow header.
+   */
+  writable: { insert: boolean; update: boolean; delete: boolean };
 }
 
 /** A foreign key, possibly seen through views that expose its columns. */
@@ -83,6 +89,7 @@ export const relationKey = (schema: string, name: string) => `${schema}\u0000${n
 const RELATIONS_SQL = `
 select n.nspname as schema, c.relname as name, c.relkind as kind,
   obj_description(c.oid, 'pg_class') as comment,
+  pg_relation_is_updatable(c.oid, true) as updatable,
   coalesce((
     select json_agg(json_build_object(
       'name', a.attname,
@@ -185,6 +192,8 @@ export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Pro
       uniqueKeys: keys.map((k) => k.columns),
       comment: r.comment,
       computed: new Map(),
+      // Bits of pg_relation_is_updatable: 1 << CMD_UPDATE (2), CMD_INSERT (3), CMD_DELETE (4).
+      writable: { update: (r.updatable & 4) !== 0, insert: (r.updatable & 8) !== 0, delete: (r.updatable & 16) !== 0 },
     });
   }
 
