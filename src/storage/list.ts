@@ -61,16 +61,21 @@ export async function listObjects(tx: postgres.TransactionSql, bucket: string, o
   return rows.map((r) =>
     r.kind === 0
       ? { name: r.child as string, id: null, updated_at: null, created_at: null, last_accessed_at: null, metadata: null }
-      : {
-          name: r.child as string,
-          id: r.id as string,
-          updated_at: r.updated_at as Date,
-          created_at: r.created_at as Date,
-          last_accessed_at: null,
-          metadata: fileMetadata(r as unknown as ObjectRow),
-          user_metadata: r.metadata,
-        },
+      : fileEntry(r, r.child as string),
   );
+}
+
+/** A file's entry in a listing (storage-js FileObject). */
+function fileEntry(r: postgres.Row, name: string) {
+  return {
+    name,
+    id: r.id as string,
+    updated_at: r.updated_at as Date,
+    created_at: r.created_at as Date,
+    last_accessed_at: null,
+    metadata: fileMetadata(r as unknown as ObjectRow),
+    user_metadata: r.metadata,
+  };
 }
 
 /**
@@ -179,18 +184,7 @@ export async function listObjectsV2(tx: postgres.TransactionSql, bucket: string,
     // Without the delimiter every object is listed and named by its full path; with it, by its last segment.
     const name = o.delimiter ? lastSegment(key) : key;
     if (r.id === null) folders.push({ name, key });
-    else {
-      objects.push({
-        name,
-        key,
-        id: r.id as string,
-        updated_at: r.updated_at as Date,
-        created_at: r.created_at as Date,
-        last_accessed_at: null,
-        metadata: fileMetadata(r as unknown as ObjectRow),
-        user_metadata: r.metadata,
-      });
-    }
+    else objects.push({ ...fileEntry(r, name), key });
   }
   const last = page[page.length - 1];
   if (!hasNext || !last) return { hasNext, folders, objects };
