@@ -6,6 +6,8 @@ import type { JWTPayload } from 'jose';
 import { HearthError } from '../errors.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { now, type AuthContext } from './context.ts';
+import { hasVerifiedFactor } from './factors.ts';
+import { userGone } from './http.ts';
 import { deliver, mailerConfigured, type Mail } from './mailer.ts';
 import { emailChangeMail, emailChangedNotice } from './messages.ts';
 import { issueOneTime, redeemCode } from './one-time.ts';
@@ -39,7 +41,7 @@ export async function passwordGrant(ctx: AuthContext, email: string, password: s
 
 export async function getUser(ctx: AuthContext, userId: string) {
   const found = await findUserWithLinks(ctx.project.sql, userId);
-  if (!found) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+  if (!found || found.user.deleted_at) throw userGone();
   return userJson(found.user, found);
 }
 
@@ -65,7 +67,7 @@ async function redeemNonce(ctx: AuthContext, user: UserRow, nonce: string): Prom
   }
 }
 
-const expiredNonce = () => new HearthError(422, 'reauthentication_not_valid', 'The nonce is wrong or has expired; call GET /auth/v1/reauthenticate for a new one.');
+const expiredNonce = () => new HearthError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid; call GET /auth/v1/reauthenticate for a new one.');
 
 /** A recovery sign-in lets the password be set without the old one for an hour (the life of its first access token). */
 const RECOVERY_GRACE_S = 3600;
@@ -73,12 +75,6 @@ const RECOVERY_GRACE_S = 3600;
 function recentlyRecovered(claims: JWTPayload, at: Date): boolean {
   const amr = Array.isArray(claims.amr) ? (claims.amr as AmrEntry[]) : [];
   return amr.some((e) => e?.method === 'recovery' && at.getTime() / 1000 - e.timestamp < RECOVERY_GRACE_S);
-}
-
-/** GoTrue's rule: with a verified factor, the password or e-mail changes only from an aal2 session. */
-async function hasVerifiedFactor(ctx: AuthContext, userId: string): Promise<boolean> {
-  const [row] = await ctx.project.sql`select exists (select 1 from auth.mfa_factors where user_id = ${userId} and status = 'verified') as yes`;
-  return row!.yes as boolean;
 }
 
 /** Whether the new password is the stored one; a current_password already verified answers without another hash. */
@@ -100,9 +96,10 @@ async function isSamePassword(user: UserRow, changes: UserChanges, currentVerifi
 export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: UserChanges) {
   const sql = ctx.project.sql;
   const user = await findUserById(sql, String(claims.sub));
-  if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+  if (!user || user.deleted_at) throw userGone();
   const emailChange = changes.email !== undefined && changes.email !== user.email ? changes.email : undefined;
   if (changes.password !== undefined) checkNewPassword(changes.password);
+  // GoTrue's rule: with a verified factor, the password or e-mail changes only from an aal2 session.
   if ((changes.password !== undefined || emailChange !== undefined) && claims.aal !== 'aal2' && (await hasVerifiedFactor(ctx, user.id))) {
     throw new HearthError(401, 'insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.');
   }
@@ -118,7 +115,7 @@ export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: 
   }
   if (emailChange) {
     const holder = await findUserByEmail(sql, emailChange);
-    if (holder && holder.id !== user.id) throw emailTaken();
+    if (holder && holder.id !== user.id) throw emailTaken(true);
   }
   // Spent last, once nothing else can refuse the request.
   if (proofNeeded && changes.currentPassword === undefined) await redeemNonce(ctx, user, changes.nonce!);

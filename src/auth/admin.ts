@@ -9,6 +9,7 @@ import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
 import { hashPassword } from './passwords.ts';
 import { now, type AuthContext } from './context.ts';
+import { deleteFactor } from './factors.ts';
 import { deliver } from './mailer.ts';
 import { emailChangeMail, inviteMail, signupMail, verifyLink, type LinkType } from './messages.ts';
 import { issueOneTime, type Purpose } from './one-time.ts';
@@ -187,8 +188,7 @@ export async function adminListFactors(ctx: AuthContext, userId: string) {
 }
 
 export async function adminDeleteFactor(ctx: AuthContext, userId: string, factorId: string) {
-  const [row] = await ctx.project.sql`delete from auth.mfa_factors where id = ${factorId} and user_id = ${userId}
-    returning id, factor_type as type, factor_type, friendly_name, status, created_at, updated_at`;
+  const row = await deleteFactor(ctx.project.sql, userId, factorId);
   if (!row) throw new HearthError(404, 'mfa_factor_not_found', 'No factor with this id is enrolled for this user.');
   return row;
 }

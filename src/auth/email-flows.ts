@@ -59,7 +59,7 @@ async function applyRedeemed(ctx: AuthContext, t: RedeemedToken): Promise<UserRo
   }
   const [user] = await ctx.project.sql`update auth.users set email_confirmed_at = coalesce(email_confirmed_at, ${now(ctx)})
     where id = ${t.user_id} returning *`;
-  if (!user) throw new HearthError(403, 'otp_expired', 'The code is wrong or has expired; request a new one.');
+  if (!user) throw new HearthError(403, 'otp_expired', 'Token has expired or is invalid; request a new code.');
   return user as UserRow;
 }
 
@@ -83,14 +83,16 @@ export function purposesOf(type: string): SignInPurpose[] {
 export async function verifyCode(ctx: AuthContext, input: { email: string; type: string; code: string }): Promise<SessionPayload> {
   const redeemed = await redeemCode(ctx, { email: input.email, purposes: purposesOf(input.type), code: input.code });
   const user = await applyRedeemed(ctx, redeemed);
+  assertNotBanned(ctx, user, 403);
   return issueSession(ctx, user, { amr: AMR[redeemed.purpose as SignInPurpose] });
 }
 
 /** POST /verify {type, token_hash}: a link token presented by an app instead of followed in a browser. */
 export async function verifyLinkToken(ctx: AuthContext, input: { type: string; token: string }): Promise<SessionPayload> {
   const redeemed = await redeemLink(ctx, input.token, purposesOf(input.type));
-  if (!redeemed) throw new HearthError(403, 'otp_expired', 'The link is invalid or has expired; request a new one.');
+  if (!redeemed) throw new HearthError(403, 'otp_expired', 'Token has expired or is invalid; request a new link.');
   const user = await applyRedeemed(ctx, redeemed);
+  assertNotBanned(ctx, user, 403);
   return issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose as SignInPurpose] });
 }
 

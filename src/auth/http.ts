@@ -33,18 +33,29 @@ export type UserClaims = JWTPayload & { sub: string; session_id?: string };
 export function userClaims(request: FastifyRequest): UserClaims {
   const user = request.hearth.auth?.user;
   if (!user || typeof user.sub !== 'string' || !UUID.test(user.sub)) {
-    throw new HearthError(401, 'no_authorization', "This endpoint needs the user's access token: Authorization: Bearer <access token>.");
+    // GoTrue's text first (supabase-js's own tests match on it), then what to send.
+    throw new HearthError(401, 'no_authorization', "This endpoint requires a Bearer token: the user's access token, as Authorization: Bearer <access token>.");
   }
   return user as UserClaims;
 }
+
+/**
+ * GoTrue's answer when the access token's user was deleted (hard, or soft:
+ * the row stays with deleted_at): 403 user_not_found, on every route that
+ * acts as the signed-in user. supabase-js's signOut treats it as signed out.
+ */
+export const userGone = () => new HearthError(403, 'user_not_found', 'User from sub claim in JWT does not exist.');
 
 /** The session id of verified claims, when it is one. */
 export const sessionIdOf = (claims: UserClaims): string | null =>
   typeof claims.session_id === 'string' && UUID.test(claims.session_id) ? claims.session_id : null;
 
-/** A path parameter that must be a uuid; anything else is the given 404 (a malformed id names nothing). */
-export function idParam(value: string, code: string, what: string): string {
-  if (!UUID.test(value)) throw new HearthError(404, code, `No ${what} with id "${value.slice(0, 60)}".`);
+/**
+ * A path parameter that must be a uuid. Anything else names nothing: 404, with
+ * GoTrue's code and text for it (validation_failed, "user_id must be an UUID").
+ */
+export function idParam(value: string, what: 'user' | 'factor' | 'session'): string {
+  if (!UUID.test(value)) throw new HearthError(404, 'validation_failed', `${what}_id must be an UUID`);
   return value;
 }
 

@@ -15,6 +15,7 @@
 import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
+import { userGone } from './http.ts';
 import { createUser, findUserByEmail, findUserById, type UserRow } from './users.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
@@ -101,7 +102,7 @@ export async function userForIdentity(ctx: AuthContext, tx: Db, p: ProviderProfi
 export async function unlinkIdentity(ctx: AuthContext, userId: string, identityId: string): Promise<void> {
   await ctx.project.sql.begin(async (tx) => {
     const [user] = await tx`select * from auth.users where id = ${userId} for update`;
-    if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+    if (!user || user.deleted_at) throw userGone();
     const identities = (await tx`select id, user_id, provider, provider_id from auth.identities where user_id = ${userId}`) as unknown as (IdentityRow & {
       provider_id: string;
     })[];
@@ -109,7 +110,8 @@ export async function unlinkIdentity(ctx: AuthContext, userId: string, identityI
     // exactly one of the caller's identities, the `id` field GET /user shows (the provider's subject).
     const bySubject = identities.filter((i) => i.provider_id === identityId);
     const target = identities.find((i) => i.id === identityId) ?? (bySubject.length === 1 ? bySubject[0] : undefined);
-    if (!target) throw new HearthError(404, 'identity_not_found', 'No identity with this id is linked to your account.');
+    // 422, GoTrue's status for an identity the user does not have.
+    if (!target) throw new HearthError(422, 'identity_not_found', 'No identity with this id is linked to your account.');
     const [passkey] = await tx`select 1 from auth.mfa_factors where user_id = ${userId} and factor_type = 'webauthn' and status = 'verified' limit 1`;
     if (identities.length === 1 && !user.encrypted_password && !passkey) {
       throw new HearthError(422, 'single_identity_not_deletable', 'This identity is your only way to sign in; set a password or link another identity before unlinking it.');

@@ -54,7 +54,7 @@ export async function issueOneTime(
   return { code, linkToken };
 }
 
-const expired = () => new HearthError(403, 'otp_expired', 'The code is wrong or has expired; request a new one.');
+const expired = () => new HearthError(403, 'otp_expired', 'Token has expired or is invalid; request a new code.');
 
 /**
  * Redeems a typed code for the address. An attempt is reserved before the

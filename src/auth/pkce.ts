@@ -64,7 +64,8 @@ export async function exchangeAuthCode(ctx: AuthContext, authCode: string, verif
     from auth.flow_state where auth_code_hash = ${sha256(authCode)}`;
   if (!row || row.consumed_at) throw new HearthError(404, 'flow_state_not_found', 'This auth code is unknown or was already exchanged.');
   if (t.getTime() - (row.auth_code_issued_at as Date).getTime() > AUTH_CODE_MS) {
-    throw new HearthError(403, 'flow_state_expired', 'This auth code has expired (they are valid 5 minutes); sign in again.');
+    // 422, as GoTrue answers ("invalid flow state, flow state has expired").
+    throw new HearthError(422, 'flow_state_expired', 'This auth code has expired (they are valid 5 minutes); sign in again.');
   }
   const computed = createHash('sha256').update(verifier).digest('base64url');
   if (!safeEqual(computed, row.code_challenge as string)) {

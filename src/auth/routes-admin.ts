@@ -27,7 +27,7 @@ import {
 } from './admin.ts';
 import type { Background } from './background.ts';
 import { authContext, type AuthContext } from './context.ts';
-import { idParam, queryOf, userClaims, UUID } from './http.ts';
+import { idParam, queryOf, userClaims, userGone, UUID } from './http.ts';
 import { deliver, mailerConfigured } from './mailer.ts';
 import { reauthenticationMail } from './messages.ts';
 import { issueOneTime } from './one-time.ts';
@@ -124,12 +124,12 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
 
   app.get<IdParams>('/auth/v1/admin/users/:id', async (request) => {
     requireAdmin(request);
-    return adminGetUser(await ctxOf(request), idParam(request.params.id, 'user_not_found', 'user'));
+    return adminGetUser(await ctxOf(request), idParam(request.params.id, 'user'));
   });
 
   app.put<IdParams>('/auth/v1/admin/users/:id', async (request) => {
     requireAdmin(request);
-    const id = idParam(request.params.id, 'user_not_found', 'user');
+    const id = idParam(request.params.id, 'user');
     const a = adminAttributes(objectBody(request.body));
     if (a.id !== undefined && a.id !== id) throw invalid('A user id cannot be changed.');
     return adminUpdateUser(await ctxOf(request), id, a);
@@ -137,7 +137,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
 
   app.delete<IdParams>('/auth/v1/admin/users/:id', async (request) => {
     requireAdmin(request);
-    const id = idParam(request.params.id, 'user_not_found', 'user');
+    const id = idParam(request.params.id, 'user');
     const soft = optionalBoolean(objectBody(request.body), 'should_soft_delete') ?? false;
     await adminDeleteUser(await ctxOf(request), id, soft);
     return {};
@@ -145,13 +145,13 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
 
   app.get<IdParams>('/auth/v1/admin/users/:id/factors', async (request) => {
     requireAdmin(request);
-    return adminListFactors(await ctxOf(request), idParam(request.params.id, 'user_not_found', 'user'));
+    return adminListFactors(await ctxOf(request), idParam(request.params.id, 'user'));
   });
 
   app.delete<{ Params: { id: string; factorId: string } }>('/auth/v1/admin/users/:id/factors/:factorId', async (request) => {
     requireAdmin(request);
-    const userId = idParam(request.params.id, 'user_not_found', 'user');
-    const factorId = idParam(request.params.factorId, 'mfa_factor_not_found', 'factor');
+    const userId = idParam(request.params.id, 'user');
+    const factorId = idParam(request.params.factorId, 'factor');
     return adminDeleteFactor(await ctxOf(request), userId, factorId);
   });
 
@@ -198,8 +198,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
     const user = await findUserById(ctx.project.sql, claims.sub);
-    if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
-    if (!user.email) throw invalid('Reauthentication needs an e-mail address on the account (a guest has none).');
+    if (!user || user.deleted_at) throw userGone();
+    if (!user.email) throw invalid('Reauthentication requires the user to have an email or a phone number (a guest has neither).');
     await spendRateLimit(ctx, 'email_sent', request.ip);
     const secrets = await issueOneTime(ctx, ctx.project.sql, { userId: user.id, purpose: 'reauthentication', email: user.email });
     await deliver(ctx, reauthenticationMail(user.email, secrets));

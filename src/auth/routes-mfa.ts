@@ -7,10 +7,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import { authContext, type AuthContext } from './context.ts';
-import { factorNotFound, insertFactor, unenrolFactor, userFactor } from './factors.ts';
-import { acceptEmptyJson, authErrors, idParam, userClaims } from './http.ts';
+import { checkEnrolment, factorNotFound, insertFactor, unenrolFactor, userFactor } from './factors.ts';
+import { acceptEmptyJson, authErrors, idParam, userClaims, userGone } from './http.ts';
 import { challengeTotp, enrolTotp, verifyTotp } from './mfa-totp.ts';
-import { requireLiveSession } from './user-sessions.ts';
+import { requireLiveSession, requireTokenUser } from './user-sessions.ts';
 import { findUserById, type UserRow } from './users.ts';
 import { invalid, objectBody, optionalString, requiredString } from './validate.ts';
 import { challengeWebauthn, passkeySignIn, passkeySignInOptions, relyingParty, verifyWebauthn } from './webauthn.ts';
@@ -19,7 +19,7 @@ type IdParams = { Params: { id: string } };
 
 async function signedInUser(ctx: AuthContext, userId: string): Promise<UserRow> {
   const user = await findUserById(ctx.project.sql, userId);
-  if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+  if (!user || user.deleted_at) throw userGone();
   return user;
 }
 
@@ -44,21 +44,20 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const friendlyName = optionalString(body, 'friendly_name')?.slice(0, 255) ?? null;
     await requireLiveSession(ctx, claims);
     const user = await signedInUser(ctx, claims.sub);
-    if (type === 'totp') return enrolTotp(ctx, user, { friendlyName, issuer: optionalString(body, 'issuer') });
-    if (type === 'webauthn') {
-      relyingParty(ctx.settings);
-      const factor = await insertFactor(ctx, ctx.project.sql, { userId: user.id, type: 'webauthn', friendlyName });
-      return { id: factor.id, type: 'webauthn', friendly_name: factor.friendly_name };
-    }
     if (type === 'phone') throw new HearthError(422, 'mfa_phone_enroll_not_enabled', 'Phone factors are not supported: enrol a totp or webauthn factor.');
-    throw invalid('factor_type must be totp or webauthn.');
+    if (type !== 'totp' && type !== 'webauthn') throw invalid('factor_type must be totp or webauthn.');
+    if (type === 'webauthn') relyingParty(ctx.settings); // SPEC 7: 422 webauthn_not_configured comes first
+    await checkEnrolment(ctx, claims);
+    if (type === 'totp') return enrolTotp(ctx, user, { friendlyName, issuer: optionalString(body, 'issuer') });
+    const factor = await insertFactor(ctx, ctx.project.sql, { userId: user.id, type: 'webauthn', friendlyName });
+    return { id: factor.id, type: 'webauthn', friendly_name: factor.friendly_name };
   });
 
   app.post<IdParams>('/auth/v1/factors/:id/challenge', async (request) => {
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
-    const factor = await userFactor(ctx.project.sql, claims.sub, idParam(request.params.id, 'mfa_factor_not_found', 'factor'));
     await requireLiveSession(ctx, claims);
+    const factor = await userFactor(ctx.project.sql, claims.sub, idParam(request.params.id, 'factor'));
     if (factor.factor_type === 'totp') return challengeTotp(ctx, factor);
     return challengeWebauthn(ctx, await signedInUser(ctx, claims.sub), factor);
   });
@@ -67,7 +66,8 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const claims = userClaims(request);
     const body = objectBody(request.body);
     const ctx = await ctxOf(request);
-    const factorId = idParam(request.params.id, 'mfa_factor_not_found', 'factor');
+    await requireLiveSession(ctx, claims);
+    const factorId = idParam(request.params.id, 'factor');
     const challengeId = requiredString(body, 'challenge_id');
     const credential = credentialOf(body);
     if (credential !== undefined) return verifyWebauthn(ctx, claims, factorId, challengeId, credential);
@@ -82,7 +82,9 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
 
   app.delete<IdParams>('/auth/v1/factors/:id', async (request) => {
     const claims = userClaims(request);
-    return unenrolFactor(await ctxOf(request), claims, idParam(request.params.id, 'mfa_factor_not_found', 'factor'));
+    const ctx = await ctxOf(request);
+    await requireTokenUser(ctx, claims);
+    return unenrolFactor(ctx, claims, idParam(request.params.id, 'factor'));
   });
 
   // Passkey-only sign-in: nobody is signed in yet, so no key is needed (SPEC 5, public calls).

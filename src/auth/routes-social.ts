@@ -12,7 +12,7 @@ import { unlinkIdentity } from './identities.ts';
 import { finishCallback, startAuthorization, type CallbackOutcome } from './oauth.ts';
 import { readChallenge } from './pkce.ts';
 import { redirectTarget } from './redirects.ts';
-import { listSessions, requireLiveSession, revokeSession } from './user-sessions.ts';
+import { listSessions, requireLiveSession, requireTokenUser, revokeSession } from './user-sessions.ts';
 
 type IdParams = { Params: { id: string } };
 
@@ -80,12 +80,16 @@ export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) 
 
   app.get('/auth/v1/sessions', async (request) => {
     const claims = userClaims(request);
-    return listSessions(await ctxOf(request), claims.sub, sessionIdOf(claims));
+    const ctx = await ctxOf(request);
+    await requireTokenUser(ctx, claims);
+    return listSessions(ctx, claims.sub, sessionIdOf(claims));
   });
 
   app.delete<IdParams>('/auth/v1/sessions/:id', async (request, reply) => {
     const claims = userClaims(request);
-    await revokeSession(await ctxOf(request), claims.sub, idParam(request.params.id, 'session_not_found', 'session'));
+    const ctx = await ctxOf(request);
+    await requireTokenUser(ctx, claims);
+    await revokeSession(ctx, claims.sub, idParam(request.params.id, 'session'));
     return reply.code(204).send();
   });
 }

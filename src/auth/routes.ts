@@ -17,6 +17,7 @@ import { readChallenge } from './pkce.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget } from './redirects.ts';
 import { refreshSession, revokeByAccessToken, revokeByRefreshToken, type LogoutScope } from './sessions.ts';
+import { requireTokenUser } from './user-sessions.ts';
 import { invalid, metadata, normaliseEmail, objectBody, optionalBoolean, optionalString, requiredString } from './validate.ts';
 
 const redirectParam = (request: FastifyRequest, body: Record<string, unknown>): string | undefined =>
@@ -28,6 +29,14 @@ function refusePhoneOnly(body: Record<string, unknown>): void {
     throw new HearthError(400, 'phone_provider_disabled', 'Phone sign-in is not supported: this project has no phone provider; use an e-mail address.');
   }
 }
+
+/** The issuers GoTrue names in its "Provider (issuer ...) is not enabled" answer. */
+const ID_TOKEN_ISSUERS: Record<string, string> = {
+  google: 'https://accounts.google.com',
+  apple: 'https://appleid.apple.com',
+  azure: 'https://login.microsoftonline.com/common/v2.0',
+  facebook: 'https://www.facebook.com',
+};
 
 function withFragment(target: string, params: Record<string, string>): string {
   const u = new URL(target);
@@ -85,6 +94,14 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
         return refreshSession(ctx, requiredString(body, 'refresh_token'));
       case 'pkce':
         return pkceGrant(ctx, requiredString(body, 'auth_code'), requiredString(body, 'code_verifier'));
+      // GoTrue's grants for sign-in methods Hearth does not offer: their "provider not enabled" answers, named plainly.
+      case 'id_token': {
+        const issuer = ID_TOKEN_ISSUERS[optionalString(body, 'provider') ?? ''] ?? optionalString(body, 'provider')?.slice(0, 100) ?? '';
+        throw new HearthError(400, 'provider_disabled',
+          `Provider (issuer "${issuer}") is not enabled: sign-in with an ID token (signInWithIdToken) is not supported; use signInWithOAuth (GET /auth/v1/authorize).`);
+      }
+      case 'web3':
+        throw new HearthError(400, 'web3_provider_disabled', 'Web3 provider is disabled: signInWithWeb3 is not supported.');
       default:
         throw new HearthError(400, 'unsupported_grant_type', 'grant_type must be password, refresh_token or pkce (query parameter or body field).');
     }
@@ -100,6 +117,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const user = request.hearth.auth?.user;
     if (user) {
       const claims = userClaims(request);
+      await requireTokenUser(ctx, claims);
       const sessionId = sessionIdOf(claims);
       await revokeByAccessToken(ctx, claims.sub, sessionId, scope);
     } else if (scope !== 'local') {
@@ -163,11 +181,17 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   app.post('/auth/v1/verify', async (request) => {
     const body = objectBody(request.body);
     const ctx = await ctxOf(request);
+    refusePhoneOnly(body);
     const type = requiredString(body, 'type');
     const tokenHash = optionalString(body, 'token_hash');
     if (tokenHash) return verifyLinkToken(ctx, { type, token: tokenHash });
     const email = normaliseEmail(requiredString(body, 'email'));
     return verifyCode(ctx, { email, type, code: requiredString(body, 'token') });
+  });
+
+  // signInWithSSO: GoTrue's answer while SAML is off (GET /settings says saml_enabled: false).
+  app.post('/auth/v1/sso', async () => {
+    throw new HearthError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled: single sign-on (signInWithSSO) is not supported.');
   });
 
   // Opened from an e-mail in a browser: no API key.

@@ -13,7 +13,7 @@ import { randomToken, sha256 } from '../platform/secrets.ts';
 import { ACCESS_TOKEN_SECONDS, signAccessToken } from './access-token.ts';
 import { later, now, type AuthContext } from './context.ts';
 import { rateHit, rateLimitOf, refuseOverLimit, type Bucket } from './rate-limit.ts';
-import { emailTaken, userJson, type UserRow } from './users.ts';
+import { emailTaken, LINK_COLUMNS, userJson, type UserRow } from './users.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
 
@@ -65,7 +65,12 @@ export function accessClaims(user: UserRow, session: SessionRow) {
   };
 }
 
-async function payload(ctx: AuthContext, user: UserRow, session: SessionRow, refreshToken: string): Promise<SessionPayload> {
+interface Links {
+  identities?: unknown[];
+  factors?: unknown[];
+}
+
+async function payload(ctx: AuthContext, user: UserRow, session: SessionRow, refreshToken: string, links: Links = {}): Promise<SessionPayload> {
   const accessToken = await signAccessToken(ctx.project, accessClaims(user, session), ctx.p.clock, ctx.issuer);
   return {
     access_token: accessToken,
@@ -73,17 +78,21 @@ async function payload(ctx: AuthContext, user: UserRow, session: SessionRow, ref
     expires_in: ACCESS_TOKEN_SECONDS,
     expires_at: Math.floor(now(ctx).getTime() / 1000) + ACCESS_TOKEN_SECONDS,
     refresh_token: refreshToken,
-    user: userJson(user),
+    user: userJson(user, links),
   };
 }
 
 /**
  * Splits a row of `select s.id as session_id, s.aal as session_aal, s.amr as
- * session_amr, u.* ...` (a session and its user from one statement).
+ * session_amr, u.*[, LINK_COLUMNS] ...` (a session and its user from one statement).
  */
-function sessionAndUser(row: Record<string, any>): { session: SessionRow; user: UserRow | null } {
-  const { session_id, session_aal, session_amr, ...user } = row;
-  return { session: { id: session_id, aal: session_aal, amr: session_amr }, user: user.id ? (user as UserRow) : null };
+function sessionAndUser(row: Record<string, any>): { session: SessionRow; user: UserRow | null; links: Links } {
+  const { session_id, session_aal, session_amr, hearth_identities, hearth_factors, ...user } = row;
+  return {
+    session: { id: session_id, aal: session_aal, amr: session_amr },
+    user: user.id ? (user as UserRow) : null,
+    links: { identities: hearth_identities ?? undefined, factors: hearth_factors ?? undefined },
+  };
 }
 
 function firstAmr(ctx: AuthContext, opts: SessionOptions): AmrEntry[] {
@@ -93,8 +102,11 @@ function firstAmr(ctx: AuthContext, opts: SessionOptions): AmrEntry[] {
 /**
  * Starts a session for a user who just proved who they are: records the
  * session and its first refresh token, stamps last_sign_in_at, and returns
- * the session payload. One statement (one round trip, atomic by itself); pass
- * `db` to make it part of a larger transaction.
+ * the session payload, whose user carries its identities and factors as
+ * GoTrue's does (supabase-js's mfa.getAuthenticatorAssuranceLevel reads
+ * `session.user.factors` to tell that a second factor is due). One
+ * statement (one round trip, atomic by itself); pass `db` to make it part of
+ * a larger transaction.
  */
 export async function issueSession(ctx: AuthContext, user: UserRow, opts: SessionOptions, db: Db = ctx.project.sql): Promise<SessionPayload> {
   assertNotBanned(ctx, user);
@@ -109,9 +121,9 @@ export async function issueSession(ctx: AuthContext, user: UserRow, opts: Sessio
     ), u as (
       update auth.users set last_sign_in_at = ${t} where id = ${user.id} returning *
     )
-    select s.id as session_id, s.aal as session_aal, s.amr as session_amr, u.* from s left join u on true`;
+    select s.id as session_id, s.aal as session_aal, s.amr as session_amr, u.*, ${db.unsafe(LINK_COLUMNS)} from s left join u on true`;
   const r = sessionAndUser(row!);
-  return payload(ctx, r.user ?? user, r.session, token);
+  return payload(ctx, r.user ?? user, r.session, token, r.links);
 }
 
 /**
@@ -160,10 +172,14 @@ export async function createUserWithSession(
   }
 }
 
-/** 400 user_banned while an admin's ban (PUT /admin/users/{id} ban_duration) lasts: no new session, no refresh. */
-export function assertNotBanned(ctx: AuthContext, user: UserRow): void {
+/**
+ * user_banned while an admin's ban (PUT /admin/users/{id} ban_duration) lasts:
+ * no new session, no refresh. 400 as GoTrue answers a sign-in or refresh; its
+ * code verification (POST /verify) answers 403.
+ */
+export function assertNotBanned(ctx: AuthContext, user: UserRow, status: 400 | 403 = 400): void {
   if (user.banned_until && user.banned_until.getTime() > now(ctx).getTime()) {
-    throw new HearthError(400, 'user_banned', 'User is banned.');
+    throw new HearthError(status, 'user_banned', 'User is banned.');
   }
 }
 
@@ -195,11 +211,12 @@ export async function refreshSession(ctx: AuthContext, refreshToken: string): Pr
       insert into auth.refresh_tokens (token_hash, session_id, user_id, parent, created_at, expires_at)
       select ${sha256(token)}, s.id, u.id, used.id, ${t}, ${later(ctx, REFRESH_TOKEN_MS)} from used, s, u
     )
-    select s.id as session_id, s.aal as session_aal, s.amr as session_amr, u.* from used left join s on true left join u on true`;
+    select s.id as session_id, s.aal as session_aal, s.amr as session_amr, u.*, ${sql.unsafe(LINK_COLUMNS)}
+    from used left join s on true left join u on true`;
   if (row) {
     const r = sessionAndUser(row);
     if (!r.session.id || !r.user) throw invalidGrant(UNKNOWN);
-    return payload(ctx, r.user, r.session, token);
+    return payload(ctx, r.user, r.session, token, r.links);
   }
   const [known] = await sql`with known as (
       select rt.revoked, rt.expires_at > ${t} as live, rt.session_id, u.banned_until > ${t} as banned
@@ -209,13 +226,14 @@ export async function refreshSession(ctx: AuthContext, refreshToken: string): Pr
     )
     select revoked, live, banned from known`;
   if (known?.revoked) {
-    throw invalidGrant('This refresh token was already used. As a precaution every token of its session has been revoked; sign in again.');
+    throw invalidGrant('Invalid Refresh Token: Already Used. As a precaution every token of its session has been revoked; sign in again.');
   }
   if (known?.live && known.banned) throw new HearthError(400, 'user_banned', 'User is banned.');
-  throw invalidGrant(known ? 'The refresh token has expired; sign in again.' : UNKNOWN);
+  throw invalidGrant(known ? 'Invalid Refresh Token: Session Expired (the refresh token has expired; sign in again).' : UNKNOWN);
 }
 
-const UNKNOWN = 'The refresh token is not valid (unknown or signed out).';
+// GoTrue's texts, which supabase-js's own tests match on.
+const UNKNOWN = 'Invalid Refresh Token: Refresh Token Not Found';
 
 /** Ends the session the refresh token belongs to. Unknown tokens are ignored (logout always answers 204). */
 export async function revokeByRefreshToken(ctx: AuthContext, refreshToken: string): Promise<void> {

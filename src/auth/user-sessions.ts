@@ -6,7 +6,7 @@
  */
 import { HearthError } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
-import { sessionIdOf, type UserClaims } from './http.ts';
+import { sessionIdOf, userGone, type UserClaims } from './http.ts';
 
 export async function listSessions(ctx: AuthContext, userId: string, currentSessionId: string | null) {
   const rows = await ctx.project.sql`select s.id, s.aal, s.amr, s.created_at, coalesce(s.refreshed_at, s.created_at) as updated_at
@@ -33,6 +33,16 @@ export const sessionEnded = () =>
  */
 export async function requireLiveSession(ctx: AuthContext, claims: UserClaims): Promise<void> {
   const sessionId = sessionIdOf(claims);
-  const [row] = sessionId ? await ctx.project.sql`select 1 from auth.sessions where id = ${sessionId} and user_id = ${claims.sub}` : [];
-  if (!row) throw sessionEnded();
+  // The user is checked first, as GoTrue does: a deleted user's sessions are gone too, but the answer is user_not_found.
+  const [row] = await ctx.project.sql`select
+      exists (select 1 from auth.users where id = ${claims.sub} and deleted_at is null) as user,
+      exists (select 1 from auth.sessions where id = ${sessionId} and user_id = ${claims.sub}) as session`;
+  if (!row!.user) throw userGone();
+  if (!row!.session) throw sessionEnded();
+}
+
+/** The access token's user still exists (not deleted, not soft-deleted): else 403 user_not_found. */
+export async function requireTokenUser(ctx: AuthContext, claims: UserClaims): Promise<void> {
+  const [row] = await ctx.project.sql`select 1 from auth.users where id = ${claims.sub} and deleted_at is null`;
+  if (!row) throw userGone();
 }

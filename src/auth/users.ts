@@ -46,7 +46,9 @@ export function mergeMetadataSql(db: Db, column: MetadataColumn, patch: Record<s
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
-export const emailTaken = () => new HearthError(409, 'email_taken', 'A user with this e-mail address already exists.');
+/** 409 email_taken (SPEC 7) with GoTrue's texts: sign-up's, or an e-mail change's. */
+export const emailTaken = (change = false) =>
+  new HearthError(409, 'email_taken', change ? 'A user with this email address has already been registered' : 'User already registered');
 
 export async function createUser(
   ctx: AuthContext,
@@ -80,7 +82,7 @@ export async function applyEmail(ctx: AuthContext, db: Db, userId: string, email
     if (!row) throw new HearthError(404, 'user_not_found', 'The user no longer exists.');
     return row as UserRow;
   } catch (err) {
-    if (isUniqueViolation(err)) throw emailTaken();
+    if (isUniqueViolation(err)) throw emailTaken(true);
     throw err;
   }
 }
@@ -126,11 +128,17 @@ const FACTORS = `(select coalesce(json_agg(json_build_object('id', f.id, 'type',
   from auth.mfa_factors f where f.user_id = u.id)`;
 
 /**
+ * The identities and factors of the user row aliased `u`, as two JSON columns
+ * (`hearth_identities`, `hearth_factors`), to add to a statement's select list.
+ */
+export const LINK_COLUMNS = `${IDENTITIES} as hearth_identities, ${FACTORS} as hearth_factors`;
+
+/**
  * The user with its identities and factors, as GET /auth/v1/user shows it, in
  * one statement (one round trip): the same fields identitiesAndFactors reads.
  */
 export async function findUserWithLinks(db: Db, id: string): Promise<{ user: UserRow; identities: unknown[]; factors: unknown[] } | null> {
-  const [row] = await db.unsafe(`select u.*, ${IDENTITIES} as hearth_identities, ${FACTORS} as hearth_factors from auth.users u where u.id = $1`, [id], { prepare: true });
+  const [row] = await db.unsafe(`select u.*, ${LINK_COLUMNS} from auth.users u where u.id = $1`, [id], { prepare: true });
   if (!row) return null;
   const { hearth_identities, hearth_factors, ...user } = row;
   return { user: user as unknown as UserRow, identities: hearth_identities as unknown[], factors: hearth_factors as unknown[] };

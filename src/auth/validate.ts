@@ -76,7 +76,7 @@ export function requiredString(body: Record<string, unknown>, name: string): str
 /** Lower-cased and trimmed; 400 validation_failed when it is not an address. */
 export function normaliseEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
-  if (email.length > 320 || !EMAIL.test(email)) throw invalid(`"${raw.slice(0, 80)}" is not a valid e-mail address.`);
+  if (email.length > 320 || !EMAIL.test(email)) throw invalid(`Unable to validate email address: invalid format ("${raw.slice(0, 80)}").`);
   return email;
 }
 
@@ -95,10 +95,12 @@ export class PasswordRefused extends HearthError {
 export function checkNewPassword(password: string): void {
   const length = [...password].length;
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
-    throw new PasswordRefused(422, 'weak_password', `Passwords must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long.`, ['length']);
+    // GoTrue's texts, with this project's limits.
+    const message = length < PASSWORD_MIN ? `Password should be at least ${PASSWORD_MIN} characters.` : `Password cannot be longer than ${PASSWORD_MAX} characters.`;
+    throw new PasswordRefused(422, 'weak_password', message, ['length']);
   }
   if (isLeakedPassword(password)) {
-    throw new PasswordRefused(400, 'leaked_password', 'This password appears in a known data breach; choose a different one.', ['pwned']);
+    throw new PasswordRefused(400, 'leaked_password', 'Password is known to be weak and easy to guess, please choose a different one (it appears in a known data breach).', ['pwned']);
   }
 }
 

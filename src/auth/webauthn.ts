@@ -31,7 +31,7 @@ import {
   type FactorRow,
   type StoredCredential,
 } from './factors.ts';
-import type { UserClaims } from './http.ts';
+import { userGone, type UserClaims } from './http.ts';
 import { issueSession, type SessionPayload } from './sessions.ts';
 import { findUserById, type UserRow } from './users.ts';
 import { invalid } from './validate.ts';
@@ -158,7 +158,7 @@ export async function verifyWebauthn(ctx: AuthContext, claims: UserClaims, facto
   const { factor, challenge } = spent;
   return ctx.project.sql.begin(async (tx) => {
     const user = await findUserById(tx, claims.sub);
-    if (!user) throw new HearthError(404, 'user_not_found', 'The user of this access token no longer exists.');
+    if (!user || user.deleted_at) throw userGone();
     if (challenge.kind === 'webauthn_create') {
       await register(ctx, tx, rp, challenge, factor, asObject<RegistrationResponseJSON>(credential));
     } else {
@@ -166,7 +166,7 @@ export async function verifyWebauthn(ctx: AuthContext, claims: UserClaims, facto
       if (!fresh) throw new HearthError(404, 'mfa_factor_not_found', 'The factor was removed.');
       await checkAssertion(tx, rp, challenge, fresh as FactorRow, asObject<AuthenticationResponseJSON>(credential));
     }
-    return stepUpSession(ctx, tx, user, claims, 'webauthn');
+    return stepUpSession(ctx, tx, user, claims, factor);
   });
 }
 

@@ -103,7 +103,8 @@ describe('auth.admin users', () => {
     assert.equal(listed.body.users.length, Number(listed.headers.get('x-total-count')));
     const unknown = await asAdmin('GET', '/admin/users/not-a-uuid');
     assert.equal(unknown.status, 404);
-    assert.equal(unknown.body.error_code, 'user_not_found');
+    assert.equal(unknown.body.error_code, 'validation_failed'); // GoTrue: "user_id must be an UUID"
+    assert.equal(unknown.body.msg, 'user_id must be an UUID');
   });
 
   test('an unconfirmed user (email_confirm false) cannot sign in by password', async () => {

@@ -111,12 +111,12 @@ describe('row-level security with auth.uid()', () => {
     assert.equal(anon.length, 0);
   });
 
-  test('a deleted user\'s still-valid access token gets 404 user_not_found on /user', async () => {
+  test('a deleted user\'s still-valid access token gets 403 user_not_found on /user (GoTrue\'s answer)', async () => {
     const { data } = await client(h).auth.signUp({ email: uniqueEmail('gone'), password: goodPassword() });
     const project = (await h.hearth.registry.defaultProject())!;
     await project.sql`delete from auth.users where id = ${data.user!.id}`;
     const res = await authApi(h, 'GET', '/user', { token: data.session!.access_token });
-    assert.equal(res.status, 404);
+    assert.equal(res.status, 403);
     assert.equal(res.body.error.code, 'user_not_found');
   });
 });

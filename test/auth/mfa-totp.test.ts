@@ -106,9 +106,10 @@ describe('TOTP verification', () => {
     assert.equal(claims.aal, 'aal2');
     assert.deepEqual((claims.amr as { method: string }[]).map((a) => a.method), ['totp', 'password']);
     assert.notEqual(claims.session_id, decodeJwt(u.token).session_id);
-    assert.equal(res.body.user.factors.length, 0); // session payloads carry the bare user; GET /user lists factors
+    // Session payloads list the user's factors as GET /user does (supabase-js reads session.user.factors).
     const user = await authApi(h, 'GET', '/user', { token: res.body.access_token });
     assert.equal(user.body.factors[0].status, 'verified');
+    assert.deepEqual(res.body.user.factors, user.body.factors);
     // The refreshed token keeps aal2.
     const refreshed = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: res.body.refresh_token } });
     assert.equal(decodeJwt(refreshed.body.access_token).aal, 'aal2');
@@ -169,7 +170,7 @@ describe('TOTP verification', () => {
 
     const unknownChallenge = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: ok.body.access_token, body: { challenge_id: crypto.randomUUID(), code: '123456' } });
     assert.equal(unknownChallenge.status, 404);
-    assert.equal(unknownChallenge.body.error_code, 'mfa_challenge_not_found');
+    assert.equal(unknownChallenge.body.error_code, 'mfa_factor_not_found'); // GoTrue's code for an unknown challenge
     const unknownFactor = await authApi(h, 'POST', `/factors/${crypto.randomUUID()}/challenge`, { token: ok.body.access_token });
     assert.equal(unknownFactor.status, 404);
     assert.equal(unknownFactor.body.error_code, 'mfa_factor_not_found');
@@ -221,7 +222,7 @@ describe('TOTP verification', () => {
     const stepped = await verify(u.token, f.id, codeAt(f.totp.secret, centreOfStep()));
     const aal1 = await authApi(h, 'POST', '/token?grant_type=password', { body: { email: u.email, password: u.password } });
     const refused = await authApi(h, 'DELETE', `/factors/${f.id}`, { token: aal1.body.access_token });
-    assert.equal(refused.status, 403);
+    assert.equal(refused.status, 422); // GoTrue's status for this refusal
     assert.equal(refused.body.error_code, 'insufficient_aal');
     const removed = await authApi(h, 'DELETE', `/factors/${f.id}`, { token: stepped.body.access_token });
     assert.equal(removed.status, 200);

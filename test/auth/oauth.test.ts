@@ -198,7 +198,7 @@ describe('identity linking', () => {
     assert.equal(removed.status, 200);
     assert.deepEqual((await authApi(h, 'GET', '/user', { token: dave.token })).body.identities, []);
     const unknown = await authApi(h, 'DELETE', `/user/identities/${identity.identity_id}`, { token: dave.token });
-    assert.equal(unknown.status, 404);
+    assert.equal(unknown.status, 422); // GoTrue's status
     assert.equal(unknown.body.error_code, 'identity_not_found');
 
     // A social-only account: its one identity is its only way in.
@@ -221,7 +221,7 @@ describe('identity linking', () => {
     assert.equal(removed.status, 200);
     assert.deepEqual((await authApi(h, 'GET', '/user', { token: gina.token })).body.identities, []);
     const gone = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, { token: gina.token });
-    assert.equal(gone.status, 404);
+    assert.equal(gone.status, 422);
     assert.equal(gone.body.error_code, 'identity_not_found');
   });
 

@@ -58,13 +58,13 @@ describe('GET /auth/v1/user', () => {
     );
   });
 
-  test('a user with no identities or factors gets empty lists; a deleted user is 404', async () => {
+  test('a user with no identities or factors gets empty lists; a deleted user is 403 user_not_found', async () => {
     const s = await authApi(h, 'POST', '/signup', { body: {} });
     const mine = await authApi(h, 'GET', '/user', { token: s.body.access_token });
     assert.deepEqual([mine.body.identities, mine.body.factors, mine.body.is_anonymous], [[], [], true]);
     await sql`delete from auth.users where id = ${s.body.user.id}`;
     const gone = await authApi(h, 'GET', '/user', { token: s.body.access_token });
-    assert.equal(gone.status, 404);
+    assert.equal(gone.status, 403);
     assert.equal(gone.body.error_code, 'user_not_found');
   });
 });
