@@ -15,7 +15,8 @@ import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
 import { sha256 } from '../platform/secrets.ts';
-import { secretsRevision, type FunctionDraft, type FunctionLogEntry, type FunctionRecord, type FunctionStore, type LogLevel, type ProjectSecrets } from './store.ts';
+import { checkSecretCount } from './validate.ts';
+import { parseLogCursor, secretsRevision, type FunctionDraft, type FunctionLogEntry, type FunctionRecord, type FunctionStore, type LogLevel, type ProjectSecrets } from './store.ts';
 
 export const FUNCTIONS_CHANNEL = 'hearth_functions';
 const TTL_MS = 5_000;
@@ -52,6 +53,7 @@ function toLogEntry(r: postgres.Row): FunctionLogEntry {
     invocationId: (r.invocation_id as string | null) ?? null,
     level: r.level as LogLevel,
     message: r.message as string,
+    cursor: r.cursor as string,
   };
   if (r.status !== null) {
     entry.request = { method: r.method as string, path: r.path as string, status: r.status as number, code: (r.error_code as string | null) ?? null, durationMs: r.duration_ms as number };
@@ -168,7 +170,8 @@ export class DbFunctionStore implements FunctionStore {
   async updateSecrets(ref: string, set: Record<string, string>, unset: string[]): Promise<void> {
     const names = Object.keys(set);
     await this.sql.begin(async (tx) => {
-      const [project] = await tx`select id from platform.projects where ref = ${ref}`;
+      // The lock serialises the project's secret writes, so two concurrent ones cannot both pass the cap.
+      const [project] = await tx`select id from platform.projects where ref = ${ref} for no key update`;
       if (!project) throw new Error(`no project with ref ${ref}`);
       if (unset.length) await tx`delete from platform.function_secrets where project_id = ${project.id as string} and name = any(${unset})`;
       if (names.length) {
@@ -182,6 +185,10 @@ export class DbFunctionStore implements FunctionStore {
         await tx`insert into platform.function_secrets ${tx(rows)}
           on conflict (project_id, name) do update set value_encrypted = excluded.value_encrypted,
             value_sha256 = excluded.value_sha256, updated_at = excluded.updated_at`;
+      }
+      if (names.length) {
+        const [{ count }] = await tx`select count(*)::int as count from platform.function_secrets where project_id = ${project.id as string}`;
+        checkSecretCount(count as number);
       }
       await this.announce(tx, { ref });
     });
@@ -217,9 +224,13 @@ export class DbFunctionStore implements FunctionStore {
       where p.ref = ${ref}`;
   }
 
-  async readLogs(ref: string, name: string, limit: number): Promise<FunctionLogEntry[]> {
-    const rows = await this.sql`select version, invocation_id, level, message, method, path, status, error_code, duration_ms, created_at
+  /** Keyset paging on (created_at, id), the order of the function_logs_recent index. */
+  async readLogs(ref: string, name: string, limit: number, before?: string): Promise<FunctionLogEntry[]> {
+    const cursor = before === undefined ? null : parseLogCursor(before);
+    const rows = await this.sql`select version, invocation_id, level, message, method, path, status, error_code, duration_ms, created_at,
+        (extract(epoch from created_at) * 1000000)::bigint::text || '-' || id::text as cursor
       from platform.function_logs where project_id = ${PROJECT_ID(this.sql, ref)} and function_name = ${name}
+      ${cursor ? this.sql`and (created_at, id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.seq}::bigint)` : this.sql``}
       order by created_at desc, id desc limit ${limit}`;
     return rows.map(toLogEntry);
   }

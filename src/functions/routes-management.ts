@@ -11,7 +11,7 @@ import { badRequest, notFound } from '../errors.ts';
 import { managementAccess, objectBody, requireSession } from '../platform/routes.ts';
 import { functionsRuntime } from './index.ts';
 import type { FunctionInfo } from './runtime.ts';
-import type { FunctionLogEntry } from './store.ts';
+import { parseLogCursor, type FunctionLogEntry } from './store.ts';
 import type { FunctionSource } from './validate.ts';
 
 const ADMINS = ['owner', 'admin'] as const;
@@ -20,7 +20,7 @@ const DEPLOY_BODY_LIMIT = 16 * 1024 * 1024;
 const MAX_SECRETS_PER_CALL = 100;
 
 type Ref = { Params: { ref: string } };
-type RefName = { Params: { ref: string; name: string }; Querystring: { limit?: string } };
+type RefName = { Params: { ref: string; name: string }; Querystring: { limit?: string; before?: string } };
 
 const functionJson = (f: FunctionInfo) => ({
   name: f.name,
@@ -34,6 +34,8 @@ const functionJson = (f: FunctionInfo) => ({
 });
 
 const logJson = (e: FunctionLogEntry) => ({
+  // Opaque; `?before=<id>` pages on from this entry.
+  id: e.cursor,
   timestamp: e.at,
   version: e.version,
   invocation_id: e.invocationId,
@@ -137,8 +139,10 @@ export async function functionManagementRoutes(app: FastifyInstance, opts: { p: 
   app.get<RefName>('/v1/projects/:ref/functions/:name/logs', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
     const limit = logLimit(request.query.limit);
+    const { before } = request.query;
+    if (before !== undefined) parseLogCursor(before);
     if (!(await runtime().getFunction(project.ref, request.params.name))) throw missing(request.params.name);
-    return (await runtime().readLogs(project.ref, request.params.name, { limit })).map(logJson);
+    return (await runtime().readLogs(project.ref, request.params.name, { limit, before })).map(logJson);
   });
 
   const secretList = async (ref: string) => (await runtime().listSecrets(ref)).map((s) => ({ name: s.name, value: s.digest }));

@@ -11,6 +11,7 @@
  * the function checks itself. CORS preflights (OPTIONS) always reach the
  * function, as on Supabase, since browsers send them without credentials.
  */
+import http from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { HearthError, notFound, unauthorized } from '../errors.ts';
@@ -28,6 +29,13 @@ const NO_BODY = new Set(['GET', 'HEAD']);
 /** Paths and hosts the URL parser would leave as they are (no escaping, no case change): sent on without parsing. */
 const PLAIN_PATH = /^\/[!$-&(-;=?-[\]^_a-z|~]*$/;
 const PLAIN_HOST = /^[a-z0-9.:[\]-]+$/;
+/**
+ * Every method Node parses except CONNECT (a tunnel, not a request) is passed
+ * to the function, as Supabase's gateway does; these few workerd does not
+ * know (it would answer 501 without a code), so they are refused here.
+ */
+const UNCARRIED = ['BIND', 'LINK', 'M-SEARCH', 'MKCALENDAR', 'REBIND', 'SOURCE', 'UNBIND', 'UNLINK'];
+const CARRIED = http.METHODS.filter((m) => m !== 'CONNECT' && !UNCARRIED.includes(m));
 /** The response each request is streaming, so a body that fails before its first byte gets its platform error. */
 const streaming = new WeakMap<FastifyRequest, Invoked>();
 
@@ -70,17 +78,22 @@ function functionRequest(request: FastifyRequest): Invocation {
 }
 
 async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>, reply: FastifyReply) {
+  if (UNCARRIED.includes(request.method)) {
+    reply.header('allow', CARRIED.join(', '));
+    throw new HearthError(405, 'method_not_allowed', `The functions runtime cannot carry ${request.method} requests; a function may be called with ${CARRIED.join(', ')}.`);
+  }
   const { project, auth } = request.hearth;
   const { name } = request.params;
-  const fn = isFunctionName(name) ? await runtime.getFunction(project.ref, name) : null;
+  const fn = isFunctionName(name) ? await runtime.store.get(project.ref, name) : null;
   // Without credentials a missing function is a 401 too, so names cannot be probed.
   if (!auth && request.method !== 'OPTIONS' && (!fn || fn.verifyJwt)) {
     throw unauthorized('This function needs the project\'s API key or a user access token: send Authorization: Bearer <key or token>.', 'no_api_key');
   }
   if (!fn) throw missing(name);
-  const response = await runtime.invoke(project.ref, name, functionRequest(request));
+  const response = await runtime.invoke(project.ref, name, functionRequest(request), fn);
   reply.code(response.status).headers(response.headers);
   if (!response.body) return reply.send();
+  if (Buffer.isBuffer(response.body)) return reply.send(request.method === 'HEAD' ? null : response.body);
   if (request.method === 'HEAD') {
     response.body.destroy();
     return reply.send();
@@ -128,7 +141,14 @@ export async function functionRoutes(app: FastifyInstance, opts: { p: Platform; 
     return invoke(runtime, request, reply).catch((e) => refuse(request, reply, e));
   });
 
+  // Fastify routes only the common methods unless told of others. The
+  // instance-wide set is extended (routes of other areas still list their own
+  // methods), so WebDAV-style methods reach functions as on Supabase.
+  for (const method of [...CARRIED, ...UNCARRIED]) {
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
   const handler = (request: FastifyRequest<Route>, reply: FastifyReply) => invoke(functionsRuntime(p), request, reply);
-  app.all<Route>(`${PREFIX}/:name`, { config: { public: true }, exposeHeadRoute: false }, handler);
-  app.all<Route>(`${PREFIX}/:name/*`, { config: { public: true }, exposeHeadRoute: false }, handler);
+  for (const url of [`${PREFIX}/:name`, `${PREFIX}/:name/*`]) {
+    app.route<Route>({ method: [...CARRIED, ...UNCARRIED], url, config: { public: true }, exposeHeadRoute: false, handler });
+  }
 }

@@ -44,8 +44,8 @@ export interface Invoked {
   status: number;
   /** The function's headers, hop-by-hop ones removed. */
   headers: http.IncomingHttpHeaders;
-  /** The body as it streams from workerd; null for a status that has none. */
-  body: Readable | null;
+  /** The body as it streams from workerd, or whole when it came with the head; null for a status that has none. */
+  body: Readable | Buffer | null;
   /** What to report for a body that failed part-way (time limit, crash, memory). */
   failure(error: unknown): Promise<HearthError>;
 }
@@ -57,6 +57,8 @@ interface Slot {
   ready: Instance | null;
 }
 
+/** Decodes as Response.text() does (a leading BOM dropped). */
+const UTF8 = new TextDecoder();
 const LOG_FLUSH_MS = 200;
 const ACQUIRE_ATTEMPTS = 5;
 const NULL_BODY = new Set([101, 204, 205, 304]);
@@ -138,10 +140,11 @@ export class FunctionsRuntime {
     return Object.keys(values).sort().map((name) => ({ name, digest: createHash('sha256').update(values[name]).digest('hex') }));
   }
 
-  async readLogs(projectRef: string, name: string, { limit = 100 }: { limit?: number } = {}): Promise<FunctionLogEntry[]> {
+  /** Newest first; `before` is the cursor of an entry already read, for the page after it. */
+  async readLogs(projectRef: string, name: string, { limit = 100, before }: { limit?: number; before?: string } = {}): Promise<FunctionLogEntry[]> {
     assertFunctionName(name);
     await this.flushLogs();
-    return this.store.readLogs(projectRef, name, Math.max(1, Math.min(limit, 1000)));
+    return this.store.readLogs(projectRef, name, Math.max(1, Math.min(limit, 1000)), before);
   }
 
   /**
@@ -169,6 +172,7 @@ export class FunctionsRuntime {
       for (const v of Array.isArray(value) ? value : [value!]) out.append(header, v);
     }
     if (!invoked.body) return new Response(null, { status: invoked.status, headers: out });
+    if (Buffer.isBuffer(invoked.body)) return new Response(invoked.body as Uint8Array<ArrayBuffer>, { status: invoked.status, headers: out });
     const res = invoked.body;
     const chunks = res[Symbol.asyncIterator]();
     const body = new ReadableStream<Uint8Array>({
@@ -188,14 +192,17 @@ export class FunctionsRuntime {
   /**
    * invokeFunction without web Request and Response objects, for the HTTP
    * route: the body of the result is the socket stream from workerd, piped
-   * as is. Destroying it before its end logs the invocation as cancelled.
+   * as is, or a buffer when it arrived whole with the head. Destroying the
+   * stream before its end logs the invocation as cancelled.
+   * `current` is the function's record when the caller has just read it.
    */
-  async invoke(projectRef: string, name: string, invocation: Invocation): Promise<Invoked> {
+  async invoke(projectRef: string, name: string, invocation: Invocation, current?: FunctionRecord): Promise<Invoked> {
     if (this.stopped) throw new HearthError(503, 'functions_stopped', 'The functions runtime is shutting down.');
     assertFunctionName(name);
     // A redeploy or a crash can retire the instance between lookup and use; look again then.
     for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
-      const record = await this.store.get(projectRef, name);
+      // The caller's record (the route looked it up to check verify_jwt) saves a lookup the first time.
+      const record = attempt === 0 && current ? current : await this.store.get(projectRef, name);
       if (!record) throw this.missing(name);
       const instance = await this.acquire(projectRef, record);
       if (instance) return this.run(projectRef, record, instance, invocation);
@@ -205,13 +212,30 @@ export class FunctionsRuntime {
 
   /** The workflows' `function` step: POSTs `body` as JSON, returns the status and the (JSON if possible) body. */
   async invokeFunctionJson(projectRef: string, name: string, body: unknown): Promise<{ status: number; body: unknown }> {
-    const request = new Request(`http://localhost/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? null) });
-    const response = await this.invokeFunction(projectRef, name, request);
-    const text = await response.text();
+    // Plain values rather than a web Request and Response: those cost more than the invocation.
+    const invoked = await this.invoke(projectRef, name, {
+      method: 'POST',
+      path: `/${name}`,
+      host: 'localhost',
+      headers: ['content-type', 'application/json'],
+      body: Readable.from([Buffer.from(JSON.stringify(body ?? null))]),
+      callerGone: () => false,
+    });
+    let text = '';
+    if (Buffer.isBuffer(invoked.body)) text = UTF8.decode(invoked.body);
+    else if (invoked.body) {
+      const chunks: Buffer[] = [];
+      try {
+        for await (const chunk of invoked.body) chunks.push(chunk as Buffer);
+      } catch (e) {
+        throw await invoked.failure(e);
+      }
+      text = UTF8.decode(Buffer.concat(chunks));
+    }
     try {
-      return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+      return { status: invoked.status, body: text === '' ? null : JSON.parse(text) };
     } catch {
-      return { status: response.status, body: text };
+      return { status: invoked.status, body: text };
     }
   }
 
@@ -368,6 +392,14 @@ export class FunctionsRuntime {
       finish(status, null);
       return { status, headers, body: null, failure };
     }
+    // An answer that arrived whole with its head (most API answers) is handed
+    // over as a buffer: the caller gets head and body in one write, with no
+    // stream to pipe. Only with both headers, which Fastify would otherwise add.
+    if (res.complete && headers['content-length'] !== undefined && headers['content-type'] !== undefined) {
+      const body = (res.read() as Buffer | null) ?? Buffer.alloc(0);
+      finish(status, null);
+      return { status, headers, body, failure };
+    }
     res.once('end', () => finish(status, null));
     res.once('close', () => {
       if (done) return;
@@ -395,7 +427,8 @@ export class FunctionsRuntime {
   }
 
   private log(projectRef: string, name: string, version: number, log: InstanceLog, request?: FunctionLogEntry['request']): void {
-    const entry: FunctionLogEntry = { at: new Date().toISOString(), version, invocationId: log.invocationId, level: log.level, message: log.message, ...(request && { request }) };
+    const entry: FunctionLogEntry = { at: new Date().toISOString(), version, invocationId: log.invocationId, level: log.level, message: log.message };
+    if (request) entry.request = request;
     const key = `${projectRef}\u0000${name}`;
     const list = this.pendingLogs.get(key);
     if (list) list.push(entry); else this.pendingLogs.set(key, [entry]);

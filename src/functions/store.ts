@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { assertProjectRef } from './validate.ts';
+import { badRequest } from '../errors.ts';
+import { assertProjectRef, checkSecretCount } from './validate.ts';
 
 export interface FunctionRecord {
   name: string;
@@ -39,6 +40,19 @@ export interface FunctionLogEntry {
   message: string;
   /** Present on the one entry that closes an invocation. */
   request?: { method: string; path: string; status: number; code: string | null; durationMs: number };
+  /** Set on entries read back: where the next page starts (`readLogs(..., before)`). */
+  cursor?: string;
+}
+
+/**
+ * A log cursor is `<microseconds since the epoch>-<sequence>`: the entry's
+ * time and a number that orders entries of the same time. Anything else is a
+ * 400, not an empty page.
+ */
+export function parseLogCursor(cursor: string): { micros: string; seq: string } {
+  const m = /^(\d{1,16})-(\d{1,18})$/.exec(cursor);
+  if (!m) throw badRequest('invalid_request', 'before must be the "id" of a log entry already read.');
+  return { micros: m[1]!, seq: m[2]! };
 }
 
 export interface FunctionStore {
@@ -52,11 +66,14 @@ export interface FunctionStore {
   /** Upserts `set` and deletes `unset`, atomically. */
   updateSecrets(projectRef: string, set: Record<string, string>, unset: string[]): Promise<void>;
   appendLogs(projectRef: string, name: string, entries: FunctionLogEntry[]): Promise<void>;
-  /** Newest first. */
-  readLogs(projectRef: string, name: string, limit: number): Promise<FunctionLogEntry[]>;
+  /** Newest first, each with its cursor; with `before`, only entries older than the one of that cursor. */
+  readLogs(projectRef: string, name: string, limit: number, before?: string): Promise<FunctionLogEntry[]>;
 }
 
 const LOG_FILE_MAX = 4 * 1024 * 1024;
+
+/** The sequence number of a stored line (0 for a line written before lines had cursors). */
+const seqOf = (e: FunctionLogEntry) => (e.cursor ? Number(e.cursor.slice(e.cursor.indexOf('-') + 1)) : 0);
 
 async function writeAtomic(file: string, data: string): Promise<void> {
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
@@ -87,6 +104,7 @@ export class DirFunctionStore implements FunctionStore {
   private readonly secrets = new Map<string, ProjectSecrets>();
   // Serialises writes per function/project so version numbers never collide.
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly logSeq = new Map<string, number>();
 
   constructor(private readonly root: string) {}
 
@@ -160,6 +178,7 @@ export class DirFunctionStore implements FunctionStore {
     return this.locked(ref, async () => {
       const values = { ...(await this.getSecrets(ref)).values, ...set };
       for (const n of unset) delete values[n];
+      if (Object.keys(set).length) checkSecretCount(Object.keys(values).length);
       await fs.mkdir(this.projectDir(ref), { recursive: true, mode: 0o700 });
       await writeAtomic(path.join(this.projectDir(ref), 'secrets.json'), JSON.stringify(values));
       this.secrets.set(ref, { values, revision: secretsRevision(values) });
@@ -171,7 +190,15 @@ export class DirFunctionStore implements FunctionStore {
       const dir = this.fnDir(ref, name);
       const file = path.join(dir, 'logs.jsonl');
       await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-      await fs.appendFile(file, entries.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
+      // Each line carries its cursor; the sequence continues from the file's last line.
+      let seq = this.logSeq.get(file);
+      if (seq === undefined) {
+        const last = (await fs.readFile(file, 'utf8').catch(() => '')).trimEnd().split('\n').pop();
+        seq = last ? seqOf(JSON.parse(last) as FunctionLogEntry) : 0;
+      }
+      const lines = entries.map((e) => JSON.stringify({ ...e, cursor: `${Date.parse(e.at) * 1000}-${++seq!}` }) + '\n');
+      this.logSeq.set(file, seq);
+      await fs.appendFile(file, lines.join(''), { mode: 0o600 });
       // Bounded retention: past the cap keep the newer half.
       const { size } = await fs.stat(file);
       if (size > LOG_FILE_MAX) {
@@ -181,8 +208,12 @@ export class DirFunctionStore implements FunctionStore {
     });
   }
 
-  async readLogs(ref: string, name: string, limit: number): Promise<FunctionLogEntry[]> {
+  async readLogs(ref: string, name: string, limit: number, before?: string): Promise<FunctionLogEntry[]> {
+    const below = before === undefined ? Infinity : Number(parseLogCursor(before).seq);
     const text = await fs.readFile(path.join(this.fnDir(ref, name), 'logs.jsonl'), 'utf8').catch(() => '');
-    return text.split('\n').filter(Boolean).slice(-limit).reverse().map((l) => JSON.parse(l) as FunctionLogEntry);
+    const entries = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as FunctionLogEntry);
+    // Lines are in sequence order, so the entries before the cursor are a prefix.
+    const end = entries.findIndex((e) => seqOf(e) >= below);
+    return entries.slice(0, end < 0 ? entries.length : end).slice(-limit).reverse();
   }
 }

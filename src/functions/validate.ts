@@ -10,7 +10,10 @@ import { badRequest } from '../errors.ts';
 const FUNCTION_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,255}$/;
 const MAX_SOURCE_BYTES = 10 * 1024 * 1024;
-const MAX_SECRET_BYTES = 64 * 1024;
+// Supabase's limits: 100 secrets per project, 48 KiB per value. Every secret
+// is a binding of every instance of the project, so the total stays bounded.
+const MAX_SECRET_BYTES = 48 * 1024;
+export const MAX_SECRETS_PER_PROJECT = 100;
 
 export interface FunctionSource {
   /** Path → source text, e.g. `{ "index.ts": "...", "lib/util.ts": "..." }`. */
@@ -36,6 +39,10 @@ export function checkSource(source: FunctionSource): string {
   let total = 0;
   for (const p of paths) {
     if (typeof source.files[p] !== 'string') throw badRequest('invalid_function_source', `File "${p}" must be a string of source text.`);
+    // PostgreSQL text and jsonb cannot hold U+0000, so such a deploy could not be stored.
+    if (p.includes('\u0000') || source.files[p].includes('\u0000')) {
+      throw badRequest('invalid_function_source', `File "${p.replaceAll('\u0000', '\\0')}" contains a NUL character (U+0000), which cannot be stored; in a string literal write it as "\\0".`);
+    }
     if (p.startsWith('/') || p.split('/').some((s) => s === '' || s === '.' || s === '..') || p.includes('\\')) {
       throw badRequest('invalid_function_source', `File path "${p}" must be relative and may not contain "", "." or ".." segments.`);
     }
@@ -56,6 +63,13 @@ export function checkSecrets(secrets: Record<string, string>): void {
     if (name.startsWith('SUPABASE_')) throw badRequest('reserved_secret_name', `Secret name "${name}" starts with SUPABASE_, which is reserved for variables Hearth provides.`);
     if (typeof value !== 'string') throw badRequest('invalid_secret_value', `Secret "${name}" must be a string.`);
     if (Buffer.byteLength(value) > MAX_SECRET_BYTES) throw badRequest('invalid_secret_value', `Secret "${name}" is larger than ${MAX_SECRET_BYTES} bytes.`);
+  }
+}
+
+/** `count` is the number of secrets the project would have after a write. */
+export function checkSecretCount(count: number): void {
+  if (count > MAX_SECRETS_PER_PROJECT) {
+    throw badRequest('too_many_secrets', `A project may have at most ${MAX_SECRETS_PER_PROJECT} secrets; this change would leave ${count}. Group related values into one secret (a JSON object).`);
   }
 }
 

@@ -105,6 +105,23 @@ Deno.serve(async (req: Request) => {
     assert.equal(await head.text(), '');
   });
 
+  test('other methods (WebDAV and the like) reach the function; the few workerd cannot carry are 405 with Allow', async () => {
+    await deploy(h, main.ref, 'davecho', { source: ECHO });
+    const res = await call(main, 'davecho/cal?depth=1', { method: 'PROPFIND', headers: { 'content-type': 'application/xml' }, body: '<propfind/>' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { method: 'PROPFIND', path: '/davecho/cal', query: '?depth=1', authorization: `Bearer ${main.publishable}`, custom: null, body: '<propfind/>' });
+    for (const method of ['REPORT', 'MKCOL', 'LOCK']) assert.equal((await (await call(main, 'davecho', { method })).json()).method, method);
+    // verify_jwt still applies to them.
+    assert.equal((await call(main, 'davecho', { method: 'PROPFIND', key: null })).status, 401);
+
+    const refused = await call(main, 'davecho', { method: 'MKCALENDAR', body: 'x' });
+    assert.equal(refused.status, 405);
+    assert.equal((await refused.json()).error.code, 'method_not_allowed');
+    const allow = refused.headers.get('allow')!.split(', ');
+    for (const m of ['GET', 'POST', 'PROPFIND', 'OPTIONS']) assert.ok(allow.includes(m), m);
+    assert.ok(!allow.includes('MKCALENDAR'));
+  });
+
   test('a path with characters fetch would escape, and a Host that is no host name, reach the function as a URL parser reads them', async () => {
     await deploy(h, main.ref, 'rawurl', { source: 'Deno.serve((req) => Response.json({ url: req.url }));' });
     const { hostname, port } = new URL(main.base);
@@ -139,6 +156,29 @@ Deno.serve(async (req: Request) => {
     assert.equal(res.headers.get('x-fn'), 'yes');
     assert.deepEqual(res.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
     assert.equal(await res.text(), 'created');
+  });
+
+  test('bodies come through byte for byte, with the content type the function set or none', async () => {
+    await deploy(h, main.ref, 'bytes', {
+      source: `Deno.serve((req) => {
+  const kind = new URL(req.url).searchParams.get('kind');
+  if (kind === 'binary') return new Response(new Uint8Array([0, 1, 128, 255, 10]), { headers: { 'content-type': 'application/octet-stream' } });
+  if (kind === 'untyped') { const res = new Response('plain'); res.headers.delete('content-type'); return res; }
+  return new Response('é'.repeat(100000), { headers: { 'content-type': 'text/plain; charset=utf-8' } });
+});`,
+    });
+    const binary = await call(main, 'bytes?kind=binary');
+    assert.equal(binary.headers.get('content-type'), 'application/octet-stream');
+    assert.deepEqual([...new Uint8Array(await binary.arrayBuffer())], [0, 1, 128, 255, 10]);
+    const untyped = await call(main, 'bytes?kind=untyped');
+    assert.equal(untyped.headers.get('content-type'), null);
+    assert.equal(await untyped.text(), 'plain');
+    const large = await call(main, 'bytes?kind=large');
+    assert.equal(await large.text(), 'é'.repeat(100000));
+    const head = await call(main, 'bytes?kind=binary', { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-type'), 'application/octet-stream');
+    assert.equal(await head.text(), '');
   });
 
   test('the request body streams in, past the server-wide body limit', async () => {
@@ -214,6 +254,9 @@ describe('management refusals', () => {
     ['body not an object', 'x', undefined, 400, 'invalid_request'],
     // A misspelt verify_jwt must not silently deploy with the default.
     ['unknown field', 'x', { source: 'Deno.serve(() => new Response(""))', verifyJwt: false }, 400, 'unknown_field'],
+    // PostgreSQL cannot store U+0000: refused up front rather than failing in the store.
+    ['NUL in the source', 'x', { source: 'Deno.serve(() => new Response("a\u0000b"));' }, 400, 'invalid_function_source'],
+    ['NUL in a file path', 'x', { files: { 'index.ts': 'Deno.serve(() => new Response(""));', 'a\u0000.ts': '' }, entrypoint: 'index.ts' }, 400, 'invalid_function_source'],
   ];
   for (const [label, name, body, status, code] of cases) {
     test(`deploy: ${label} → ${status} ${code}`, async () => {
@@ -335,7 +378,7 @@ describe('secrets', () => {
     ['bad name', [{ name: '1ABC', value: 'x' }], 'invalid_secret_name'],
     ['reserved prefix', [{ name: 'SUPABASE_URL', value: 'x' }], 'reserved_secret_name'],
     ['duplicate', [{ name: 'A', value: 'x' }, { name: 'A', value: 'y' }], 'duplicate_secret_name'],
-    ['too large', [{ name: 'BIG', value: 'x'.repeat(64 * 1024 + 1) }], 'invalid_secret_value'],
+    ['too large', [{ name: 'BIG', value: 'x'.repeat(48 * 1024 + 1) }], 'invalid_secret_value'],
     ['unknown field', [{ name: 'A', value: 'x', secret: true }], 'unknown_field'],
   ];
   for (const [label, body, code] of refusals) {
@@ -354,6 +397,21 @@ describe('secrets', () => {
     const res = await h.api('PUT', `/v1/projects/${main.ref}/secrets`, { body: [{ name: 'toString', value: 'x' }] });
     assert.equal(res.status, 200);
     assert.equal((await h.api('DELETE', `/v1/projects/${main.ref}/secrets`, { body: ['toString'] })).status, 200);
+  });
+
+  test('a project holds at most 100 secrets of at most 48 KiB each: past that 400 too_many_secrets, nothing written', async () => {
+    const capped = await createProject(h, 'Secrets cap');
+    const hundred = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`S${i}`, i === 0 ? 'x'.repeat(48 * 1024) : 'v']));
+    assert.equal((await putSecrets(h, capped.ref, hundred)).length, 100);
+    const before = (await h.api('GET', `/v1/projects/${capped.ref}/secrets`)).body;
+    const over = await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, { body: [{ name: 'S1', value: 'changed' }, { name: 'ONE_MORE', value: 'x' }] });
+    assert.equal(over.status, 400, JSON.stringify(over.body));
+    assert.equal(over.body.error.code, 'too_many_secrets');
+    assert.deepEqual((await h.api('GET', `/v1/projects/${capped.ref}/secrets`)).body, before);
+    // Changing existing ones, or replacing one after a delete, stays within the cap.
+    assert.equal((await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, { body: [{ name: 'S1', value: 'changed' }] })).status, 200);
+    assert.equal((await h.api('DELETE', `/v1/projects/${capped.ref}/secrets`, { body: ['S2'] })).status, 200);
+    assert.equal((await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, { body: [{ name: 'ONE_MORE', value: 'x' }] })).status, 200);
   });
 
   test('DELETE secrets needs an array of names', async () => {
@@ -480,6 +538,34 @@ describe('logs and errors', () => {
     assert.ok(logs.every((e) => e.version === 1 && !Number.isNaN(Date.parse(e.timestamp))));
     const one = await h.api('GET', `/v1/projects/${main.ref}/functions/chatty/logs?limit=1`);
     assert.equal(one.body.length, 1);
+  });
+
+  test('logs page past 1,000 entries with ?before=<id of the last entry read>', async () => {
+    await deploy(h, main.ref, 'verbose', { source: "Deno.serve(() => { for (let i = 0; i < 1200; i++) console.log(`line ${i}`); return new Response('ok'); });" });
+    assert.equal(await (await call(main, 'verbose')).text(), 'ok');
+    type Log = { id: string; message: string; status?: number };
+    const page = async (query: string) => {
+      const res = await h.api('GET', `/v1/projects/${main.ref}/functions/verbose/logs?${query}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body as Log[];
+    };
+    // 1,200 console lines and the invocation's own entry.
+    const first = await until(() => page('limit=1000'), (l) => l.length === 1000 && l.some((e) => e.status === 200));
+    const second = await page(`limit=1000&before=${encodeURIComponent(first.at(-1)!.id)}`);
+    assert.equal(second.length, 201);
+    assert.deepEqual(await page(`limit=1000&before=${encodeURIComponent(second.at(-1)!.id)}`), []);
+    const all = [...first, ...second];
+    assert.equal(new Set(all.map((e) => e.id)).size, 1201);
+    const lines = all.filter((e) => e.status === undefined).map((e) => e.message);
+    assert.deepEqual(lines, Array.from({ length: 1200 }, (_, i) => `line ${1199 - i}`));
+    // A smaller page size pages the same way.
+    const small = await page(`limit=2&before=${encodeURIComponent(first[9]!.id)}`);
+    assert.deepEqual(small.map((e) => e.id), [first[10]!.id, first[11]!.id]);
+    for (const before of ['abc', '1', '12-x', '-1-2']) {
+      const res = await h.api('GET', `/v1/projects/${main.ref}/functions/verbose/logs?before=${before}`);
+      assert.equal(res.status, 400, before);
+      assert.equal(res.body.error.code, 'invalid_request');
+    }
   });
 
   test('a throwing function is 500 function_error; a module that fails to load is 503 function_boot_error', async () => {

@@ -122,6 +122,20 @@ describe('streaming', () => {
   });
 });
 
+describe('connections to workerd', () => {
+  test('more requests at once than connections to workerd are queued and all answered', async () => {
+    await h.runtime.deployFunction('projconn', 'slow', { files: { 'index.ts': "Deno.serve(async (req) => { await new Promise((r) => setTimeout(r, 100)); return new Response(new URL(req.url).search); });" } });
+    // Over the 256 connections an instance opens; the rest wait for a free one.
+    const answers = await Promise.all(Array.from({ length: 300 }, async (_, i) => {
+      const res = await h.runtime.invokeFunction('projconn', 'slow', get('slow', `?n=${i}`));
+      return [res.status, await res.text()];
+    }));
+    assert.deepEqual(answers, Array.from({ length: 300 }, (_, i) => [200, `?n=${i}`]));
+    // The connections are reused afterwards.
+    assert.equal(await (await h.runtime.invokeFunction('projconn', 'slow', get('slow', '?again'))).text(), '?again');
+  });
+});
+
 describe('versions', () => {
   test('a redeploy while requests are in flight fails no request', async () => {
     const source = (v: number) => ({ files: { 'index.ts': `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 200)); return new Response('v${v}'); });` } });
@@ -183,6 +197,41 @@ Deno.serve(async (req) => {
     assert.deepEqual(lines, ["log:got { n: 2 }", 'warn:careful']);
     assert.ok(logs.some((e) => e.invocationId === null && e.message === 'booting'));
     assert.equal((await h.runtime.readLogs('projlog', 'echo', { limit: 1 })).length, 1);
+  });
+
+  test('invokeFunctionJson reads a streamed answer too, and a text one as text', async () => {
+    await h.runtime.deployFunction('projlog', 'chunks', {
+      files: { 'index.ts': `Deno.serve((req) => {
+  const enc = new TextEncoder();
+  if (new URL(req.url).pathname !== '/chunks') return new Response('wrong path');
+  const body = new ReadableStream({ async start(c) { c.enqueue(enc.encode('\\uFEFF{"a":')); await new Promise((r) => setTimeout(r, 50)); c.enqueue(enc.encode('[1,"é"]}')); c.close(); } });
+  return new Response(body, { status: 202, headers: { 'content-type': 'application/json' } });
+});` },
+    });
+    assert.deepEqual(await h.runtime.invokeFunctionJson('projlog', 'chunks', { x: 1 }), { status: 202, body: { a: [1, 'é'] } });
+    await h.runtime.deployFunction('projlog', 'texty', { files: { 'index.ts': "Deno.serve(async (req) => new Response('got ' + await req.text()));" } });
+    assert.deepEqual(await h.runtime.invokeFunctionJson('projlog', 'texty', { x: 1 }), { status: 200, body: 'got {"x":1}' });
+  });
+
+  test('logs page with the cursor of the last entry read, in the store of a runtime used alone too', async () => {
+    const all = await h.runtime.readLogs('projlog', 'echo', { limit: 1000 });
+    assert.ok(all.length >= 6);
+    const pages = [];
+    let before: string | undefined;
+    for (;;) {
+      const page = await h.runtime.readLogs('projlog', 'echo', { limit: 4, before });
+      if (!page.length) break;
+      pages.push(...page);
+      before = page.at(-1)!.cursor;
+    }
+    assert.deepEqual(pages, all);
+    await assert.rejects(h.runtime.readLogs('projlog', 'echo', { before: 'nope' }), { code: 'invalid_request' });
+  });
+
+  test('a project holds at most 100 secrets', async () => {
+    await h.runtime.setSecrets('projcap', Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`S${i}`, 'v'])));
+    await assert.rejects(h.runtime.setSecrets('projcap', { ONE_MORE: 'x' }), { status: 400, code: 'too_many_secrets' });
+    assert.equal((await h.runtime.listSecrets('projcap')).length, 100);
   });
 
   test('secrets are listed as names and digests, and changes reach the function', async () => {
