@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { HearthError } from '../errors.ts';
 import { envelope, sendError, toHearthError } from '../server/envelopes.ts';
+import { RateLimited } from './rate-limit.ts';
 import { PasswordRefused } from './validate.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -78,6 +79,7 @@ export function authErrors(app: FastifyInstance): void {
     const e = toHearthError(err);
     if (!e || e.status >= 500) return sendError(request, reply, err);
     reply.header('x-sb-error-code', e.code);
+    if (e instanceof RateLimited) reply.header('retry-after', String(e.retryAfterSeconds));
     if (!(e instanceof PasswordRefused)) return sendError(request, reply, e);
     return reply.code(e.status).type('application/json; charset=utf-8').send({ ...(envelope('auth', e) as object), weak_password: { reasons: e.reasons } });
   });

@@ -12,7 +12,7 @@ import { HearthError } from '../errors.ts';
 import { randomToken, sha256 } from '../platform/secrets.ts';
 import { ACCESS_TOKEN_SECONDS, signAccessToken } from './access-token.ts';
 import { later, now, type AuthContext } from './context.ts';
-import { rateHit, rateLimitOf, refuseOverLimit, type Bucket } from './rate-limit.ts';
+import { rateHit, refuseOverLimit, type Bucket } from './rate-limit.ts';
 import { emailTaken, LINK_COLUMNS, userJson, type UserRow } from './users.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
@@ -150,7 +150,7 @@ export async function createUserWithSession(
           last_sign_in_at, created_at, updated_at)
         select ${input.email}, ${input.passwordHash}, ${input.confirmed ? t : null}, ${!input.email},
           ${sql.json((input.metadata ?? {}) as never)}, ${sql.json({ provider, providers: [provider] })}, ${t}, ${t}, ${t}
-        ${limit ? sql`where (select hits from rate_hit) <= ${rateLimitOf(ctx, limit.bucket)}` : sql``}
+        ${limit ? sql`where (select admitted from rate_hit)` : sql``}
         returning *
       ), s as (
         insert into auth.sessions (user_id, aal, amr, created_at)
@@ -159,11 +159,11 @@ export async function createUserWithSession(
         insert into auth.refresh_tokens (token_hash, session_id, user_id, parent, created_at, expires_at)
         select ${sha256(token)}, s.id, u.id, null, ${t}, ${later(ctx, REFRESH_TOKEN_MS)} from s, u
       )
-      select ${limit ? sql`(select hits from rate_hit)` : sql`0`} as rate_hits,
+      select ${limit ? sql`(select admitted from rate_hit)` : sql`true`} as rate_admitted, ${limit ? sql`(select wait_ms from rate_hit)` : sql`0`} as rate_wait_ms,
         s.id as session_id, s.aal as session_aal, s.amr as session_amr, u.*
       from (select) one left join s on true left join u on true`;
-    const { rate_hits, ...rest } = row!;
-    if (limit) refuseOverLimit(ctx, limit.bucket, rate_hits as number);
+    const { rate_admitted, rate_wait_ms, ...rest } = row!;
+    if (limit) refuseOverLimit(ctx, limit.bucket, rate_admitted as boolean, rate_wait_ms as number);
     const r = sessionAndUser(rest);
     return payload(ctx, r.user!, r.session, token);
   } catch (err) {

@@ -26,9 +26,10 @@ function provider(name: string): AreaSpec {
 export const authSettings: AreaSpec = {
   site_url: { type: 'string', default: 'http://localhost:3000', maxLength: 2048, check: httpUrl },
   uri_allow_list: { type: 'string', default: '', maxLength: 8192 },
+  // Per client IP: this many at once, refilling at this many per 10 s (src/auth/rate-limit.ts).
   rate_limit_signups: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
   rate_limit_anonymous_users: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
-  /** /otp and /recover requests per client IP per hour (each may send one e-mail). */
+  /** /otp, /recover, /resend, /reauthenticate and admin mails (each may send one e-mail). */
   rate_limit_email_sent: { type: 'integer', default: 60, min: 0, max: 1_000_000 },
   smtp_host: { type: 'string', default: null, maxLength: 255 },
   smtp_port: { type: 'integer', default: 587, min: 1, max: 65535 },

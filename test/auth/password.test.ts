@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 import { authApi, client, configureAuth, goodPassword, uniqueEmail } from './helpers.ts';
+import { REFILL_MS } from '../../src/auth/rate-limit.ts';
 
 let h: TestHearth;
 before(async () => {
@@ -310,7 +311,7 @@ describe('guests', () => {
 });
 
 describe('rate limits per client IP', () => {
-  test('sign-ups and guests over the hourly limit are 429; X-Forwarded-For counts from a trusted proxy', async () => {
+  test('sign-ups and guests past the burst are 429 with Retry-After; the allowance refills; X-Forwarded-For counts from a trusted proxy', async () => {
     await configureAuth(h, { rate_limit_signups: 2, rate_limit_anonymous_users: 1 });
     try {
       const ip = { 'x-forwarded-for': '203.0.113.7' };
@@ -320,6 +321,9 @@ describe('rate limits per client IP', () => {
       const over = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: goodPassword() }, headers: ip });
       assert.equal(over.status, 429);
       assert.equal(over.body.error.code, 'over_request_rate_limit');
+      assert.equal(over.headers.get('x-sb-error-code'), 'over_request_rate_limit');
+      // Two allowed per 10 s: the next one is due 5 s after the first two.
+      assert.equal(over.headers.get('retry-after'), '5');
       const otherIp = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: goodPassword() }, headers: { 'x-forwarded-for': '203.0.113.8' } });
       assert.equal(otherIp.status, 201);
 
@@ -327,15 +331,32 @@ describe('rate limits per client IP', () => {
       const guestOver = await authApi(h, 'POST', '/signup', { body: {}, headers: ip });
       assert.equal(guestOver.status, 429);
       assert.equal(guestOver.body.error.code, 'over_request_rate_limit');
+      assert.equal(guestOver.headers.get('retry-after'), '10');
 
-      h.clock.advance(HOUR);
+      // Refused requests spent nothing: after the refill interval exactly one more sign-up and guest pass.
+      h.clock.advance(REFILL_MS);
       try {
         assert.equal((await authApi(h, 'POST', '/signup', { body: {}, headers: ip })).status, 201);
+        assert.equal((await authApi(h, 'POST', '/signup', { body: {}, headers: ip })).status, 429);
+        assert.equal((await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: goodPassword() }, headers: ip })).status, 201);
       } finally {
-        h.clock.advance(-HOUR);
+        h.clock.advance(-REFILL_MS);
       }
     } finally {
       await configureAuth(h, { rate_limit_signups: 1000, rate_limit_anonymous_users: 1000 });
+    }
+  });
+
+  test('concurrent sign-ups from one address cannot exceed the burst', async () => {
+    await configureAuth(h, { rate_limit_anonymous_users: 5 });
+    try {
+      const ip = { 'x-forwarded-for': '203.0.113.9' };
+      const answers = await Promise.all(Array.from({ length: 20 }, () => authApi(h, 'POST', '/signup', { body: {}, headers: ip })));
+      const statuses = answers.map((a) => a.status).sort();
+      assert.equal(statuses.filter((s) => s === 201).length, 5, String(statuses));
+      assert.equal(statuses.filter((s) => s === 429).length, 15, String(statuses));
+    } finally {
+      await configureAuth(h, { rate_limit_anonymous_users: 1000 });
     }
   });
 
