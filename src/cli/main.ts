@@ -22,6 +22,12 @@ const OPTIONS: Record<string, Record<string, string>> = {
   status: { '-o': '-o', '--output': '-o' },
 };
 
+/** Options whose value is one of a fixed list (another value is a usage error). */
+const CHOICES: Record<string, string[]> = {
+  '--role': ['all', 'api', 'worker'],
+  '-o': ['text', 'env', 'json'],
+};
+
 class UsageError extends Error {}
 
 /** `--name value` or `--name=value`; anything else (an unknown option, a stray word, a missing value) is a usage error. */
@@ -38,6 +44,8 @@ function parseOptions(command: string, args: string[]): Record<string, string> {
     }
     const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
     if (value === undefined || value === '' || (eq < 0 && value.startsWith('-'))) throw new UsageError(`option ${name} needs a value.`);
+    const choices = CHOICES[canonical];
+    if (choices && !choices.includes(value)) throw new UsageError(`option ${name} must be ${choices.join(', ')}, not "${value}".`);
     out[canonical] = value;
   }
   return out;

@@ -12,7 +12,6 @@ import { firstOwner } from '../server/bootstrap.ts';
 
 /** `hearth status`: reads the same data folder / DATABASE_URL as the server and prints the default project's details. */
 export async function runStatus(config: Config, output: string): Promise<number> {
-  if (!['text', 'env', 'json'].includes(output)) throw new HearthError(400, 'invalid_option', `-o must be text, env or json, got "${output}".`);
   let url = config.databaseUrl;
   if (!url) {
     const pwFile = path.join(config.dataDir, 'pg-password');

@@ -20,6 +20,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { arch, platform, userInfo } from 'node:os';
+import { HearthError } from '../errors.ts';
 
 export interface EmbeddedCluster {
   url: string;
@@ -152,11 +153,11 @@ async function stopOrphan(dataDir: string, databaseDir: string): Promise<void> {
   if (postmaster === null || !isPostgres(postmaster)) return;
   const owner = readPid(path.join(dataDir, OWNER_FILE));
   if (owner !== null && owner !== process.pid && alive(owner)) {
-    throw new Error(`Hearth (pid ${owner}) is already running on the data folder ${dataDir}: stop it first, or choose another folder with HEARTH_DATA_DIR.`);
+    throw new HearthError(409, 'already_running', `Hearth (pid ${owner}) is already running on the data folder ${dataDir}: stop it first, or choose another folder with HEARTH_DATA_DIR.`);
   }
   process.kill(postmaster, 'SIGINT');
   for (let waited = 0; alive(postmaster); waited += 100) {
-    if (waited >= 30_000) throw new Error(`PostgreSQL (pid ${postmaster}) left running in ${databaseDir} did not stop within 30 s; stop it and start again.`);
+    if (waited >= 30_000) throw new HearthError(503, 'database_not_stopped', `PostgreSQL (pid ${postmaster}) left running in ${databaseDir} did not stop within 30 s; stop it and start again.`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -174,7 +175,7 @@ async function startServer(databaseDir: string, port: number, ids: { uid: number
   const child = spawn(postgres, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
   let tail = ''; // the end of its log, shown when it does not start
   await new Promise<void>((resolve, reject) => {
-    const onExit = () => reject(new Error(`the embedded PostgreSQL did not start on 127.0.0.1:${port} (is the port taken?):\n${tail}`));
+    const onExit = () => reject(new HearthError(503, 'database_not_started', `the embedded PostgreSQL did not start on 127.0.0.1:${port} (is the port taken?):\n${tail}`));
     child.once('error', onExit);
     child.once('exit', onExit);
     child.stderr!.on('data', (chunk: Buffer) => {

@@ -166,6 +166,7 @@ test('after Hearth is killed outright, the next start stops the PostgreSQL it le
   const third = spawnSync(process.execPath, [bin, 'start'], { env: { ...env, HEARTH_PORT: String(port + 2) }, encoding: 'utf8', timeout: 60_000 });
   assert.equal(third.status, 1, third.stderr);
   assert.match(third.stderr, new RegExp(`Hearth \\(pid ${second.child.pid}\\) is already running on the data folder`));
+  assert.doesNotMatch(third.stderr, /\n\s+at /, 'one line, no stack trace');
   assert.equal((await fetch(`${info.API_URL}/health`)).status, 200, 'the running Hearth and its PostgreSQL are untouched');
   assert.equal(await stop(second.child), 0);
 });
