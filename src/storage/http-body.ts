@@ -7,7 +7,7 @@
 import busboy from 'busboy';
 import type { FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream';
+import { PassThrough, pipeline } from 'node:stream';
 import { HearthError } from '../errors.ts';
 import { cacheControlOf, parseUserMetadata } from './rules.ts';
 
@@ -49,16 +49,22 @@ export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
     });
     form.on('file', (_name, stream, info) => {
       found = true;
+      // A form cut short fails the file stream, possibly before the upload has piped it
+      // anywhere (it awaits the bucket and limits first): unheard, that error would crash the
+      // process. It is heard here and passed on as the client's fault, a 400.
+      const body = new PassThrough();
+      stream.on('error', (err) => body.destroy(new HearthError(400, 'invalid_request', `The multipart body could not be read: ${err.message}.`)));
+      stream.pipe(body);
       try {
         resolve({
-          body: stream,
+          body,
           contentType: info.mimeType || 'application/octet-stream',
           length: null,
           cacheControl: cacheControlOf(fields.cacheControl),
           metadata: parseUserMetadata(fields.metadata, false),
         });
       } catch (err) {
-        stream.resume();
+        body.resume();
         reject(err);
       }
     });

@@ -67,6 +67,17 @@ describe('failed uploads leave nothing', () => {
     await nothingLeft('aborted upload');
   });
 
+  test('a multipart form cut short (no closing boundary): 400, nothing stored, the server keeps serving', async () => {
+    const form = '--X\r\nContent-Disposition: form-data; name="file"; filename="a"\r\nContent-Type: text/plain\r\n\r\nabc';
+    for (const [path, key] of [['/object/rel/cut.txt', t.h.info.SECRET_KEY], ['/object/nope/cut.txt', t.h.info.SECRET_KEY]] as const) {
+      const res = await t.raw('POST', path, { token: key, body: form, headers: { 'content-type': 'multipart/form-data; boundary=X' } });
+      assert.ok(res.status >= 400 && res.status < 500, `${path}: ${res.status}`);
+      assert.ok((await res.json()).error.code);
+    }
+    await nothingLeft('truncated form');
+    assert.equal((await fetch(`${t.h.info.BASE_URL}/health`)).status, 200, 'the process is still up');
+  });
+
   test('body over the limit while streaming (chunked, no Content-Length): 413', async () => {
     const res = await t.raw('POST', '/object/rel/too-big.bin', { body: chunks(10, 1024) as never, headers: { 'content-type': 'application/octet-stream' } });
     assert.equal(res.status, 413);
@@ -92,6 +103,17 @@ describe('failed uploads leave nothing', () => {
     assert.equal(small.status, 201);
     await t.service.storage.from('rel').remove(['small.bin']);
     await nothingLeft('removed upload');
+  });
+
+  test('a small body with a Content-Length, refused by RLS at commit (no dry run for it): 403, nothing left', async () => {
+    const user = await t.token('cccccccc-cccc-4ccc-8ccc-cccccccccccc');
+    const denied = await t.token('dddddddd-dddd-4ddd-8ddd-dddddddddddd');
+    for (const [token, bucket] of [[user, 'rel'], [denied, 'big']] as const) {
+      const res = await t.raw('POST', `/object/${bucket}/declared.bin`, { token, body: Buffer.alloc(500, 1), headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'x-upsert': 'true' } });
+      assert.equal(res.status, 403, bucket);
+      assert.equal((await res.json()).error.code, 'row_level_security');
+      await nothingLeft(`small upload refused in ${bucket}`);
+    }
   });
 });
 
