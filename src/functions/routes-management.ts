@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { managementAccess, objectBody, requireSession } from '../platform/routes.ts';
+import { unstorableText } from '../platform/text.ts';
 import { functionsRuntime } from './index.ts';
 import type { FunctionInfo } from './runtime.ts';
 import { parseLogCursor, type FunctionLogEntry } from './store.ts';
@@ -84,6 +85,9 @@ function secretsBody(request: FastifyRequest): Record<string, string> {
     const { name, value } = (item ?? {}) as { name?: unknown; value?: unknown };
     if (typeof name !== 'string' || typeof value !== 'string') throw badRequest('invalid_request', 'Each secret must be {"name": string, "value": string}.');
     refuseUnknownFields(item as object, SECRET_FIELDS, 'A secret');
+    // A lone surrogate would be stored as U+FFFD: the function would see another value than was sent.
+    const unstorable = unstorableText(value);
+    if (unstorable) throw badRequest('invalid_request', `The value of secret "${name}" ${unstorable}.`);
     if (Object.hasOwn(secrets, name)) throw badRequest('duplicate_secret_name', `Secret "${name}" appears more than once in the request.`);
     secrets[name] = value;
   }

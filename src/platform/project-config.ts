@@ -40,6 +40,7 @@ function withDefaults(area: string, stored: Settings): Settings {
 
 /** Settings as the platform uses them (secrets included). */
 export async function readSettings(control: Sql, projectId: string, area: string): Promise<Settings> {
+  spec(area); // an unknown area is a 404 before any query (a NUL in it could not even be sent)
   const [row] = await control`select settings from platform.project_config where project_id = ${projectId} and area = ${area}`;
   return withDefaults(area, (row?.settings ?? {}) as Settings);
 }

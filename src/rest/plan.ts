@@ -54,7 +54,17 @@ const qualified = (r: { schema: string; name: string }) => `${ident(r.schema)}.$
  * JSON travels as a text parameter cast in SQL: a parameter the server
  * describes as json would be JSON-encoded a second time by the driver.
  */
-const jsonParam = (ctx: Context, value: unknown) => `${ctx.param(JSON.stringify(value))}::text::json`;
+const jsonParam = (ctx: Context, value: unknown) => `${ctx.param(jsonText(value))}::text::json`;
+
+/** JSON.stringify recurses: a body nested thousands deep (which JSON.parse reads fine) overflows its stack. */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (err instanceof RangeError) throw new HearthError(400, 'PGRST102', 'The JSON body is nested too deeply.');
+    throw err;
+  }
+}
 
 const NO_OPTIONS: NodeOptions = { conditions: [], order: null, limit: null, offset: null };
 

@@ -74,7 +74,7 @@ export async function listBuckets(
 ): Promise<Bucket[]> {
   const limit = q.limit === undefined ? 1000 : Number(q.limit);
   const offset = q.offset === undefined ? 0 : Number(q.offset);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || !Number.isInteger(offset) || offset < 0) {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || !Number.isSafeInteger(offset) || offset < 0) {
     throw new HearthError(400, 'invalid_request', 'limit must be 1-1000 and offset 0 or more.');
   }
   const column = q.sortColumn ?? 'name';

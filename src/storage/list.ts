@@ -27,7 +27,7 @@ function checkOptions(o: ListOptions) {
   const limit = o.limit ?? 100;
   const offset = o.offset ?? 0;
   if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 1000) throw bad('limit must be an integer from 1 to 1000');
-  if (!Number.isInteger(offset) || (offset as number) < 0) throw bad('offset must be a non-negative integer');
+  if (!Number.isSafeInteger(offset) || (offset as number) < 0) throw bad('offset must be a non-negative integer below 2^53');
   const column = o.sortBy?.column ?? 'name';
   const order = String(o.sortBy?.order ?? 'asc').toLowerCase();
   if (typeof column !== 'string' || !(column in SORT_COLUMNS)) throw bad(`sortBy.column must be one of ${Object.keys(SORT_COLUMNS).join(', ')}`);

@@ -2,9 +2,17 @@
 import type { FastifyInstance } from 'fastify';
 import { createBucket, deleteBucket, emptyBucket, getBucket, listBuckets, updateBucket, type BucketInput } from './buckets.ts';
 import type { StorageContext } from './context.ts';
+import { HearthError } from '../errors.ts';
 import { requireService } from './http-common.ts';
 
 type Id = { Params: { id: string } };
+
+/** A bucket's fields: a JSON object (an absent body is an empty one). */
+function bucketBody(body: unknown): BucketInput & { id?: unknown; name?: unknown } {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw new HearthError(400, 'invalid_request', 'The body must be a JSON object of bucket fields.');
+  return body as BucketInput;
+}
 
 export async function bucketRoutes(app: FastifyInstance, opts: { s: StorageContext }) {
   const { s } = opts;
@@ -21,14 +29,14 @@ export async function bucketRoutes(app: FastifyInstance, opts: { s: StorageConte
 
   app.post<{ Body: BucketInput & { id?: unknown; name?: unknown } }>('/bucket', async (request) => {
     requireService(request);
-    const body = request.body ?? {};
+    const body = bucketBody(request.body);
     const bucket = await createBucket(request.hearth.project.sql, body.id ?? body.name, body);
     return { name: bucket.name };
   });
 
   app.put<Id & { Body: BucketInput }>('/bucket/:id', async (request) => {
     requireService(request);
-    await updateBucket(request.hearth.project.sql, request.params.id, request.body ?? {});
+    await updateBucket(request.hearth.project.sql, request.params.id, bucketBody(request.body));
     return { message: 'Successfully updated' };
   });
 

@@ -4,6 +4,7 @@
  * may render inline on the platform's origin.
  */
 import { HearthError } from '../errors.ts';
+import { unstorableText } from '../platform/text.ts';
 
 export const MAX_OBJECT_BYTES = 50 * 1024 * 1024;
 
@@ -28,6 +29,8 @@ export function checkObjectName(name: unknown): string {
   if (Buffer.byteLength(name) > 1024) throw bad('it is longer than 1024 bytes');
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) throw bad('it contains control characters');
+  // Postgres would store a lone UTF-16 surrogate as U+FFFD: the name answered would not be the one kept.
+  if (unstorableText(name)) throw bad('it contains an unpaired UTF-16 surrogate');
   for (const segment of name.split('/')) {
     if (segment === '') throw bad('it has an empty path segment (leading, trailing or double slash)');
     if (segment === '.' || segment === '..') throw bad('"." and ".." segments are not allowed');
