@@ -12,6 +12,7 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
   rest: () => import('./rest.ts'),
   auth: () => import('./auth.ts'),
   storage: () => import('./storage.ts'),
+  'storage-small': () => import('./storage-small.ts'),
   functions: () => import('./functions.ts'),
   workflows: () => import('./workflows.ts'),
   queues: () => import('./queues.ts'),

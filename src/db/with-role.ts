@@ -49,11 +49,54 @@ function sendSettings(conn: postgres.ReservedSql, caller: Caller, request: Reque
       set_config('statement_timeout', ${STATEMENT_TIMEOUT}, true)`.execute();
 }
 
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+type Outcome = PromiseSettledResult<postgres.RowList<postgres.Row[]>>;
+
 /**
- * One statement under the caller's role, with BEGIN, the settings, the
- * statement and COMMIT sent in a single write: one round trip. A failing
- * statement aborts the transaction, and the COMMIT then only rolls it back.
+ * Statements in one transaction under the caller's role, written to the
+ * connection at once with BEGIN, the settings and the end (COMMIT, or
+ * ROLLBACK for a dry run): one round trip, and any row lock the statements
+ * take is held only while the server runs them, not across a round trip to
+ * this process and back. Returns each statement's outcome in order: after a
+ * failed statement the later ones fail as "transaction aborted" and COMMIT
+ * only rolls back, so the first rejection is the cause. A failure of BEGIN,
+ * the settings or the end itself is thrown.
  */
+export async function withRoleStatements(
+  sql: postgres.Sql,
+  caller: Caller,
+  statements: Statement[],
+  end: 'commit' | 'rollback',
+  request: RequestInfo = {},
+): Promise<Outcome[]> {
+  const conn = await sql.reserve();
+  try {
+    const sent = [
+      conn.unsafe(request.readOnly ? 'begin read only' : 'begin').execute(),
+      sendSettings(conn, caller, request),
+      ...statements.map((s) => conn.unsafe(s.text, s.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute()),
+      conn.unsafe(end).execute(),
+    ];
+    const results = await Promise.allSettled(sent);
+    if (results.some((r) => r.status === 'rejected')) await rollback(conn);
+    for (const r of [results[0]!, results[1]!, results[results.length - 1]!]) if (r.status === 'rejected') throw r.reason;
+    return results.slice(2, -1);
+  } finally {
+    conn.release();
+  }
+}
+
+/** The rows of a statement's outcome, or its error thrown. */
+export function rowsOf(outcome: Outcome): postgres.RowList<postgres.Row[]> {
+  if (outcome.status === 'rejected') throw outcome.reason;
+  return outcome.value;
+}
+
+/** One statement under the caller's role, committed, in one round trip (see withRoleStatements). */
 export async function withRoleStatement(
   sql: postgres.Sql,
   caller: Caller,
@@ -61,24 +104,8 @@ export async function withRoleStatement(
   values: unknown[],
   request: RequestInfo = {},
 ): Promise<postgres.RowList<postgres.Row[]>> {
-  const conn = await sql.reserve();
-  try {
-    const sent = [
-      conn.unsafe(request.readOnly ? 'begin read only' : 'begin').execute(),
-      sendSettings(conn, caller, request),
-      conn.unsafe(text, values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute(),
-      conn.unsafe('commit').execute(),
-    ];
-    const results = await Promise.allSettled(sent);
-    const failed = results.find((r) => r.status === 'rejected');
-    if (failed) {
-      await rollback(conn);
-      throw (failed as PromiseRejectedResult).reason;
-    }
-    return (results[2] as PromiseFulfilledResult<postgres.RowList<postgres.Row[]>>).value;
-  } finally {
-    conn.release();
-  }
+  const [outcome] = await withRoleStatements(sql, caller, [{ text, values }], 'commit', request);
+  return rowsOf(outcome!);
 }
 
 export async function withRole<T>(

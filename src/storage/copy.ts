@@ -12,7 +12,7 @@ import type { ProjectRuntime } from '../platform/registry.ts';
 import { getBucket } from './buckets.ts';
 import { bytesKey, type StorageContext } from './context.ts';
 import { tooLarge } from './meter.ts';
-import { assertQuota, deleteObjects, findObject, insertedRow, insertObject, objectNotFound, renameObject, type NewObject, type ObjectRow } from './objects.ts';
+import { assertQuota, deleteObjects, findObject, findObjectAs, insertedRow, insertObject, objectNotFound, renameObject, type NewObject, type ObjectRow } from './objects.ts';
 import { storageError } from './pg-errors.ts';
 import { checkContentType, checkObjectName } from './rules.ts';
 import { checkQuotaEarly, discard, duplicate, limitsFor, stage } from './upload.ts';
@@ -48,7 +48,7 @@ export function checkCopyBody(body: unknown): { bucketId: string; sourceKey: str
 
 export async function copyObject(s: StorageContext, project: ProjectRuntime, c: CopyRequest, removeSource: boolean): Promise<ObjectRow> {
   await getBucket(project.sql, c.bucket);
-  const source = await withRole(project.sql, c.caller, (tx) => findObject(tx, c.bucket, c.from), c.request);
+  const source = await findObjectAs(project.sql, c.caller, c.bucket, c.from, c.request);
   if (!source) throw objectNotFound();
   const dest = await getBucket(project.sql, c.toBucket);
   const limits = await limitsFor(project, dest);

@@ -31,6 +31,8 @@ export const requestInfo = (request: FastifyRequest): RequestInfo => ({
 
 export const isUpsert = (request: FastifyRequest) => String(request.headers['x-upsert'] ?? '').toLowerCase() === 'true';
 
+const SEND_WHOLE_UP_TO = 64 * 1024;
+
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 /** Streams an object (or answers 304/206/416) under the headers of serve.ts. */
@@ -49,5 +51,10 @@ export async function sendObject(s: StorageContext, request: FastifyRequest, rep
   );
   reply.code(plan.status).headers(plan.headers);
   if (!plan.body) return reply.send();
-  return reply.send(await s.backend.read(bytesKey(project, o.version), plan.range ?? undefined));
+  const key = bytesKey(project, o.version);
+  const range = plan.range ?? undefined;
+  const length = range ? range.end - range.start + 1 : o.size;
+  // A small object is read and sent whole: per-request overhead dominates there, not bytes.
+  if (length <= SEND_WHOLE_UP_TO && s.backend.readBuffer) return reply.send(await s.backend.readBuffer(key, range));
+  return reply.send(await s.backend.read(key, range));
 }

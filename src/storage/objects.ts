@@ -4,6 +4,7 @@
  * each statement sees and may write.
  */
 import type postgres from 'postgres';
+import { type Caller, type RequestInfo, withRoleStatement } from '../db/with-role.ts';
 import { HearthError } from '../errors.ts';
 
 type Tx = postgres.TransactionSql;
@@ -44,8 +45,19 @@ export const objectNotFound = () => new HearthError(404, 'not_found', 'Object no
 
 const COLUMNS = `id, bucket, name, owner_sub, version, size::int as size, content_type, cache_control, content_hash, metadata, created_at, updated_at`;
 
-export async function findObject(tx: Tx, bucket: string, name: string): Promise<ObjectRow | undefined> {
-  const [row] = await tx.unsafe(`select ${COLUMNS} from storage.objects where bucket = $1 and name = $2`, [bucket, name]);
+const FIND = `select ${COLUMNS} from storage.objects where bucket = $1 and name = $2`;
+
+export async function findObject(tx: Tx | postgres.Sql, bucket: string, name: string): Promise<ObjectRow | undefined> {
+  const [row] = await tx.unsafe(FIND, [bucket, name]);
+  return row as unknown as ObjectRow | undefined;
+}
+
+/**
+ * findObject in a transaction of its own under the caller's role, sent with
+ * BEGIN, the role settings and COMMIT in one round trip: a download's only query.
+ */
+export async function findObjectAs(sql: postgres.Sql, caller: Caller, bucket: string, name: string, request?: RequestInfo): Promise<ObjectRow | undefined> {
+  const [row] = await withRoleStatement(sql, caller, FIND, [bucket, name], request);
   return row as unknown as ObjectRow | undefined;
 }
 
@@ -56,6 +68,12 @@ export async function findObject(tx: Tx, bucket: string, name: string): Promise<
  * insert without select.
  */
 export async function insertObject(tx: Tx, o: NewObject, replace: boolean): Promise<boolean> {
+  const { text, values } = insertStatement(o, replace);
+  return (await tx.unsafe(text, values as never[])).count > 0;
+}
+
+/** insertObject's statement, for withRoleStatements: the row was written when its count is 1. */
+export function insertStatement(o: NewObject, replace: boolean): { text: string; values: unknown[] } {
   const conflict = replace
     ? `on conflict (bucket, name) do update set version = excluded.version, size = excluded.size,
          content_type = excluded.content_type, cache_control = excluded.cache_control, content_hash = excluded.content_hash,
@@ -63,13 +81,18 @@ export async function insertObject(tx: Tx, o: NewObject, replace: boolean): Prom
     : // No conflict target: with one, Postgres also applies read policies to the new row.
       // id and version are fresh uuids, so (bucket, name) is the only conflict there can be.
       'on conflict do nothing';
-  const result = await tx.unsafe(
-    `insert into storage.objects (id, bucket, name, owner_sub, version, size, content_type, cache_control, content_hash, metadata)
+  return {
+    text: `insert into storage.objects (id, bucket, name, owner_sub, version, size, content_type, cache_control, content_hash, metadata)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ${conflict}`,
-    [o.id, o.bucket, o.name, o.ownerSub, o.version, o.size, o.contentType, o.cacheControl, o.contentHash, o.metadata as never],
-  );
-  return result.count > 0;
+    values: [o.id, o.bucket, o.name, o.ownerSub, o.version, o.size, o.contentType, o.cacheControl, o.contentHash, o.metadata],
+  };
 }
+
+/** findObject's statement, for a pipeline. */
+export const findStatement = (bucket: string, name: string) => ({ text: FIND, values: [bucket, name] });
+
+/** assertQuota's statement, for a pipeline. */
+export const quotaStatement = (quotaBytes: number) => ({ text: 'select storage.assert_quota($1)', values: [quotaBytes] });
 
 /** The row as inserted, for callers that may not be allowed to read it back. */
 export function insertedRow(o: NewObject, at: Date): ObjectRow {

@@ -12,7 +12,7 @@ import type { StorageContext } from './context.ts';
 import { checkCopyBody, copyObject, moveObject } from './copy.ts';
 import { authOf, isUpsert, requestInfo, type Params } from './http-common.ts';
 import { listObjects, listObjectsV2, type ListOptions, type ListV2Options } from './list.ts';
-import { deleteObjects, etagOf, fileObject, findObject, objectNotFound, type ObjectRow } from './objects.ts';
+import { deleteObjects, etagOf, fileObject, findObjectAs, objectNotFound, type ObjectRow } from './objects.ts';
 import { mapped } from './pg-errors.ts';
 import { checkObjectName } from './rules.ts';
 import { checkExpiresIn, signToken, UPLOAD_TOKEN_SECONDS } from './signed.ts';
@@ -54,7 +54,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);
     const expiresIn = checkExpiresIn(request.body?.expiresIn);
-    const o = await withRole(project.sql, authOf(request).caller, (tx) => findObject(tx, request.params.bucket, name), requestInfo(request));
+    const o = await findObjectAs(project.sql, authOf(request).caller, request.params.bucket, name, requestInfo(request));
     if (!o) throw objectNotFound();
     const token = await signToken(project, s.p.clock, { url: `${o.bucket}/${o.name}`, typ: 'storage.download' }, expiresIn);
     return { signedURL: downloadPath(o.bucket, o.name, token) };
@@ -148,7 +148,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
   const info = async (request: FastifyRequest<{ Params: Params }>) => {
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);
-    const o = await withRole(project.sql, authOf(request).caller, (tx) => findObject(tx, request.params.bucket, name), requestInfo(request));
+    const o = await findObjectAs(project.sql, authOf(request).caller, request.params.bucket, name, requestInfo(request));
     if (!o) throw objectNotFound();
     return infoOf(o);
   };
@@ -159,7 +159,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);
     const bucket = await getBucket(project.sql, request.params.bucket);
-    const o = bucket.public ? await withRole(project.sql, SERVICE, (tx) => findObject(tx, bucket.id, name)) : undefined;
+    const o = bucket.public ? await findObjectAs(project.sql, SERVICE, bucket.id, name) : undefined;
     if (!o) throw objectNotFound();
     return infoOf(o);
   });

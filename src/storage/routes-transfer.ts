@@ -4,16 +4,15 @@
  * no global body limit; the Meter enforces the object limit).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { withRole } from '../db/with-role.ts';
 import { sendError } from '../server/envelopes.ts';
 import { getBucket } from './buckets.ts';
 import type { StorageContext } from './context.ts';
 import { readUploadBody } from './http-body.ts';
 import { authOf, isUpsert, requestInfo, sendObject, type Params } from './http-common.ts';
-import { findObject, objectNotFound, type ObjectRow } from './objects.ts';
+import { findObject, findObjectAs, objectNotFound, type ObjectRow } from './objects.ts';
 import { checkObjectName } from './rules.ts';
 import { verifyToken } from './signed.ts';
-import { SERVICE, upload, type Uploaded, type Uploader } from './upload.ts';
+import { upload, type Uploaded, type Uploader } from './upload.ts';
 
 type Route = { Params: Params; Querystring: { token?: string; download?: string } };
 
@@ -70,7 +69,7 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
   const authenticated = async (request: FastifyRequest<Route>, reply: FastifyReply) => {
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);
-    const o = await withRole(project.sql, authOf(request).caller, (tx) => findObject(tx, request.params.bucket, name), requestInfo(request));
+    const o = await findObjectAs(project.sql, authOf(request).caller, request.params.bucket, name, requestInfo(request));
     if (!o) throw objectNotFound();
     return sendObject(s, request, reply, project, o);
   };
@@ -84,15 +83,19 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
   /** Read as the platform: the bucket's public flag or the signature is the permission. */
   const asPlatform = async (request: FastifyRequest<Route>): Promise<ObjectRow> => {
     const { project } = request.hearth;
-    const o = await withRole(project.sql, SERVICE, (tx) => findObject(tx, request.params.bucket, request.params['*']));
+    // The platform's own connection sees every row, as service_role would: no transaction or role needed.
+    const o = await findObject(project.sql, request.params.bucket, request.params['*']);
     if (!o) throw objectNotFound();
     return o;
   };
 
   const publicObject = async (request: FastifyRequest<Route>, reply: FastifyReply) => {
-    const bucket = await getBucket(request.hearth.project.sql, request.params.bucket);
-    if (!bucket.public) throw objectNotFound();
-    return sendObject(s, request, reply, request.hearth.project, await asPlatform(request));
+    // Bucket and object are read together (one round trip, not two); the bucket's answer comes first.
+    const [bucket, o] = await Promise.allSettled([getBucket(request.hearth.project.sql, request.params.bucket), asPlatform(request)]);
+    if (bucket.status === 'rejected') throw bucket.reason;
+    if (!bucket.value.public) throw objectNotFound();
+    if (o.status === 'rejected') throw o.reason;
+    return sendObject(s, request, reply, request.hearth.project, o.value);
   };
   download('/object/public/:bucket/*', publicObject, true);
 

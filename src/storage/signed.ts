@@ -42,11 +42,18 @@ export async function signToken(project: ProjectRuntime, clock: Clock, claims: S
 
 const invalid = () => new HearthError(400, 'invalid_signature', 'The signed URL is invalid: its token was altered or belongs to another object.');
 
-/** The claims of a token minted for exactly this object and use; 400 otherwise. */
-export async function verifyToken(project: ProjectRuntime, clock: Clock, token: unknown, typ: Kind, bucket: string, name: string): Promise<SignedClaims> {
-  if (typeof token !== 'string' || token === '') {
-    throw new HearthError(400, 'missing_token', 'This URL needs its token query parameter.');
-  }
+/**
+ * Verified signed-URL tokens per project runtime (a key rotation makes a new
+ * one), so a URL fetched again and again pays the ES256 check once. A hit
+ * must still be unexpired now: jose's rule, exp after the current second.
+ */
+const verified = new WeakMap<ProjectRuntime, Map<string, Record<string, unknown> & { exp: number }>>();
+const VERIFIED_MAX = 10_000;
+
+async function verifiedPayload(project: ProjectRuntime, clock: Clock, token: string): Promise<Record<string, unknown>> {
+  let cache = verified.get(project);
+  const hit = cache?.get(token);
+  if (hit && hit.exp > Math.floor(clock.now().getTime() / 1000)) return hit;
   let payload: Record<string, unknown>;
   try {
     ({ payload } = await jwtVerify(
@@ -62,6 +69,20 @@ export async function verifyToken(project: ProjectRuntime, clock: Clock, token: 
     if (err instanceof joseErrors.JWTExpired) throw new HearthError(400, 'signed_url_expired', 'The signed URL has expired; ask for a new one.');
     throw invalid();
   }
+  if (typeof payload.exp === 'number') {
+    if (!cache) verified.set(project, (cache = new Map()));
+    if (cache.size >= VERIFIED_MAX) cache.clear();
+    cache.set(token, payload as Record<string, unknown> & { exp: number });
+  }
+  return payload;
+}
+
+/** The claims of a token minted for exactly this object and use; 400 otherwise. */
+export async function verifyToken(project: ProjectRuntime, clock: Clock, token: unknown, typ: Kind, bucket: string, name: string): Promise<SignedClaims> {
+  if (typeof token !== 'string' || token === '') {
+    throw new HearthError(400, 'missing_token', 'This URL needs its token query parameter.');
+  }
+  const payload = await verifiedPayload(project, clock, token);
   if (payload.typ !== typ || payload.url !== `${bucket}/${name}`) throw invalid();
   return payload as unknown as SignedClaims;
 }

@@ -6,7 +6,7 @@
  * 2. the body streams through the Meter (size, BLAKE3 hash, limit) to the backend
  *    while an RLS dry run under the caller's role (rolled back) asks whether
  *    the row may be written; a refusal stops the stream at once (roles that
- *    bypass RLS need no dry run);
+ *    bypass RLS, and bodies declared at most 1 MiB, need no dry run);
  * 3. the row is written under the caller's role with the real size and hash,
  *    claiming the staged version; the quota is asserted in that transaction.
  * Any failure after step 1 began removes the bytes and the staging record; if
@@ -17,13 +17,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import type { Sql } from '../db/pools.ts';
-import { withRole, type Caller, type RequestInfo } from '../db/with-role.ts';
+import { type Caller, type RequestInfo, rowsOf, withRoleStatements } from '../db/with-role.ts';
 import { HearthError } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import { getBucket, type Bucket } from './buckets.ts';
 import { bytesKey, type StorageContext } from './context.ts';
 import { Meter, tooLarge } from './meter.ts';
-import { assertQuota, findObject, insertedRow, insertObject, type NewObject, type ObjectRow } from './objects.ts';
+import { findObjectAs, findStatement, insertedRow, insertStatement, type NewObject, type ObjectRow, quotaStatement } from './objects.ts';
 import { storageError } from './pg-errors.ts';
 import { checkContentType, checkObjectName, MAX_OBJECT_BYTES } from './rules.ts';
 
@@ -50,13 +50,13 @@ export interface Uploaded {
   replayed: boolean;
 }
 
+/** Declared lengths above this get the RLS dry run before their body is stored. */
+const DRY_RUN_FROM_BYTES = 1024 * 1024;
+
 export const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
 
 export const duplicate = () =>
   new HearthError(409, 'duplicate', 'The resource already exists: an object of that name holds different bytes. Upload with x-upsert: true (or PUT) to replace it.');
-
-/** Thrown inside a transaction to end it without writing. */
-class Rollback extends Error {}
 
 export interface Limits {
   maxBytes: number;
@@ -99,25 +99,18 @@ export async function discard(s: StorageContext, project: ProjectRuntime, versio
   }
 }
 
-/** RLS dry run: would this caller be allowed to write the row? Rolled back either way. */
+/**
+ * RLS dry run: would this caller be allowed to write the row? The insert and,
+ * for a taken name, the read of what holds it go out with the ROLLBACK in one
+ * round trip (withRoleStatements).
+ */
 export async function dryRun(project: ProjectRuntime, by: Extract<Uploader, { kind: 'caller' }>, row: NewObject, replace: boolean, length: number | null): Promise<void> {
-  try {
-    await withRole(
-      project.sql,
-      by.caller,
-      async (tx) => {
-        const inserted = await insertObject(tx, row, replace);
-        // Name taken (nothing changed, so the row read now is the one that was there):
-        // only a visible object of the same size may turn out to be a replay.
-        const visible = inserted ? undefined : await findObject(tx, row.bucket, row.name);
-        if (!inserted && (!visible || (length !== null && visible.size !== length))) throw duplicate();
-        throw new Rollback();
-      },
-      by.request,
-    );
-  } catch (err) {
-    if (!(err instanceof Rollback)) throw err;
-  }
+  const [insert, find] = await withRoleStatements(project.sql, by.caller, [insertStatement(row, replace), findStatement(row.bucket, row.name)], 'rollback', by.request);
+  if (rowsOf(insert!).count > 0) return;
+  // Name taken (nothing changed, so the row read is the one that was there):
+  // only a visible object of the same size may turn out to be a replay.
+  const visible = rowsOf(find!)[0] as unknown as ObjectRow | undefined;
+  if (!visible || (length !== null && visible.size !== length)) throw duplicate();
 }
 
 /**
@@ -169,7 +162,10 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     };
     // The body starts streaming while the RLS dry run is out: its round trips (and any
     // wait for the usage row) then cost no time. A refusal stops the stream at once.
-    const needsDryRun = u.by.kind === 'caller' && !(await bypassesRls(project, u.by.caller));
+    // A body declared small has no transfer worth stopping: the commit's insert is the
+    // only RLS check then, and the usage row is locked once per upload, not twice.
+    const needsDryRun =
+      u.by.kind === 'caller' && (u.length === null || u.length > DRY_RUN_FROM_BYTES) && !(await bypassesRls(project, u.by.caller));
     const meter = new Meter(limits.maxBytes);
     const written = s.backend.write(bytesKey(project, version), pipeline(u.body, meter, () => {}), u.length);
     const allowed = needsDryRun && u.by.kind === 'caller' ? dryRun(project, u.by, row, u.replace, u.length) : Promise.resolve();
@@ -181,24 +177,21 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     s.p.faults.hit('storage.upload.written', { version });
     row.size = meter.size;
     row.contentHash = meter.contentHash();
-    const committed = await withRole(
-      project.sql,
-      u.by.kind === 'caller' ? u.by.caller : SERVICE,
-      async (tx) => {
-        // Insert and quota check go out together: the usage row the insert locks is held
-        // one round trip less, so concurrent uploads of the project queue on it less.
-        // Over quota is the answer even for a taken name, as the early check gives it.
-        const [insert, quota] = await Promise.allSettled([insertObject(tx, row, u.replace), assertQuota(tx, limits.quotaBytes)]);
-        const inserted = settled(insert);
-        settled(quota);
-        // Name taken (nothing was written): a replay when the visible object holds these bytes.
-        if (!inserted) return { taken: await findObject(tx, row.bucket, row.name) };
-        s.p.faults.hit('storage.upload.commit', { version });
-        // A replaced row keeps its id; read it back (upsert needs a read policy anyway).
-        return { object: (u.replace && (await findObject(tx, row.bucket, row.name))) || insertedRow(row, new Date()) };
-      },
-      u.by.kind === 'caller' ? u.by.request : {},
-    );
+    s.p.faults.hit('storage.upload.commit', { version });
+    // Insert, quota check (over quota is the answer even for a taken name, as the early
+    // check gives it) and, for a replace, the read-back (the row keeps its id; upsert needs
+    // a read policy anyway) go out with the COMMIT in one round trip (withRoleStatements).
+    const caller = u.by.kind === 'caller' ? u.by.caller : SERVICE;
+    const request = u.by.kind === 'caller' ? u.by.request : {};
+    const statements = [insertStatement(row, u.replace), quotaStatement(limits.quotaBytes)];
+    if (u.replace) statements.push(findStatement(row.bucket, row.name));
+    const [insert, quota, readBack] = await withRoleStatements(project.sql, caller, statements, 'commit', request);
+    const inserted = rowsOf(insert!).count > 0;
+    rowsOf(quota!);
+    const committed = inserted
+      ? { object: ((readBack && rowsOf(readBack)[0]) as unknown as ObjectRow | undefined) || insertedRow(row, new Date()) }
+      : // Name taken (nothing was written): a replay when the visible object holds these bytes.
+        { taken: await findObjectAs(project.sql, caller, row.bucket, row.name, request) };
     if ('taken' in committed) {
       if (!committed.taken || !(await holdsSameBytes(s, project, committed.taken, row))) throw duplicate();
       await discard(s, project, version);

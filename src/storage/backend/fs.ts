@@ -3,7 +3,7 @@
  * the first two characters of the version so no folder grows huge.
  */
 import { createWriteStream } from 'node:fs';
-import { copyFile, mkdir, open, rm } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -19,6 +19,17 @@ import type { ByteRange, BytesBackend } from './types.ts';
  */
 const WRITE_BUFFER = 1024 * 1024;
 const READ_BUFFER = 256 * 1024;
+/**
+ * A body declared this small is gathered and written at once: a file
+ * stream and its pipeline cost ~0.2-0.3 ms more CPU per object here, which is
+ * most of what a small upload costs beyond creating the file.
+ */
+const GATHER_UP_TO = 64 * 1024;
+
+const missing = (err: unknown) => {
+  if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new HearthError(404, 'not_found', 'The object bytes are missing.');
+  return err;
+};
 
 export class FsBackend implements BytesBackend {
   private readonly made = new Set<string>();
@@ -37,11 +48,23 @@ export class FsBackend implements BytesBackend {
     this.made.add(dir);
   }
 
-  async write(key: string, body: Readable): Promise<void> {
+  async write(key: string, body: Readable, length: number | null = null): Promise<void> {
     const file = this.file(key);
     await this.dirFor(file);
     try {
-      await pipeline(body, createWriteStream(file, { flags: 'wx', highWaterMark: WRITE_BUFFER }));
+      if (length !== null && length <= GATHER_UP_TO) {
+        // Created first, as a stream would be: the bytes are on their way from the start.
+        const handle = await open(file, 'wx');
+        try {
+          const chunks: Buffer[] = [];
+          for await (const chunk of body) chunks.push(chunk as Buffer);
+          await handle.writeFile(Buffer.concat(chunks));
+        } finally {
+          await handle.close();
+        }
+      } else {
+        await pipeline(body, createWriteStream(file, { flags: 'wx', highWaterMark: WRITE_BUFFER }));
+      }
     } catch (err) {
       await rm(file, { force: true });
       throw err;
@@ -53,8 +76,23 @@ export class FsBackend implements BytesBackend {
       const handle = await open(this.file(key), 'r');
       return handle.createReadStream({ ...(range ? { start: range.start, end: range.end } : {}), highWaterMark: READ_BUFFER });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HearthError(404, 'not_found', 'The object bytes are missing.');
-      throw err;
+      throw missing(err);
+    }
+  }
+
+  async readBuffer(key: string, range?: ByteRange): Promise<Buffer> {
+    try {
+      if (!range) return await readFile(this.file(key));
+      const handle = await open(this.file(key), 'r');
+      try {
+        const bytes = Buffer.allocUnsafe(range.end - range.start + 1);
+        const { bytesRead } = await handle.read(bytes, 0, bytes.length, range.start);
+        return bytes.subarray(0, bytesRead);
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      throw missing(err);
     }
   }
 

@@ -16,6 +16,11 @@ export interface BytesBackend {
   write(key: string, body: Readable, length: number | null): Promise<void>;
   /** The bytes (or a range of them); rejects with a 404 HearthError when the key holds nothing. */
   read(key: string, range?: ByteRange): Promise<Readable>;
+  /**
+   * Optional, for a small object or range: its bytes at once, which costs less than a
+   * stream where per-request overhead dominates. Same errors as read().
+   */
+  readBuffer?(key: string, range?: ByteRange): Promise<Buffer>;
   /** Idempotent: removing a missing key succeeds. */
   remove(key: string): Promise<void>;
   copy(from: string, to: string): Promise<void>;
