@@ -35,9 +35,15 @@ const SEND_WHOLE_UP_TO = 64 * 1024;
 
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
+const MAX_DOWNLOAD_NAME = 255;
+
 /** Streams an object (or answers 304/206/416) under the headers of serve.ts. */
 export async function sendObject(s: StorageContext, request: FastifyRequest, reply: FastifyReply, project: { ref: string }, o: ObjectRow) {
   const query = request.query as Record<string, string | undefined>;
+  // It is repeated (twice encoded) in Content-Disposition: a long one would make a header clients cannot read.
+  if (query.download !== undefined && query.download.length > MAX_DOWNLOAD_NAME) {
+    throw new HearthError(400, 'invalid_request', `download= names the saved file: at most ${MAX_DOWNLOAD_NAME} characters.`);
+  }
   const plan = planServe(
     o,
     {

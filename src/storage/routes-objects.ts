@@ -20,6 +20,9 @@ import { discard, dryRun, SERVICE, stage } from './upload.ts';
 
 type Bucket = { Params: { bucket: string } };
 
+/** How long URLs signed several at once last when the request names no expiresIn (an hour). */
+const MULTI_SIGN_DEFAULT_SECONDS = 3600;
+
 function copyRequest(request: FastifyRequest) {
   const body = checkCopyBody(request.body);
   const auth = authOf(request);
@@ -60,12 +63,15 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     return { signedURL: downloadPath(o.bucket, o.name, token) };
   });
 
-  app.post<Bucket & { Body: { expiresIn?: unknown; paths?: unknown } }>('/object/sign/:bucket', async (request) => {
+  // storage-js sends {expiresIn, paths}; SPEC 4.2 also allows the bare array of keys. Without
+  // expiresIn (in the body, else ?expiresIn=) the URLs last MULTI_SIGN_DEFAULT_SECONDS.
+  app.post<Bucket & { Body: { expiresIn?: unknown; paths?: unknown } | unknown[]; Querystring: { expiresIn?: string } }>('/object/sign/:bucket', async (request) => {
     const { project } = request.hearth;
-    const expiresIn = checkExpiresIn(request.body?.expiresIn);
-    const paths = request.body?.paths;
+    const body = Array.isArray(request.body) ? { paths: request.body } : (request.body ?? {});
+    const expiresIn = checkExpiresIn(body.expiresIn ?? (request.query.expiresIn !== undefined ? Number(request.query.expiresIn) : MULTI_SIGN_DEFAULT_SECONDS));
+    const paths = body.paths;
     if (!Array.isArray(paths) || paths.length === 0 || paths.length > 1000 || !paths.every((p) => typeof p === 'string')) {
-      throw new HearthError(400, 'invalid_request', 'paths must be a list of 1 to 1000 object names.');
+      throw new HearthError(400, 'invalid_request', 'The body must be {"expiresIn": seconds, "paths": [object names]} or an array of object names, 1 to 1000 of them.');
     }
     const bucket = request.params.bucket;
     const visible = await withRole(

@@ -75,3 +75,12 @@ test('functions: a secret value with an unpaired surrogate is 400 and nothing is
   const list = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/secrets`);
   assert.deepEqual(list.body, []);
 });
+
+test('storage: a download= file name over 255 characters is 400 (it would make a header clients cannot read)', async () => {
+  const long = await h.api('GET', `/storage/v1/object/b1/a.txt?download=${'x'.repeat(10_000)}`, { token: h.info.SECRET_KEY });
+  assert.equal(long.status, 400);
+  assert.equal(long.body.error.code, 'invalid_request');
+  const fine = await fetch(`${h.info.BASE_URL}/storage/v1/object/b1/a.txt?download=${'x'.repeat(255)}`, { headers: { authorization: `Bearer ${h.info.SECRET_KEY}` } });
+  assert.equal(fine.status, 200);
+  assert.match(fine.headers.get('content-disposition')!, /^attachment; filename="x{255}"/);
+});

@@ -184,6 +184,26 @@ describe('signed URLs with storage-js options', () => {
   });
 });
 
+describe('signing several objects with a bare array of keys (SPEC 4.2)', () => {
+  test('an array body signs each key; expiresIn from the query, else an hour', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    for (const [query, seconds] of [['?expiresIn=120', 120], ['', 3600]] as const) {
+      const res = await t.raw('POST', `/object/sign/tree${query}`, { json: ['a/1.txt', 'a/none.txt'] });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { path: string; signedURL: string | null }[];
+      assert.deepEqual(body.map((e) => [e.path, e.signedURL === null]), [['a/1.txt', false], ['a/none.txt', true]]);
+      const token = new URL(body[0]!.signedURL!, 'http://x').searchParams.get('token')!;
+      const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
+      assert.ok(Math.abs(exp - now - seconds) < 30, `${query}: expires in ${exp - now} s`);
+      const got = await fetch(`${t.h.info.BASE_URL}/storage/v1${body[0]!.signedURL}`);
+      assert.equal(await got.text(), 'a/1.txt');
+    }
+    const bad = await t.raw('POST', '/object/sign/tree', { json: [1, 2] });
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.message, /array of object names/);
+  });
+});
+
 describe('storage-js clients for services Hearth does not have', () => {
   test('purgeCache, vectors and analytics answer 501 not_implemented, not a 404 that reads as a missing object', async () => {
     const purge = await t.service.storage.from('tree').purgeCache('a/1.txt');
