@@ -28,7 +28,8 @@ const FIELDS = ['minute', 'hour', 'day-of-month', 'month', 'day-of-week'] as con
 /** Allowed values per field, checked here so the message names them in cron's numbering (croner's counts from 0). */
 const RANGES = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]] as const;
 const NUMERIC = /^[0-9*,/-]+$/;
-const NAMED = /^[0-9a-z*,/-]+$/;
+/** The names a field may use in place of numbers (month and day-of-week only); any other letter is not cron. */
+const NAMES = [null, null, null, /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/g, /sun|mon|tue|wed|thu|fri|sat/g] as const;
 
 const invalid = (message: string) =>
   new HearthError(
@@ -48,8 +49,8 @@ export function parseSchedule(input: unknown): Schedule {
   }
   if (fields.length !== 5) throw invalid(`"${input}" has ${fields.length} field(s), not 5.`);
   fields.forEach((field, i) => {
-    const allowed = i >= 3 ? NAMED : NUMERIC;
-    if (!allowed.test(field)) throw invalid(`The ${FIELDS[i]} field "${field}" may only hold numbers${i >= 3 ? ', names' : ''}, *, lists (,), ranges (-) and steps (/).`);
+    const names = NAMES[i];
+    if (!NUMERIC.test(names ? field.replace(names, '0') : field)) throw invalid(`The ${FIELDS[i]} field "${field}" may only hold numbers${i >= 3 ? ', names' : ''}, *, lists (,), ranges (-) and steps (/).`);
     const [low, high] = RANGES[i]!;
     // Numbers before a "/" are values; the one after it is a step.
     for (const part of field.split(',')) {

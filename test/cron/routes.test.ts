@@ -163,6 +163,8 @@ describe('validation', () => {
     ['name in the minute field', { ...valid, schedule: 'mon * * * *' }, 400, 'invalid_schedule'],
     ['croner extension L', { ...valid, schedule: '0 0 L * *' }, 400, 'invalid_schedule'],
     ['croner extension #', { ...valid, schedule: '0 0 * * 1#2' }, 400, 'invalid_schedule'],
+    ['croner extension L in day-of-week', { ...valid, schedule: '0 0 * * 7L' }, 400, 'invalid_schedule'],
+    ['a day name in the month field', { ...valid, schedule: '0 0 * mon *' }, 400, 'invalid_schedule'],
     ['nickname', { ...valid, schedule: '@hourly' }, 400, 'invalid_schedule'],
     ['never matches', { ...valid, schedule: '0 0 30 2 *' }, 400, 'invalid_schedule'],
     ['schedule not a string', { ...valid, schedule: 5 }, 400, 'invalid_schedule'],
