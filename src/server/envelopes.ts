@@ -40,10 +40,19 @@ export function envelope(area: Area, e: HearthError): unknown {
 }
 
 /** Fastify's own errors (bad JSON, body too large, ...) as HearthErrors. */
+/**
+ * The database refusing new connections (too many clients, starting up or
+ * shutting down) or not reachable: a passing condition, so 503, not a bug.
+ */
+const DATABASE_UNAVAILABLE = new Set(['53300', '57P03', 'ECONNREFUSED', 'CONNECT_TIMEOUT']);
+
 export function toHearthError(err: unknown): HearthError | null {
   if (err instanceof HearthError) return err;
   const f = err as FastifyError;
   if (!f || typeof f !== 'object') return null;
+  if (typeof f.code === 'string' && DATABASE_UNAVAILABLE.has(f.code)) {
+    return new HearthError(503, 'database_unavailable', 'The database is not accepting connections right now; retry shortly.');
+  }
   if (f.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || f.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || f.name === 'SyntaxError') {
     return new HearthError(400, 'invalid_request', `The request body is not valid JSON: ${f.message}`);
   }

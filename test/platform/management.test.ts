@@ -169,6 +169,16 @@ describe('organizations, members and projects', () => {
       await admin.end();
     }
   });
+
+  test('a database refusing connections (too many clients) is 503 database_unavailable, not a 500', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    h.faults.arm('project.create.role', () => {
+      throw Object.assign(new Error('sorry, too many clients already'), { code: '53300' });
+    });
+    const res = await h.api('POST', '/v1/projects', { body: { name: 'Busy', organization_id: orgs.body[0].id } });
+    assert.equal(res.status, 503);
+    assert.equal(res.body.error.code, 'database_unavailable');
+  });
 });
 
 describe('project configuration', () => {
