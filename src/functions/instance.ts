@@ -246,7 +246,12 @@ export class Instance {
       if (!body) return void req.end();
       if (body.rest === null) return void req.end(body.head);
       req.write(body.head);
-      body.rest.on('error', (e) => req.destroy(e)).pipe(req);
+      const { rest } = body;
+      rest.on('error', (e) => req.destroy(e)).pipe(req);
+      // An upload cut short (workerd closed the connection, a time limit) is
+      // still read to its end and dropped, so the caller's connection is not
+      // left holding a body nobody reads. A caller that goes away ends it too.
+      req.once('close', () => { if (!rest.readableEnded) rest.resume(); });
     });
   }
 

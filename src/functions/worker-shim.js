@@ -54,24 +54,63 @@ export function handle(user, request, env, ctx) {
   const headers = new Headers(request.headers);
   headers.delete('x-hearth-invocation');
   const req = new Request(request, { headers });
+  const untouched = req.body === null ? () => false : watchBody(req);
   return invocation.run(id, async () => {
-    try {
-      const target = user.default;
-      let response;
-      if (typeof target?.fetch === 'function') response = await target.fetch(req, env, ctx);
-      else if (served) response = await served(req, { remoteAddr: { transport: 'tcp', hostname: '127.0.0.1', port: 0 }, completed: new Promise(() => {}) });
-      else {
-        emit('error', ['The function neither called Deno.serve(handler) nor has `export default { fetch(req, env) }`.']);
-        return failure('function_no_handler');
-      }
-      if (!(response instanceof Response)) {
-        emit('error', [`The handler returned ${typeof response}, not a Response.`]);
-        return failure('function_error');
-      }
-      return response;
-    } catch (e) {
-      emit('error', [e]);
+    const response = await respond(user, req, env, ctx);
+    if (untouched() && !req.bodyUsed) await discard(bodyOf(req));
+    return response;
+  });
+}
+
+/**
+ * workerd closes the connection after an answer that leaves more than 64 KiB
+ * of the upload unread, and the host, still sending it, may then lose the
+ * answer to the failed write. So a body the function never looked at is read
+ * to its end (and dropped) before the answer goes out. One the function did
+ * take (`req.body`, handed to a Response, a fetch or a reader) is left alone,
+ * even if unread yet: an echo streams it back after the handler returned.
+ */
+const bodyOf = (() => {
+  for (let p = Request.prototype; p; p = Object.getPrototypeOf(p)) {
+    const get = Object.getOwnPropertyDescriptor(p, 'body')?.get;
+    if (get) return (req) => get.call(req);
+  }
+  throw new Error('Request has no body getter');
+})();
+
+/** Returns a check that stays true while nothing read `req.body` (text(), json() and the like set bodyUsed instead). */
+function watchBody(req) {
+  let touched = false;
+  Object.defineProperty(req, 'body', { configurable: true, get() { touched = true; return bodyOf(this); } });
+  return () => !touched;
+}
+
+async function discard(body) {
+  try {
+    const reader = body.getReader();
+    while (!(await reader.read()).done);
+  } catch {
+    // The caller went away mid-upload: the host reports that.
+  }
+}
+
+async function respond(user, req, env, ctx) {
+  try {
+    const target = user.default;
+    let response;
+    if (typeof target?.fetch === 'function') response = await target.fetch(req, env, ctx);
+    else if (served) response = await served(req, { remoteAddr: { transport: 'tcp', hostname: '127.0.0.1', port: 0 }, completed: new Promise(() => {}) });
+    else {
+      emit('error', ['The function neither called Deno.serve(handler) nor has `export default { fetch(req, env) }`.']);
+      return failure('function_no_handler');
+    }
+    if (!(response instanceof Response)) {
+      emit('error', [`The handler returned ${typeof response}, not a Response.`]);
       return failure('function_error');
     }
-  });
+    return response;
+  } catch (e) {
+    emit('error', [e]);
+    return failure('function_error');
+  }
 }

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createClient, FunctionsHttpError } from '@supabase/supabase-js';
@@ -35,6 +36,17 @@ function call(p: ProjectHandle, path: string, init: RequestInit & { key?: string
   const key = init.key === undefined ? p.publishable : init.key;
   if (key && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
   return fetch(`${p.base}/functions/v1/${path}`, { ...init, headers, duplex: 'half' } as RequestInit);
+}
+
+/** A POST through node:http on `agent`, saying whether it went over a connection used before. */
+function rawPost(agent: http.Agent, url: string, body: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; body: string; reused: boolean }>((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text, reused: req.reusedSocket }));
+    });
+    req.on('error', reject).end(body);
+  });
 }
 
 const ECHO = `Deno.serve(async (req) => {
@@ -200,6 +212,44 @@ Deno.serve(async (req: Request) => {
     const res = await call(main, 'digest', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body });
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { size: total * chunk.length, sha256: hash.digest('hex') });
+  });
+
+  test('a function that answers without reading a large body: every concurrent call gets its answer, the caller\'s connection stays usable', async () => {
+    await deploy(h, main.ref, 'ignores', { source: 'Deno.serve(() => Response.json({ hi: 1 }))' });
+    const body = JSON.stringify({ x: 'a'.repeat(1_000_000) });
+    const headers = { 'content-type': 'application/json' };
+    const answers = await Promise.all(Array.from({ length: 8 }, async () => {
+      const res = await call(main, 'ignores', { method: 'POST', headers, body });
+      return { status: res.status, body: await res.json() };
+    }));
+    assert.deepEqual(answers, Array(8).fill({ status: 200, body: { hi: 1 } }));
+    // One keep-alive connection, three calls in a row: the unread remainder of
+    // each body is dropped and the connection carries the next call.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const calls = [];
+      for (let i = 0; i < 3; i++) calls.push(await rawPost(agent, `${main.base}/functions/v1/ignores`, body, { ...headers, authorization: `Bearer ${main.publishable}` }));
+      assert.deepEqual(calls, [
+        { status: 200, body: '{"hi":1}', reused: false },
+        { status: 200, body: '{"hi":1}', reused: true },
+        { status: 200, body: '{"hi":1}', reused: true },
+      ]);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  test('functions that read or stream back large bodies get every byte under concurrency', async () => {
+    await deploy(h, main.ref, 'echo-stream', { source: 'Deno.serve((req) => new Response(req.body))' });
+    await deploy(h, main.ref, 'echo-text', { source: 'Deno.serve(async (req) => new Response(await req.text()))' });
+    const bodies = Array.from({ length: 8 }, (_, i) => String.fromCharCode(97 + i).repeat(1_000_000) + i);
+    for (const name of ['echo-stream', 'echo-text']) {
+      const echoed = await Promise.all(bodies.map(async (body) => {
+        const res = await call(main, name, { method: 'POST', body });
+        return `${res.status} ${(await res.text()) === body}`;
+      }));
+      assert.deepEqual(echoed, Array(8).fill('200 true'), name);
+    }
   });
 
   test('a caller that goes away mid-upload is logged as client_cancelled, not as a crash', async () => {
