@@ -70,6 +70,9 @@ export async function restRoutes(app: FastifyInstance): Promise<void> {
     return sendError(request, reply, error);
   });
 
+  /** The key may ride in the query (?apikey=, as Supabase's gateway takes it); like the gateway, it is not a filter. */
+  const withoutApiKey = (query: string) => (query.includes('apikey=') ? query.split('&').filter((p) => !p.startsWith('apikey=')).join('&') : query);
+
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const { project, auth } = request.hearth;
     // The raw query string: Fastify's parsed query merges repeated keys, which are meaningful here.
@@ -81,7 +84,7 @@ export async function restRoutes(app: FastifyInstance): Promise<void> {
       {
         method: request.method,
         path: (request.params as { '*'?: string })['*'] ?? '',
-        query: q >= 0 ? url.slice(q + 1) : '',
+        query: q >= 0 ? withoutApiKey(url.slice(q + 1)) : '',
         headers: request.headers as Record<string, string | undefined>,
         body: request.body,
       },

@@ -54,6 +54,18 @@ export function rewriteProjectUrl(projectDomain: string | null) {
   };
 }
 
+/**
+ * The apikey and Authorization headers; with neither, a key in the query
+ * string (`?apikey=`), which Supabase's gateway also accepts (handy for a
+ * link opened in a browser).
+ */
+function credentialsOf(request: FastifyRequest): { apikey?: string | string[]; authorization?: string } {
+  const headers = request.headers as { apikey?: string | string[]; authorization?: string };
+  if (headers.apikey || headers.authorization || !request.raw.url?.includes('apikey=')) return headers;
+  const key = (request.query as Record<string, unknown> | undefined)?.apikey;
+  return { apikey: Array.isArray(key) ? String(key[0]) : typeof key === 'string' ? key : undefined };
+}
+
 export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) => {
   app.decorateRequest('hearth', null as unknown as DataPlaneContext);
   const usage = new RequestUsage(opts.p);
@@ -66,9 +78,7 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
     const config = request.routeOptions.config;
     // A route whose permission is in its URL takes no credentials: stale ones (an expired
     // session's token that storage-js still sends with uploadToSignedUrl) cannot refuse it.
-    const auth = config?.ignoreCredentials
-      ? null
-      : authenticate(opts.registry, project, request.headers as { apikey?: string; authorization?: string }, opts.p.clock);
+    const auth = config?.ignoreCredentials ? null : authenticate(opts.registry, project, credentialsOf(request), opts.p.clock);
     return auth instanceof Promise
       ? auth.then((caller) => admitCaller(request, reply, config, project, caller))
       : admitCaller(request, reply, config, project, auth);

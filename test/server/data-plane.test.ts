@@ -7,6 +7,7 @@ import { signAccessToken } from '../../src/auth/access-token.ts';
 import { withRole } from '../../src/db/with-role.ts';
 import type { ProjectRuntime } from '../../src/platform/registry.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { until } from '../helpers/poll.ts';
 
 let h: TestHearth;
 let project: ProjectRuntime;
@@ -119,6 +120,27 @@ describe('credentials', () => {
       }
     });
   }
+
+  test('the key may ride in the query string (?apikey=), as Supabase\'s gateway takes it; REST does not read it as a filter', async () => {
+    const root = await fetch(`${h.url}/rest/v1/?apikey=${h.info.PUBLISHABLE_KEY}`);
+    assert.equal(root.status, 200);
+    const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
+    try {
+      await owner`create table public.keyed (id int)`;
+      await owner`insert into public.keyed values (1), (2)`;
+      await owner`grant select on public.keyed to anon`;
+    } finally {
+      await owner.end();
+    }
+    const read = () => fetch(`${h.url}/rest/v1/keyed?select=id&id=gt.1&apikey=${h.info.PUBLISHABLE_KEY}`);
+    const rows = await until(read, (r) => r.status !== 404, 10_000);
+    assert.equal(rows.status, 200);
+    assert.deepEqual(await rows.json(), [{ id: 2 }]);
+    assert.equal((await fetch(`${url()}?apikey=${h.info.SECRET_KEY}`)).status, 200);
+    const wrong = await fetch(`${url()}?apikey=${other.publishable}`);
+    assert.equal(wrong.status, 401);
+    assert.equal((await wrong.json()).error.code, 'invalid_api_key');
+  });
 
   test('a non-public route without any credential is 401 no_api_key', async () => {
     const res = await fetch(`${h.url}/rest/v1/anything`);
