@@ -3,6 +3,7 @@
  * every project. Areas register their routes here.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { answerClientError } from './client-errors.ts';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
@@ -41,8 +42,10 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
     rewriteUrl: rewriteProjectUrl(p.config.projectDomain),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    // A malformed URL (bad percent-encoding) is answered in the area's envelope too.
+    // A malformed URL (bad percent-encoding) is answered in the area's envelope too,
+    // and so is a request Node's parser refuses.
     frameworkErrors: (err, request, reply) => sendError(request, reply, err),
+    clientErrorHandler: answerClientError,
   });
 
   // A bodyless POST or DELETE that still says `Content-Type: application/json`

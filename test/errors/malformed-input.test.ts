@@ -4,6 +4,7 @@
  * in the area's envelope, and nothing is written.
  */
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, test } from 'node:test';
 import postgres from 'postgres';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
@@ -83,4 +84,28 @@ test('storage: a download= file name over 255 characters is 400 (it would make a
   const fine = await fetch(`${h.info.BASE_URL}/storage/v1/object/b1/a.txt?download=${'x'.repeat(255)}`, { headers: { authorization: `Bearer ${h.info.SECRET_KEY}` } });
   assert.equal(fine.status, 200);
   assert.match(fine.headers.get('content-disposition')!, /^attachment; filename="x{255}"/);
+});
+
+/** Sends raw bytes and returns the status line and the JSON body of the answer. */
+async function rawHttp(request: string): Promise<{ status: number; body: any }> {
+  const url = new URL(h.info.BASE_URL);
+  const socket = net.connect(Number(url.port), url.hostname);
+  socket.end(request);
+  let text = '';
+  for await (const chunk of socket) text += chunk;
+  return { status: Number(text.split(' ')[1]), body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) };
+}
+
+test('requests Node cannot parse (a control byte in a header, a header block over 16 KiB) are answered in the area envelope', async () => {
+  const badHeader = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n`;
+  const rest = await rawHttp(badHeader('/rest/v1/items'));
+  assert.equal(rest.status, 400);
+  assert.equal(rest.body.code, 'malformed_request');
+  assert.ok('hint' in rest.body, 'the flat PostgREST envelope');
+  const storage = await rawHttp(badHeader(`/project/${h.info.PROJECT_REF}/storage/v1/bucket`));
+  assert.equal(storage.status, 400);
+  assert.equal(storage.body.error.code, 'malformed_request');
+  const huge = await rawHttp(`GET /auth/v1/settings HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+  assert.equal(huge.status, 431);
+  assert.equal(huge.body.error_code, 'headers_too_large');
 });
