@@ -20,6 +20,9 @@ export function unstorableText(s: string): string | null {
 
 export const MAX_JSON_DEPTH = 512;
 
+/** A path for a message: a deep one keeps its start and end (the whole could run to kilobytes). */
+const shown = (path: string) => (path.length > 200 ? `${path.slice(0, 120)}…${path.slice(-60)}` : path);
+
 /** Where and why `value` cannot be stored (`input.items[2] must not contain ...`), or null. */
 export function unstorableJson(value: unknown, path: string): string | null {
   // Depth first without recursion, so a hostile nesting cannot overflow the stack here either.
@@ -28,18 +31,18 @@ export function unstorableJson(value: unknown, path: string): string | null {
     const [v, at, depth] = pending.pop()!;
     if (typeof v === 'string') {
       const why = unstorableText(v);
-      if (why) return `${at} ${why}`;
+      if (why) return `${shown(at)} ${why}`;
     } else if (typeof v === 'number' && !Number.isFinite(v)) {
       // JSON.parse turns a number too large for a double (1e999) into Infinity, which JSON.stringify writes as null.
-      return `${at} is a number too large to represent`;
+      return `${shown(at)} is a number too large to represent`;
     } else if (v !== null && typeof v === 'object') {
-      if (depth > MAX_JSON_DEPTH) return `${at} is nested more than ${MAX_JSON_DEPTH} levels deep`;
+      if (depth > MAX_JSON_DEPTH) return `${shown(at)} is nested more than ${MAX_JSON_DEPTH} levels deep`;
       if (Array.isArray(v)) {
         v.forEach((item, i) => pending.push([item, `${at}[${i}]`, depth + 1]));
       } else {
         for (const [key, item] of Object.entries(v)) {
           const why = unstorableText(key);
-          if (why) return `a key of ${at} ${why}`;
+          if (why) return `a key of ${shown(at)} ${why}`;
           pending.push([item, `${at}.${key}`, depth + 1]);
         }
       }

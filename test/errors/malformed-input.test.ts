@@ -8,6 +8,7 @@ import net from 'node:net';
 import { after, before, test } from 'node:test';
 import postgres from 'postgres';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { enableWorkflows } from '../workflows/helpers.ts';
 
 let h: TestHearth;
 let owner: postgres.Sql;
@@ -108,4 +109,16 @@ test('requests Node cannot parse (a control byte in a header, a header block ove
   const huge = await rawHttp(`GET /auth/v1/settings HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
   assert.equal(huge.status, 431);
   assert.equal(huge.body.error_code, 'headers_too_large');
+});
+
+test('workflows: run input nested 1,000 deep is 400 invalid_request with a short message naming where', async () => {
+  await enableWorkflows(h);
+  const put = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/workflows/deep`, { body: { steps: [{ key: 'q', kind: 'enqueue', target: 'jobs' }] } });
+  assert.equal(put.status, 201);
+  const deep = '{"a":'.repeat(1000) + '1' + '}'.repeat(1000);
+  const res = await h.api('POST', `/v1/projects/${h.info.PROJECT_REF}/workflows/deep/runs`, { raw: `{"input":${deep}}`, headers: { 'content-type': 'application/json' } });
+  assert.equal(res.status, 400);
+  assert.equal(res.body.error.code, 'invalid_request');
+  assert.match(res.body.error.message, /^input\.a\.a.*nested more than 512 levels deep/);
+  assert.ok(res.body.error.message.length < 400, `${res.body.error.message.length} characters`);
 });
