@@ -6,13 +6,13 @@
  * and development-mailbox messages after 7 days.
  */
 import type { Platform } from '../context.ts';
-import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
+import type { Sql } from '../db/pools.ts';
 import { every, type Worker } from '../server/workers.ts';
 import { listProjects } from '../platform/projects.ts';
 
 const DAY = 86400_000;
 
-export async function purgeExpiredAuthRows(project: ProjectRuntime, now: Date): Promise<{ sessions: number; tokens: number; flows: number; mail: number }> {
+export async function purgeExpiredAuthRows(project: { sql: Sql }, now: Date): Promise<{ sessions: number; tokens: number; flows: number; mail: number }> {
   const sql = project.sql;
   const dayAgo = new Date(now.getTime() - DAY);
   const sessions = await sql`delete from auth.sessions s where not exists
@@ -26,11 +26,15 @@ export async function purgeExpiredAuthRows(project: ProjectRuntime, now: Date): 
 }
 
 /** Hourly: drop expired sessions, tokens, flows and old mail of every project. */
-export function startAuthMaintenance(p: Platform, registry: ProjectRegistry): Worker {
+export function startAuthMaintenance(p: Platform): Worker {
   return every(p, 'auth cleanup', 3600_000, async () => {
-    for (const { ref } of await listProjects(p.dbs.control)) {
-      const project = await registry.byReference(ref);
-      if (project) await purgeExpiredAuthRows(project, p.clock.now());
+    // One project at a time on a connection of its own, so the pass leaves no project pool awake.
+    for (const { ref, db_name } of await listProjects(p.dbs.control)) {
+      try {
+        await p.dbs.briefly(db_name, (sql) => purgeExpiredAuthRows({ sql }, p.clock.now()));
+      } catch (err) {
+        p.log.error({ err, ref }, 'auth cleanup failed for a project');
+      }
     }
   });
 }

@@ -2,12 +2,21 @@
  * Connection pools: one to the server's maintenance database (CREATE DATABASE
  * and roles), one to the control database, and one per project database,
  * created on first use and closed when the project goes away.
+ *
+ * A server hosts many mostly idle projects and max_connections is shared by
+ * all of them, so a project pool drops a connection after a few idle seconds
+ * (a busy project keeps its connections; reconnecting costs milliseconds),
+ * and background work that visits every project uses a connection of its own,
+ * closed as soon as it is done (briefly), rather than waking the pool.
  */
 import postgres from 'postgres';
 
 export type Sql = postgres.Sql;
 
 const quiet = { onnotice: () => {} } as const;
+
+/** Seconds a project pool keeps an unused connection open. */
+export const PROJECT_IDLE_SECONDS = 5;
 
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
@@ -33,10 +42,24 @@ export class Databases {
   project(dbName: string): Sql {
     let sql = this.projects.get(dbName);
     if (!sql) {
-      sql = postgres(withDatabase(this.serverUrl, dbName), { ...quiet, max: this.projectPoolSize, idle_timeout: 60 });
+      sql = postgres(withDatabase(this.serverUrl, dbName), { ...quiet, max: this.projectPoolSize, idle_timeout: PROJECT_IDLE_SECONDS });
       this.projects.set(dbName, sql);
     }
     return sql;
+  }
+
+  /**
+   * Runs fn on a one-connection pool of the project database, closed when fn
+   * settles: for background passes over every project, which would otherwise
+   * leave a connection open in each project's pool at once.
+   */
+  async briefly<T>(dbName: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
+    const sql = postgres(withDatabase(this.serverUrl, dbName), { ...quiet, max: 1, idle_timeout: PROJECT_IDLE_SECONDS });
+    try {
+      return await fn(sql);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
   }
 
   async closeProject(dbName: string): Promise<void> {

@@ -147,8 +147,8 @@ export async function projectApiKeys(p: Platform, projectId: string): Promise<Ap
   return rows.map((r) => ({ name: r.name as string, type: r.type as ApiKey['type'], api_key: p.master.decrypt(r.key_sealed as string) }));
 }
 
-/** Migrates every project database to the newest project migrations (at start). */
+/** Migrates every project database to the newest project migrations (at start), one at a time on a connection closed right after. */
 export async function migrateAllProjects(p: Platform): Promise<void> {
   const rows = await p.dbs.control`select db_name, owner_role from platform.projects order by created_at`;
-  for (const r of rows) await migrate(p.dbs.project(r.db_name as string), 'project', { owner: r.owner_role as string });
+  for (const r of rows) await p.dbs.briefly(r.db_name as string, (sql) => migrate(sql, 'project', { owner: r.owner_role as string }));
 }

@@ -42,7 +42,7 @@ export function startWorkers(p: Platform, registry: ProjectRegistry): Worker[] {
   return [
     startCronScheduler(p, registry),
     startWorkflowWorkers(p, registry),
-    startAuthMaintenance(p, registry),
+    startAuthMaintenance(p),
     every(p, 'function log retention', 3600_000, async () => void (await pruneFunctionLogs(p))),
     every(p, 'request usage retention', 3600_000, () => pruneUsage(p)),
     every(p, 'expired management sessions cleanup', 3600_000, async () => {

@@ -83,12 +83,12 @@ export async function sweepProject(p: Platform, backend: BytesBackend, ref: stri
   }
 }
 
-/** Sweeps every project (at start and periodically). */
+/** Sweeps every project (at start and periodically), one at a time, each on a connection closed right after (Databases.briefly). */
 export async function sweepAll(p: Platform, backend: BytesBackend, self: number): Promise<number> {
   let removed = 0;
   for (const row of await listProjects(p.dbs.control)) {
     try {
-      removed += await sweepProject(p, backend, row.ref, p.dbs.project(row.db_name), { crashed: true, self });
+      removed += await p.dbs.briefly(row.db_name, (sql) => sweepProject(p, backend, row.ref, sql, { crashed: true, self }));
     } catch (err) {
       p.log.error({ err, ref: row.ref }, 'storage sweep failed for a project');
     }
