@@ -6,7 +6,7 @@
  * says its schema changed (NOTIFY pgrst, sent by migration 020's event trigger
  * or by the user), so DDL over the direct connection shows up without restart.
  */
-import type postgres from 'postgres';
+import postgres from 'postgres';
 
 export interface Column {
   name: string;
@@ -305,20 +305,64 @@ function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunc
 export const RELOAD_CHANNEL = 'pgrst';
 
 /**
- * LISTENs on the `pgrst` channel (PostgREST's) and calls onReload for
- * 'reload schema' (or an empty payload). Returns the unlisten function.
+ * How long a project's REST API may go without a request before its schema
+ * listener is closed: the listener is a connection of its own, and idle
+ * projects must hold none (see src/db/pools.ts).
  */
-export async function watchSchemaChanges(sql: postgres.Sql, onReload: () => void): Promise<() => Promise<void>> {
-  const sub = await sql.listen(RELOAD_CHANNEL, (payload) => {
-    if (payload === '' || payload === 'reload schema') onReload();
-  });
-  return () => sub.unlisten();
+export const LISTENER_IDLE_MS = 60_000;
+
+/** Read when a store is created; tests shorten idleMs rather than wait a minute. */
+export const schemaListener = { idleMs: LISTENER_IDLE_MS };
+
+/**
+ * LISTENs on the `pgrst` channel (PostgREST's) on a one-connection client of
+ * its own and calls onReload for 'reload schema' (or an empty payload), and
+ * onLost if that connection drops (notifications may have been missed then).
+ * Not sql.listen(): postgres.js keeps that connection open for good, even
+ * after unlisten. Returns the function that closes the connection.
+ */
+export async function watchSchemaChanges(sql: postgres.Sql, onReload: () => void, onLost: () => void = onReload): Promise<() => Promise<void>> {
+  let stopped = false;
+  const options = {
+    ...sql.options,
+    max: 1,
+    idle_timeout: null,
+    max_lifetime: null,
+    fetch_types: false,
+    onnotify: (channel: string, payload: string) => {
+      if (channel === RELOAD_CHANNEL && (payload === '' || payload === 'reload schema')) onReload();
+    },
+    onclose: () => {
+      if (stopped) return;
+      void stop().catch(() => {});
+      onLost();
+    },
+  };
+  // Parsed options (they carry `shared`) are taken as they are, as postgres.js does for its own listener.
+  const client = postgres(options as unknown as postgres.Options<{}>);
+  const stop = () => {
+    stopped = true;
+    return client.end({ timeout: 5 });
+  };
+  try {
+    await client.unsafe(`listen "${RELOAD_CHANNEL}"`);
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+  return stop;
 }
 
 /**
  * A project's cache holder: loads lazily and drops the cache on notification,
  * so a burst of DDL costs one introspection, on the next request. A request
  * already holding the old cache finishes with it.
+ *
+ * The listener runs only while the API is in use: after idleMs without a
+ * get() or loaded(), it is closed and the cache dropped with it, since nobody
+ * would tell it of changes. The next get() listens again before it reads the
+ * schema, so no change is missed, and requests arriving meanwhile share that
+ * one reload.
  */
 export interface SchemaCacheStore {
   get(): Promise<SchemaCache>;
@@ -329,11 +373,46 @@ export interface SchemaCacheStore {
   close(): Promise<void>;
 }
 
-export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[]): Promise<SchemaCacheStore> {
+export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[], opts: { idleMs?: number } = {}): Promise<SchemaCacheStore> {
+  const idleMs = opts.idleMs ?? schemaListener.idleMs;
   let current: Promise<SchemaCache> | null = null;
   let ready: SchemaCache | null = null;
+  let listener: Promise<() => Promise<void>> | null = null;
+  // The previous listener's close, awaited before listening again.
+  let closing: Promise<unknown> = Promise.resolve();
+  let lastUsed = Date.now();
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  const invalidate = () => {
+    current = null;
+    ready = null;
+  };
+  const stopListening = () => {
+    const l = listener;
+    listener = null;
+    invalidate(); // unwatched from here on: the next request must read the schema again
+    if (timer) clearTimeout(timer);
+    timer = null;
+    closing = Promise.all([closing, l?.then((stop) => stop())]).catch(() => {});
+    return closing;
+  };
+  const checkIdle = () => {
+    timer = null;
+    const idle = Date.now() - lastUsed;
+    if (idle >= idleMs) void stopListening();
+    else (timer = setTimeout(checkIdle, idleMs - idle)).unref();
+  };
+  const listen = () => {
+    if (listener) return listener;
+    const l = closing.then(() => watchSchemaChanges(sql, invalidate, () => listener === l && void stopListening()));
+    l.catch(() => listener === l && (listener = null)); // retried by the next load
+    timer ??= setTimeout(checkIdle, idleMs).unref();
+    return (listener = l);
+  };
   const load = () => {
-    const p = loadSchemaCache(sql, schemas);
+    // Listening first: a change made during the read then drops what it returns.
+    const p = listen().then(() => loadSchemaCache(sql, schemas));
     p.then(
       (cache) => {
         if (current === p) ready = cache;
@@ -344,18 +423,21 @@ export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[
     );
     return p;
   };
-  const invalidate = () => {
-    current = null;
-    ready = null;
-  };
-  const unlisten = await watchSchemaChanges(sql, invalidate);
+  await listen();
   return {
-    get: () => (current ??= load()),
-    loaded: () => ready,
+    get: () => {
+      if (closed) return loadSchemaCache(sql, schemas); // a request that outlived its project: read once, listen no more
+      lastUsed = Date.now();
+      return (current ??= load());
+    },
+    loaded: () => {
+      if (ready) lastUsed = Date.now();
+      return ready;
+    },
     invalidate,
     close: () => {
-      ready = null; // no longer told of changes: the hot path must not keep serving it
-      return unlisten();
+      closed = true; // no longer told of changes: the hot path must not keep serving it
+      return stopListening().then(() => {});
     },
   };
 }
