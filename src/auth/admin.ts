@@ -208,6 +208,9 @@ export interface LinkRequest {
 /** Finds or creates the user a link is for; an existing confirmed user cannot be signed up or invited again. */
 async function linkUser(ctx: AuthContext, req: LinkRequest, tx: postgres.TransactionSql) {
   const t = now(ctx);
+  // Links for one address are made one at a time: two invitations of a new address at once
+  // would otherwise both find no user and both insert one (the second a unique violation).
+  await tx`select pg_advisory_xact_lock(hashtextextended(${'auth.link:' + req.email}, 0))`;
   let user = await findUserByEmail(tx, req.email);
   let type: LinkType;
   let purpose: Purpose = 'email';

@@ -416,7 +416,8 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
   const prefs = await preferences(deps, req);
   const parsed = parseQuery(queryParams(req));
   const returning = prefs.return ?? 'minimal';
-  const format = bodyFormat(media, req.headers.accept);
+  // headers-only sends no body, but Location is built from the written rows: read them as JSON whatever Accept says.
+  const format = returning === 'headers-only' ? bodyFormat('json', undefined) : bodyFormat(media, req.headers.accept);
   // max-affected counts the rows a PATCH or DELETE touches (PostgREST).
   const max = req.method === 'PATCH' || req.method === 'DELETE' ? maxAffected(prefs) : null;
   const applied: Partial<Preferences> = { return: prefs.return, count: prefs.count === 'exact' ? 'exact' : null, ...common(prefs, max) };

@@ -313,6 +313,16 @@ describe('generate_link, invite, MFA admin', () => {
     assert.equal(again.error!.code, 'email_exists');
   });
 
+  test('six invitations and links for one new address at once: one user, no 500', async () => {
+    const email = uniqueEmail('race');
+    const results = await Promise.all([
+      ...Array.from({ length: 4 }, () => admin.auth.admin.inviteUserByEmail(email)),
+      ...Array.from({ length: 2 }, () => admin.auth.admin.generateLink({ type: 'magiclink', email })),
+    ]);
+    for (const r of results) assert.equal(r.error, null, String(r.error?.message));
+    assert.equal(new Set(results.map((r) => r.data.user!.id)).size, 1);
+  });
+
   test('auth.admin.mfa lists and deletes a user\'s factors', async () => {
     const email = uniqueEmail('mfa');
     const password = goodPassword();

@@ -122,3 +122,14 @@ test('workflows: run input nested 1,000 deep is 400 invalid_request with a short
   assert.match(res.body.error.message, /^input\.a\.a.*nested more than 512 levels deep/);
   assert.ok(res.body.error.message.length < 400, `${res.body.error.message.length} characters`);
 });
+
+test('REST: return=headers-only with Accept: text/csv is 201 with Location (it was a 500 after the row was written)', async () => {
+  const res = await fetch(`${h.info.BASE_URL}/rest/v1/items`, {
+    method: 'POST',
+    headers: { apikey: h.info.PUBLISHABLE_KEY, prefer: 'return=headers-only', accept: 'text/csv', 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { probe: 'csv' } }),
+  });
+  assert.equal(res.status, 201);
+  const [row] = await owner`select id from public.items where data->>'probe' = 'csv'`;
+  assert.equal(res.headers.get('location'), `/items?id=eq.${row!.id}`);
+});
