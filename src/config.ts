@@ -30,6 +30,8 @@ export interface Config {
   ownerEmail: string | null;
   ownerPassword: string | null;
   bodyLimitBytes: number;
+  /** The whole request (headers and body) must arrive within this; else 408 and the connection closes. */
+  requestTimeoutMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = 65535): number {
@@ -84,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ownerEmail: env.HEARTH_OWNER_EMAIL || null,
     ownerPassword: env.HEARTH_OWNER_PASSWORD || null,
     bodyLimitBytes: int(env, 'HEARTH_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    requestTimeoutMs: int(env, 'HEARTH_REQUEST_TIMEOUT_MS', 300_000, 100, 3_600_000),
     ...overrides,
   };
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.controlDb)) {

@@ -40,6 +40,10 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
     bodyLimit: p.config.bodyLimitBytes,
     trustProxy: p.config.trustedProxies.length ? p.config.trustedProxies : false,
     rewriteUrl: rewriteProjectUrl(p.config.projectDomain),
+    // Fastify's default is no limit: a client that stops sending its body would hold its socket for good.
+    // Node checks the deadlines every connectionsCheckingInterval (30 s by default).
+    requestTimeout: p.config.requestTimeoutMs,
+    http: { requestTimeout: p.config.requestTimeoutMs, connectionsCheckingInterval: 5000 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // A malformed URL (bad percent-encoding) is answered in the area's envelope too,
