@@ -13,7 +13,7 @@ import { emailChangeMail, emailChangedNotice } from './messages.ts';
 import { issueOneTime, redeemCode } from './one-time.ts';
 import { startFlow, type Challenge } from './pkce.ts';
 import { createUserWithSession, issueSession, type AmrEntry, type SessionPayload } from './sessions.ts';
-import { applyEmail, emailTaken, findUserByEmail, findUserById, findUserWithLinks, identitiesAndFactors, mergeMetadataSql, userJson, type UserRow } from './users.ts';
+import { applyEmail, emailTaken, findUserByEmail, findUserWithLinks, identitiesAndFactors, mergeMetadataSql, signedInUser, userJson, type UserRow } from './users.ts';
 import { checkNewPassword } from './validate.ts';
 
 export async function signUpWithPassword(ctx: AuthContext, input: { email: string; password: string; metadata?: Record<string, unknown> }): Promise<SessionPayload> {
@@ -95,8 +95,7 @@ async function isSamePassword(user: UserRow, changes: UserChanges, currentVerifi
  */
 export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: UserChanges) {
   const sql = ctx.project.sql;
-  const user = await findUserById(sql, String(claims.sub));
-  if (!user || user.deleted_at) throw userGone();
+  const user = await signedInUser(sql, String(claims.sub));
   const emailChange = changes.email !== undefined && changes.email !== user.email ? changes.email : undefined;
   if (changes.password !== undefined) checkNewPassword(changes.password);
   // GoTrue's rule: with a verified factor, the password or e-mail changes only from an aal2 session.

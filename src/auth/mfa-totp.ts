@@ -10,9 +10,9 @@ import * as OTPAuth from 'otpauth';
 import { HearthError } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { consumeChallenge, createChallenge, insertFactor, lockChallenge, stepUpSession, userFactor, type FactorRow } from './factors.ts';
-import { userGone, type UserClaims } from './http.ts';
+import type { UserClaims } from './http.ts';
 import type { SessionPayload } from './sessions.ts';
-import { findUserById, type UserRow } from './users.ts';
+import { signedInUser, type UserRow } from './users.ts';
 import { invalid } from './validate.ts';
 
 export const TOTP_PERIOD_S = 30;
@@ -77,8 +77,7 @@ export async function verifyTotp(ctx: AuthContext, claims: UserClaims, factorId:
     }
     await consumeChallenge(ctx, tx, challengeId);
     await tx`update auth.mfa_factors set last_totp_step = ${step}, status = 'verified', updated_at = ${now(ctx)} where id = ${factor.id}`;
-    const user = await findUserById(tx, claims.sub);
-    if (!user || user.deleted_at) throw userGone();
+    const user = await signedInUser(tx, claims.sub);
     return { session: await stepUpSession(ctx, tx, user, claims, factor) };
   });
   if ('wrong' in outcome) throw new HearthError(422, 'mfa_verification_failed', 'Invalid TOTP code entered.');

@@ -9,9 +9,8 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import { HearthError } from '../errors.ts';
-import { guardedLookup, parseAllowList, refusalReason } from '../outbound/address.ts';
+import { guardedLookup, literalRefusal, parseAllowList } from '../outbound/address.ts';
 
 const MAX_BYTES = 1024 * 1024;
 const TIMEOUT_MS = 10_000;
@@ -39,8 +38,7 @@ export function guardedFetch(allowEntries: string[]): GuardedFetch {
       const target = new URL(url);
       const agent = agents[target.protocol as 'http:' | 'https:'];
       if (!agent) return reject(refused(`Only http(s) provider URLs can be called, not ${target.protocol}`));
-      const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
-      const reason = net.isIP(host) ? refusalReason(host, allow) : null;
+      const { host, reason } = literalRefusal(target, allow);
       if (reason) return reject(refused(`${host} is ${reason}; providers must be on public addresses.`));
       const body = bodyOf(init.body);
       const req = (target.protocol === 'https:' ? https : http).request(target, {

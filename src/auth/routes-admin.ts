@@ -27,14 +27,14 @@ import {
 } from './admin.ts';
 import type { Background } from './background.ts';
 import { authContext, type AuthContext } from './context.ts';
-import { idParam, queryOf, userClaims, userGone, UUID } from './http.ts';
+import { idParam, queryOf, userClaims, UUID } from './http.ts';
 import { deliver, mailerConfigured } from './mailer.ts';
 import { reauthenticationMail } from './messages.ts';
 import { issueOneTime } from './one-time.ts';
 import { PROVIDERS } from './oauth-providers.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget } from './redirects.ts';
-import { findUserById } from './users.ts';
+import { signedInUser } from './users.ts';
 import { invalid, metadata, normaliseEmail, objectBody, optionalBoolean, optionalString, requiredString, storableQueryValue } from './validate.ts';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -197,8 +197,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
   app.get('/auth/v1/reauthenticate', async (request) => {
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
-    const user = await findUserById(ctx.project.sql, claims.sub);
-    if (!user || user.deleted_at) throw userGone();
+    const user = await signedInUser(ctx.project.sql, claims.sub);
     if (!user.email) throw invalid('Reauthentication requires the user to have an email or a phone number (a guest has neither).');
     await spendRateLimit(ctx, 'email_sent', request.ip);
     const secrets = await issueOneTime(ctx, ctx.project.sql, { userId: user.id, purpose: 'reauthentication', email: user.email });

@@ -8,20 +8,14 @@ import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { checkEnrolment, factorNotFound, insertFactor, unenrolFactor, userFactor } from './factors.ts';
-import { acceptEmptyJson, authErrors, idParam, userClaims, userGone } from './http.ts';
+import { acceptEmptyJson, authErrors, idParam, userClaims } from './http.ts';
 import { challengeTotp, enrolTotp, verifyTotp } from './mfa-totp.ts';
 import { requireLiveSession, requireTokenUser } from './user-sessions.ts';
-import { findUserById, type UserRow } from './users.ts';
+import { signedInUser } from './users.ts';
 import { invalid, objectBody, optionalString, requiredString } from './validate.ts';
 import { challengeWebauthn, passkeySignIn, passkeySignInOptions, relyingParty, verifyWebauthn } from './webauthn.ts';
 
 type IdParams = { Params: { id: string } };
-
-async function signedInUser(ctx: AuthContext, userId: string): Promise<UserRow> {
-  const user = await findUserById(ctx.project.sql, userId);
-  if (!user || user.deleted_at) throw userGone();
-  return user;
-}
 
 /** A WebAuthn credential in SPEC's `credential` field, or in supabase-js's `webauthn.credential_response`. */
 function credentialOf(body: Record<string, unknown>): unknown {
@@ -43,7 +37,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const type = requiredString(body, 'factor_type');
     const friendlyName = optionalString(body, 'friendly_name')?.slice(0, 255) ?? null;
     await requireLiveSession(ctx, claims);
-    const user = await signedInUser(ctx, claims.sub);
+    const user = await signedInUser(ctx.project.sql, claims.sub);
     if (type === 'phone') throw new HearthError(422, 'mfa_phone_enroll_not_enabled', 'Phone factors are not supported: enrol a totp or webauthn factor.');
     if (type !== 'totp' && type !== 'webauthn') throw invalid('factor_type must be totp or webauthn.');
     if (type === 'webauthn') relyingParty(ctx.settings); // SPEC 7: 422 webauthn_not_configured comes first
@@ -59,7 +53,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     await requireLiveSession(ctx, claims);
     const factor = await userFactor(ctx.project.sql, claims.sub, idParam(request.params.id, 'factor'));
     if (factor.factor_type === 'totp') return challengeTotp(ctx, factor);
-    return challengeWebauthn(ctx, await signedInUser(ctx, claims.sub), factor);
+    return challengeWebauthn(ctx, await signedInUser(ctx.project.sql, claims.sub), factor);
   });
 
   app.post<IdParams>('/auth/v1/factors/:id/verify', async (request) => {

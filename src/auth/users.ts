@@ -4,6 +4,7 @@
 import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
+import { userGone } from './http.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
 
@@ -27,6 +28,13 @@ export interface UserRow {
 export async function findUserById(db: Db, id: string): Promise<UserRow | null> {
   const [row] = await db`select * from auth.users where id = ${id}`;
   return (row as UserRow | undefined) ?? null;
+}
+
+/** The user an access token names: 403 user_not_found once deleted (hard, or soft with deleted_at). */
+export async function signedInUser(db: Db, id: string): Promise<UserRow> {
+  const user = await findUserById(db, id);
+  if (!user || user.deleted_at) throw userGone();
+  return user;
 }
 
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | null> {

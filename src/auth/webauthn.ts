@@ -31,9 +31,9 @@ import {
   type FactorRow,
   type StoredCredential,
 } from './factors.ts';
-import { userGone, type UserClaims } from './http.ts';
+import type { UserClaims } from './http.ts';
 import { issueSession, type SessionPayload } from './sessions.ts';
-import { findUserById, type UserRow } from './users.ts';
+import { findUserById, signedInUser, type UserRow } from './users.ts';
 import { invalid } from './validate.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
@@ -157,8 +157,7 @@ export async function verifyWebauthn(ctx: AuthContext, claims: UserClaims, facto
   });
   const { factor, challenge } = spent;
   return ctx.project.sql.begin(async (tx) => {
-    const user = await findUserById(tx, claims.sub);
-    if (!user || user.deleted_at) throw userGone();
+    const user = await signedInUser(tx, claims.sub);
     if (challenge.kind === 'webauthn_create') {
       await register(ctx, tx, rp, challenge, factor, asObject<RegistrationResponseJSON>(credential));
     } else {

@@ -3,11 +3,10 @@
  * deletion. There is no edit: a schedule changes by deleting and recreating
  * the job, so a webhook job's secret is never rotated in place.
  */
-import net from 'node:net';
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { HearthError, conflict, notFound } from '../errors.ts';
-import { parseAllowList, refusalReason } from '../outbound/address.ts';
+import { literalRefusal, parseAllowList } from '../outbound/address.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import { unstorableJson, unstorableText } from '../platform/text.ts';
 import { randomToken } from '../platform/secrets.ts';
@@ -65,8 +64,7 @@ function checkWebhookUrl(p: Platform, target: string): void {
   if (target.length > MAX_URL_LENGTH) throw bad('invalid_target', `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`);
   if (url.username || url.password) throw bad('invalid_target', 'Put no user name or password in the webhook URL; receivers verify the X-Service-Signature header instead.');
   // A literal address can be judged now; a host name is checked at every delivery, when it is resolved.
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const reason = net.isIP(host) ? refusalReason(host, parseAllowList(p.config.outboundAllow)) : null;
+  const { host, reason } = literalRefusal(url, parseAllowList(p.config.outboundAllow));
   if (reason) throw bad('invalid_target', `The webhook URL points at ${host}, ${reason}; webhooks may only reach public addresses.`);
 }
 

@@ -9,7 +9,7 @@
  * never reachable.
  */
 import dns from 'node:dns';
-import type net from 'node:net';
+import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { HearthError } from '../errors.ts';
 
@@ -50,6 +50,16 @@ function unmap(address: Address): Address {
 /** IPv4-compatible IPv6 (::a.b.c.d, deprecated): routable nowhere legitimate. */
 function isIPv4Compatible(address: Address): boolean {
   return address instanceof ipaddr.IPv6 && address.parts.slice(0, 6).every((p) => p === 0);
+}
+
+/**
+ * A URL's host as the address checks see it (IPv6 brackets dropped) and, when
+ * it is a literal address, why it is refused. A name is judged when it is
+ * resolved, at dial time (guardedLookup).
+ */
+export function literalRefusal(url: URL, allow: AllowList): { host: string; reason: string | null } {
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return { host, reason: net.isIP(host) ? refusalReason(host, allow) : null };
 }
 
 /** Why a connection to this address is refused, or null when it is allowed. */

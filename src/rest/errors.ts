@@ -106,7 +106,8 @@ export interface RenderedError {
   headers: Record<string, string>;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A JSON object (not an array, not null): the shape request bodies and RAISE payloads must have. */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // Headers the HTTP layer owns; a function cannot set them.
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'content-type']);
@@ -125,7 +126,7 @@ const raiseParseError = (part: 'MESSAGE' | 'DETAIL', text: string | undefined) =
 function parseJsonObject(text: string | undefined): Record<string, unknown> | null {
   try {
     const v = JSON.parse(text ?? '');
-    return isPlainObject(v) ? v : null;
+    return isObject(v) ? v : null;
   } catch {
     return null;
   }
@@ -148,7 +149,7 @@ function raisedResponse(e: DatabaseError): RenderedError {
   const shape = parseJsonObject(e.detail);
   const status = shape?.status;
   const headers = shape?.headers;
-  const validHeaders = isPlainObject(headers) && Object.values(headers).every((v) => typeof v === 'string');
+  const validHeaders = isObject(headers) && Object.values(headers).every((v) => typeof v === 'string');
   if (!shape || typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599 || !validHeaders || !optionalString(shape.status_text)) {
     throw raiseParseError('DETAIL', e.detail);
   }

@@ -10,7 +10,7 @@
 import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
 import { type Caller, withRole, withRoleStatement } from '../db/with-role.ts';
-import { renderRestError } from './errors.ts';
+import { isObject, renderRestError } from './errors.ts';
 import { type MediaType, appliedHeader, chooseSchema, negotiate, nullsStripped, parsePrefer, parseRange, type Preferences, wantsTimezone } from './headers.ts';
 import { ACCESSIBLE_SQL, accessibleFrom, buildOpenApi } from './openapi.ts';
 import { type ParsedQuery, parseQuery } from './parse.ts';
@@ -359,8 +359,6 @@ function jsonBody(req: RestRequest): unknown {
     throw invalidBody((e as Error).message);
   }
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function insertRows(body: unknown, columnsParam: string[] | null): { rows: Record<string, unknown>[]; columns: string[] } {
   const rows = Array.isArray(body) ? body : [body];

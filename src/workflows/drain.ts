@@ -8,10 +8,9 @@
  * the outbox forever.
  */
 import dns from 'node:dns/promises';
-import net from 'node:net';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
-import { parseAllowList, refusalReason } from '../outbound/address.ts';
+import { literalRefusal, parseAllowList, refusalReason } from '../outbound/address.ts';
 import { createOutboundClient, type OutboundClient } from '../outbound/index.ts';
 
 const BATCH = 500;
@@ -30,10 +29,10 @@ export async function checkDrainUrl(url: unknown, allowed: string[] = []): Promi
   // The shipper's SSRF guard would refuse a private or loopback receiver at every delivery, and the
   // events would be lost without a word. Say so now for what can be judged without the network:
   // a literal address, and localhost (resolved locally).
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  const local = host === 'localhost' || host.endsWith('.localhost');
-  const addresses = net.isIP(host) ? [host] : local ? (await dns.lookup(host, { all: true }).catch(() => [])).map((a) => a.address) : [];
   const allow = parseAllowList(allowed);
+  const { host, reason: literal } = literalRefusal(parsed, allow);
+  const local = host === 'localhost' || host.endsWith('.localhost');
+  const addresses = literal ? [host] : local ? (await dns.lookup(host, { all: true }).catch(() => [])).map((a) => a.address) : [];
   for (const address of addresses) {
     const reason = refusalReason(address, allow);
     if (reason) {
