@@ -11,6 +11,8 @@ import {
   MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole,
   type Account, type MemberRole,
 } from './accounts.ts';
+import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from './database-query.ts';
+import { envelope } from '../server/envelopes.ts';
 import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
 import { createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
 import type { ProjectRegistry } from './registry.ts';
@@ -209,5 +211,22 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     const settings = await patchSettings(p.dbs.control, project.id, request.params.area, request.body, access.account(request).id);
     registry.onChange({ kind: 'config', projectId: project.id, area: request.params.area });
     return redact(request.params.area, settings);
+  });
+
+  // SQL as the project's owner role (docs/management-api.md "Running SQL"):
+  // owners and admins only, since the owner role may drop every table.
+  app.post<{ Params: { ref: string } }>('/v1/projects/:ref/database/query', async (request, reply) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    const input = checkQueryInput(objectBody(request));
+    const accountId = access.account(request).id;
+    try {
+      const out = await runOwnerQuery(p, project, input);
+      await auditQuery(p, project.id, accountId, input.query, null);
+      return reply.code(201).send(input.format === 'results' ? out : (out.results.at(-1)?.rows ?? []));
+    } catch (err) {
+      if (!(err instanceof SqlError)) throw err;
+      await auditQuery(p, project.id, accountId, input.query, err.sql.sqlstate);
+      return reply.code(400).type('application/json; charset=utf-8').send({ ...(envelope('management', err) as object), ...err.sql });
+    }
   });
 }

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+
+let h: TestHearth;
+let path: string;
+before(async () => {
+  h = await startTestHearth();
+  path = `/v1/projects/${h.info.PROJECT_REF}/database/query`;
+});
+after(async () => {
+  await h?.close();
+});
+
+describe('POST /v1/projects/{ref}/database/query', () => {
+  test('runs statements as the owner role and answers 201 with the last statement rows', async () => {
+    const res = await h.api('POST', path, {
+      body: { query: "create table notes (id int primary key, body text); insert into notes values (1, 'a'), (2, 'b'); select * from notes order by id" },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.deepEqual(res.body, [{ id: 1, body: 'a' }, { id: 2, body: 'b' }]);
+
+    // The table belongs to the owner role, and the REST API sees it at once.
+    const who = await h.api('POST', path, { body: { query: "select current_user as cur, session_user as ses, (select tableowner from pg_tables where tablename = 'notes') as owner" } });
+    const role = `hearth_${h.info.PROJECT_REF}_owner`;
+    assert.deepEqual(who.body, [{ cur: role, ses: role, owner: role }]);
+    await h.api('POST', path, { body: { query: 'grant select on notes to service_role' } });
+    const rest = await fetch(`${h.info.BASE_URL}/rest/v1/notes?select=body&order=id`, { headers: { apikey: h.info.SECRET_KEY } });
+    assert.deepEqual(await rest.json(), [{ body: 'a' }, { body: 'b' }]);
+  });
+
+  test('RESET ROLE cannot reach a superuser: the connection logs in as the owner', async () => {
+    const res = await h.api('POST', path, { body: { query: 'reset role; select current_user as cur, (select rolsuper from pg_roles where rolname = current_user) as su' } });
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.body, [{ cur: `hearth_${h.info.PROJECT_REF}_owner`, su: false }]);
+  });
+
+  test('format "results" gives every statement with its command, row count and columns', async () => {
+    const res = await h.api('POST', path, {
+      body: { format: 'results', query: 'create table counted (n int); insert into counted select generate_series(1, 3); select n, n::text as t from counted order by n; update counted set n = n + 1' },
+    });
+    assert.equal(res.status, 201);
+    assert.equal(typeof res.body.duration_ms, 'number');
+    assert.deepEqual(res.body.results.map((r: { command: string }) => r.command), ['CREATE', 'INSERT', 'SELECT', 'UPDATE']);
+    assert.deepEqual(res.body.results.slice(1).map((r: { row_count: number }) => r.row_count), [3, 3, 3]);
+    assert.deepEqual(res.body.results[2].columns.map((c: { name: string }) => c.name), ['n', 't']);
+    assert.deepEqual(res.body.results[2].rows[0], { n: 1, t: '1' });
+  });
+
+  test('a failing statement is 400 sql_error with the SQLSTATE and position, and nothing of the batch stays', async () => {
+    const res = await h.api('POST', path, { body: { query: 'create table half (id int);\nselect * form half' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'sql_error');
+    assert.equal(res.body.error.code, 'sql_error');
+    assert.equal(res.body.sqlstate, '42601');
+    assert.match(res.body.message, /syntax error at or near "form"/);
+    assert.equal(res.body.position, 'create table half (id int);\nselect * '.length + 1);
+    const gone = await h.api('POST', path, { body: { query: "select to_regclass('half') is null as gone" } });
+    assert.deepEqual(gone.body, [{ gone: true }]);
+  });
+
+  test('the statement timeout applies (default one minute, timeout_ms to choose)', async () => {
+    const res = await h.api('POST', path, { body: { query: 'select pg_sleep(5)', timeout_ms: 200 } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.sqlstate, '57014');
+  });
+
+  test('bad bodies are 400 invalid_request', async () => {
+    for (const body of [{}, { query: '' }, { query: 5 }, { query: 'select 1', format: 'csv' }, { query: 'select 1', timeout_ms: 0 }, { query: 'select 1', extra: 1 }, { query: 'select 1\u0000' }]) {
+      const res = await h.api('POST', path, { body });
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.code, 'invalid_request', JSON.stringify(body));
+    }
+  });
+
+  test('queries are audited; developers and strangers are refused', async () => {
+    const audit = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/config/audit`);
+    const queries = audit.body.filter((a: { area: string }) => a.area === 'database/query');
+    assert.ok(queries.some((a: { changes: { query: string; error: string | null } }) => a.changes.query.startsWith('create table half') && a.changes.error === '42601'));
+    assert.ok(queries.some((a: { changes: { query: string; error: string | null } }) => a.changes.query.startsWith('create table notes') && a.changes.error === null));
+
+    const [org] = (await h.api('GET', '/v1/organizations')).body;
+    await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { email: 'dev@query.test', password: 'a-long-password-1', role: 'developer' } });
+    const login = await h.api('POST', '/v1/login', { body: { email: 'dev@query.test', password: 'a-long-password-1' }, token: null });
+    const dev = await h.api('POST', path, { token: login.body.access_token, body: { query: 'drop table notes' } });
+    assert.equal(dev.status, 403);
+    assert.equal(dev.body.code, 'forbidden');
+    const anon = await h.api('POST', path, { token: h.info.SECRET_KEY, body: { query: 'select 1' } });
+    assert.equal(anon.status, 401);
+    const still = await h.api('POST', path, { body: { query: "select to_regclass('notes') is not null as here" } });
+    assert.deepEqual(still.body, [{ here: true }]);
+  });
+});
