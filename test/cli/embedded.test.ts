@@ -11,11 +11,12 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import postgres from 'postgres';
 import { until } from '../helpers/poll.ts';
+import { freePorts } from '../helpers/ports.ts';
 
 const bin = path.resolve('bin/hearth.js');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-cli-'));
-const port = 20000 + Math.floor(Math.random() * 20000);
-const env: NodeJS.ProcessEnv = { ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_PORT: String(port), HEARTH_DB_PORT: String(port + 1), HEARTH_LOG_LEVEL: 'warn' };
+const [port, dbPort, otherPort] = await freePorts(3);
+const env: NodeJS.ProcessEnv = { ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_PORT: String(port), HEARTH_DB_PORT: String(dbPort), HEARTH_LOG_LEVEL: 'warn' };
 delete env.DATABASE_URL;
 let running: ChildProcess | null = null;
 
@@ -163,7 +164,7 @@ test('after Hearth is killed outright, the next start stops the PostgreSQL it le
   const info = JSON.parse(status('json'));
   assert.equal((await fetch(`${info.API_URL}/health`)).status, 200);
 
-  const third = spawnSync(process.execPath, [bin, 'start'], { env: { ...env, HEARTH_PORT: String(port + 2) }, encoding: 'utf8', timeout: 60_000 });
+  const third = spawnSync(process.execPath, [bin, 'start'], { env: { ...env, HEARTH_PORT: String(otherPort) }, encoding: 'utf8', timeout: 60_000 });
   assert.equal(third.status, 1, third.stderr);
   assert.match(third.stderr, new RegExp(`Hearth \\(pid ${second.child.pid}\\) is already running on the data folder`));
   assert.doesNotMatch(third.stderr, /\n\s+at /, 'one line, no stack trace');

@@ -1,0 +1,19 @@
+import net from 'node:net';
+
+/**
+ * Ports free on 127.0.0.1 right now, for a child process that must be told its
+ * ports up front (the embedded PostgreSQL's, say). Each is held until all are
+ * found, so the n ports differ; the OS picks them, so they avoid ports in use.
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, () => new Promise<net.Server>((resolve, reject) => {
+      const s = net.createServer();
+      s.once('error', reject);
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    })),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
