@@ -2,7 +2,8 @@
  * Numbered plain-SQL migrations (migrations/control, migrations/project),
  * applied in order, each in its own transaction, under an advisory lock so
  * concurrent starts are safe. Applied files are recorded with a checksum; an
- * applied file whose text changed later is reported, never re-run.
+ * applied file whose text changed later stops the start with a message naming
+ * it (a schema that differs from its files is never run on silently).
  * Placeholders `{{name}}` in a file are replaced with the given variables
  * (only identifiers the platform generates itself, never user input).
  */
@@ -10,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HearthError } from '../errors.ts';
 import type { Sql } from './pools.ts';
 
 export type MigrationSet = 'control' | 'project';
@@ -51,7 +53,11 @@ export async function migrate(sql: Sql, set: MigrationSet, vars: Record<string, 
         id text primary key, checksum text not null, applied_at timestamptz not null default now())`);
     const done = new Map((await reserved`select id, checksum from hearth.migrations`).map((r) => [r.id as string, r.checksum as string]));
     for (const m of migrations(set)) {
-      if (done.has(m.id)) continue;
+      const checksum = done.get(m.id);
+      if (checksum === m.checksum) continue;
+      if (checksum !== undefined) {
+        throw new HearthError(500, 'migration_changed', `migrations/${set}/${m.id}.sql was changed after it was applied to this database (checksum ${checksum.slice(0, 12)}, now ${m.checksum.slice(0, 12)}): restore the file as it was and put the change in a new migration.`);
+      }
       const text = m.text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
         const value = vars[name];
         if (value === undefined) throw new Error(`migration ${m.id} needs the variable ${name}`);
