@@ -13,6 +13,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.ts';
+import { drainRefusedBody } from './refused-body.ts';
 
 export type Area = 'rest' | 'auth' | 'storage' | 'functions' | 'management';
 
@@ -72,5 +73,6 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     request.log.error({ err }, 'unhandled error');
     e = new HearthError(500, 'internal_error', 'Something went wrong on our side; the error is logged.');
   }
+  drainRefusedBody(request, reply);
   return reply.code(e.status).type('application/json; charset=utf-8').send(envelope(area, e));
 }
