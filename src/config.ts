@@ -22,6 +22,10 @@ export interface Config {
   outboundAllow: string[];
   role: Role;
   logLevel: string;
+  /** pretty: readable lines (the default on a terminal); json: one object a line (the default otherwise). */
+  logFormat: 'pretty' | 'json';
+  /** HEARTH_ACCESS_LOG=1: one log line per request. */
+  accessLog: boolean;
   storageBackend: 'fs' | 's3';
   s3: { endpoint: string | null; bucket: string | null; region: string; accessKeyId: string | null; secretAccessKey: string | null; forcePathStyle: boolean };
   workflowTickMs: number;
@@ -48,6 +52,19 @@ function list(raw: string | undefined): string[] {
   return (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+function logFormat(raw: string | undefined): 'pretty' | 'json' {
+  if (raw === undefined || raw === '') return process.stdout.isTTY ? 'pretty' : 'json';
+  if (raw !== 'pretty' && raw !== 'json') throw new HearthError(400, 'invalid_config', `HEARTH_LOG_FORMAT must be pretty or json, got "${raw}".`);
+  return raw;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new HearthError(400, 'invalid_config', `${name} must be 1 or 0, got "${raw}".`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const role = (env.HEARTH_ROLE ?? 'all') as Role;
   if (!['all', 'api', 'worker'].includes(role)) {
@@ -71,6 +88,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     outboundAllow: list(env.HEARTH_OUTBOUND_ALLOW),
     role,
     logLevel: env.HEARTH_LOG_LEVEL ?? 'info',
+    logFormat: logFormat(env.HEARTH_LOG_FORMAT),
+    accessLog: flag(env, 'HEARTH_ACCESS_LOG'),
     storageBackend: backend,
     s3: {
       endpoint: env.HEARTH_S3_ENDPOINT || null,

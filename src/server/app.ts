@@ -11,6 +11,7 @@ import { managementRoutes } from '../platform/routes.ts';
 import { cors } from './cors.ts';
 import { dataPlane, rewriteProjectUrl } from './data-plane.ts';
 import { areaOf, envelope, sendError } from './envelopes.ts';
+import { accessLog } from './logger.ts';
 import { jwksRoutes } from '../auth/jwks.ts';
 import { workflowRoutes } from '../workflows/routes.ts';
 import { storageRoutes } from '../storage/routes.ts';
@@ -62,6 +63,7 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
     else json(request, body as string, done);
   });
 
+  if (p.config.accessLog) accessLog(app, p.log);
   app.decorateRequest('account', null);
   app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
   app.setNotFoundHandler((request, reply) => {

@@ -5,7 +5,7 @@
  * and stops the embedded PostgreSQL cleanly.
  */
 import type { FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { Faults, systemClock, type Clock, type Platform } from '../context.ts';
 import { startEmbedded, type EmbeddedCluster } from '../db/embedded.ts';
@@ -17,6 +17,7 @@ import { ProjectRegistry } from '../platform/registry.ts';
 import { MasterKey } from '../platform/secrets.ts';
 import { serverUrl } from '../platform/urls.ts';
 import { buildApp } from './app.ts';
+import { createLogger } from './logger.ts';
 import { bootstrap, type OwnerCredentials } from './bootstrap.ts';
 import { startWorkers, type Worker } from './workers.ts';
 
@@ -54,7 +55,7 @@ async function closeServer(app: FastifyInstance): Promise<void> {
 }
 
 export async function startHearth(config: Config, opts: StartOptions = {}): Promise<Hearth> {
-  const log = opts.log ?? pino({ level: config.logLevel });
+  const log = opts.log ?? (await createLogger(config));
   let embedded: EmbeddedCluster | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
