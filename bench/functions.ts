@@ -23,6 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.ts';
 import { HearthError } from '../src/errors.ts';
 import { createFunctionsRuntime } from '../src/functions/runtime.ts';
+import { DirFunctionStore } from '../test/functions/dir-store.ts';
 import { withHearth } from './lib.ts';
 
 const HELLO = "Deno.serve(() => new Response('Hello World'));";
@@ -112,7 +113,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 export async function benchFunctions(): Promise<string> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-fn-bench-'));
-  const runtime = createFunctionsRuntime(loadConfig({}, { dataDir }));
+  const runtime = createFunctionsRuntime(loadConfig({}, { dataDir }), { store: new DirFunctionStore(path.join(dataDir, 'functions')) });
   const servers: http.Server[] = [];
   try {
     const deployMs: number[] = [];

@@ -34,7 +34,7 @@ async function platformEnv(p: Platform, project: ProjectRuntime): Promise<Record
   };
 }
 
-export async function startFunctions(p: Platform, registry: ProjectRegistry, options: FunctionsRuntimeOptions = {}): Promise<FunctionsService> {
+export async function startFunctions(p: Platform, registry: ProjectRegistry, options: Omit<Partial<FunctionsRuntimeOptions>, 'store'> = {}): Promise<FunctionsService> {
   const store = new DbFunctionStore(p);
   const envs = new WeakMap<ProjectRuntime, Promise<Record<string, string>>>();
   await store.start();

@@ -14,11 +14,11 @@ import { HearthError, notFound } from '../errors.ts';
 import { bundleFunction, stopBundler } from './bundle.ts';
 import { Instance, sweepOrphans, type InstanceLog, type Invocation } from './instance.ts';
 import { functionNetworkPolicy, type NetworkPolicy } from './network.ts';
-import { DirFunctionStore, type FunctionLogEntry, type FunctionRecord, type FunctionStore, type ProjectSecrets } from './store.ts';
+import { type FunctionLogEntry, type FunctionRecord, type FunctionStore, type ProjectSecrets } from './store.ts';
 import { assertFunctionName, checkSecrets, checkSource, type FunctionSource } from './validate.ts';
 
 export interface FunctionsRuntimeOptions {
-  store?: FunctionStore;
+  store: FunctionStore;
   /** Wall-clock limit of one invocation, body streaming included. */
   timeoutMs?: number;
   /** V8 heap limit of one function instance. */
@@ -83,8 +83,8 @@ export class FunctionsRuntime {
   private flushing: Promise<void> = Promise.resolve();
   private stopped = false;
 
-  constructor(config: Config, private readonly options: FunctionsRuntimeOptions = {}) {
-    this.store = options.store ?? new DirFunctionStore(path.join(config.dataDir, 'functions'));
+  constructor(config: Config, private readonly options: FunctionsRuntimeOptions) {
+    this.store = options.store;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.memoryLimitMb = options.memoryLimitMb ?? 128;
     this.idleMs = options.idleMs ?? 5 * 60_000;
@@ -448,6 +448,6 @@ export class FunctionsRuntime {
   }
 }
 
-export function createFunctionsRuntime(config: Config, options?: FunctionsRuntimeOptions): FunctionsRuntime {
+export function createFunctionsRuntime(config: Config, options: FunctionsRuntimeOptions): FunctionsRuntime {
   return new FunctionsRuntime(config, options);
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createFunctionsRuntime, type FunctionsRuntime, type FunctionsRuntimeOptions } from '../../src/functions/runtime.ts';
 import { until } from '../helpers/poll.ts';
+import { DirFunctionStore } from './dir-store.ts';
 
 export interface Harness {
   runtime: FunctionsRuntime;
@@ -13,10 +14,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export function startRuntime(options: FunctionsRuntimeOptions = {}, overrides: Partial<Config> = {}): Harness {
+export function startRuntime(options: Partial<FunctionsRuntimeOptions> = {}, overrides: Partial<Config> = {}): Harness {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-fn-test-'));
   const config = loadConfig({}, { dataDir, ...overrides });
-  const runtime = createFunctionsRuntime(config, { timeoutMs: 5000, ...options });
+  const runtime = createFunctionsRuntime(config, { store: new DirFunctionStore(path.join(dataDir, 'functions')), timeoutMs: 5000, ...options });
   return {
     runtime,
     config,
