@@ -10,6 +10,7 @@
  * closed as soon as it is done (briefly), rather than waking the pool.
  */
 import postgres from 'postgres';
+import { quoteIdent } from './ident.ts';
 
 export type Sql = postgres.Sql;
 
@@ -79,7 +80,7 @@ export async function ensureDatabase(admin: Sql, name: string): Promise<void> {
   const [found] = await admin`select 1 from pg_database where datname = ${name}`;
   if (found) return;
   try {
-    await admin.unsafe(`create database "${name.replaceAll('"', '""')}"`);
+    await admin.unsafe(`create database ${quoteIdent(name)}`);
   } catch (err) {
     if ((err as { code?: string }).code !== '42P04') throw err;
   }

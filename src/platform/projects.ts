@@ -11,6 +11,7 @@ import type { Sql } from '../db/pools.ts';
 import { announce } from './changes.ts';
 import { randomToken, sha256 } from './secrets.ts';
 import { newSigningKey } from './signing-keys.ts';
+import { quoteIdent } from '../db/ident.ts';
 
 export interface ProjectRow {
   id: string;
@@ -43,10 +44,6 @@ export function newApiKey(type: 'publishable' | 'secret'): string {
   return `sb_${type}_${randomToken(40)}`;
 }
 
-const ident = (name: string) => {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to use ${name} as an identifier`);
-  return `"${name}"`;
-};
 
 export async function createProject(
   p: Platform,
@@ -60,13 +57,13 @@ export async function createProject(
   let roleMade = false;
   let dbMade = false;
   try {
-    await admin.unsafe(`create role ${ident(owner)} login password '${ownerPassword}' nosuperuser nocreatedb nocreaterole noreplication connection limit 50`);
+    await admin.unsafe(`create role ${quoteIdent(owner)} login password '${ownerPassword}' nosuperuser nocreatedb nocreaterole noreplication connection limit 50`);
     roleMade = true;
     p.faults.hit('project.create.role', { ref });
-    await admin.unsafe(`create database ${ident(dbName)}`);
+    await admin.unsafe(`create database ${quoteIdent(dbName)}`);
     dbMade = true;
-    await admin.unsafe(`revoke connect, temporary on database ${ident(dbName)} from public`);
-    await admin.unsafe(`grant connect, temporary on database ${ident(dbName)} to ${ident(owner)}`);
+    await admin.unsafe(`revoke connect, temporary on database ${quoteIdent(dbName)} from public`);
+    await admin.unsafe(`grant connect, temporary on database ${quoteIdent(dbName)} to ${quoteIdent(owner)}`);
     await migrateNewProject(p, dbName, owner);
     p.faults.hit('project.create.migrated', { ref });
 
@@ -89,8 +86,8 @@ export async function createProject(
     })) as ProjectRow;
   } catch (err) {
     await p.dbs.closeProject(dbName);
-    if (dbMade) await admin.unsafe(`drop database if exists ${ident(dbName)} with (force)`).catch((e) => p.log.error(e, 'cleanup: drop database'));
-    if (roleMade) await admin.unsafe(`drop role if exists ${ident(owner)}`).catch((e) => p.log.error(e, 'cleanup: drop role'));
+    if (dbMade) await admin.unsafe(`drop database if exists ${quoteIdent(dbName)} with (force)`).catch((e) => p.log.error(e, 'cleanup: drop database'));
+    if (roleMade) await admin.unsafe(`drop role if exists ${quoteIdent(owner)}`).catch((e) => p.log.error(e, 'cleanup: drop role'));
     throw err;
   }
 }
@@ -121,8 +118,8 @@ export async function deleteProject(p: Platform, project: ProjectRow): Promise<v
     await announce(tx, { kind: 'project', projectId: project.id });
   });
   await p.dbs.closeProject(project.db_name);
-  await p.dbs.admin.unsafe(`drop database if exists ${ident(project.db_name)} with (force)`);
-  await p.dbs.admin.unsafe(`drop role if exists ${ident(project.owner_role)}`);
+  await p.dbs.admin.unsafe(`drop database if exists ${quoteIdent(project.db_name)} with (force)`);
+  await p.dbs.admin.unsafe(`drop role if exists ${quoteIdent(project.owner_role)}`);
 }
 
 export async function findProject(sql: Sql, ref: string): Promise<ProjectRow | undefined> {

@@ -12,6 +12,7 @@ import { ensureDatabase } from '../db/pools.ts';
 import { createAccount, createOrganization, findAccountByEmail } from '../platform/accounts.ts';
 import { createProject, defaultProject, migrateAllProjects, type ProjectRow } from '../platform/projects.ts';
 import { randomToken } from '../platform/secrets.ts';
+import { quoteIdent } from '../db/ident.ts';
 
 const BOOTSTRAP_LOCK = 7_212_002;
 
@@ -33,7 +34,7 @@ export function readOwnerCredentials(p: Platform): OwnerCredentials | null {
 
 export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; owner: OwnerCredentials }> {
   await ensureDatabase(p.dbs.admin, p.config.controlDb);
-  await p.dbs.admin.unsafe(`revoke connect on database "${p.config.controlDb}" from public`);
+  await p.dbs.admin.unsafe(`revoke connect on database ${quoteIdent(p.config.controlDb)} from public`);
   await migrate(p.dbs.control, 'control');
 
   const reserved = await p.dbs.control.reserve();

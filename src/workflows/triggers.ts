@@ -23,6 +23,7 @@ import { checkWorkflowName } from './definitions.ts';
 import { startRun } from './runs.ts';
 import { unstorableJson } from '../platform/text.ts';
 import { truncate } from './steps/index.ts';
+import { quoteIdent } from '../db/ident.ts';
 
 export const QUEUE_VT_SECONDS = 30;
 export const QUEUE_BATCH = 10;
@@ -115,7 +116,6 @@ function parseFilter(filter: unknown): Record<string, unknown> | null {
   return filter as Record<string, unknown>;
 }
 
-const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
 const triggerName = (id: string) => `hearth_wf_${id.replaceAll('-', '')}`;
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
@@ -155,7 +155,7 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
     // No filter is passed as {}, which every row contains (the JSON text null would match none).
     await runtime.sql
       .unsafe(
-        `create trigger ${quote(triggerName(row.id as string))} after ${events.join(' or ')} on ${quote(schema)}.${quote(name)}
+        `create trigger ${quoteIdent(triggerName(row.id as string))} after ${events.join(' or ')} on ${quoteIdent(schema)}.${quoteIdent(name)}
          for each row execute function hearth_workflows.capture(${literal(row.id as string)}, ${literal(JSON.stringify(filter ?? {}))})`,
       )
       .catch((err: { code?: string; message?: string }) => {
@@ -172,8 +172,8 @@ export async function deleteRowTrigger(p: Platform, registry: ProjectRegistry, p
   if (!row) throw notFound(`There is no row trigger "${id}" in this project.`);
   const runtime = await registry.byReference(project.ref);
   if (runtime) {
-    const [table] = await runtime.sql`select to_regclass(${`${quote(row.schema_name as string)}.${quote(row.table_name as string)}`}) as t`;
-    if (table?.t) await runtime.sql.unsafe(`drop trigger if exists ${quote(triggerName(id))} on ${quote(row.schema_name as string)}.${quote(row.table_name as string)}`);
+    const [table] = await runtime.sql`select to_regclass(${`${quoteIdent(row.schema_name as string)}.${quoteIdent(row.table_name as string)}`}) as t`;
+    if (table?.t) await runtime.sql.unsafe(`drop trigger if exists ${quoteIdent(triggerName(id))} on ${quoteIdent(row.schema_name as string)}.${quoteIdent(row.table_name as string)}`);
     await runtime.sql`delete from hearth_workflows.changes where binding_id = ${id}`;
   }
   await p.dbs.control`delete from platform.workflow_row_triggers where id = ${id}`;
