@@ -14,6 +14,14 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** The error an armed fault point throws: recognised by its type, never by its text. */
+export class InjectedFault extends Error {
+  constructor(readonly point: string) {
+    super(`fault injected at ${point}`);
+    this.name = 'InjectedFault';
+  }
+}
+
 /**
  * Named points where a test can make the next pass fail. The code passes what
  * it is working on (e.g. the project ref) so the test can check the aftermath.
@@ -28,7 +36,7 @@ export class Faults {
     if (seen) {
       this.armed.delete(point);
       seen(info);
-      throw new Error(`fault injected at ${point}`);
+      throw new InjectedFault(point);
     }
   }
 }

@@ -7,7 +7,7 @@
  */
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
-import { every, type Worker } from '../server/workers.ts';
+import { every, type Worker } from '../periodic.ts';
 import { listProjects } from '../platform/projects.ts';
 
 const DAY = 86400_000;

@@ -18,7 +18,7 @@
  */
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { every, type Worker } from '../server/workers.ts';
+import { every, type Worker } from '../periodic.ts';
 import { cronOutboundClient, deliver, type DeliveryDeps, type Outcome } from './deliver.ts';
 import { RUN_HISTORY, type TargetKind } from './jobs.ts';
 import { parseSchedule, startOfMinute, type Schedule } from './schedule.ts';

@@ -7,7 +7,6 @@
 import { authSettings } from '../auth/settings.ts';
 import { HearthError } from '../errors.ts';
 import { apiSettings } from '../rest/settings.ts';
-import { limitSettings } from './request-usage.ts';
 import { storageSettings } from '../storage/settings.ts';
 import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
@@ -15,7 +14,12 @@ import type { AreaSpec, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';
 import { unstorableText } from './text.ts';
 
-export const configAreas: Record<string, AreaSpec> = {
+/** config/limits: the daily request quota that src/platform/request-usage.ts enforces. */
+const limitSettings: AreaSpec = {
+  daily_request_quota: { type: 'integer', default: null, min: 1, max: 1e12 },
+};
+
+const configAreas: Record<string, AreaSpec> = {
   api: apiSettings,
   auth: authSettings,
   limits: limitSettings,

@@ -15,13 +15,8 @@
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import type { ProjectRuntime } from './registry.ts';
-import type { AreaSpec } from './settings-schema.ts';
 
 /** config/limits. null: no quota (the self-hosted default). */
-export const limitSettings: AreaSpec = {
-  daily_request_quota: { type: 'integer', default: null, min: 1, max: 1e12 },
-};
-
 const FLUSH_MS = 1000;
 /** Days of counts kept, for GET /v1/projects/{ref}/usage. */
 export const USAGE_DAYS = 90;

@@ -19,7 +19,8 @@ import { serverUrl } from '../platform/urls.ts';
 import { buildApp } from './app.ts';
 import { createLogger } from './logger.ts';
 import { bootstrap, type OwnerCredentials } from './bootstrap.ts';
-import { startWorkers, type Worker } from './workers.ts';
+import type { Worker } from '../periodic.ts';
+import { startWorkers } from './workers.ts';
 
 export interface Hearth {
   p: Platform;

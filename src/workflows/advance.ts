@@ -10,7 +10,7 @@ import type { Platform } from '../context.ts';
 import { loadVersion } from './definitions.ts';
 import { disconnected } from './disconnected.ts';
 import { cancelTree, MAX_DEPTH, startRun } from './runs.ts';
-import type { Outcome } from './steps/index.ts';
+import type { Outcome } from './steps/action.ts';
 import { fanoutBefore, LIMITS, type Action, type Step } from './validate.ts';
 import type { RunState, StepRow } from './state.ts';
 

@@ -13,12 +13,13 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Platform } from '../context.ts';
+import { InjectedFault, type Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { planPass, STEP_CEILING, structuralFailure, type Pass } from './advance.ts';
 import { disconnected } from './disconnected.ts';
-import { runAction, type ActionContext } from './steps/index.ts';
-import type { FunctionInvoker } from './steps/function.ts';
+import type { ActionContext } from './steps/action.ts';
+import { runAction } from './steps/index.ts';
+import type { FunctionInvoker } from './steps/action.ts';
 import { functionInvoker } from '../functions/index.ts';
 import { RunState, type RunRow, type StepRow } from './state.ts';
 import { LeaseLost, writeBegin, writeCommit } from './writeback.ts';
@@ -147,7 +148,7 @@ async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOpti
     for (const settle of pass?.settle ?? []) await settle();
   } catch (err) {
     if (err instanceof LeaseLost) return;
-    if ((err as Error).message?.startsWith('fault injected')) throw err;
+    if (err instanceof InjectedFault) throw err;
     // The database went away (restart, terminated backend): nothing was decided, so leave the
     // run leased; the next pass after the lease expires starts over (a started attempt counts).
     if (disconnected(err)) {

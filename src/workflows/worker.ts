@@ -6,8 +6,7 @@
  */
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import type { Worker } from '../server/workers.ts';
-import { every } from '../server/workers.ts';
+import { every, type Worker } from '../periodic.ts';
 import { shipDrains } from './drain.ts';
 import { engineTick, pruneRuns } from './engine.ts';
 import { drainTriggers } from './triggers.ts';

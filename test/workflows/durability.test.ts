@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { pruneRuns } from '../../src/workflows/engine.ts';
 import { startRun } from '../../src/workflows/runs.ts';
-import type { FunctionInvoker } from '../../src/workflows/steps/function.ts';
+import type { FunctionInvoker } from '../../src/workflows/steps/action.ts';
 import { serverUrl, startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 import { enableWorkflows, tick, wf } from './helpers.ts';
 

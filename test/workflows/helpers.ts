@@ -3,7 +3,7 @@
  * engine with the clock moved, read a run.
  */
 import http from 'node:http';
-import type { FunctionInvoker } from '../../src/workflows/steps/function.ts';
+import type { FunctionInvoker } from '../../src/workflows/steps/action.ts';
 import { engineTick, type TickOptions } from '../../src/workflows/engine.ts';
 import type { TestHearth } from '../helpers/hearth.ts';
 

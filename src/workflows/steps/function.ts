@@ -5,9 +5,7 @@
  * runtime (src/functions/index.ts functionInvoker); without one the step
  * fails with "functions are not available".
  */
-import type { ActionContext, Outcome } from './index.ts';
-
-export type FunctionInvoker = (projectRef: string, name: string, body: unknown) => Promise<{ status: number; body: unknown }>;
+import type { ActionContext, Outcome } from './action.ts';
 
 export async function functionAction(ctx: ActionContext, name: string, payload: unknown, _timeoutMs: number): Promise<Outcome> {
   if (!ctx.invoker) return { ok: false, error: 'functions are not available', retryable: false };

@@ -5,21 +5,12 @@
  * Every action is at-least-once: a worker that dies after the side effect but
  * before recording it repeats it on the next attempt (docs/workflows.md).
  */
-import type { Platform } from '../../context.ts';
-import type { ProjectRuntime } from '../../platform/registry.ts';
 import type { Action, Step } from '../validate.ts';
 import { enqueueAction } from './enqueue.ts';
-import { functionAction, type FunctionInvoker } from './function.ts';
+import type { ActionContext, Outcome } from './action.ts';
+import { functionAction } from './function.ts';
 import { sqlAction } from './sql.ts';
 import { webhookAction } from './webhook.ts';
-
-export type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean };
-
-export interface ActionContext {
-  p: Platform;
-  project: ProjectRuntime;
-  invoker: FunctionInvoker | null;
-}
 
 export const ERROR_MAX = 2000;
 export const OUTPUT_MAX_BYTES = 256 * 1024;

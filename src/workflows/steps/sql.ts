@@ -12,7 +12,7 @@
  */
 import postgres from 'postgres';
 import { projectDbUrl } from '../../platform/connection-info.ts';
-import type { ActionContext, Outcome } from './index.ts';
+import type { ActionContext, Outcome } from './action.ts';
 
 function ownerPool(ctx: ActionContext): postgres.Sql {
   return ctx.project.cached(

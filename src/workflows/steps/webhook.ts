@@ -6,7 +6,7 @@
 import { createOutboundClient, type OutboundClient } from '../../outbound/index.ts';
 import { stepSecret } from '../definitions.ts';
 import type { Action, Step } from '../validate.ts';
-import type { ActionContext, Outcome } from './index.ts';
+import type { ActionContext, Outcome } from './action.ts';
 
 const clients = new Map<string, OutboundClient>();
 

@@ -1,0 +1,14 @@
+/** What every step action receives and returns (the actions are in the files beside this one). */
+import type { Platform } from '../../context.ts';
+import type { ProjectRuntime } from '../../platform/registry.ts';
+
+export type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean };
+
+/** Calls a project's function (the functions area supplies it; null where functions do not run). */
+export type FunctionInvoker = (projectRef: string, name: string, body: unknown) => Promise<{ status: number; body: unknown }>;
+
+export interface ActionContext {
+  p: Platform;
+  project: ProjectRuntime;
+  invoker: FunctionInvoker | null;
+}
