@@ -11,7 +11,9 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import nodemailer from 'nodemailer';
+import { lazy } from '../lazy.ts';
+
+const nodemailer = lazy(async () => (await import('nodemailer')).default);
 import { parseAllowList, refusalReason } from '../outbound/address.ts';
 import type { Settings } from '../platform/settings-schema.ts';
 import { now, type AuthContext } from './context.ts';
@@ -37,7 +39,7 @@ async function sendSmtp(ctx: AuthContext, mail: Mail): Promise<void> {
   const refused = refusalReason(address, parseAllowList(ctx.p.config.outboundAllow));
   if (refused) throw new Error(`SMTP host ${host} resolves to ${address}, ${refused}; add it to HEARTH_OUTBOUND_ALLOW to permit it`);
   const port = Number(s.smtp_port ?? 587);
-  const transport = nodemailer.createTransport({
+  const transport = (await nodemailer()).createTransport({
     host: address,
     port,
     secure: port === 465,

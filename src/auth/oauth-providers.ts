@@ -9,7 +9,8 @@
  * loopback issuers, which the guard itself only lets through when
  * HEARTH_OUTBOUND_ALLOW opens them (local development and tests).
  */
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
+import { lazy } from '../lazy.ts';
 import { HearthError } from '../errors.ts';
 import { sha256 } from '../platform/secrets.ts';
 import type { AuthContext } from './context.ts';
@@ -57,20 +58,24 @@ const isLoopback = (u: URL) => ['127.0.0.1', '[::1]', 'localhost'].includes(u.ho
 export const unreachable = (provider: string, err: unknown) =>
   new HearthError(502, 'provider_unreachable', `The ${provider} provider could not be used: ${err instanceof Error ? err.message : String(err)}`);
 
+/** openid-client, loaded when a project first uses social sign-in. */
+export const openidClient = lazy(() => import('openid-client'));
+
 async function configure(provider: Provider, fetch: GuardedFetch): Promise<oidc.Configuration> {
+  const client = await openidClient();
   const base = new URL(provider.url);
   if (base.protocol !== 'https:' && !isLoopback(base)) throw new Error(`${provider.url} must be an https:// URL.`);
-  const execute = base.protocol === 'http:' ? [oidc.allowInsecureRequests] : [];
+  const execute = base.protocol === 'http:' ? [client.allowInsecureRequests] : [];
   let config: oidc.Configuration;
   if (provider.openid) {
-    config = await oidc.discovery(base, provider.clientId, provider.secret, undefined, { [oidc.customFetch]: fetch as never, execute });
+    config = await client.discovery(base, provider.clientId, provider.secret, undefined, { [client.customFetch]: fetch as never, execute });
   } else {
-    config = new oidc.Configuration(
+    config = new client.Configuration(
       { issuer: provider.url, authorization_endpoint: `${provider.url}/login/oauth/authorize`, token_endpoint: `${provider.url}/login/oauth/access_token` },
       provider.clientId,
       provider.secret,
     );
-    config[oidc.customFetch] = fetch as never;
+    config[client.customFetch] = fetch as never;
     for (const e of execute) e(config);
   }
   return config;

@@ -6,12 +6,12 @@
  * the app started the flow with its own code_challenge, the callback
  * answers ?code= for POST /token?grant_type=pkce instead of a session.
  */
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
 import { HearthError } from '../errors.ts';
 import { randomToken, sha256 } from '../platform/secrets.ts';
 import { later, now, type AuthContext } from './context.ts';
 import { userForIdentity, type ProviderProfile } from './identities.ts';
-import { configurationOf, providerOf, unreachable, type Provider } from './oauth-providers.ts';
+import { configurationOf, openidClient, providerOf, unreachable, type Provider } from './oauth-providers.ts';
 import { mintAuthCode, startFlow, type Challenge } from './pkce.ts';
 import { issueSession, type SessionPayload } from './sessions.ts';
 import { isAllowedRedirect } from './redirects.ts';
@@ -32,11 +32,12 @@ export interface StartRequest {
 
 /** The provider's authorization URL for a new flow. */
 export async function startAuthorization(ctx: AuthContext, req: StartRequest): Promise<string> {
+  const client = await openidClient();
   const provider = providerOf(ctx, req.provider);
   const config = await configurationOf(ctx, provider);
   const state = randomToken(40);
-  const verifier = oidc.randomPKCECodeVerifier();
-  const nonce = provider.openid ? oidc.randomNonce() : null;
+  const verifier = client.randomPKCECodeVerifier();
+  const nonce = provider.openid ? client.randomNonce() : null;
   await ctx.project.sql`insert into auth.oauth_states
       (state_hash, provider, nonce, code_verifier_sealed, redirect_to, code_challenge, link_user_id, created_at, expires_at)
     values (${sha256(state)}, ${provider.name}, ${nonce}, ${ctx.p.master.encrypt(verifier)}, ${req.redirectTo},
@@ -46,11 +47,11 @@ export async function startAuthorization(ctx: AuthContext, req: StartRequest): P
     redirect_uri: callbackUrl(ctx),
     scope,
     state,
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
   };
   if (nonce) params.nonce = nonce;
-  return oidc.buildAuthorizationUrl(config, params).toString();
+  return client.buildAuthorizationUrl(config, params).toString();
 }
 
 interface StateRow {
@@ -68,8 +69,9 @@ export type CallbackOutcome =
   | { kind: 'error'; target: string; error: string; code: string; description: string };
 
 async function githubProfile(config: oidc.Configuration, provider: Provider, accessToken: string): Promise<ProviderProfile> {
+  const client = await openidClient();
   const get = async (path: string) => {
-    const res = await oidc.fetchProtectedResource(config, accessToken, new URL(provider.apiBase + path), 'GET');
+    const res = await client.fetchProtectedResource(config, accessToken, new URL(provider.apiBase + path), 'GET');
     if (!res.ok) throw new Error(`GitHub ${path} answered ${res.status}`);
     return res.json();
   };
@@ -87,9 +89,10 @@ async function githubProfile(config: oidc.Configuration, provider: Provider, acc
 }
 
 async function openidProfile(config: oidc.Configuration, provider: Provider, tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers): Promise<ProviderProfile> {
+  const client = await openidClient();
   let claims: Record<string, unknown> = { ...tokens.claims()! };
   if (!claims.email && config.serverMetadata().userinfo_endpoint) {
-    claims = { ...claims, ...(await oidc.fetchUserInfo(config, tokens.access_token, String(claims.sub))) };
+    claims = { ...claims, ...(await client.fetchUserInfo(config, tokens.access_token, String(claims.sub))) };
   }
   const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : null;
   const verified = claims.email_verified === true || claims.email_verified === 'true';
@@ -116,6 +119,7 @@ const fail = (target: string, code: string, description: string, error = 'server
 
 /** GET /callback: checks the state, redeems the provider's code, resolves the user and mints a session (or an auth code). */
 export async function finishCallback(ctx: AuthContext, query: Record<string, string | undefined>): Promise<CallbackOutcome> {
+  const client = await openidClient();
   const site = String(ctx.settings.site_url);
   const [row] = query.state
     ? await ctx.project.sql`update auth.oauth_states set consumed_at = ${now(ctx)}
@@ -135,7 +139,7 @@ export async function finishCallback(ctx: AuthContext, query: Record<string, str
     const config = await configurationOf(ctx, provider);
     const current = new URL(callbackUrl(ctx));
     for (const [k, v] of Object.entries(query)) if (v !== undefined) current.searchParams.set(k, v);
-    const tokens = await oidc.authorizationCodeGrant(config, current, {
+    const tokens = await client.authorizationCodeGrant(config, current, {
       pkceCodeVerifier: ctx.p.master.decrypt(state.code_verifier_sealed),
       expectedState: query.state,
       expectedNonce: state.nonce ?? undefined,

@@ -9,14 +9,8 @@
  * up as a counter that did not). Credentials live in the project's own
  * database, so a passkey of one project is unknown to every other.
  */
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import { lazy } from '../lazy.ts';
 import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
 import type { Settings } from '../platform/settings-schema.ts';
@@ -35,6 +29,8 @@ import type { UserClaims } from './http.ts';
 import { issueSession, type SessionPayload } from './sessions.ts';
 import { findUserById, signedInUser, type UserRow } from './users.ts';
 import { invalid } from './validate.ts';
+
+const simpleWebauthn = lazy(() => import('@simplewebauthn/server'));
 
 type Db = postgres.Sql | postgres.TransactionSql;
 
@@ -78,7 +74,7 @@ export async function challengeWebauthn(ctx: AuthContext, user: UserRow, factor:
   if (factor.status === 'unverified') {
     const existing = await verifiedCredentials(ctx.project.sql, user.id);
     const name = user.email ?? factor.friendly_name ?? user.id;
-    const options = await generateRegistrationOptions({
+    const options = await (await simpleWebauthn()).generateRegistrationOptions({
       rpName: rp.name,
       rpID: rp.id,
       userName: name,
@@ -94,7 +90,7 @@ export async function challengeWebauthn(ctx: AuthContext, user: UserRow, factor:
     return { id: c.id, type: 'webauthn' as const, expires_at: c.expires_at, credential_creation_options: options, webauthn: { type: 'create', credential_options: { publicKey: options } } };
   }
   const credential = factor.web_authn_credential!;
-  const options = await generateAuthenticationOptions({
+  const options = await (await simpleWebauthn()).generateAuthenticationOptions({
     rpID: rp.id,
     timeout: TIMEOUT_MS,
     userVerification: 'required',
@@ -121,7 +117,7 @@ async function checkAssertion(tx: Db, rp: RelyingParty, challenge: ChallengeRow,
   const stored = factor.web_authn_credential!;
   let newCounter: number;
   try {
-    const result = await verifyAuthenticationResponse({
+    const result = await (await simpleWebauthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge: challenge.web_authn_challenge!,
       expectedOrigin: rp.origins,
@@ -173,7 +169,7 @@ async function register(ctx: AuthContext, tx: Db, rp: RelyingParty, challenge: C
   if (factor.status !== 'unverified') throw invalid('This passkey is already registered; verify it with an assertion.');
   let stored: StoredCredential;
   try {
-    const result = await verifyRegistrationResponse({
+    const result = await (await simpleWebauthn()).verifyRegistrationResponse({
       response,
       expectedChallenge: challenge.web_authn_challenge!,
       expectedOrigin: rp.origins,
@@ -199,7 +195,7 @@ async function register(ctx: AuthContext, tx: Db, rp: RelyingParty, challenge: C
 /** POST /webauthn/authenticate/options: a challenge for any discoverable passkey of this project. */
 export async function passkeySignInOptions(ctx: AuthContext) {
   const rp = relyingParty(ctx.settings);
-  const options = await generateAuthenticationOptions({ rpID: rp.id, timeout: TIMEOUT_MS, userVerification: 'required', allowCredentials: [] });
+  const options = await (await simpleWebauthn()).generateAuthenticationOptions({ rpID: rp.id, timeout: TIMEOUT_MS, userVerification: 'required', allowCredentials: [] });
   const c = await createChallenge(ctx, ctx.project.sql, { factorId: null, kind: 'passkey_signin', webAuthnChallenge: options.challenge });
   return { id: c.id, expires_at: c.expires_at, credential_request_options: { ...options, allowCredentials: [] } };
 }

@@ -4,7 +4,11 @@
  * import is resolved inside the map, so a deploy cannot pull a host file into
  * its bundle (`import x from "/etc/passwd"` is a 400 here, not a leak).
  */
-import { build, stop, type Message, type Plugin } from 'esbuild';
+import type { Message, Plugin } from 'esbuild';
+import { lazy } from '../lazy.ts';
+
+const esbuild = lazy(() => import('esbuild'));
+let bundlerStarted = false;
 import { badRequest } from '../errors.ts';
 
 const LOADERS = { ts: 'ts', mts: 'ts', tsx: 'tsx', js: 'js', mjs: 'js', jsx: 'jsx', json: 'json' } as const;
@@ -63,7 +67,8 @@ function describe(errors: Message[]): string {
 
 export async function bundleFunction(files: Record<string, string>, entrypoint: string): Promise<string> {
   try {
-    const out = await build({
+    bundlerStarted = true;
+    const out = await (await esbuild()).build({
       entryPoints: [entrypoint],
       bundle: true,
       write: false,
@@ -84,5 +89,5 @@ export async function bundleFunction(files: Record<string, string>, entrypoint: 
 
 /** esbuild keeps a helper process between builds; it restarts on the next build. */
 export async function stopBundler(): Promise<void> {
-  await stop();
+  if (bundlerStarted) await (await esbuild()).stop();
 }

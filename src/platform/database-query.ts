@@ -11,7 +11,8 @@
  * of statements that return rows when several are sent at once (an editor
  * needs every statement's command and row count).
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { lazy } from '../lazy.ts';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import { projectDbUrl } from './connection-info.ts';
@@ -63,8 +64,10 @@ export function checkQueryInput(body: Record<string, unknown>): QueryInput {
   return { query, format, timeoutMs: timeout_ms };
 }
 
-function asSqlError(err: unknown): SqlError | null {
-  if (!(err instanceof pg.DatabaseError) || typeof err.code !== 'string') return null;
+const driver = lazy(async () => (await import('pg')).default);
+
+function asSqlError(err: unknown, DatabaseError: typeof pg.DatabaseError): SqlError | null {
+  if (!(err instanceof DatabaseError) || typeof err.code !== 'string') return null;
   // 53300 and the like are the server's state, not the query's fault: let the
   // shared handler answer 503 database_unavailable.
   if (/^(53|57P|08)/.test(err.code)) return null;
@@ -80,7 +83,8 @@ function asSqlError(err: unknown): SqlError | null {
 
 /** Runs the statements as the owner role; every statement's result, in order. */
 export async function runOwnerQuery(p: Platform, project: ProjectRow, input: QueryInput): Promise<{ results: StatementResult[]; duration_ms: number }> {
-  const client = new pg.Client({
+  const { Client, DatabaseError } = await driver();
+  const client = new Client({
     connectionString: projectDbUrl(p, project),
     application_name: 'hearth database/query',
     statement_timeout: input.timeoutMs,
@@ -100,7 +104,7 @@ export async function runOwnerQuery(p: Platform, project: ProjectRow, input: Que
     }));
     return { results, duration_ms };
   } catch (err) {
-    throw asSqlError(err) ?? err;
+    throw asSqlError(err, DatabaseError) ?? err;
   } finally {
     await client.end().catch(() => {});
   }

@@ -20,7 +20,7 @@ const SWEEP_EVERY_MS = 60_000;
 
 export async function storageRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
-  const backend = createBackend(p.config);
+  const backend = await createBackend(p.config);
   const lock = await acquireWriterLock(p);
   const draining = new Set<Promise<unknown>>();
   const s: StorageContext = {
