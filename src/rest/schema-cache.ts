@@ -1,12 +1,13 @@
 /**
  * The REST schema cache: what the exposed schemas hold (relations, columns,
- * keys, foreign keys, functions), read from pg_catalog in three queries. The
+ * keys, foreign keys, functions), read from pg_catalog in four queries on one connection. The
  * planner checks every identifier of a request against it, so nothing a client
  * names reaches SQL unless the database has it. Reloaded when the database
  * says its schema changed (NOTIFY pgrst, sent by migration 020's event trigger
  * or by the user), so DDL over the direct connection shows up without restart.
  */
 import postgres from 'postgres';
+import { pipelined, rowsOf } from '../db/with-role.ts';
 
 export interface Column {
   name: string;
@@ -170,13 +171,19 @@ const KINDS: Record<string, Relation['kind']> = {
   p: 'partitioned table',
 };
 
+/**
+ * The four catalog reads, on one connection (a cold project's first request
+ * opens one, not four: docs/architecture.md, "Connections") and in one
+ * snapshot, written at once with BEGIN and COMMIT: one round trip.
+ */
+async function readCatalog(sql: postgres.Sql, schemas: string[]): Promise<postgres.RowList<postgres.Row[]>[]> {
+  const reads = [RELATIONS_SQL, FOREIGN_KEYS_SQL, VIEW_COLUMNS_SQL, FUNCTIONS_SQL].map((text) => ({ text, values: [schemas] }));
+  const results = await pipelined(sql, 'begin isolation level repeatable read read only', reads, 'commit');
+  return results.map(rowsOf).slice(1, -1);
+}
+
 export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Promise<SchemaCache> {
-  const [rels, fks, viewCols, fns] = await Promise.all([
-    sql.unsafe(RELATIONS_SQL, [schemas]),
-    sql.unsafe(FOREIGN_KEYS_SQL, [schemas]),
-    sql.unsafe(VIEW_COLUMNS_SQL, [schemas]),
-    sql.unsafe(FUNCTIONS_SQL, [schemas]),
-  ]);
+  const [rels, fks, viewCols, fns] = (await readCatalog(sql, schemas)) as [postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>];
 
   const relations = new Map<string, Relation>();
   for (const r of rels) {

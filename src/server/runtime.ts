@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { Faults, systemClock, type Clock, type Platform } from '../context.ts';
+import { assertDriverPatched } from '../db/driver-patch.ts';
 import { startEmbedded, type EmbeddedCluster } from '../db/embedded.ts';
 import { Databases } from '../db/pools.ts';
 import { startFunctions, type FunctionsService } from '../functions/index.ts';
@@ -54,6 +55,7 @@ async function closeServer(app: FastifyInstance): Promise<void> {
 }
 
 export async function startHearth(config: Config, opts: StartOptions = {}): Promise<Hearth> {
+  assertDriverPatched();
   const log = opts.log ?? pino({ level: config.logLevel });
   let embedded: EmbeddedCluster | null = null;
   let databaseUrl = config.databaseUrl;

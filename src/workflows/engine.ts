@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { planPass, STEP_CEILING, structuralFailure, type Pass } from './advance.ts';
-import { disconnected } from './disconnected.ts';
+import { isDatabaseUnavailable as disconnected } from '../db/unavailable.ts';
 import { runAction, type ActionContext } from './steps/index.ts';
 import type { FunctionInvoker } from './steps/function.ts';
 import { functionInvoker } from '../functions/index.ts';
