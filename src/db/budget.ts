@@ -7,13 +7,15 @@
  * `socket` option: the driver asks for a socket when it (re)connects, and the
  * slot is given back when that socket closes.
  *
- * Fair between databases: a free slot goes to the waiting database holding
- * the fewest connections (a cold project's first connection before a busy
+ * Fair between databases: a free slot goes to the platform's own pools first
+ * (control, admin: every request needs them briefly), then to the waiting
+ * database holding the fewest connections (a cold project's first connection before a busy
  * project's tenth), and while anyone waits, the connection idle the longest
  * in the database holding the most is closed to make room; an idle
  * connection is one whose last message from the server was ReadyForQuery
- * "idle" with nothing written since, for at least IDLE_MS (a pool connection
- * between requests, a schema listener). A database's pool is also capped at a
+ * "idle" with nothing written since, for at least IDLE_MS (a project pool's
+ * connection between requests, a schema listener; pools.ts says which may be
+ * closed). A database's pool is also capped at a
  * quarter of the budget (pools.ts). A request waits for a slot at most
  * queueMs, then fails with CONNECTIONS_EXHAUSTED: 503 database_unavailable with
  * Retry-After (unavailable.ts).
@@ -21,7 +23,7 @@
 import net from 'node:net';
 
 /** An idle connection younger than this is left alone: its pool may be about to hand it a query. */
-const IDLE_MS = 20;
+const IDLE_MS = 100;
 
 /** ReadyForQuery with transaction status "idle": 'Z', length 5, 'I'. */
 const READY_IDLE = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
@@ -29,12 +31,16 @@ const READY_IDLE = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
 interface Slot {
   key: string;
   socket: net.Socket;
+  /** May be closed while idle to make room (pools.ts says which connections). */
+  evictable: boolean;
   /** When the connection last went idle, or null while it has work in flight. */
   idleSince: number | null;
 }
 
 interface Waiter {
   key: string;
+  /** The platform's own connections (control, admin) go before any project's: every request needs them briefly. */
+  first: boolean;
   grant: () => void;
   timer: NodeJS.Timeout;
 }
@@ -44,6 +50,13 @@ interface DriverOptions {
   host: string[];
   port: number[];
   path?: string | false;
+}
+
+export type SocketOption = ((options: DriverOptions) => Promise<net.Socket>) & { withoutWaiting?: SocketOption };
+
+/** The `socket` option of a pool, failing at once rather than queueing when the budget is full (for a pool without a budget: as is). */
+export function withoutWaiting<T>(socket: T): T {
+  return ((socket as SocketOption | undefined)?.withoutWaiting as T | undefined) ?? socket;
 }
 
 export class BudgetExhausted extends Error {
@@ -71,11 +84,15 @@ export class ConnectionBudget {
     return this.held.get(key) ?? 0;
   }
 
-  /** postgres.js's `socket` option for connections to one database (the key). */
-  socket(key: string): (options: DriverOptions) => Promise<net.Socket> {
-    return async (options) => {
+  /**
+   * postgres.js's `socket` option for connections to one database (the key).
+   * Its `withoutWaiting` variant fails at once, instead of queueing, when no
+   * slot is free: for connections that are nice to have (a schema listener).
+   */
+  socket(key: string, kind: { evictable?: boolean; first?: boolean }, wait = true): SocketOption {
+    const open: SocketOption = async (options) => {
       try {
-        await this.acquire(key);
+        await (wait ? this.acquire(key, kind.first ?? false) : this.acquireNow(key));
       } catch (err) {
         // The driver has no way to take a rejected socket promise (its connection would stay
         // "connecting" for good), so it gets a socket that fails: the connect fails as any other.
@@ -90,9 +107,17 @@ export class ConnectionBudget {
         this.release(key);
         throw err;
       }
-      this.track(key, socket);
+      this.track(key, socket, kind.evictable ?? false);
       return socket;
     };
+    if (wait) open.withoutWaiting = this.socket(key, kind, false);
+    return open;
+  }
+
+  private acquireNow(key: string): Promise<void> {
+    if (this.used >= this.max || this.waiters.length) return Promise.reject(new BudgetExhausted(`all ${this.max} database connections of this process are in use (HEARTH_DB_MAX_CONNECTIONS)`));
+    this.take(key);
+    return Promise.resolve();
   }
 
   private take(key: string): void {
@@ -108,7 +133,7 @@ export class ConnectionBudget {
     this.grantNext();
   }
 
-  private acquire(key: string): Promise<void> {
+  private acquire(key: string, first: boolean): Promise<void> {
     if (this.used < this.max && !this.waiters.length) {
       this.take(key);
       return Promise.resolve();
@@ -116,6 +141,7 @@ export class ConnectionBudget {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         key,
+        first,
         grant: () => {
           clearTimeout(waiter.timer);
           this.take(key);
@@ -131,15 +157,15 @@ export class ConnectionBudget {
     });
   }
 
-  private track(key: string, socket: net.Socket): void {
-    const slot: Slot = { key, socket, idleSince: null };
+  private track(key: string, socket: net.Socket, evictable: boolean): void {
+    const slot: Slot = { key, socket, evictable, idleSince: null };
     this.slots.add(slot);
     const write = socket.write;
     socket.write = function (this: net.Socket, ...args: unknown[]) {
       slot.idleSince = null;
       return (write as (...a: unknown[]) => boolean).apply(this, args);
     } as typeof socket.write;
-    socket.on('data', (chunk: Buffer) => {
+    if (evictable) socket.on('data', (chunk: Buffer) => {
       if (chunk.length >= READY_IDLE.length && chunk.subarray(chunk.length - READY_IDLE.length).equals(READY_IDLE)) {
         slot.idleSince = Date.now();
         if (this.waiters.length) setTimeout(() => this.reclaim(), IDLE_MS + 1).unref();
@@ -151,12 +177,13 @@ export class ConnectionBudget {
     });
   }
 
-  /** Free slots go to the waiters whose database holds the fewest connections (the earliest among equals). */
+  /** Free slots go to the platform's waiters, then to those whose database holds the fewest connections (the earliest among equals). */
   private grantNext(): void {
+    const before = (a: Waiter, b: Waiter) => (a.first !== b.first ? a.first : this.heldBy(a.key) < this.heldBy(b.key));
     while (this.waiters.length && this.used < this.max) {
       let best = 0;
       for (let i = 1; i < this.waiters.length; i++) {
-        if (this.heldBy(this.waiters[i]!.key) < this.heldBy(this.waiters[best]!.key)) best = i;
+        if (before(this.waiters[i]!, this.waiters[best]!)) best = i;
       }
       this.waiters.splice(best, 1)[0]!.grant();
     }
@@ -169,7 +196,7 @@ export class ConnectionBudget {
     const now = Date.now();
     let victim: Slot | null = null;
     for (const slot of this.slots) {
-      if (slot.idleSince === null || now - slot.idleSince < IDLE_MS || slot.socket.destroyed) continue;
+      if (!slot.evictable || slot.idleSince === null || now - slot.idleSince < IDLE_MS || slot.socket.destroyed) continue;
       const more = victim ? this.heldBy(slot.key) - this.heldBy(victim.key) : 1;
       if (more > 0 || (more === 0 && slot.idleSince < victim!.idleSince!)) victim = slot;
     }

@@ -7,6 +7,7 @@
  * or by the user), so DDL over the direct connection shows up without restart.
  */
 import postgres from 'postgres';
+import { withoutWaiting } from '../db/budget.ts';
 import { pipelined, rowsOf } from '../db/with-role.ts';
 
 export interface Column {
@@ -332,6 +333,8 @@ export async function watchSchemaChanges(sql: postgres.Sql, onReload: () => void
   let stopped = false;
   const options = {
     ...sql.options,
+    // Nice to have: with no connection to spare, the store reads the schema per request instead.
+    socket: withoutWaiting((sql.options as { socket?: unknown }).socket),
     max: 1,
     idle_timeout: null,
     max_lifetime: null,
@@ -418,11 +421,18 @@ export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[
     return (listener = l);
   };
   const load = () => {
-    // Listening first: a change made during the read then drops what it returns.
-    const p = listen().then(() => loadSchemaCache(sql, schemas));
+    // Listening first: a change made during the read then drops what it returns. Without a
+    // listener (the process's connection budget had none to spare) the read serves the requests
+    // waiting for it and is not kept: the next request reads again, and tries to listen again.
+    let watched = false;
+    const p = listen()
+      .then(() => (watched = true), () => {})
+      .then(() => loadSchemaCache(sql, schemas));
     p.then(
       (cache) => {
-        if (current === p) ready = cache;
+        if (current !== p) return;
+        if (watched) ready = cache;
+        else current = null;
       },
       () => {
         if (current === p) current = null; // retry on the next request
@@ -430,7 +440,7 @@ export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[
     );
     return p;
   };
-  await listen();
+  await listen().catch(() => {}); // early, when there is a connection to spare
   return {
     get: () => {
       if (closed) return loadSchemaCache(sql, schemas); // a request that outlived its project: read once, listen no more

@@ -66,7 +66,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   if (config.outboundAllow.length) {
     log.warn({ allow: config.outboundAllow }, 'HEARTH_OUTBOUND_ALLOW re-opens these ranges to webhooks and functions despite the SSRF guard: use it for development and tests only');
   }
-  const dbs = new Databases(databaseUrl, config.controlDb);
+  const dbs = new Databases(databaseUrl, config.controlDb, { maxConnections: config.dbMaxConnections, queueMs: config.dbQueueTimeoutMs });
   const p: Platform = {
     config,
     dbs,
@@ -90,6 +90,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
     await embedded?.stop();
   };
   try {
+    log.info({ max: await dbs.fitToServer() }, 'database connection budget (HEARTH_DB_MAX_CONNECTIONS)');
     const { project, owner } = await bootstrap(p);
     unlisten = await listenForChanges(dbs.control, (c) => registry.onChange(c));
     functions = await startFunctions(p, registry);
