@@ -1,10 +1,14 @@
 // Patches postgres.js 3.4.9 (node_modules/postgres) so that a connection whose
-// backend died cannot crash the process: upstream porsager/postgres#1208
-// (fix PR #1209, related #1155, #1186, #1215; unreleased in 3.4.9). Run by the
+// backend died neither crashes the process nor leaves a query unsettled:
+// upstream porsager/postgres#1208 (fix PR #1209, related #1155, #1186, #1215;
+// unreleased in 3.4.9) and the hangs described in docs/architecture.md
+// ("Driver patch"), which also has the write-up offered upstream. Run by the
 // root "postinstall" script, so `npm ci` applies it; idempotent. It checks the
 // installed version and the exact upstream text of every spot it changes and
 // fails loudly when either differs: then re-check upstream and drop or rework
-// this patch (docs/architecture.md, "Driver patch").
+// this patch. The version and the mark it leaves in every patched spot are in
+// postgres-patch.json, which src/db/driver-patch.ts checks at start (bump the
+// mark's "rev" whenever the edits change).
 //
 // What changes, in src/, cjs/src/ and cf/src/ (the ESM, CommonJS and workerd builds):
 // connection.js
@@ -13,26 +17,35 @@
 //              written into a buffer that a setImmediate later writes to `null`.
 //   nextWrite  last guard: with no socket, the pending bytes are dropped and the
 //              pending queries rejected with CONNECTION_CLOSED; nothing throws.
-//   closed     forgets the dead socket's pending write (a stale timer handle
-//              kept the next socket's startup message from ever being sent) and
-//              its in-flight query and error (the old backend's FATAL error
-//              otherwise rejected the first query after the reconnect).
+//   closed     rejects every pending query, also after a socket error (a query
+//              written between the 'error' and the 'close' event, such as the
+//              caller's ROLLBACK, was never settled); forgets the dead socket's
+//              pending write and the old backend's in-flight query and error;
+//              tells the pool whether the connection never became ready, and why.
+//   ReadyForQuery  a connection opened for a reserve() without a types fetch is
+//              handed to the pool's queue (it was left in "connecting" for good).
 // index.js
-//   reserve    once the reserved connection closed (the pool takes it back and
-//              reconnects it), the reserved handle rejects its queued and later
-//              queries with CONNECTION_CLOSED, and release() no longer hands the
-//              connection to the pool a second time.
+//   reserve    a waiting reserve() that a failed connect rejects leaves the queue
+//              (a later connection was handed to it and leaked); once the
+//              reserved connection closed, the handle rejects its queued and
+//              later queries with CONNECTION_CLOSED, and release() no longer
+//              hands the connection to the pool a second time.
 //   begin      the same for a transaction: its queued queries, later queries and
 //              its own ROLLBACK/COMMIT reject instead of running on the
 //              reconnected session, outside the transaction.
+//   onclose    a failed connect rejects every query waiting for a connection
+//              (not one per attempt with a growing backoff in between); a
+//              reconnect for the queue no longer takes its first entry as the
+//              connection's own query (a reserve() taken so was never settled).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const VERSION = '3.4.9';
-const MARK = '// hearth-patch porsager/postgres#1208';
+const here = path.dirname(fileURLToPath(import.meta.url));
+const { version: VERSION, mark } = JSON.parse(readFileSync(path.join(here, 'postgres-patch.json'), 'utf8'));
+const MARK = `// ${mark}`;
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', 'postgres');
+const root = path.join(here, '..', 'node_modules', 'postgres');
 
 /** [file name, upstream text (must occur exactly once), replacement] */
 const edits = [
@@ -65,6 +78,26 @@ const edits = [
   ],
   [
     'connection.js',
+    `  function errored(err) {
+    stream && (stream.destroy(err), stream = null)
+`,
+    `  function errored(err) {
+    lastError = err ${MARK}: what a failed connect reports to the pool
+    stream && (stream.destroy(err), stream = null)
+`,
+  ],
+  [
+    'connection.js',
+    `    , query = null
+    , final = null
+`,
+    `    , query = null
+    , final = null
+    , lastError = null ${MARK}
+`,
+  ],
+  [
+    'connection.js',
     `    clearImmediate(nextWriteTimer)
     socket.removeListener('data', data)
     socket.removeListener('connect', connected)
@@ -80,10 +113,50 @@ const edits = [
   [
     'connection.js',
     `    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    closedTime = performance.now()
+    hadError && options.shared.retries++
+    delay = (typeof backoff === 'function' ? backoff(options.shared.retries) : backoff) * 1000
+    onclose(connection, Errors.connection('CONNECTION_CLOSED', options, socket))
 `,
-    `    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
-    query = results = errorResponse = null ${MARK}: settled above; not the next backend's
+    `    ${MARK}: also after a socket error, which settled only what was pending then: a query
+    // written between the 'error' and the 'close' event (a caller's ROLLBACK) was left unsettled
+    if (query || sent.length)
+      error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    query = results = errorResponse = null // settled above; not the next backend's
     result = new Result()
+    const failed = connection.queue === queues.connecting // never became ready: the pool fails its waiting queries
+    const cause = failed && lastError || Errors.connection('CONNECTION_CLOSED', options, socket)
+    lastError = null
+    closedTime = performance.now()
+    hadError && options.shared.retries++
+    delay = (typeof backoff === 'function' ? backoff(options.shared.retries) : backoff) * 1000
+    onclose(connection, cause, failed)
+`,
+  ],
+  [
+    'connection.js',
+    `      initial && !initial.reserve && execute(initial)
+      options.shared.retries = retries = 0
+      initial = null
+      return
+`,
+    `      const waiting = initial.reserve ${MARK}: nothing of its own to run: the pool's queue gets it
+      initial && !initial.reserve && execute(initial)
+      options.shared.retries = retries = 0
+      initial = null
+      waiting && onopen(connection)
+      return
+`,
+  ],
+  [
+    'index.js',
+    `      : await new Promise((resolve, reject) => {
+        const query = { reserve: resolve, reject }
+        queries.push(query)
+`,
+    `      : await new Promise((resolve, reject) => {
+        const query = { reserve: resolve, reject: e => (queries.remove(query), reject(e)) } ${MARK}: a failed connect rejects it; no connection is handed to it later
+        queries.push(query)
 `,
   ],
   [
@@ -156,6 +229,32 @@ const edits = [
         if (lost)
           return q.reject(lost)
         c.queue === full
+`,
+  ],
+  [
+    'index.js',
+    `  function onclose(c, e) {
+    move(c, closed)
+    c.reserved = null
+    c.onclose && (c.onclose(e), c.onclose = null)
+    options.onclose && options.onclose(c.id)
+    queries.length && connect(c, queries.shift())
+  }
+`,
+    `  function onclose(c, e, failed) {
+    move(c, closed)
+    c.reserved = null
+    c.onclose && (c.onclose(e), c.onclose = null)
+    options.onclose && options.onclose(c.id)
+    ${MARK}: a connect that failed (server down, refusing, too many clients) fails every
+    // waiting query now, rather than one per attempt with a growing backoff in between; otherwise the
+    // connection reconnects for the queue, which onopen serves in order, a reserve() included (it was
+    // shifted off as this connect's first query and lost)
+    if (failed)
+      while (queries.length) queries.shift().reject(e)
+    else
+      queries.length && connect(c, { reserve: () => { /* noop */ }, reject: () => { /* noop */ } })
+  }
 `,
   ],
 ];

@@ -36,6 +36,10 @@ export interface Config {
   bodyLimitBytes: number;
   /** The whole request (headers and body) must arrive within this; else 408 and the connection closes. */
   requestTimeoutMs: number;
+  /** Database connections this process may hold in all; null: half of what the server allows (db/pools.ts). */
+  dbMaxConnections: number | null;
+  /** How long a request waits for a free database connection before 503 database_unavailable. */
+  dbQueueTimeoutMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = 65535): number {
@@ -106,6 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ownerPassword: env.HEARTH_OWNER_PASSWORD || null,
     bodyLimitBytes: int(env, 'HEARTH_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     requestTimeoutMs: int(env, 'HEARTH_REQUEST_TIMEOUT_MS', 300_000, 100, 3_600_000),
+    dbMaxConnections: env.HEARTH_DB_MAX_CONNECTIONS ? int(env, 'HEARTH_DB_MAX_CONNECTIONS', 0, 4, 100_000) : null,
+    dbQueueTimeoutMs: int(env, 'HEARTH_DB_QUEUE_TIMEOUT_MS', 5000, 10, 600_000),
     ...overrides,
   };
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.controlDb)) {

@@ -8,13 +8,34 @@
  * (a busy project keeps its connections; reconnecting costs milliseconds),
  * and background work that visits every project uses a connection of its own,
  * closed as soon as it is done (briefly), rather than waking the pool.
+ *
+ * Every connection of the process takes a slot of one ConnectionBudget
+ * (budget.ts, HEARTH_DB_MAX_CONNECTIONS), so many projects hit at once queue
+ * briefly for connections instead of exhausting max_connections. Project pool
+ * connections (and the REST schema listeners, which take the pool's options)
+ * hold no session state between requests, so the budget may close them while
+ * idle to make room; the control, admin and background connections may hold
+ * advisory locks or LISTEN, and are never closed under them.
  */
 import postgres from 'postgres';
 import { quoteIdent } from './ident.ts';
+import { ConnectionBudget } from './budget.ts';
 
 export type Sql = postgres.Sql;
 
-const quiet = { onnotice: () => {} } as const;
+/** Budget before the server's max_connections is known (fitToServer): enough for start-up. */
+const START_BUDGET = 8;
+/** The default budget takes this share of the server's non-reserved connections (docs/configuration.md). */
+const DEFAULT_SHARE = 0.5;
+/** A project's pool: at most this many connections, and at most a quarter of the budget. */
+const PROJECT_POOL_MAX = 10;
+
+/**
+ * Reconnect delay after failed connects, in seconds: short and capped, since
+ * a failed connect fails the queries waiting for it (scripts/patch-postgres.js)
+ * and the next request retries; postgres.js's default grows to 20 s.
+ */
+const backoff = (retries: number) => Math.min(0.05 * 2 ** retries, 0.5);
 
 /** Seconds a project pool keeps an unused connection open. */
 export const PROJECT_IDLE_SECONDS = 5;
@@ -25,25 +46,54 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+export interface Limits {
+  /** HEARTH_DB_MAX_CONNECTIONS; null: a share of the server's max_connections (fitToServer). */
+  maxConnections?: number | null;
+  /** HEARTH_DB_QUEUE_TIMEOUT_MS: how long a request waits for a connection slot before 503. */
+  queueMs?: number;
+}
+
 export class Databases {
   readonly admin: Sql;
   readonly control: Sql;
+  readonly budget: ConnectionBudget;
   private readonly projects = new Map<string, Sql>();
 
   constructor(
     readonly serverUrl: string,
     readonly controlDb: string,
-    private readonly projectPoolSize = 10,
+    private readonly limits: Limits = {},
   ) {
-    this.admin = postgres(serverUrl, { ...quiet, max: 2, idle_timeout: 30 });
-    this.control = postgres(withDatabase(serverUrl, controlDb), { ...quiet, max: 10, idle_timeout: 60 });
+    this.budget = new ConnectionBudget(limits.maxConnections ?? START_BUDGET, limits.queueMs ?? 5000);
+    this.admin = postgres(serverUrl, { ...this.connectionOptions('$admin', { first: true }), max: 2, idle_timeout: 30 });
+    this.control = postgres(withDatabase(serverUrl, controlDb), { ...this.connectionOptions(controlDb, { first: true }), max: 10, idle_timeout: 60 });
+  }
+
+  /**
+   * Options every pool of this process takes: connections through the budget
+   * (`key` is the database they count against; `evictable` only for
+   * connections that keep no session state between queries, `first` for the
+   * platform's own pools), a 5 s connect timeout and a short reconnect backoff.
+   */
+  connectionOptions(key: string, kind: { evictable?: boolean; first?: boolean } = {}) {
+    return { onnotice: () => {}, connect_timeout: 5, backoff, socket: this.budget.socket(key, kind) };
+  }
+
+  /** Sizes the budget: HEARTH_DB_MAX_CONNECTIONS, else a share of what the server allows. */
+  async fitToServer(): Promise<number> {
+    if (this.limits.maxConnections) return this.budget.max;
+    const [row] = await this.admin`select current_setting('max_connections')::int
+      - current_setting('superuser_reserved_connections')::int as available`;
+    this.budget.max = Math.max(START_BUDGET, Math.floor((row!.available as number) * DEFAULT_SHARE));
+    return this.budget.max;
   }
 
   /** The pool of one project database, opened on first use. */
   project(dbName: string): Sql {
     let sql = this.projects.get(dbName);
     if (!sql) {
-      sql = postgres(withDatabase(this.serverUrl, dbName), { ...quiet, max: this.projectPoolSize, idle_timeout: PROJECT_IDLE_SECONDS });
+      const max = Math.min(PROJECT_POOL_MAX, Math.max(2, Math.floor(this.budget.max / 4)));
+      sql = postgres(withDatabase(this.serverUrl, dbName), { ...this.connectionOptions(dbName, { evictable: true }), max, idle_timeout: PROJECT_IDLE_SECONDS });
       this.projects.set(dbName, sql);
     }
     return sql;
@@ -55,7 +105,7 @@ export class Databases {
    * leave a connection open in each project's pool at once.
    */
   async briefly<T>(dbName: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
-    const sql = postgres(withDatabase(this.serverUrl, dbName), { ...quiet, max: 1, idle_timeout: PROJECT_IDLE_SECONDS });
+    const sql = postgres(withDatabase(this.serverUrl, dbName), { ...this.connectionOptions(dbName), max: 1, idle_timeout: PROJECT_IDLE_SECONDS });
     try {
       return await fn(sql);
     } finally {

@@ -56,15 +56,40 @@ export interface Statement {
 
 type Outcome = PromiseSettledResult<postgres.RowList<postgres.Row[]>>;
 
+/** A statement, or a query built on the connection (the caller's settings). */
+type Step = Statement | ((conn: postgres.ReservedSql) => Promise<postgres.RowList<postgres.Row[]>>);
+
+/**
+ * `begin`, the steps and `end` written to one reserved connection at once: one
+ * round trip. Returns every outcome in order, `begin` and `end` included;
+ * after any failure the transaction is rolled back. After a failed step the
+ * later ones fail as "transaction aborted" and COMMIT only rolls back, so the
+ * first rejection is the cause.
+ */
+export async function pipelined(sql: postgres.Sql, begin: string, steps: Step[], end: 'commit' | 'rollback'): Promise<Outcome[]> {
+  const conn = await sql.reserve();
+  try {
+    const sent = [
+      conn.unsafe(begin).execute(),
+      ...steps.map((s) => (typeof s === 'function' ? s(conn) : conn.unsafe(s.text, s.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute())),
+      conn.unsafe(end).execute(),
+    ];
+    const results = await Promise.allSettled(sent);
+    if (results.some((r) => r.status === 'rejected')) await rollback(conn);
+    return results;
+  } finally {
+    conn.release();
+  }
+}
+
 /**
  * Statements in one transaction under the caller's role, written to the
  * connection at once with BEGIN, the settings and the end (COMMIT, or
- * ROLLBACK for a dry run): one round trip, and any row lock the statements
- * take is held only while the server runs them, not across a round trip to
- * this process and back. Returns each statement's outcome in order: after a
- * failed statement the later ones fail as "transaction aborted" and COMMIT
- * only rolls back, so the first rejection is the cause. A failure of BEGIN,
- * the settings or the end itself is thrown.
+ * ROLLBACK for a dry run): one round trip (pipelined), and any row lock the
+ * statements take is held only while the server runs them, not across a
+ * round trip to this process and back. Returns each statement's outcome in
+ * order (the first rejection is the cause). A failure of BEGIN, the settings
+ * or the end itself is thrown.
  */
 export async function withRoleStatements(
   sql: postgres.Sql,
@@ -73,21 +98,9 @@ export async function withRoleStatements(
   end: 'commit' | 'rollback',
   request: RequestInfo = {},
 ): Promise<Outcome[]> {
-  const conn = await sql.reserve();
-  try {
-    const sent = [
-      conn.unsafe(request.readOnly ? 'begin read only' : 'begin').execute(),
-      sendSettings(conn, caller, request),
-      ...statements.map((s) => conn.unsafe(s.text, s.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute()),
-      conn.unsafe(end).execute(),
-    ];
-    const results = await Promise.allSettled(sent);
-    if (results.some((r) => r.status === 'rejected')) await rollback(conn);
-    for (const r of [results[0]!, results[1]!, results[results.length - 1]!]) if (r.status === 'rejected') throw r.reason;
-    return results.slice(2, -1);
-  } finally {
-    conn.release();
-  }
+  const results = await pipelined(sql, request.readOnly ? 'begin read only' : 'begin', [(conn) => sendSettings(conn, caller, request), ...statements], end);
+  for (const r of [results[0]!, results[1]!, results[results.length - 1]!]) if (r.status === 'rejected') throw r.reason;
+  return results.slice(2, -1);
 }
 
 /** The rows of a statement's outcome, or its error thrown. */

@@ -102,7 +102,8 @@ async function migrateNewProject(p: Platform, dbName: string, owner: string): Pr
   const lock = await p.dbs.admin.reserve();
   try {
     await lock`select pg_advisory_lock(${CREATE_LOCK})`;
-    await migrate(p.dbs.project(dbName), 'project', { owner });
+    // On a connection of its own: it holds an advisory lock, and a project pool's idle connections may be closed under it (db/pools.ts).
+    await p.dbs.briefly(dbName, (sql) => migrate(sql, 'project', { owner }));
   } finally {
     await lock`select pg_advisory_unlock(${CREATE_LOCK})`.catch(() => {});
     lock.release();

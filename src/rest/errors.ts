@@ -6,6 +6,7 @@
  * (PGRST codes, unknown columns) describe the request, not the database, and
  * are shown to everyone.
  */
+import { DatabaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.ts';
 import { HearthError } from '../errors.ts';
 
 export interface RestErrorBody {
@@ -162,8 +163,11 @@ function raisedResponse(e: DatabaseError): RenderedError {
 
 /** Renders a HearthError or a database error; anything else is not ours to render. */
 export function renderRestError(err: unknown, opts: { anonymous: boolean; detailed: boolean }): RenderedError | null {
+  // A lost connection or a database that refuses connections: every area's 503 (db/unavailable.ts).
+  if (isDatabaseUnavailable(err)) err = new DatabaseUnavailable();
   if (err instanceof HearthError) {
-    return { status: err.status, headers: {}, body: { message: err.message, code: err.code, details: err.details, hint: err.hint } };
+    const headers: Record<string, string> = err instanceof DatabaseUnavailable ? { 'retry-after': String(err.retryAfterSeconds) } : {};
+    return { status: err.status, headers, body: { message: err.message, code: err.code, details: err.details, hint: err.hint } };
   }
   if (!isDatabaseError(err)) return null;
   if (err.code === 'PGRST') {

@@ -1,12 +1,14 @@
 /**
  * The REST schema cache: what the exposed schemas hold (relations, columns,
- * keys, foreign keys, functions), read from pg_catalog in three queries. The
+ * keys, foreign keys, functions), read from pg_catalog in four queries on one connection. The
  * planner checks every identifier of a request against it, so nothing a client
  * names reaches SQL unless the database has it. Reloaded when the database
  * says its schema changed (NOTIFY pgrst, sent by migration 020's event trigger
  * or by the user), so DDL over the direct connection shows up without restart.
  */
 import postgres from 'postgres';
+import { withoutWaiting } from '../db/budget.ts';
+import { pipelined, rowsOf } from '../db/with-role.ts';
 
 export interface Column {
   name: string;
@@ -170,13 +172,19 @@ const KINDS: Record<string, Relation['kind']> = {
   p: 'partitioned table',
 };
 
+/**
+ * The four catalog reads, on one connection (a cold project's first request
+ * opens one, not four: docs/architecture.md, "Connections") and in one
+ * snapshot, written at once with BEGIN and COMMIT: one round trip.
+ */
+async function readCatalog(sql: postgres.Sql, schemas: string[]): Promise<postgres.RowList<postgres.Row[]>[]> {
+  const reads = [RELATIONS_SQL, FOREIGN_KEYS_SQL, VIEW_COLUMNS_SQL, FUNCTIONS_SQL].map((text) => ({ text, values: [schemas] }));
+  const results = await pipelined(sql, 'begin isolation level repeatable read read only', reads, 'commit');
+  return results.map(rowsOf).slice(1, -1);
+}
+
 export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Promise<SchemaCache> {
-  const [rels, fks, viewCols, fns] = await Promise.all([
-    sql.unsafe(RELATIONS_SQL, [schemas]),
-    sql.unsafe(FOREIGN_KEYS_SQL, [schemas]),
-    sql.unsafe(VIEW_COLUMNS_SQL, [schemas]),
-    sql.unsafe(FUNCTIONS_SQL, [schemas]),
-  ]);
+  const [rels, fks, viewCols, fns] = (await readCatalog(sql, schemas)) as [postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>];
 
   const relations = new Map<string, Relation>();
   for (const r of rels) {
@@ -325,6 +333,8 @@ export async function watchSchemaChanges(sql: postgres.Sql, onReload: () => void
   let stopped = false;
   const options = {
     ...sql.options,
+    // Nice to have: with no connection to spare, the store reads the schema per request instead.
+    socket: withoutWaiting((sql.options as { socket?: unknown }).socket),
     max: 1,
     idle_timeout: null,
     max_lifetime: null,
@@ -411,11 +421,18 @@ export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[
     return (listener = l);
   };
   const load = () => {
-    // Listening first: a change made during the read then drops what it returns.
-    const p = listen().then(() => loadSchemaCache(sql, schemas));
+    // Listening first: a change made during the read then drops what it returns. Without a
+    // listener (the process's connection budget had none to spare) the read serves the requests
+    // waiting for it and is not kept: the next request reads again, and tries to listen again.
+    let watched = false;
+    const p = listen()
+      .then(() => (watched = true), () => {})
+      .then(() => loadSchemaCache(sql, schemas));
     p.then(
       (cache) => {
-        if (current === p) ready = cache;
+        if (current !== p) return;
+        if (watched) ready = cache;
+        else current = null;
       },
       () => {
         if (current === p) current = null; // retry on the next request
@@ -423,7 +440,7 @@ export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[
     );
     return p;
   };
-  await listen();
+  await listen().catch(() => {}); // early, when there is a connection to spare
   return {
     get: () => {
       if (closed) return loadSchemaCache(sql, schemas); // a request that outlived its project: read once, listen no more

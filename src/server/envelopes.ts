@@ -12,6 +12,7 @@
  * - /functions/v1: `{error: {code, message}}`.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.ts';
 import { HearthError } from '../errors.ts';
 import { drainRefusedBody } from './refused-body.ts';
 
@@ -40,20 +41,16 @@ export function envelope(area: Area, e: HearthError): unknown {
   }
 }
 
-/** Fastify's own errors (bad JSON, body too large, ...) as HearthErrors. */
 /**
- * The database refusing new connections (too many clients, starting up or
- * shutting down) or not reachable: a passing condition, so 503, not a bug.
+ * Fastify's own errors (bad JSON, body too large, ...) as HearthErrors, and a
+ * database that cannot serve right now (lost connection, restarting, too many
+ * connections): a passing condition, so 503 with Retry-After, not a bug.
  */
-const DATABASE_UNAVAILABLE = new Set(['53300', '57P03', 'ECONNREFUSED', 'CONNECT_TIMEOUT']);
-
 export function toHearthError(err: unknown): HearthError | null {
   if (err instanceof HearthError) return err;
   const f = err as FastifyError;
   if (!f || typeof f !== 'object') return null;
-  if (typeof f.code === 'string' && DATABASE_UNAVAILABLE.has(f.code)) {
-    return new HearthError(503, 'database_unavailable', 'The database is not accepting connections right now; retry shortly.');
-  }
+  if (isDatabaseUnavailable(f)) return new DatabaseUnavailable();
   if (f.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || f.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || f.name === 'SyntaxError') {
     return new HearthError(400, 'invalid_request', `The request body is not valid JSON: ${f.message}`);
   }
@@ -74,5 +71,6 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     e = new HearthError(500, 'internal_error', 'Something went wrong on our side; the error is logged.');
   }
   drainRefusedBody(request, reply);
+  if (e instanceof DatabaseUnavailable) reply.header('retry-after', String(e.retryAfterSeconds));
   return reply.code(e.status).type('application/json; charset=utf-8').send(envelope(area, e));
 }

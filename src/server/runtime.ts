@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { Faults, systemClock, type Clock, type Platform } from '../context.ts';
+import { assertDriverPatched } from '../db/driver-patch.ts';
 import { startEmbedded, type EmbeddedCluster } from '../db/embedded.ts';
 import { Databases } from '../db/pools.ts';
 import { startFunctions, type FunctionsService } from '../functions/index.ts';
@@ -56,6 +57,7 @@ async function closeServer(app: FastifyInstance): Promise<void> {
 }
 
 export async function startHearth(config: Config, opts: StartOptions = {}): Promise<Hearth> {
+  assertDriverPatched();
   const log = opts.log ?? (await createLogger(config));
   let embedded: EmbeddedCluster | null = null;
   let databaseUrl = config.databaseUrl;
@@ -66,7 +68,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   if (config.outboundAllow.length) {
     log.warn({ allow: config.outboundAllow }, 'HEARTH_OUTBOUND_ALLOW re-opens these ranges to webhooks and functions despite the SSRF guard: use it for development and tests only');
   }
-  const dbs = new Databases(databaseUrl, config.controlDb);
+  const dbs = new Databases(databaseUrl, config.controlDb, { maxConnections: config.dbMaxConnections, queueMs: config.dbQueueTimeoutMs });
   const p: Platform = {
     config,
     dbs,
@@ -90,6 +92,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
     await embedded?.stop();
   };
   try {
+    log.info({ max: await dbs.fitToServer() }, 'database connection budget (HEARTH_DB_MAX_CONNECTIONS)');
     const { project, owner } = await bootstrap(p);
     unlisten = await listenForChanges(dbs.control, (c) => registry.onChange(c));
     functions = await startFunctions(p, registry);

@@ -30,7 +30,7 @@ export interface WriterLock {
 
 /** Takes a fresh writer id and holds its lock on a dedicated connection for the process's life. */
 export async function acquireWriterLock(p: Platform): Promise<WriterLock> {
-  const conn = postgres(withDatabase(p.dbs.serverUrl, p.config.controlDb), { max: 1, idle_timeout: 0, onnotice: () => {} });
+  const conn = postgres(withDatabase(p.dbs.serverUrl, p.config.controlDb), { ...p.dbs.connectionOptions(p.config.controlDb, { first: true }), max: 1, idle_timeout: 0 });
   for (;;) {
     const id = randomInt(1, 2 ** 31 - 1);
     const [row] = await conn`select pg_try_advisory_lock(${WRITER_LOCK_CLASS}, ${id}) as got`;

@@ -8,7 +8,7 @@
  */
 import type { Platform } from '../context.ts';
 import { loadVersion } from './definitions.ts';
-import { disconnected } from './disconnected.ts';
+import { isDatabaseUnavailable as disconnected } from '../db/unavailable.ts';
 import { cancelTree, MAX_DEPTH, startRun } from './runs.ts';
 import type { Outcome } from './steps/action.ts';
 import { fanoutBefore, LIMITS, type Action, type Step } from './validate.ts';

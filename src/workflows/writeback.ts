@@ -20,7 +20,7 @@
  */
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
-import { disconnected } from './disconnected.ts';
+import { isDatabaseUnavailable as disconnected } from '../db/unavailable.ts';
 import type { RunState } from './state.ts';
 import { truncate } from './steps/index.ts';
 

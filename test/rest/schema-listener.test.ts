@@ -17,7 +17,7 @@ let ownerPid: number;
 let db: string;
 
 before(async () => {
-  schemaListener.idleMs = 300; // rather than a minute
+  schemaListener.idleMs = 1000; // rather than a minute (and longer than a cold schema read on a busy machine)
   h = await startTestHearth();
   server = postgres(serverUrl(), { max: 1, onnotice: () => {} });
   owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
@@ -64,7 +64,7 @@ test('after idle, the store drops its cache and concurrent requests share one re
   const sql = postgres(h.info.DB_URL, { max: 2, onnotice: () => {}, connection: { application_name: 'schema-listener-test' } });
   const listeners = async () =>
     ((await server`select count(*)::int as n from pg_stat_activity where application_name = 'schema-listener-test' and query ilike 'listen%'`)[0]!.n as number);
-  const store = await createSchemaCacheStore(sql, ['public'], { idleMs: 200 });
+  const store = await createSchemaCacheStore(sql, ['public'], { idleMs: 1000 });
   try {
     const old = await store.get();
     assert.equal(store.loaded(), old);

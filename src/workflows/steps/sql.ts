@@ -17,7 +17,7 @@ import type { ActionContext, Outcome } from './action.ts';
 function ownerPool(ctx: ActionContext): postgres.Sql {
   return ctx.project.cached(
     'workflows.owner-sql',
-    () => postgres(projectDbUrl(ctx.p, ctx.project.row), { max: 4, idle_timeout: 30, onnotice: () => {} }),
+    () => postgres(projectDbUrl(ctx.p, ctx.project.row), { ...ctx.p.dbs.connectionOptions(ctx.project.dbName), max: 4, idle_timeout: 30 }),
     (sql) => sql.end({ timeout: 5 }),
   );
 }
