@@ -11,6 +11,7 @@ import {
   MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole,
   type Account, type MemberRole,
 } from './accounts.ts';
+import { RateLimited } from '../server/rate-limit.ts';
 import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
 import { createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
 import type { ProjectRegistry } from './registry.ts';
@@ -110,9 +111,14 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     await session(request);
   });
 
-  app.post('/v1/login', async (request) => {
+  app.post('/v1/login', async (request, reply) => {
     const body = objectBody(request);
-    return login(p, body.email, body.password);
+    try {
+      return await login(p, body.email, body.password, request.ip);
+    } catch (err) {
+      if (err instanceof RateLimited) reply.header('retry-after', String(err.retryAfterSeconds));
+      throw err;
+    }
   });
 
   app.get('/v1/organizations', async (request) => listOrganizations(p.dbs.control, access.account(request).id));
