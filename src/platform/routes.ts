@@ -11,6 +11,7 @@ import {
   MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole,
   type Account, type MemberRole,
 } from './accounts.ts';
+import { parseAllowList } from '../outbound/address.ts';
 import { RateLimited } from '../server/rate-limit.ts';
 import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
 import { createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
@@ -212,7 +213,9 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.patch<{ Params: { ref: string; area: string } }>('/v1/projects/:ref/config/:area', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
-    const settings = await patchSettings(p.dbs.control, project.id, request.params.area, request.body, access.account(request).id);
+    const settings = await patchSettings(p.dbs.control, project.id, request.params.area, request.body, access.account(request).id, {
+      outboundAllow: parseAllowList(p.config.outboundAllow),
+    });
     registry.onChange({ kind: 'config', projectId: project.id, area: request.params.area });
     return redact(request.params.area, settings);
   });
