@@ -32,6 +32,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** The whole request (headers and body) must arrive within this; else 408 and the connection closes. */
   requestTimeoutMs: number;
+  /** Client sockets one process keeps open at most; more are closed as they arrive. */
+  maxSockets: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = 65535): number {
@@ -87,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ownerPassword: env.HEARTH_OWNER_PASSWORD || null,
     bodyLimitBytes: int(env, 'HEARTH_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     requestTimeoutMs: int(env, 'HEARTH_REQUEST_TIMEOUT_MS', 300_000, 100, 3_600_000),
+    maxSockets: int(env, 'HEARTH_MAX_SOCKETS', 8192, 1, 1_000_000),
     ...overrides,
   };
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.controlDb)) {
