@@ -3,8 +3,8 @@
  * code as the auth area's limits, src/server/rate-limit.ts), both spent by
  * every attempt before the password is checked, so concurrent guesses cannot
  * exceed them either:
- * - per client address: LOGIN_PER_ADDRESS attempts at once for any accounts,
- *   refilling at that many per REFILL_MS;
+ * - per client address (an IPv6 client's /64): LOGIN_PER_ADDRESS attempts at
+ *   once for any accounts, refilling at that many per REFILL_MS;
  * - per account and client address: LOGIN_PER_ACCOUNT attempts at once at
  *   one e-mail address (lower-cased, known or not, so the throttle tells
  *   nothing about which accounts exist), refilling at that many per REFILL_MS.
@@ -13,6 +13,7 @@
  * too, so someone hammering an account from elsewhere never locks its owner
  * out (docs/management-api.md says why).
  */
+import ipaddr from 'ipaddr.js';
 import type { Platform } from '../context.ts';
 import { sha256 } from './secrets.ts';
 import { paceOf, RateLimited, retryAfterSeconds, returnToken, takeToken, type BucketTable, type TokenBucket } from '../server/rate-limit.ts';
@@ -23,7 +24,20 @@ export const REFILL_MS = 5 * 60_000;
 
 const TABLE: BucketTable = { name: 'platform.rate_buckets', keyColumn: 'subject' };
 
-function buckets(email: string, clientIp: string): TokenBucket[] {
+/**
+ * The client as the throttle counts it: an IPv4 address (an IPv4-mapped IPv6
+ * one too), or an IPv6 address's /64, the block one subscriber is usually
+ * given, so hopping between its 2^64 addresses buys no more attempts.
+ */
+export function clientKey(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  return `${(address as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+}
+
+function buckets(email: string, ip: string): TokenBucket[] {
+  const clientIp = clientKey(ip);
   // The e-mail as a hash: a fixed size whatever was sent, and nothing a text column refuses.
   return [
     { table: TABLE, bucket: 'login_address', key: clientIp, limit: LOGIN_PER_ADDRESS, refillMs: REFILL_MS },

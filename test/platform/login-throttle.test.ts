@@ -11,7 +11,8 @@ import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 
 let h: TestHearth;
 before(async () => {
-  h = await startTestHearth();
+  // X-Forwarded-For counts from 127.0.0.1 only; the other loopback addresses are clients themselves.
+  h = await startTestHearth({ env: { HEARTH_TRUSTED_PROXIES: '127.0.0.1' } });
 });
 after(async () => {
   await h?.close();
@@ -23,14 +24,14 @@ interface Answer {
   retryAfter: string | undefined;
 }
 
-function login(from: string, email: string, password: string): Promise<Answer> {
+function login(from: string, email: string, password: string, forwardedFor?: string): Promise<Answer> {
   const body = JSON.stringify({ email, password });
   return new Promise((resolve, reject) => {
     const req = http.request(`${h.url}/v1/login`, {
       method: 'POST',
       localAddress: from,
       agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
     }, (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
@@ -76,6 +77,16 @@ describe('/v1/login throttle', () => {
     const mixed: number[] = [];
     for (let i = 0; i <= LOGIN_PER_ACCOUNT; i++) mixed.push((await login('127.0.0.6', i % 2 ? 'Someone@Example.com' : 'someone@example.com', 'wrong-password!!')).status);
     assert.deepEqual(mixed, [...Array(LOGIN_PER_ACCOUNT).fill(401), 429]);
+  });
+
+  test('an IPv6 client counts as its /64: hopping between its addresses buys no more attempts', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < LOGIN_PER_ADDRESS; i++) {
+      statuses.push((await login('127.0.0.1', `six${i}@example.com`, 'wrong-password!!', `2001:db8:1:2::${(i + 1).toString(16)}`)).status);
+    }
+    assert.deepEqual(statuses, Array(LOGIN_PER_ADDRESS).fill(401));
+    assert.equal((await login('127.0.0.1', 'six@example.com', 'wrong-password!!', '2001:db8:1:2:ffff:ffff:ffff:ffff')).status, 429);
+    assert.equal((await login('127.0.0.1', 'six@example.com', 'wrong-password!!', '2001:db8:1:3::1')).status, 401);
   });
 
   test('right passwords are never throttled: each success gives its tokens back', async () => {
