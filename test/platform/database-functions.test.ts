@@ -76,3 +76,23 @@ test('the API roles cannot call the platform\'s quota or trigger functions', asy
     }
   }
 });
+
+test('with storage exposed in config/api db_schema, anon reaches no quota function through /rest/v1/rpc', async () => {
+  const exposed = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/api`, { body: { db_schema: 'public,storage' } });
+  assert.equal(exposed.status, 200);
+  const rpc = (name: string, body: unknown) =>
+    fetch(`${h.url}/rest/v1/rpc/${name}`, {
+      method: 'POST',
+      headers: { apikey: h.info.PUBLISHABLE_KEY, 'content-type': 'application/json', 'content-profile': 'storage' },
+      body: JSON.stringify(body),
+    });
+  for (const [name, body] of [['assert_quota', { quota: 0 }], ['usage_within_quota', {}]] as const) {
+    const res = await rpc(name, body);
+    assert.equal(res.status, 404, name);
+    assert.equal((await res.json()).code, 'PGRST202');
+  }
+  // The one definer the API roles keep (the public-read policy needs it) answers only about public buckets.
+  const pub = await rpc('bucket_is_public', { bucket: 'nope' });
+  assert.equal(pub.status, 200);
+  assert.equal(await pub.json(), false);
+});
