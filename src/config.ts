@@ -40,6 +40,8 @@ export interface Config {
   dbMaxConnections: number | null;
   /** How long a request waits for a free database connection before 503 database_unavailable. */
   dbQueueTimeoutMs: number;
+  /** Client sockets one process keeps open at most; more are closed as they arrive. */
+  maxSockets: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = 65535): number {
@@ -112,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestTimeoutMs: int(env, 'HEARTH_REQUEST_TIMEOUT_MS', 300_000, 100, 3_600_000),
     dbMaxConnections: env.HEARTH_DB_MAX_CONNECTIONS ? int(env, 'HEARTH_DB_MAX_CONNECTIONS', 0, 4, 100_000) : null,
     dbQueueTimeoutMs: int(env, 'HEARTH_DB_QUEUE_TIMEOUT_MS', 5000, 10, 600_000),
+    maxSockets: int(env, 'HEARTH_MAX_SOCKETS', 8192, 1, 1_000_000),
     ...overrides,
   };
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.controlDb)) {

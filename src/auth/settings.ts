@@ -1,4 +1,4 @@
-import { httpUrl, type AreaSpec } from '../platform/settings-schema.ts';
+import { httpUrl, outboundHost, outboundUrl, type AreaSpec } from '../platform/settings-schema.ts';
 
 function rpId(v: string): string | null {
   return v === '' || /^[a-z0-9.-]+$/i.test(v) ? null : 'must be a host name such as example.com (no scheme, port or path)';
@@ -18,7 +18,7 @@ function provider(name: string): AreaSpec {
     [`external_${name}_client_id`]: { type: 'string', default: null, maxLength: 1024 },
     [`external_${name}_secret`]: { type: 'string', default: null, maxLength: 4096, secret: true },
     /** The OpenID issuer (oidc: required; google: overrides accounts.google.com; github: a GitHub Enterprise base URL). */
-    [`external_${name}_url`]: { type: 'string', default: null, maxLength: 2048, check: httpUrl },
+    [`external_${name}_url`]: { type: 'string', default: null, maxLength: 2048, check: outboundUrl },
   };
 }
 
@@ -31,7 +31,7 @@ export const authSettings: AreaSpec = {
   rate_limit_anonymous_users: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
   /** /otp, /recover, /resend, /reauthenticate and admin mails (each may send one e-mail). */
   rate_limit_email_sent: { type: 'integer', default: 60, min: 0, max: 1_000_000 },
-  smtp_host: { type: 'string', default: null, maxLength: 255 },
+  smtp_host: { type: 'string', default: null, maxLength: 255, check: outboundHost },
   smtp_port: { type: 'integer', default: 587, min: 1, max: 65535 },
   smtp_user: { type: 'string', default: null, maxLength: 255 },
   smtp_pass: { type: 'string', default: null, maxLength: 1024, secret: true },

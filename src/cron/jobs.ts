@@ -6,7 +6,7 @@
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { HearthError, conflict, notFound } from '../errors.ts';
-import { literalRefusal, parseAllowList } from '../outbound/address.ts';
+import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import { unstorableJson, unstorableText } from '../platform/text.ts';
 import { randomToken } from '../platform/secrets.ts';
@@ -63,9 +63,9 @@ function checkWebhookUrl(p: Platform, target: string): void {
   if (CONTROL.test(target) || unstorableText(target)) throw bad('invalid_target', 'The webhook URL holds control characters or broken Unicode; percent-encode them.');
   if (target.length > MAX_URL_LENGTH) throw bad('invalid_target', `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`);
   if (url.username || url.password) throw bad('invalid_target', 'Put no user name or password in the webhook URL; receivers verify the X-Service-Signature header instead.');
-  // A literal address can be judged now; a host name is checked at every delivery, when it is resolved.
-  const { host, reason } = literalRefusal(url, parseAllowList(p.config.outboundAllow));
-  if (reason) throw bad('invalid_target', `The webhook URL points at ${host}, ${reason}; webhooks may only reach public addresses.`);
+  // What can be judged now is (the same check as every saved target); a host name is also checked at every delivery.
+  const reason = targetRefusal(url.hostname, parseAllowList(p.config.outboundAllow));
+  if (reason) throw bad('invalid_target', `The webhook URL points at ${url.hostname}, ${reason}; webhooks may only reach public addresses.`);
 }
 
 async function checkTarget(p: Platform, project: ProjectRow, kind: TargetKind, target: unknown): Promise<string> {

@@ -62,6 +62,52 @@ export function literalRefusal(url: URL, allow: AllowList): { host: string; reas
   return { host, reason: net.isIP(host) ? refusalReason(host, allow) : null };
 }
 
+/**
+ * A host as an http URL's parser reads it, so a bare host name (smtp_host)
+ * written 2130706433 or 0x7f.1 is seen as the 127.0.0.1 the resolver would
+ * make of it; IPv6 brackets dropped.
+ */
+function normalHost(host: string): string {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  if (net.isIP(bare)) return bare;
+  try {
+    return new URL(`http://${host}`).hostname.replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return bare;
+  }
+}
+
+/** Names of cloud metadata services: never reachable, whatever the allow list says. */
+const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
+
+/** The loopback address a name always stands for (RFC 6761 .localhost, Debian's ip6-* names), or null. */
+function loopbackOf(name: string): string | null {
+  if (name === 'localhost' || name.endsWith('.localhost')) return '127.0.0.1';
+  if (name === 'ip6-localhost' || name === 'ip6-loopback') return '::1';
+  return null;
+}
+
+/**
+ * Why an outbound target cannot be saved, judged without the network (one
+ * check for every place that stores one: cron webhooks, workflow webhook
+ * steps, the log drain, social sign-in issuers, the SMTP host). Refused: a
+ * literal address outside the allowed ranges in any notation the URL parser
+ * reads (decimal 2130706433, octal 0177.0.0.1, hex 0x7f.1, IPv4-mapped
+ * [::ffff:127.0.0.1], [::1], 0.0.0.0, ...), a loopback name (judged as the
+ * address it stands for, so HEARTH_OUTBOUND_ALLOW can re-open it) and a
+ * metadata service's name; a trailing dot changes nothing. Other names pass
+ * here and are judged by what they resolve to at every delivery.
+ * `host` is a URL's hostname or a bare host name.
+ */
+export function targetRefusal(host: string, allow: AllowList): string | null {
+  const name = normalHost(host).toLowerCase().replace(/\.+$/, '');
+  if (net.isIP(name)) return refusalReason(name, allow);
+  if (METADATA_NAMES.has(name)) return 'a cloud metadata service';
+  const loopback = loopbackOf(name);
+  const reason = loopback ? refusalReason(loopback, allow) : null;
+  return reason ? `a loopback name (${loopback}, ${reason})` : null;
+}
+
 /** Why a connection to this address is refused, or null when it is allowed. */
 export function refusalReason(text: string, allow: AllowList): string | null {
   let address: Address;

@@ -14,8 +14,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
-import { guardedLookup, parseAllowList, refusalReason } from './address.ts';
+import { guardedLookup, literalRefusal, parseAllowList } from './address.ts';
 import { signPayload } from './sign.ts';
 
 export interface OutboundOptions {
@@ -93,13 +92,9 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
     }
     const agent = agents[target.protocol];
     if (!agent) return Promise.resolve(failed('invalid_url', `Only http:// and https:// URLs can be called, not ${target.protocol}//.`));
-    // The URL parser has already turned 2130706433, 0x7f.1 and the like into
-    // dotted form; brackets surround IPv6 literals.
-    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (net.isIP(host)) {
-      const reason = refusalReason(host, allow);
-      if (reason) return Promise.resolve(failed('refused_address', `${host} is ${reason}; outbound requests may only reach public addresses.`));
-    }
+    // The URL parser has already turned 2130706433, 0x7f.1 and the like into dotted form.
+    const { host, reason } = literalRefusal(target, allow);
+    if (reason) return Promise.resolve(failed('refused_address', `${host} is ${reason}; outbound requests may only reach public addresses.`));
     return send(target, agent, body, headers);
   }
 

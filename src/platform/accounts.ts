@@ -5,6 +5,7 @@
 import { HearthError } from '../errors.ts';
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
+import { throttledLogin } from './login-throttle.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { randomToken, sha256 } from './secrets.ts';
 import { unstorableText } from './text.ts';
@@ -60,14 +61,18 @@ export async function createSession(p: Platform, accountId: string, seconds = SE
   return { access_token: token, token_type: 'bearer', expires_in: seconds };
 }
 
-export async function login(p: Platform, email: unknown, password: unknown) {
+/** POST /v1/login: a management session for the right e-mail and password, under the sign-in throttle. */
+export async function login(p: Platform, email: unknown, password: unknown, clientIp: string) {
   if (typeof email !== 'string' || typeof password !== 'string') {
     throw new HearthError(400, 'invalid_request', 'Send {"email": "...", "password": "..."}.');
   }
-  // An address the database cannot hold has no account; the dummy verify below still runs.
-  const account = unstorableText(email) ? undefined : await findAccountByEmail(p.dbs.control, email);
-  const ok = await verifyPassword(account?.password_hash, password);
-  if (!account || !ok) throw new HearthError(401, 'invalid_credentials', 'Wrong e-mail or password.');
+  const account = await throttledLogin(p, email, clientIp, async () => {
+    // An address the database cannot hold has no account; the dummy verify below still runs.
+    const found = unstorableText(email) ? undefined : await findAccountByEmail(p.dbs.control, email);
+    const ok = await verifyPassword(found?.password_hash, password);
+    if (!found || !ok) throw new HearthError(401, 'invalid_credentials', 'Wrong e-mail or password.');
+    return found;
+  });
   return createSession(p, account.id);
 }
 

@@ -10,7 +10,7 @@ import { apiSettings } from '../rest/settings.ts';
 import { storageSettings } from '../storage/settings.ts';
 import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
-import type { AreaSpec, Settings } from './settings-schema.ts';
+import type { AreaSpec, CheckContext, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';
 import { unstorableText } from './text.ts';
 
@@ -58,7 +58,7 @@ export function redact(area: string, settings: Settings): Settings {
   return out;
 }
 
-export function validatePatch(area: string, patch: unknown): Settings {
+export function validatePatch(area: string, patch: unknown, ctx: CheckContext): Settings {
   const fields = spec(area);
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
     throw new HearthError(400, 'invalid_request', 'The body must be a JSON object of settings to change.');
@@ -87,7 +87,7 @@ export function validatePatch(area: string, patch: unknown): Settings {
         const unstorable = unstorableText(value);
         if (unstorable) throw bad(unstorable);
         if (field.maxLength !== undefined && value.length > field.maxLength) throw bad(`must be at most ${field.maxLength} characters`);
-        const why = field.check?.(value);
+        const why = field.check?.(value, ctx);
         if (why) throw bad(why);
         break;
       }
@@ -97,8 +97,15 @@ export function validatePatch(area: string, patch: unknown): Settings {
   return out;
 }
 
-export async function patchSettings(control: Sql, projectId: string, area: string, patch: unknown, accountId: string | null): Promise<Settings> {
-  const changes = validatePatch(area, patch);
+export async function patchSettings(
+  control: Sql,
+  projectId: string,
+  area: string,
+  patch: unknown,
+  accountId: string | null,
+  ctx: CheckContext,
+): Promise<Settings> {
+  const changes = validatePatch(area, patch, ctx);
   const fields = spec(area);
   await control.begin(async (tx) => {
     const [row] = await tx`select settings from platform.project_config

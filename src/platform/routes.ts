@@ -13,6 +13,8 @@ import {
 } from './accounts.ts';
 import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from './database-query.ts';
 import { envelope } from '../server/envelopes.ts';
+import { parseAllowList } from '../outbound/address.ts';
+import { RateLimited } from '../server/rate-limit.ts';
 import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
 import { createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
 import type { ProjectRegistry } from './registry.ts';
@@ -112,9 +114,14 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     await session(request);
   });
 
-  app.post('/v1/login', async (request) => {
+  app.post('/v1/login', async (request, reply) => {
     const body = objectBody(request);
-    return login(p, body.email, body.password);
+    try {
+      return await login(p, body.email, body.password, request.ip);
+    } catch (err) {
+      if (err instanceof RateLimited) reply.header('retry-after', String(err.retryAfterSeconds));
+      throw err;
+    }
   });
 
   app.get('/v1/organizations', async (request) => listOrganizations(p.dbs.control, access.account(request).id));
@@ -208,7 +215,9 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.patch<{ Params: { ref: string; area: string } }>('/v1/projects/:ref/config/:area', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
-    const settings = await patchSettings(p.dbs.control, project.id, request.params.area, request.body, access.account(request).id);
+    const settings = await patchSettings(p.dbs.control, project.id, request.params.area, request.body, access.account(request).id, {
+      outboundAllow: parseAllowList(p.config.outboundAllow),
+    });
     registry.onChange({ kind: 'config', projectId: project.id, area: request.params.area });
     return redact(request.params.area, settings);
   });

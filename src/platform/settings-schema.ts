@@ -4,14 +4,40 @@
  * its fields in its own settings.ts; project-config.ts validates PATCHes
  * against them.
  */
+import { targetRefusal, type AllowList } from '../outbound/address.ts';
+
+/** What a field's check may need beyond the value: the platform's outbound allow list (HEARTH_OUTBOUND_ALLOW). */
+export interface CheckContext {
+  outboundAllow: AllowList;
+}
+
 export type FieldSpec =
-  | { type: 'string'; default: string | null; maxLength?: number; secret?: boolean; check?: (v: string) => string | null }
+  | { type: 'string'; default: string | null; maxLength?: number; secret?: boolean; check?: (v: string, ctx: CheckContext) => string | null }
   | { type: 'integer'; default: number | null; min: number; max: number }
   | { type: 'boolean'; default: boolean };
 
 export type AreaSpec = Record<string, FieldSpec>;
 
 export type Settings = Record<string, string | number | boolean | null>;
+
+/**
+ * A check for fields holding a server the platform connects to (a social
+ * sign-in issuer URL, the SMTP host): the one save-time check of every stored
+ * outbound target (src/outbound/address.ts targetRefusal).
+ */
+export function outboundUrl(v: string, ctx: CheckContext): string | null {
+  const why = httpUrl(v);
+  if (why || v === '') return why;
+  const host = new URL(v).hostname;
+  const refused = targetRefusal(host, ctx.outboundAllow);
+  return refused ? `points at ${host}, ${refused}; the platform only connects to public addresses` : null;
+}
+
+export function outboundHost(v: string, ctx: CheckContext): string | null {
+  if (v.trim() === '') return null;
+  const refused = targetRefusal(v.trim(), ctx.outboundAllow);
+  return refused ? `is ${v.trim()}, ${refused}; the platform only connects to public addresses` : null;
+}
 
 /** A check for fields holding an absolute http(s) URL. */
 export function httpUrl(v: string): string | null {

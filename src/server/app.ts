@@ -9,6 +9,7 @@ import { HearthError } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { managementRoutes } from '../platform/routes.ts';
 import { cors } from './cors.ts';
+import { capClientSockets } from './socket-cap.ts';
 import { dataPlane, rewriteProjectUrl } from './data-plane.ts';
 import { areaOf, envelope, sendError } from './envelopes.ts';
 import { accessLog } from './logger.ts';
@@ -52,6 +53,8 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
     frameworkErrors: (err, request, reply) => sendError(request, reply, err),
     clientErrorHandler: answerClientError,
   });
+
+  capClientSockets(app.server, p.config.maxSockets, p.log);
 
   // A bodyless POST or DELETE that still says `Content-Type: application/json`
   // (generic HTTP helpers do this, e.g. for a run cancel) has no body, like one

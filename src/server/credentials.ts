@@ -3,7 +3,8 @@
  * `Authorization: Bearer`; a user access token (an ES256 JWT of this project,
  * verified offline by its kid) in `Authorization` decides the role. The
  * publishable key is role anon, the secret key role service_role. A key or
- * token of another project, a bad signature or an expired token is 401.
+ * token of another project, a bad signature, an expired token or one without
+ * `exp` is 401.
  */
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../context.ts';
@@ -69,12 +70,16 @@ async function verifySignature(project: ProjectRuntime, token: string, clock: Cl
         if (!key) throw new HearthError(401, 'bad_jwt', 'The access token was not signed by this project (unknown kid).');
         return key;
       },
-      { algorithms: ['ES256'], currentDate: clock.now() },
+      // A token without exp would never expire: only tokens this project issued with a lifetime count.
+      { algorithms: ['ES256'], currentDate: clock.now(), requiredClaims: ['exp'] },
     );
     return payload;
   } catch (err) {
     if (err instanceof HearthError) throw err;
     if (err instanceof joseErrors.JWTExpired) throw new HearthError(401, 'bad_jwt', 'The access token has expired; refresh the session.');
+    if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'exp') {
+      throw new HearthError(401, 'bad_jwt', 'The access token has no exp claim; only tokens with an expiry are accepted.');
+    }
     throw new HearthError(401, 'bad_jwt', 'The access token is invalid (bad signature or malformed).');
   }
 }

@@ -12,7 +12,7 @@ import type { ProjectRuntime } from '../platform/registry.ts';
 import { getBucket } from './buckets.ts';
 import { bytesKey, type StorageContext } from './context.ts';
 import { tooLarge } from './meter.ts';
-import { assertQuota, deleteObjects, findObject, findObjectAs, insertedRow, insertObject, objectNotFound, renameObject, type NewObject, type ObjectRow } from './objects.ts';
+import { deleteObjects, findObject, findObjectAs, insertedRow, insertObject, limitToQuota, objectNotFound, renameObject, type NewObject, type ObjectRow } from './objects.ts';
 import { storageError } from './pg-errors.ts';
 import { checkContentType, checkObjectName } from './rules.ts';
 import { checkQuotaEarly, discard, duplicate, limitsFor, stage } from './upload.ts';
@@ -75,9 +75,10 @@ export async function copyObject(s: StorageContext, project: ProjectRuntime, c: 
       project.sql,
       c.caller,
       async (tx) => {
+        // The usage is checked against it when this commits (migration 032).
+        await limitToQuota(tx, limits.quotaBytes);
         if (!(await insertObject(tx, row, c.replace))) throw duplicate();
         if (removeSource && (await deleteObjects(tx, c.bucket, [c.from])).length === 0) throw objectNotFound();
-        await assertQuota(tx, limits.quotaBytes);
         return (c.replace && (await findObject(tx, row.bucket, row.name))) || insertedRow(row, new Date());
       },
       c.request,

@@ -91,8 +91,12 @@ export function insertStatement(o: NewObject, replace: boolean): { text: string;
 /** findObject's statement, for a pipeline. */
 export const findStatement = (bucket: string, name: string) => ({ text: FIND, values: [bucket, name] });
 
-/** assertQuota's statement, for a pipeline. */
-export const quotaStatement = (quotaBytes: number) => ({ text: 'select storage.assert_quota($1)', values: [quotaBytes] });
+/**
+ * The project's quota for this transaction's object writes: the usage row's
+ * total is checked against it at COMMIT (migration 032), which then fails
+ * with HS001. Sent before the writes, in the same transaction.
+ */
+export const quotaStatement = (quotaBytes: number) => ({ text: "select set_config('storage.quota_bytes', $1, true)", values: [String(quotaBytes)] });
 
 /** The row as inserted, for callers that may not be allowed to read it back. */
 export function insertedRow(o: NewObject, at: Date): ObjectRow {
@@ -112,8 +116,9 @@ export function insertedRow(o: NewObject, at: Date): ObjectRow {
   };
 }
 
-export async function assertQuota(tx: Tx, quotaBytes: number): Promise<void> {
-  await tx`select storage.assert_quota(${quotaBytes})`;
+/** quotaStatement inside a transaction of withRole. */
+export async function limitToQuota(tx: Tx, quotaBytes: number): Promise<void> {
+  await tx.unsafe(quotaStatement(quotaBytes).text, quotaStatement(quotaBytes).values as string[]);
 }
 
 export async function renameObject(tx: Tx, bucket: string, from: string, to: string): Promise<ObjectRow | undefined> {

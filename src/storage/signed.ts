@@ -63,17 +63,15 @@ async function verifiedPayload(project: ProjectRuntime, clock: Clock, token: str
         if (!key) throw invalid();
         return key;
       },
-      { algorithms: ['ES256'], currentDate: clock.now() },
+      { algorithms: ['ES256'], currentDate: clock.now(), requiredClaims: ['exp'] },
     ));
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw new HearthError(400, 'signed_url_expired', 'The signed URL has expired; ask for a new one.');
     throw invalid();
   }
-  if (typeof payload.exp === 'number') {
-    if (!cache) verified.set(project, (cache = new Map()));
-    if (cache.size >= VERIFIED_MAX) cache.clear();
-    cache.set(token, payload as Record<string, unknown> & { exp: number });
-  }
+  if (!cache) verified.set(project, (cache = new Map()));
+  if (cache.size >= VERIFIED_MAX) cache.clear();
+  cache.set(token, payload as Record<string, unknown> & { exp: number });
   return payload;
 }
 

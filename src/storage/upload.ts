@@ -8,7 +8,8 @@
  *    the row may be written; a refusal stops the stream at once (roles that
  *    bypass RLS, and bodies declared at most 1 MiB, need no dry run);
  * 3. the row is written under the caller's role with the real size and hash,
- *    claiming the staged version; the quota is asserted in that transaction.
+ *    claiming the staged version; the quota is checked when that transaction
+ *    commits (migration 032).
  * Any failure after step 1 began removes the bytes and the staging record; if
  * the process dies first, the sweeper does it (sweeper.ts). Every round trip
  * here delays the body or the answer, so independent ones go out together.
@@ -178,16 +179,17 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     row.size = meter.size;
     row.contentHash = meter.contentHash();
     s.p.faults.hit('storage.upload.commit', { version });
-    // Insert, quota check (over quota is the answer even for a taken name, as the early
-    // check gives it) and, for a replace, the read-back (the row keeps its id; upsert needs
-    // a read policy anyway) go out with the COMMIT in one round trip (withRoleStatements).
+    // The quota, the insert and, for a replace, the read-back (the row keeps its id; upsert
+    // needs a read policy anyway) go out with the COMMIT in one round trip (withRoleStatements).
+    // The usage is checked against the quota at COMMIT, whose HS001 withRoleStatements throws:
+    // over quota is the answer even for a taken name, as the early check gives it.
     const caller = u.by.kind === 'caller' ? u.by.caller : SERVICE;
     const request = u.by.kind === 'caller' ? u.by.request : {};
-    const statements = [insertStatement(row, u.replace), quotaStatement(limits.quotaBytes)];
+    const statements = [quotaStatement(limits.quotaBytes), insertStatement(row, u.replace)];
     if (u.replace) statements.push(findStatement(row.bucket, row.name));
-    const [insert, quota, readBack] = await withRoleStatements(project.sql, caller, statements, 'commit', request);
-    const inserted = rowsOf(insert!).count > 0;
+    const [quota, insert, readBack] = await withRoleStatements(project.sql, caller, statements, 'commit', request);
     rowsOf(quota!);
+    const inserted = rowsOf(insert!).count > 0;
     const committed = inserted
       ? { object: ((readBack && rowsOf(readBack)[0]) as unknown as ObjectRow | undefined) || insertedRow(row, new Date()) }
       : // Name taken (nothing was written): a replay when the visible object holds these bytes.

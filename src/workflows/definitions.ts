@@ -8,6 +8,7 @@ import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { HearthError, notFound } from '../errors.ts';
 import type { MasterKey } from '../platform/secrets.ts';
+import { parseAllowList } from '../outbound/address.ts';
 import { FIELDS, validateDefinition, WORKFLOW_NAME, type Action, type Step } from './validate.ts';
 
 export function checkWorkflowName(name: unknown, code = 'invalid_name'): string {
@@ -60,7 +61,7 @@ function redactStep(s: Step | Action): Record<string, unknown> {
 
 export async function publishDefinition(p: Platform, projectId: string, name: string, body: unknown) {
   checkWorkflowName(name);
-  const def = validateDefinition(body);
+  const def = validateDefinition(body, parseAllowList(p.config.outboundAllow));
   return p.dbs.control.begin(async (tx) => {
     // Serialise concurrent PUTs of one name so versions stay max+1 without gaps or clashes.
     await tx`select pg_advisory_xact_lock(hashtext(${`wf-def:${projectId}:${name}`}))`;

@@ -7,16 +7,15 @@
  * pass and dropped after 20 failed passes, so a dead receiver cannot grow
  * the outbox forever.
  */
-import dns from 'node:dns/promises';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
-import { literalRefusal, parseAllowList, refusalReason } from '../outbound/address.ts';
+import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import { createOutboundClient, type OutboundClient } from '../outbound/index.ts';
 
 const BATCH = 500;
 const MAX_SHIP_ATTEMPTS = 20;
 
-export async function checkDrainUrl(url: unknown, allowed: string[] = []): Promise<string> {
+export function checkDrainUrl(url: unknown, allowed: string[] = []): string {
   let parsed: URL | null = null;
   try {
     parsed = typeof url === 'string' && url.length <= 2048 ? new URL(url) : null;
@@ -26,28 +25,21 @@ export async function checkDrainUrl(url: unknown, allowed: string[] = []): Promi
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
     throw new HearthError(400, 'invalid_request', 'url must be an absolute http(s) URL of at most 2048 characters.');
   }
-  // The shipper's SSRF guard would refuse a private or loopback receiver at every delivery, and the
-  // events would be lost without a word. Say so now for what can be judged without the network:
-  // a literal address, and localhost (resolved locally).
-  const allow = parseAllowList(allowed);
-  const { host, reason: literal } = literalRefusal(parsed, allow);
-  const local = host === 'localhost' || host.endsWith('.localhost');
-  const addresses = literal ? [host] : local ? (await dns.lookup(host, { all: true }).catch(() => [])).map((a) => a.address) : [];
-  for (const address of addresses) {
-    const reason = refusalReason(address, allow);
-    if (reason) {
-      throw new HearthError(
-        400,
-        'invalid_request',
-        `The log drain ${host} resolves to ${address}, ${reason}, which the platform does not connect to; a receiver on this machine needs HEARTH_OUTBOUND_ALLOW (for example 127.0.0.1/32).`,
-      );
-    }
+  // The shipper's SSRF guard would refuse such a receiver at every delivery, and the events would
+  // be lost without a word: say so now, with the check every saved target gets.
+  const reason = targetRefusal(parsed.hostname, parseAllowList(allowed));
+  if (reason) {
+    throw new HearthError(
+      400,
+      'invalid_request',
+      `The log drain ${parsed.hostname} is ${reason}, which the platform does not connect to; a receiver on this machine needs HEARTH_OUTBOUND_ALLOW (for example 127.0.0.1/32).`,
+    );
   }
   return parsed.toString();
 }
 
 export async function setLogDrain(p: Platform, projectId: string, rawUrl: unknown) {
-  const url = await checkDrainUrl(rawUrl, p.config.outboundAllow);
+  const url = checkDrainUrl(rawUrl, p.config.outboundAllow);
   const [row] = await p.dbs.control`insert into platform.workflow_log_drains (project_id, url) values (${projectId}, ${url})
     on conflict (project_id) do update set url = excluded.url returning url, created_at`;
   return { url: row!.url as string, created_at: row!.created_at as Date };

@@ -6,6 +6,7 @@
  * engine reads back.
  */
 import { HearthError } from '../errors.ts';
+import { targetRefusal, type AllowList } from '../outbound/address.ts';
 import { unstorableJson } from '../platform/text.ts';
 
 export const WORKFLOW_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -91,7 +92,7 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value ?? null));
 }
 
-function checkTarget(where: string, kind: Kind, target: unknown): string {
+function checkTarget(where: string, kind: Kind, target: unknown, allow: AllowList): string {
   if (typeof target !== 'string' || target === '') throw invalid(`${where}: a ${kind} step needs a target (${targetMeaning(kind)}).`);
   switch (kind) {
     case 'enqueue':
@@ -108,6 +109,9 @@ function checkTarget(where: string, kind: Kind, target: unknown): string {
         /* reported below */
       }
       if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw invalid(`${where}: target "${target}" is not an http(s) URL.`);
+      // The check every saved outbound target gets; names are judged again at each delivery.
+      const refused = targetRefusal(url.hostname, allow);
+      if (refused) throw invalid(`${where}: the webhook URL points at ${url.hostname}, ${refused}; webhooks may only reach public addresses.`);
       break;
     }
     case 'function':
@@ -159,7 +163,7 @@ function checkPayload(where: string, payload: unknown): unknown {
   return payload ?? null;
 }
 
-function checkAction(where: string, raw: unknown, role: string): Action {
+function checkAction(where: string, raw: unknown, role: string, allow: AllowList): Action {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(`${where}: ${role} must be an object {kind, target, payload}.`);
   const a = raw as Record<string, unknown>;
   for (const f of Object.keys(a)) {
@@ -169,13 +173,13 @@ function checkAction(where: string, raw: unknown, role: string): Action {
     throw invalid(`${where}: a ${role} must be of kind enqueue, sql, webhook or function, not ${JSON.stringify(a.kind)}.`);
   }
   const kind = a.kind as ActionKind;
-  const action: Action = { kind, target: checkTarget(`${where} ${role}`, kind, a.target), payload: checkPayload(`${where} ${role}`, a.payload) };
+  const action: Action = { kind, target: checkTarget(`${where} ${role}`, kind, a.target, allow), payload: checkPayload(`${where} ${role}`, a.payload) };
   if ((a.secret !== undefined || a.secret_set !== undefined) && kind !== 'webhook') throw invalid(`${where}: only a webhook ${role} takes a secret.`);
   if (kind === 'webhook') applySecret(`${where} ${role}`, a, action);
   return action;
 }
 
-function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolean): Step {
+function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolean, allow: AllowList): Step {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(`${where} must be an object.`);
   const s = raw as Record<string, unknown>;
   if (typeof s.key !== 'string' || !STEP_KEY.test(s.key)) {
@@ -194,11 +198,11 @@ function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolea
   }
   const step: Step = { key: s.key, kind, payload: checkPayload(at, s.payload), max_attempts: 1, timeout_seconds: LIMITS.defaultAttemptTimeoutSeconds };
   if (ACTION_KINDS.includes(kind as ActionKind)) {
-    step.target = checkTarget(at, kind, s.target);
+    step.target = checkTarget(at, kind, s.target, allow);
     step.max_attempts = checkInt(at, 'max_attempts', s.max_attempts, 1, LIMITS.maxAttempts, LIMITS.defaultAttempts);
     step.timeout_seconds = checkInt(at, 'timeout_seconds', s.timeout_seconds, 1, LIMITS.attemptTimeoutSeconds, LIMITS.defaultAttemptTimeoutSeconds);
     if (kind === 'webhook') applySecret(at, s, step);
-    if (s.compensate !== undefined && s.compensate !== null) step.compensate = checkAction(at, s.compensate, 'compensating action');
+    if (s.compensate !== undefined && s.compensate !== null) step.compensate = checkAction(at, s.compensate, 'compensating action', allow);
   }
   switch (kind) {
     case 'sleep': {
@@ -218,12 +222,12 @@ function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolea
       step.timeout_seconds = checkInt(at, 'timeout_seconds', s.timeout_seconds, 1, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
       break;
     case 'subworkflow':
-      step.target = checkTarget(at, kind, s.target);
+      step.target = checkTarget(at, kind, s.target, allow);
       step.timeout_seconds = checkInt(at, 'timeout_seconds', s.timeout_seconds, 1, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
       break;
     case 'fanout': {
       if (!Array.isArray(s.children) || s.children.length === 0) throw invalid(`${at}: a fanout step needs children, a non-empty array of steps.`);
-      step.children = s.children.map((c, i) => checkStep(c, `${where}.children[${i}]`, keys, true));
+      step.children = s.children.map((c, i) => checkStep(c, `${where}.children[${i}]`, keys, true, allow));
       break;
     }
     default:
@@ -237,8 +241,11 @@ export interface Definition {
   steps: Step[];
 }
 
-/** Validates a PUT body; throws 400 invalid_definition / invalid_request. */
-export function validateDefinition(body: unknown): Definition {
+/**
+ * Validates a PUT body; throws 400 invalid_definition / invalid_request.
+ * `allow` is HEARTH_OUTBOUND_ALLOW, the ranges webhook targets may reach besides public addresses.
+ */
+export function validateDefinition(body: unknown, allow: AllowList): Definition {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HearthError(400, 'invalid_request', 'The body must be a JSON object {enabled?, steps: [step]}.');
   }
@@ -254,7 +261,7 @@ export function validateDefinition(body: unknown): Definition {
   const unstorable = unstorableJson(b.steps, 'steps');
   if (unstorable) throw invalid(`${unstorable}, which the database cannot store.`);
   const keys = new Set<string>();
-  const steps = b.steps.map((s, i) => checkStep(s, `steps[${i}]`, keys, false));
+  const steps = b.steps.map((s, i) => checkStep(s, `steps[${i}]`, keys, false, allow));
   if (keys.size > LIMITS.steps) {
     const over = [...keys][LIMITS.steps];
     throw invalid(`step "${over}": the definition has ${keys.size} steps (fan-out children included); the limit is ${LIMITS.steps}.`);

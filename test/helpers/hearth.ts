@@ -50,6 +50,8 @@ export interface TestOptions {
   controlDb?: string;
   dataDir?: string;
   keepData?: boolean;
+  /** The process's logger (default: pino at HEARTH_TEST_LOG, else silent). */
+  log?: pino.Logger;
 }
 
 export async function startTestHearth(opts: TestOptions = {}): Promise<TestHearth> {
@@ -65,7 +67,7 @@ export async function startTestHearth(opts: TestOptions = {}): Promise<TestHeart
   });
   const clock = new TestClock();
   const faults = new Faults();
-  const hearth = await startHearth(config, { clock, faults, log: pino({ level: config.logLevel }) });
+  const hearth = await startHearth(config, { clock, faults, log: opts.log ?? pino({ level: config.logLevel }) });
   const owner = await firstOwner(hearth.p, hearth.project);
   const info = await connectionInfo(hearth.p, hearth.project, owner.id);
   const url = hearth.url;

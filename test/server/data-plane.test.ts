@@ -121,6 +121,27 @@ describe('credentials', () => {
     });
   }
 
+  test('a token signed with the project key but without exp is refused in every area, as an invalid token there', async () => {
+    const { kid, key } = await project.signingKey();
+    const token = await new SignJWT({ sub: USER_A, role: 'authenticated', aud: 'authenticated' })
+      .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
+      .setIssuedAt()
+      .sign(key);
+    const headers = { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` };
+    const user = await fetch(`${h.url}/auth/v1/user`, { headers });
+    assert.equal(user.status, 401);
+    assert.equal((await user.json()).error.code, 'bad_jwt');
+    const buckets = await fetch(`${h.url}/storage/v1/bucket`, { headers });
+    assert.equal(buckets.status, 401);
+    assert.equal((await buckets.json()).error.code, 'bad_jwt');
+    const rest = await fetch(`${h.url}/rest/v1/anything`, { headers });
+    assert.equal(rest.status, 401);
+    assert.equal((await rest.json()).code, 'PGRST301');
+    // The same claims with an exp pass, so it is the missing exp that is refused.
+    const withExp = await fetch(`${h.url}/auth/v1/user`, { headers: { ...headers, authorization: `Bearer ${await userToken(USER_A)}` } });
+    assert.notEqual(withExp.status, 401);
+  });
+
   test('the key may ride in the query string (?apikey=), as Supabase\'s gateway takes it; REST does not read it as a filter', async () => {
     const root = await fetch(`${h.url}/rest/v1/?apikey=${h.info.PUBLISHABLE_KEY}`);
     assert.equal(root.status, 200);

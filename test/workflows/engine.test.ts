@@ -137,7 +137,13 @@ describe('step kinds', () => {
     const run = await settle(h, 'flaky', id, { stepMs: 2500 });
     assert.equal(run.status, 'succeeded');
     assert.equal(run.steps[0].attempt, 2);
-    const ssrf = await w().go('ssrf', [{ key: 'h', kind: 'webhook', target: 'http://10.0.0.1/x' }]);
+    // A private target is refused when saved (test/outbound/saved-targets.test.ts); the delivery guard
+    // still stands behind it, e.g. for a definition stored before that check existed.
+    assert.equal((await w().put('ssrf', { steps: [{ key: 'h', kind: 'webhook', target: 'http://10.0.0.1/x' }] })).status, 400);
+    assert.equal((await w().put('ssrf', { steps: [{ key: 'h', kind: 'webhook', target: 'http://hooks.example.com/x' }] })).status, 201);
+    await h.hearth.p.dbs.control`update platform.workflow_definitions set steps = jsonb_set(steps, '{0,target}', '"http://10.0.0.1/x"')
+      where name = 'ssrf'`;
+    const ssrf = (await w().start('ssrf')).body.id;
     const refused = await settle(h, 'ssrf', ssrf);
     assert.equal(refused.status, 'failed');
     assert.match(refused.last_error, /public addresses/);
