@@ -66,7 +66,8 @@ export async function createProject(
     await admin.unsafe(`create database ${ident(dbName)}`);
     dbMade = true;
     await admin.unsafe(`revoke connect, temporary on database ${ident(dbName)} from public`);
-    await admin.unsafe(`grant connect, temporary on database ${ident(dbName)} to ${ident(owner)}`);
+    // CREATE: the owner may create schemas of its own, as Supabase's postgres role can (migration 021 for existing projects).
+    await admin.unsafe(`grant connect, temporary, create on database ${ident(dbName)} to ${ident(owner)}`);
     await migrateNewProject(p, dbName, owner);
     p.faults.hit('project.create.migrated', { ref });
 
