@@ -68,13 +68,15 @@ function matchesArguments(f: RestFunction, given: Set<string>, call: CallShape):
   return rest.length === required.length && required.every((r) => given.has(r));
 }
 
+// PostgREST's order of candidates: fewer arguments first, then by signature.
+const byArity = (a: RestFunction, b: RestFunction) => a.args.length - b.args.length || (signature(a) < signature(b) ? -1 : signature(a) > signature(b) ? 1 : 0);
 const signature = (f: RestFunction) => `${f.schema}.${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`;
 
 function ambiguous(schema: string, name: string, fns: RestFunction[]): HearthError {
   return new HearthError(
     300,
     'PGRST203',
-    `Could not choose the best candidate function between: ${fns.map(signature).join(', ')}`,
+    `Could not choose the best candidate function between: ${[...fns].sort(byArity).map(signature).join(', ')}`,
     null,
     'Try renaming the parameters or the function itself in the database so function overloading can be resolved',
   );

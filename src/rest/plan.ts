@@ -599,13 +599,18 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
     const json = jsonParam(ctx, mutation.rows);
     let values: string;
     if (mutation.missingDefault) {
-      // A key absent from a row takes the column default, not NULL.
-      const exprs = mutation.columns.map((name) => {
+      // A key absent from a row takes the column default, not NULL: each row is
+      // laid over an object of the defaults, as PostgREST does (so, as there,
+      // every row evaluates them: a sequence advances once per row).
+      const defaults = mutation.columns.flatMap((name) => {
         const dflt = rel.columnMap.get(name)!.default;
-        const value = `_hearth_body.${ident(name)}`;
-        return dflt ? `CASE WHEN jsonb_exists(_hearth_row.j::jsonb, ${ctx.param(name)}::text) THEN ${value} ELSE ${dflt} END` : value;
+        return dflt ? [`${ctx.param(name)}::text, ${dflt}`] : [];
       });
-      values = `SELECT ${exprs.join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, _hearth_row.j) AS _hearth_body`;
+      // jsonb_build_object takes at most 100 arguments: 50 columns per call.
+      const chunks = [];
+      for (let i = 0; i < defaults.length; i += 50) chunks.push(`jsonb_build_object(${defaults.slice(i, i + 50).join(', ')})`);
+      const merged = `(${[...chunks, '_hearth_row.j::jsonb'].join(' || ')})::json`;
+      values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${ident(c)}`).join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, ${merged}) AS _hearth_body`;
     } else {
       values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${ident(c)}`).join(', ')} FROM json_populate_recordset(NULL::${qualified(rel)}, ${json}) AS _hearth_body`;
     }
