@@ -145,7 +145,7 @@ function options(deps: RestDeps, schema: string, segments: string[]): RestRespon
   let allow: string[];
   if (segments.length === 0) allow = ['OPTIONS', 'GET', 'HEAD'];
   else if (segments.length === 2 && segments[0] === 'rpc') {
-    const fns = deps.cache.functions.get(relationKey(schema, segments[1])) ?? [];
+    const fns = (deps.cache.functions.get(relationKey(schema, segments[1])) ?? []).filter((f) => f.callable);
     if (!fns.length) {
       throw new HearthError(404, 'PGRST202', `Could not find the function ${schema}.${segments[1]} in the schema cache`, null, 'If it was created just now, retry: the schema cache reloads on every schema change.');
     }

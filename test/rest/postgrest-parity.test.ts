@@ -177,6 +177,10 @@ describe('RPC', () => {
       hint: null,
       message: 'Could not find the function public.unnamed_int() in the schema cache',
     });
+    // Nor does OPTIONS or the OpenAPI document offer it.
+    assert.equal((await rest('rpc/unnamed_int', { method: 'OPTIONS' })).status, 404);
+    const doc = (await (await rest('')).json()) as { paths: Record<string, unknown> };
+    assert.deepEqual([!!doc.paths['/rpc/shout'], !!doc.paths['/rpc/unnamed_int'], !!doc.paths['/rpc/get_messages']], [true, false, false]);
     const close = await db.rpc('status_off', { name: 'ann' });
     assert.equal(close.error?.hint, 'Perhaps you meant to call the function public.status_of');
     const params = await db.rpc('status_of', { nam: 'ann' });
