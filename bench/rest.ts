@@ -47,7 +47,7 @@ const EMBED = `select coalesce(json_agg(x), '[]')::text as body from (
  * Hearth URL it stands for, and the bare server's statement from the
  * parsed JSON body. Each answers what Hearth does (status, body or none).
  */
-const WRITES: { name: string; method: string; path: string; body: string; prefer: string; status: number; sql: string; args: (b: Record<string, unknown>) => unknown[] }[] = [
+const WRITES: { name: string; method: string; path: string; body: string; prefer: string; status: number; readOnly?: boolean; sql: string; args: (b: Record<string, unknown>) => unknown[] }[] = [
   {
     name: 'INSERT one row, return=representation',
     method: 'POST',
@@ -74,8 +74,10 @@ const WRITES: { name: string; method: string; path: string; body: string; prefer
     path: '/rest/v1/notes?on_conflict=id',
     body: '{"id":7,"title":"up"}',
     prefer: 'resolution=merge-duplicates',
-    status: 201,
-    sql: `insert into public.notes (id, title) values ($1, $2) on conflict (id) do update set title = excluded.title`,
+    // Only the first call inserts; every later one updates, answered 200 as PostgREST
+    // does, which both servers learn from the row's xmax.
+    status: 200,
+    sql: `insert into public.notes (id, title) values ($1, $2) on conflict (id) do update set title = excluded.title returning (xmax = 0) as inserted`,
     args: (b) => [b.id, b.title],
   },
   {
@@ -85,6 +87,7 @@ const WRITES: { name: string; method: string; path: string; body: string; prefer
     body: '{"a":1,"b":2}',
     prefer: '',
     status: 200,
+    readOnly: true,
     sql: `select public.add($1, $2)::text as body`,
     args: (b) => [b.a, b.b],
   },
@@ -101,7 +104,7 @@ function bare(pool: postgres.Sql): Promise<{ url: string; close(): Promise<void>
       req.on('end', () => {
         const body = JSON.parse(text) as Record<string, unknown>;
         // The RPC's function is IMMUTABLE: Hearth runs it read only, as PostgREST does.
-        bareTransaction(pool, claims, (tx) => tx.unsafe(write.sql, write.args(body) as postgres.ParameterOrJSON<never>[], { prepare: true }), write.status === 200)
+        bareTransaction(pool, claims, (tx) => tx.unsafe(write.sql, write.args(body) as postgres.ParameterOrJSON<never>[], { prepare: true }), write.readOnly ?? false)
           .then(([row]) => {
             res.statusCode = write.status;
             if (row?.body !== undefined) {

@@ -63,7 +63,8 @@ export async function createProject(
     await admin.unsafe(`create database ${quoteIdent(dbName)}`);
     dbMade = true;
     await admin.unsafe(`revoke connect, temporary on database ${quoteIdent(dbName)} from public`);
-    await admin.unsafe(`grant connect, temporary on database ${quoteIdent(dbName)} to ${quoteIdent(owner)}`);
+    // CREATE: the owner may create schemas of its own, as Supabase's postgres role can (migration 021 for existing projects).
+    await admin.unsafe(`grant connect, temporary, create on database ${quoteIdent(dbName)} to ${quoteIdent(owner)}`);
     await migrateNewProject(p, dbName, owner);
     p.faults.hit('project.create.migrated', { ref });
 

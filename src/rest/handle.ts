@@ -11,12 +11,13 @@ import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
 import { type Caller, withRole, withRoleStatement } from '../db/with-role.ts';
 import { isObject, renderRestError } from './errors.ts';
-import { type MediaType, appliedHeader, chooseSchema, negotiate, nullsStripped, parsePrefer, parseRange, type Preferences, wantsTimezone } from './headers.ts';
+import { type MediaType, appliedHeader, chooseSchema, negotiate, nullsStripped, parsePrefer, parseRange, type PlanRequest, planRequest, type Preferences, wantsTimezone } from './headers.ts';
 import { ACCESSIBLE_SQL, accessibleFrom, buildOpenApi } from './openapi.ts';
 import { type ParsedQuery, parseQuery } from './parse.ts';
 import { type BodyFormat, type CountMode, type Plan, type RpcArgs, planRead, planRpc, planWrite, rootPage } from './plan.ts';
 import { type Relation, type RestFunction, type SchemaCache, relationKey } from './schema-cache.ts';
 import { parseCsv } from './csv.ts';
+import { chooseFunction } from './choose-function.ts';
 import { cachedRead, type ReadPlan, rememberRead } from './read-cache.ts';
 
 export interface RestDeps {
@@ -25,6 +26,8 @@ export interface RestDeps {
   caller: Caller;
   /** Which project key authenticated the request; only 'secret' sees database detail. */
   keyType?: 'publishable' | 'secret' | null;
+  /** config/api db_plan_enabled: `Accept: application/vnd.pgrst.plan` answers the EXPLAIN output. */
+  planEnabled?: boolean;
 }
 
 export interface RestRequest {
@@ -102,6 +105,9 @@ async function preferences(deps: RestDeps, req: RestRequest): Promise<Preference
 const queryParams = (req: RestRequest) => (typeof req.query === 'string' ? new URLSearchParams(req.query) : req.query);
 
 function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
+  if (!deps.planEnabled && req.headers.accept?.includes('vnd.pgrst.plan') && planRequest(req.headers.accept)) {
+    throw new HearthError(406, 'PGRST107', 'Query plans (Accept: application/vnd.pgrst.plan) are not enabled for this project', null, 'An owner can enable them with the config/api setting db_plan_enabled.');
+  }
   if (isRead(req.method)) {
     const hit = cachedRead(deps.cache, req);
     if (hit) return runRead(deps, req, hit);
@@ -139,7 +145,7 @@ function options(deps: RestDeps, schema: string, segments: string[]): RestRespon
   let allow: string[];
   if (segments.length === 0) allow = ['OPTIONS', 'GET', 'HEAD'];
   else if (segments.length === 2 && segments[0] === 'rpc') {
-    const fns = deps.cache.functions.get(relationKey(schema, segments[1])) ?? [];
+    const fns = (deps.cache.functions.get(relationKey(schema, segments[1])) ?? []).filter((f) => f.callable);
     if (!fns.length) {
       throw new HearthError(404, 'PGRST202', `Could not find the function ${schema}.${segments[1]} in the schema cache`, null, 'If it was created just now, retry: the schema cache reloads on every schema change.');
     }
@@ -168,6 +174,8 @@ interface Outcome {
   total: number | null;
   pageTotal: number;
   body: string | null;
+  /** Rows a merging upsert inserted rather than updated; null for other statements. */
+  inserted: number | null;
 }
 
 /** Thrown out of withRole's callback to end the transaction in ROLLBACK (Prefer: tx=rollback) and carry the result out. */
@@ -202,7 +210,7 @@ async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOption
 
 function outcomeOf(rows: postgres.RowList<postgres.Row[]>): Outcome {
   const row = rows[0];
-  return { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body };
+  return { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body, inserted: row.inserted == null ? null : Number(row.inserted) };
 }
 
 async function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOptions): Promise<Outcome & { planned: number | null }> {
@@ -231,6 +239,28 @@ async function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, op
     },
     request,
   );
+}
+
+/**
+ * `explain()`: EXPLAIN of the one statement the request would run, under the
+ * caller's role (so RLS shows in the plan), as text or JSON. The transaction
+ * always rolls back, so `analyze` on a write measures it without keeping it.
+ */
+async function explainPlan(deps: RestDeps, req: RestRequest, plan: Plan, explain: PlanRequest, readOnly: boolean): Promise<RestResponse> {
+  const options = [`FORMAT ${explain.format === 'json' ? 'JSON' : 'TEXT'}`, ...explain.options.map((o) => `${o.toUpperCase()} TRUE`)].join(', ');
+  const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly };
+  let rows: postgres.Row[];
+  try {
+    await withRole(deps.sql, deps.caller, async (tx) => {
+      throw new RolledBack(await tx.unsafe(`EXPLAIN (${options}) ${plan.statement.text}`, plan.statement.values as postgres.ParameterOrJSON<never>[]));
+    }, request);
+    throw new Error('unreachable: the explain transaction always rolls back');
+  } catch (err) {
+    if (!(err instanceof RolledBack)) throw err;
+    rows = err.result as postgres.Row[];
+  }
+  const body = explain.format === 'json' ? JSON.stringify(rows[0]['QUERY PLAN']) : rows.map((r) => r['QUERY PLAN']).join('\n');
+  return { status: 200, headers: { 'content-type': `application/vnd.pgrst.plan+${explain.format}; for="${explain.for}"; charset=utf-8` }, body: req.method === 'HEAD' ? null : body };
 }
 
 /** Prefer: handling=strict, max-affected=N: more rows than N fails the request and rolls it back. */
@@ -313,17 +343,20 @@ function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, of
 }
 
 async function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
-  const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
+  const explain = planRequest(req.headers.accept);
+  const accept = explain ? explain.for : req.headers.accept;
+  const media = negotiate(accept, ['json', 'object', 'csv']);
   const prefs = await preferences(deps, req);
   const parsed = parseQuery(queryParams(req));
   const { limit, offset } = page(parsed, req.headers.range);
-  const plan = planRead(deps.cache, rel, parsed, { count: countMode(prefs), format: bodyFormat(media, req.headers.accept), limit, offset });
-  const planned: ReadPlan = { media, prefs, offset, plan };
+  const plan = planRead(deps.cache, rel, parsed, { count: countMode(prefs), format: bodyFormat(media, accept), limit, offset });
+  const planned: ReadPlan = { media, prefs, offset, plan, explain };
   rememberRead(deps.cache, req, planned);
   return runRead(deps, req, planned);
 }
 
 async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<RestResponse> {
+  if (r.explain) return explainPlan(deps, req, r.plan, r.explain, true);
   const { prefs } = r;
   const o = await run(deps, req, r.plan, { readOnly: true, explain: prefs.count === 'planned' || prefs.count === 'estimated', rollback: prefs.tx === 'rollback', timezone: prefs.timezone });
   return readResponse(req, r.media, prefs, r.offset, r.plan, o, { count: prefs.count, ...common(prefs, null) });
@@ -410,12 +443,14 @@ const putMismatch = () =>
   new HearthError(400, 'PGRST115', 'Payload values do not match URL in primary key column(s)', null, 'Send one JSON object whose primary key values equal the eq filters of the URL.');
 
 async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
-  const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
+  const explain = planRequest(req.headers.accept);
+  const accept = explain ? explain.for : req.headers.accept;
+  const media = negotiate(accept, ['json', 'object', 'csv']);
   const prefs = await preferences(deps, req);
   const parsed = parseQuery(queryParams(req));
   const returning = prefs.return ?? 'minimal';
   // headers-only sends no body, but Location is built from the written rows: read them as JSON whatever Accept says.
-  const format = returning === 'headers-only' ? bodyFormat('json', undefined) : bodyFormat(media, req.headers.accept);
+  const format = returning === 'headers-only' ? bodyFormat('json', undefined) : bodyFormat(media, accept);
   // max-affected counts the rows a PATCH or DELETE touches (PostgREST).
   const max = req.method === 'PATCH' || req.method === 'DELETE' ? maxAffected(prefs) : null;
   const applied: Partial<Preferences> = { return: prefs.return, count: prefs.count === 'exact' ? 'exact' : null, ...common(prefs, max) };
@@ -460,6 +495,7 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
       plan = planWrite(deps.cache, rel, parsed, { kind: 'delete' }, { returning, format });
     }
   }
+  if (explain) return explainPlan(deps, req, plan, explain, false);
   const o = await run(deps, req, plan, {
     readOnly: false,
     explain: false,
@@ -484,8 +520,9 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
     const query = rel.primaryKey.map((k) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(first[k]))}`).join('&');
     headers.location = `/${encodeURIComponent(rel.name)}${query ? `?${query}` : ''}`;
   }
-  const created = req.method === 'POST' ? 201 : 200;
-  if (returning !== 'representation') return { status: req.method === 'POST' ? 201 : 204, headers, body: null };
+  // POST is 201, except an upsert that merged into existing rows only: 200, as PostgREST answers it.
+  const created = req.method === 'POST' && o.inserted !== 0 ? 201 : 200;
+  if (returning !== 'representation') return { status: req.method === 'POST' ? created : 204, headers, body: null };
   headers['content-type'] = CONTENT_TYPE[media];
   const body = media === 'object' ? singleObject(o) : media === 'csv' ? csvBody(plan.keys, o.body) : o.body;
   return { status: created, headers, body };
@@ -500,93 +537,54 @@ function nothingChanged(returning: Preferences['return'], media: MediaType): Res
 
 // ---------------------------------------------------------------- rpc
 
-/**
- * Bodies a function of one unnamed parameter takes whole, by Content-Type and
- * the parameter types that accept it (PostgREST's hasSingleUnnamedParam).
- */
-const SINGLE_PARAM_TYPES: Record<string, string[]> = {
-  'application/json': ['json', 'jsonb'],
-  'text/plain': ['text'],
-  'text/xml': ['xml'],
-  'application/octet-stream': ['bytea'],
-};
-
-/**
- * The one function the arguments name. `body` is 'raw' for a POST (a function
- * of one unnamed json/jsonb argument also takes the whole body) and 'whole'
- * for Prefer: params=single-object (only a function of one json/jsonb
- * argument, named or not, qualifies).
- */
-function chooseFunction(fns: RestFunction[], schema: string, name: string, given: string[], body: 'none' | 'raw' | 'whole', type = 'application/json'): { fn: RestFunction; single: boolean } {
-  const matches =
-    body === 'whole' || type !== 'application/json'
-      ? []
-      : fns.filter(
-          (f) => f.args.every((a) => a.name !== '') && given.every((g) => f.args.some((a) => a.name === g)) && f.args.every((a) => a.hasDefault || given.includes(a.name)),
-        );
-  const accepted = SINGLE_PARAM_TYPES[type] ?? [];
-  const single = body === 'none' ? [] : fns.filter((f) => f.args.length === 1 && (body === 'whole' || f.args[0].name === '') && accepted.includes(f.args[0].type));
-  const all = [...matches, ...single];
-  if (all.length === 1) return { fn: all[0], single: single.length === 1 };
-  const signature = `${schema}.${name}(${[...given].sort().join(', ')})`;
-  if (!all.length && type !== 'application/json') {
-    const wanted = accepted.join(' or ');
-    throw new HearthError(
-      404,
-      'PGRST202',
-      `Could not find the function ${schema}.${name}(${wanted}) in the schema cache`,
-      `Searched for the function ${schema}.${name} with a single unnamed ${wanted} parameter, but no matches were found in the schema cache.`,
-      `A ${type} body goes to a function of one unnamed ${wanted} parameter; send named arguments as JSON.`,
-    );
-  }
-  if (!all.length) {
-    throw new HearthError(
-      404,
-      'PGRST202',
-      `Could not find the function ${given.length ? signature : `${schema}.${name} without parameters`} in the schema cache`,
-      `Searched for the function ${schema}.${name}${given.length ? ` with parameters ${[...given].sort().join(', ')}` : ' without parameters'}, but no matches were found in the schema cache.`,
-      'Check the argument names; if the function was created just now, retry: the schema cache reloads on every schema change.',
-    );
-  }
-  const list = all.map((f) => `${schema}.${name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`).join(', ');
-  throw new HearthError(300, 'PGRST203', `Could not choose the best candidate function between: ${list}`, null, 'Rename one of the overloaded functions, or make their argument names differ.');
-}
+/** Bodies that are not arguments but the one value of a function of one unnamed parameter. */
+const RAW_BODY_TYPES = ['text/plain', 'text/xml', 'application/octet-stream'];
 
 async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: string): Promise<RestResponse> {
   const fns = deps.cache.functions.get(relationKey(schema, name)) ?? [];
   if (!isRead(req.method) && req.method !== 'POST') {
     throw new HearthError(405, 'PGRST101', 'For functions, only GET, HEAD and POST verbs are allowed');
   }
-  const media = negotiate(req.headers.accept, ['json', 'object', 'csv']);
+  const explain = planRequest(req.headers.accept);
+  const accept = explain ? explain.for : req.headers.accept;
+  const media = negotiate(accept, ['json', 'object', 'csv']);
   const prefs = await preferences(deps, req);
   const argNames = new Set(fns.flatMap((f) => f.args.map((a) => a.name)).filter((n) => n));
   const parsed = parseQuery(queryParams(req), isRead(req.method) ? argNames : new Set());
   const wholeBody = !isRead(req.method) && prefs.params === 'single-object';
 
+  const callableNames = () => [...deps.cache.functions.values()].filter((o) => o[0].schema === schema && o.some((f) => f.callable)).map((o) => o[0].name);
   let args: RpcArgs;
-  let chosen: { fn: RestFunction; single: boolean };
+  let fn: RestFunction;
   if (isRead(req.method)) {
-    chosen = chooseFunction(fns, schema, name, [...parsed.args.keys()], 'none');
+    const given = [...parsed.args.keys()];
+    const chosen = chooseFunction(fns, schema, name, { given, post: false, type: '', wholeBody: false }, callableNames);
+    fn = chosen.fn;
     // As PostgREST: a VARIADIC argument is the array of every value given
     // (`?v=1&v=2`); any other repeated argument takes the last.
-    const variadic = new Set(chosen.fn.args.filter((a) => a.variadic).map((a) => a.name));
-    args = { kind: 'named', values: Object.fromEntries([...parsed.args].map(([k, v]) => [k, variadic.has(k) ? v : v[v.length - 1]])) };
+    const variadic = new Set(fn.args.filter((a) => a.variadic).map((a) => a.name));
+    const values = Object.fromEntries([...parsed.args].map(([k, v]) => [k, variadic.has(k) ? v : v[v.length - 1]]));
+    args = chosen.whole ? { kind: 'single', value: JSON.stringify(values) } : { kind: 'named', values };
   } else {
     const type = bodyType(req);
-    if (type !== 'application/json' && SINGLE_PARAM_TYPES[type]) {
-      // text, XML or bytes: only a function of one unnamed parameter of that type takes them.
-      chosen = chooseFunction(fns, schema, name, [], 'raw', type);
-      args = { kind: 'single', value: typeof req.body === 'string' || Buffer.isBuffer(req.body) ? req.body : '' };
+    if (RAW_BODY_TYPES.includes(type)) {
+      // text, XML or bytes: a function of one unnamed parameter of that type takes them whole.
+      const chosen = chooseFunction(fns, schema, name, { given: [], post: true, type, wholeBody }, callableNames);
+      fn = chosen.fn;
+      const raw = typeof req.body === 'string' || Buffer.isBuffer(req.body) ? req.body : '';
+      args = chosen.whole ? { kind: 'single', value: raw } : { kind: 'named', values: {} };
     } else {
-      const body = req.body === undefined || req.body === '' ? {} : jsonBody(req);
+      const empty = req.body === undefined || req.body === '';
+      const body = empty ? {} : jsonBody(req);
       const given = isObject(body) ? Object.keys(body) : [];
-      chosen = chooseFunction(fns, schema, name, given, wholeBody ? 'whole' : 'raw');
-      if (chosen.single) args = { kind: 'single', value: JSON.stringify(body) };
+      const chosen = chooseFunction(fns, schema, name, { given, post: true, type, wholeBody }, callableNames);
+      fn = chosen.fn;
+      // A function of one unnamed parameter gets the body as sent (`{"": "x"}` included), as PostgREST passes it.
+      if (chosen.whole) args = { kind: 'single', value: typeof req.body === 'string' && type === 'application/json' && !empty ? req.body : JSON.stringify(body) };
       else if (isObject(body)) args = { kind: 'named', values: body };
       else throw invalidBody('Send the arguments as one JSON object of named values.');
     }
   }
-  const { fn } = chosen;
   if (isRead(req.method) && fn.volatility === 'volatile') {
     throw new HearthError(405, 'PGRST101', `The function ${schema}.${name} is volatile: call it with POST`, null, 'Mark it STABLE or IMMUTABLE if it only reads, to allow GET.');
   }
@@ -598,8 +596,9 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   }
 
   const { limit, offset } = page(parsed, req.headers.range);
-  const plan = planRpc(deps.cache, fn, args, parsed, { count: countMode(prefs), format: bodyFormat(media, req.headers.accept), limit, offset });
+  const plan = planRpc(deps.cache, fn, args, parsed, { count: countMode(prefs), format: bodyFormat(media, accept), limit, offset });
   const readOnly = isRead(req.method) || fn.volatility !== 'volatile';
+  if (explain) return explainPlan(deps, req, plan, explain, readOnly);
   const o = await run(deps, req, plan, {
     readOnly,
     explain: prefs.count === 'planned' || prefs.count === 'estimated',
@@ -617,7 +616,9 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   // A scalar or one composite value answers bare, not wrapped in an array.
   const body = plan.shape === 'scalar' ? (o.body ?? 'null') : o.pageTotal === 1 ? singleObject(o) : 'null';
   const contentType = media === 'object' || media === 'json' ? CONTENT_TYPE.json : CONTENT_TYPE[media];
-  return { status: 200, headers: { 'content-type': contentType, 'content-range': '0-0/*', ...extra }, body: req.method === 'HEAD' ? null : body };
+  // One value is one row: count=exact counts it, as PostgREST does (0-0/1).
+  const total = prefs.count === 'exact' ? String(o.pageTotal) : '*';
+  return { status: 200, headers: { 'content-type': contentType, 'content-range': `0-0/${total}`, ...extra }, body: req.method === 'HEAD' ? null : body };
 }
 
 // ---------------------------------------------------------------- openapi

@@ -104,6 +104,35 @@ export function negotiate(accept: string | undefined, allowed: readonly MediaTyp
   throw new HearthError(406, 'PGRST107', `None of these media types are available: ${accept}`, null, `Accept one of: ${allowed.map(mediaName).join(', ')}.`);
 }
 
+/** `explain()`: the plan of the statement a request would run, instead of its result. */
+export interface PlanRequest {
+  format: 'json' | 'text';
+  /** The media type the plan is of (`for="..."`), negotiated as the request's Accept would be. */
+  for: string;
+  /** EXPLAIN options asked for; anything else in `options=` is ignored. */
+  options: ('analyze' | 'verbose' | 'settings' | 'buffers' | 'wal')[];
+}
+
+const PLAN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'] as const;
+
+/**
+ * `Accept: application/vnd.pgrst.plan[+json|+text]; for="<media>"; options=a|b`
+ * (what supabase-js explain() sends), or null for any other Accept.
+ */
+export function planRequest(accept: string | undefined): PlanRequest | null {
+  if (!accept || !accept.includes('vnd.pgrst.plan')) return null;
+  const [type, ...params] = accept.split(',')[0].split(';').map((x) => x.trim());
+  const m = /^application\/vnd\.pgrst\.plan(?:\+(json|text))?$/i.exec(type);
+  if (!m) return null;
+  const param = (name: string) => params.find((p) => p.toLowerCase().startsWith(`${name}=`))?.slice(name.length + 1).replace(/^"|"$/g, '');
+  const options = (param('options') ?? '').split('|').map((o) => o.trim().toLowerCase());
+  return {
+    format: (m[1]?.toLowerCase() as 'json' | 'text' | undefined) ?? 'text',
+    for: param('for') || 'application/json',
+    options: PLAN_OPTIONS.filter((o) => options.includes(o)),
+  };
+}
+
 /** `;nulls=stripped` on a JSON media type (supabase-js stripNulls()): rows leave out null fields. */
 export function nullsStripped(accept: string | undefined): boolean {
   return (accept ?? '').split(',').some((part) => {

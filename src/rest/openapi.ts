@@ -111,8 +111,10 @@ export function buildOpenApi(cache: SchemaCache, schema: string, accessible: Acc
     paths[`/${rel.name}`] = relationPaths(rel);
     definitions[rel.name] = definition(rel);
   }
-  for (const fns of cache.functions.values()) {
-    if (fns[0].schema !== schema || !accessible.functions.has(fns[0].name)) continue;
+  for (const overloads of cache.functions.values()) {
+    // Only what /rpc can call (schema-cache.ts: RestFunction.callable), as PostgREST lists it.
+    const fns = overloads.filter((f) => f.callable);
+    if (!fns.length || fns[0].schema !== schema || !accessible.functions.has(fns[0].name)) continue;
     paths[`/rpc/${fns[0].name}`] = functionPaths(fns);
   }
   return {

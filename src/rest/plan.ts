@@ -131,12 +131,21 @@ interface Embed {
   hoisted?: Map<string, { key: string; fn: string; cast: string | null }>;
 }
 
+/** How deep a node is: 0 for the root, 1 for its embeds ... (PostgREST's table aliases carry it). */
+const depthOf = (path: string) => (path ? path.split('.').length : 0);
+
 function resolveNode(ctx: Context, rel: Relation, items: SelectItem[], path: string): Node {
   const node: Node = { rel, alias: ctx.alias(), path, items, embeds: new Map(), options: ctx.options(path) };
+  const keys = new Set<string>();
   for (const item of items) {
     if (item.type !== 'embed') continue;
     const relationship = findRelationship(ctx.cache, rel, item.relation, item.hint);
     const key = item.alias ?? item.relation;
+    if (keys.has(key)) {
+      // Two embeds under one name: PostgREST's SQL names both laterals alike and Postgres refuses it.
+      throw new HearthError(400, '42712', `table name "${rel.name}_${key}_${depthOf(path) + 1}" specified more than once`, null, null);
+    }
+    keys.add(key);
     if (item.spread && !relationship.toOne) {
       throw new HearthError(
         400,
@@ -158,8 +167,11 @@ function resolveNode(ctx: Context, rel: Relation, items: SelectItem[], path: str
 
 // ---------------------------------------------------------------- expressions
 
-const columnMissing = (rel: Relation, name: string) =>
-  new HearthError(400, '42703', `column ${rel.name}.${name} does not exist`, null, `Check the spelling; '${rel.name}' has: ${rel.columns.map((c) => c.name).join(', ')}.`);
+/** Postgres's 42703 as PostgREST's SQL draws it: an embedded table is aliased <table>_<depth>. */
+const columnMissing = (node: Node, name: string) => {
+  const depth = depthOf(node.path);
+  return new HearthError(400, '42703', `column ${node.rel.name}${depth ? `_${depth}` : ''}.${name} does not exist`, null, null);
+};
 
 /** A JSON path step that indexes an array (`->0`, `->-1`) rather than naming a key. */
 const isIndex = (key: string) => /^-?\d{1,9}$/.test(key);
@@ -172,7 +184,7 @@ function fieldExpr(ctx: Context, node: Node, field: Field): string {
 function typedFieldExpr(ctx: Context, node: Node, field: Field): { sql: string; type: string } {
   const computed = node.rel.columnMap.has(field.name) ? undefined : node.rel.computed.get(field.name);
   const column = computed ? { type: computed.returnType } : node.rel.columnMap.get(field.name);
-  if (!column) throw columnMissing(node.rel, field.name);
+  if (!column) throw columnMissing(node, field.name);
   // A computed field is its function applied to the row; ROW(alias.*) also
   // makes a write's RETURNING rows (a CTE, not the table) that row type.
   let sql = computed ? `${qualified(computed)}(ROW(${node.alias}.*)::${qualified(node.rel)})` : `${node.alias}.${ident(field.name)}`;
@@ -416,15 +428,6 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   if (item.spread && item.select.some((s) => s.type === 'star')) {
     throw new HearthError(400, 'PGRST100', `failed to parse select parameter (...${item.relation}(*))`, '"*" does not expand inside a spread; name the columns to merge.');
   }
-  if (!item.spread && r.toOne && child.items.some((i) => aggregateOf(child, i))) {
-    throw new HearthError(
-      400,
-      'PGRST127',
-      `Aggregate functions inside the to-one embed '${embed.key}' are not supported`,
-      null,
-      'Spread it (...rel(col.sum())) to aggregate at the parent, or aggregate inside a to-many embed, such as select=*,comments(count()).',
-    );
-  }
   if (hoistsAggregates(embed)) {
     if (child.embeds.size) {
       throw new HearthError(400, 'PGRST127', `Aggregate functions inside the spread '${embed.key}' cannot be combined with embeds inside it`, null, 'Select only columns and aggregates inside a spread that aggregates.');
@@ -432,15 +435,23 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
     embed.hoisted = new Map();
   }
   const em = emitNode(ctx, child, embed.hoisted);
+  // A computed relationship's rows are its function applied to the parent row; a foreign key's are joined on its columns.
+  const source = r.fn ? `${qualified(r.fn)}(ROW(${parent.alias}.*)::${qualified(parent.rel)})` : qualified(child.rel);
   const on = r.targetColumns.map((col, i) => `${child.alias}.${ident(col)} = ${parent.alias}.${ident(r.parentColumns[i])}`);
-  const from = [`${qualified(child.rel)} AS ${child.alias}`, ...em.joins].join(' ');
-  const where = [...on, ...em.where].join(' AND ');
+  const from = [`${source} AS ${child.alias}`, ...em.joins].join(' ');
+  const where = [...on, ...em.where].join(' AND ') || 'TRUE';
   let sql: string;
   let inner = item.join === 'inner';
   if (item.spread) {
     embed.spreadKeys = em.keys;
     sql = `SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}`;
     inner ||= child.options.conditions.length > 0; // a filter on a spread decides the parent row
+  } else if (r.toOne && em.groupBy) {
+    // Aggregates in a to-one embed aggregate its (at most one) row, grouped by its other columns, as in PostgREST.
+    if (embed.orderFields.length) {
+      throw new HearthError(400, 'PGRST127', `order on '${embed.key}' is not supported: it aggregates`, null, 'Order by a column of an embed without aggregate functions.');
+    }
+    sql = `SELECT row_to_json(_hearth_r) AS body FROM (SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}${groupBySql(em)}) _hearth_r`;
   } else if (r.toOne) {
     const orderCols = embed.orderFields.map((f, i) => `, ${fieldExpr(ctx, child, f)} AS "_hearth_o${i}"`).join('');
     sql = `SELECT (SELECT row_to_json(_hearth_r) FROM (SELECT ${em.columns.join(', ')}) _hearth_r) AS body${orderCols} FROM ${from} WHERE ${where}`;
@@ -548,7 +559,7 @@ export interface WriteOptions {
 function checkColumns(rel: Relation, columns: string[]) {
   for (const name of columns) {
     if (!rel.columnMap.has(name)) {
-      throw new HearthError(400, 'PGRST204', `Could not find the '${name}' column of '${rel.name}' in the schema cache`, null, `'${rel.name}' has: ${rel.columns.map((c) => c.name).join(', ')}.`);
+      throw new HearthError(400, 'PGRST204', `Could not find the '${name}' column of '${rel.name}' in the schema cache`, null, null);
     }
   }
 }
@@ -588,13 +599,18 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
     const json = jsonParam(ctx, mutation.rows);
     let values: string;
     if (mutation.missingDefault) {
-      // A key absent from a row takes the column default, not NULL.
-      const exprs = mutation.columns.map((name) => {
+      // A key absent from a row takes the column default, not NULL: each row is
+      // laid over an object of the defaults, as PostgREST does (so, as there,
+      // every row evaluates them: a sequence advances once per row).
+      const defaults = mutation.columns.flatMap((name) => {
         const dflt = rel.columnMap.get(name)!.default;
-        const value = `_hearth_body.${ident(name)}`;
-        return dflt ? `CASE WHEN jsonb_exists(_hearth_row.j::jsonb, ${ctx.param(name)}::text) THEN ${value} ELSE ${dflt} END` : value;
+        return dflt ? [`${ctx.param(name)}::text, ${dflt}`] : [];
       });
-      values = `SELECT ${exprs.join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, _hearth_row.j) AS _hearth_body`;
+      // jsonb_build_object takes at most 100 arguments: 50 columns per call.
+      const chunks = [];
+      for (let i = 0; i < defaults.length; i += 50) chunks.push(`jsonb_build_object(${defaults.slice(i, i + 50).join(', ')})`);
+      const merged = `(${[...chunks, '_hearth_row.j::jsonb'].join(' || ')})::json`;
+      values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${ident(c)}`).join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, ${merged}) AS _hearth_body`;
     } else {
       values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${ident(c)}`).join(', ')} FROM json_populate_recordset(NULL::${qualified(rel)}, ${json}) AS _hearth_body`;
     }
@@ -618,16 +634,27 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
     write = `DELETE FROM ${target}${where}`;
   }
 
+  // An upsert that merges counts the rows it inserted (xmax = 0: not an updated row
+  // version), so that one which only updated answers 200 as PostgREST does.
+  const merging = mutation.kind === 'insert' && mutation.onConflict?.resolution === 'merge';
+  const inserted = `(${root.alias}.xmax = 0) AS _hearth_inserted`;
   if (options.returning === 'minimal') {
     ctx.checkAllOptionsUsed();
-    const text = `WITH hearth_source AS (${write} RETURNING 1) SELECT NULL::bigint AS total, count(*) AS page_total, NULL::text AS body FROM hearth_source`;
+    const text = merging
+      ? `WITH hearth_source AS (${write} RETURNING ${inserted}) SELECT NULL::bigint AS total, count(*) AS page_total, NULL::text AS body, count(*) FILTER (WHERE _hearth_inserted) AS inserted FROM hearth_source`
+      : `WITH hearth_source AS (${write} RETURNING 1) SELECT NULL::bigint AS total, count(*) AS page_total, NULL::text AS body FROM hearth_source`;
     return { statement: { text, values: ctx.values }, keys: [], source: null };
   }
   // The filters already chose the rows (in the write); the rows are shaped only.
   const em = emitNode(ctx, { ...root, options: NO_OPTIONS });
   ctx.checkAllOptionsUsed();
   const rows = `SELECT ${em.columns.join(', ')} FROM ${['hearth_source AS ' + root.alias, ...em.joins].join(' ')}${groupBySql(em)}`;
-  const text = `WITH hearth_source AS (${write} RETURNING ${root.alias}.*) SELECT NULL::bigint AS total, count(*) AS page_total, ${bodySql(options.format, null)} AS body FROM (${rows}) _hearth_t`;
+  const body = `count(*) AS page_total, ${bodySql(options.format, null)} AS body FROM (${rows}) _hearth_t`;
+  // hearth_source keeps exactly the relation's columns: computed fields take its rows as the relation's row type.
+  const text = merging
+    ? `WITH hearth_write AS (${write} RETURNING ${root.alias}.*, ${inserted}), hearth_source AS (SELECT ${rel.columns.map((c) => ident(c.name)).join(', ')} FROM hearth_write) ` +
+      `SELECT NULL::bigint AS total, (SELECT count(*) FILTER (WHERE _hearth_inserted) FROM hearth_write) AS inserted, ${body}`
+    : `WITH hearth_source AS (${write} RETURNING ${root.alias}.*) SELECT NULL::bigint AS total, ${body}`;
   return { statement: { text, values: ctx.values }, keys: em.keys, source: null };
 }
 

@@ -5,7 +5,7 @@
  * (RLS applies when it runs), and a schema reload makes a new SchemaCache, so
  * stale plans go with the old one. Only plans that succeeded are kept.
  */
-import type { MediaType, Preferences } from './headers.ts';
+import type { MediaType, PlanRequest, Preferences } from './headers.ts';
 import type { Plan } from './plan.ts';
 import type { SchemaCache } from './schema-cache.ts';
 
@@ -15,6 +15,8 @@ export interface ReadPlan {
   /** The root offset after Range and defaults (for Content-Range). */
   offset: number;
   plan: Plan;
+  /** Accept: application/vnd.pgrst.plan: answer the plan's EXPLAIN instead. */
+  explain: PlanRequest | null;
 }
 
 interface ReadRequest {

@@ -25,20 +25,32 @@ async function loadStore(project: ProjectRuntime, settings: Promise<Settings>): 
  * from: project.settings() hands out the same promise until the settings
  * change, so the common request finds its loaded cache without an await.
  */
-const stores = new WeakMap<ProjectRuntime, { settings: Promise<Settings>; store: Promise<SchemaCacheStore>; resolved: SchemaCacheStore | null }>();
+interface StoreEntry {
+  settings: Promise<Settings>;
+  store: Promise<SchemaCacheStore>;
+  resolved: SchemaCacheStore | null;
+  /** config/api db_plan_enabled, known once the store (read after the settings) is. */
+  planEnabled: boolean;
+}
+const stores = new WeakMap<ProjectRuntime, StoreEntry>();
 
-function schemaCache(project: ProjectRuntime): SchemaCache | Promise<SchemaCache> {
+function storeEntry(project: ProjectRuntime): StoreEntry {
   const settings = project.settings('api');
   let entry = stores.get(project);
   if (!entry || entry.settings !== settings) {
     const store = loadStore(project, settings);
-    const fresh = { settings, store, resolved: null as SchemaCacheStore | null };
+    const fresh: StoreEntry = { settings, store, resolved: null, planEnabled: false };
+    settings.then((s) => (fresh.planEnabled = s.db_plan_enabled === true), () => {});
     store.then(
       (s) => (fresh.resolved = s),
       () => stores.get(project) === fresh && stores.delete(project),
     );
     stores.set(project, (entry = fresh));
   }
+  return entry;
+}
+
+function schemaCache(entry: StoreEntry): SchemaCache | Promise<SchemaCache> {
   const ready = entry.resolved?.loaded();
   return ready ?? entry.store.then((s) => s.get());
 }
@@ -78,9 +90,10 @@ export async function restRoutes(app: FastifyInstance): Promise<void> {
     // The raw query string: Fastify's parsed query merges repeated keys, which are meaningful here.
     const url = request.raw.url ?? '';
     const q = url.indexOf('?');
-    const cache = schemaCache(project);
+    const entry = storeEntry(project);
+    const cache = schemaCache(entry);
     const res = await handleRest(
-      { sql: project.sql, cache: cache instanceof Promise ? await cache : cache, caller: auth!.caller, keyType: auth!.keyType },
+      { sql: project.sql, cache: cache instanceof Promise ? await cache : cache, caller: auth!.caller, keyType: auth!.keyType, planEnabled: entry.planEnabled },
       {
         method: request.method,
         path: (request.params as { '*'?: string })['*'] ?? '',

@@ -77,6 +77,15 @@ export interface RestFunction {
   rowArgument: Relation | null;
   volatility: 'immutable' | 'stable' | 'volatile';
   comment: string | null;
+  /**
+   * Callable over /rpc, as PostgREST decides: every input argument named, or
+   * exactly one unnamed one of type json, jsonb, text, xml or bytea. Others
+   * (an unnamed int, a row-type argument) can still be computed fields and
+   * computed relationships.
+   */
+  callable: boolean;
+  /** Returns at most one row: not SETOF, or SETOF declared ROWS 1 (a to-one computed relationship). */
+  singleRow: boolean;
 }
 
 export interface SchemaCache {
@@ -97,7 +106,11 @@ select n.nspname as schema, c.relname as name, c.relkind as kind,
       'name', a.attname,
       'type', format_type(a.atttypid, a.atttypmod),
       'nullable', not a.attnotnull,
-      'default', pg_get_expr(d.adbin, d.adrelid)) order by a.attnum)
+      -- An identity column's default is its sequence; a generated column has none to give.
+      'default', case
+        when a.attidentity = 'd' then format('nextval(%L)', pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname))
+        when a.attgenerated <> '' then null
+        else pg_get_expr(d.adbin, d.adrelid) end) order by a.attnum)
     from pg_attribute a
     left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
     where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped), '[]') as columns,
@@ -142,7 +155,7 @@ join pg_attribute a on a.attrelid = t.oid and a.attnum = d.refobjsubid
 where v.relkind in ('v', 'm') and vn.nspname = any($1::text[])`;
 
 const FUNCTIONS_SQL = `
-select n.nspname as schema, p.proname as name, p.provolatile as volatility, p.proretset as returns_set,
+select n.nspname as schema, p.proname as name, p.provolatile as volatility, p.proretset as returns_set, p.prorows as rows,
   format_type(p.prorettype, null) as return_type, rt.typtype as return_typtype,
   rn.nspname as return_schema, rc.relname as return_relation,
   obj_description(p.oid, 'pg_proc') as comment, p.pronargs as nargs, p.pronargdefaults as ndefaults,
@@ -162,7 +175,7 @@ join pg_type rt on rt.oid = p.prorettype
 left join pg_class rc on rc.oid = rt.typrelid left join pg_namespace rn on rn.oid = rc.relnamespace
 where n.nspname = any($1::text[]) and p.prokind = 'f'
   and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype)
-order by 1, 2`;
+order by 1, 2, p.oid`;
 
 const KINDS: Record<string, Relation['kind']> = {
   r: 'table',
@@ -267,6 +280,9 @@ export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Pro
 
 const VOLATILITY = { i: 'immutable', s: 'stable', v: 'volatile' } as const;
 
+/** The types an unnamed argument may have for its function to stay callable over /rpc (PostgREST's rule). */
+const SINGLE_UNNAMED_TYPES = new Set(['json', 'jsonb', 'text', 'xml', 'bytea']);
+
 function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunction {
   const names = f.arg_names as string[];
   const modes = f.arg_modes as string[];
@@ -281,6 +297,8 @@ function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunc
   });
   // The last pronargdefaults input arguments have defaults.
   args.forEach((a, i) => (a.hasDefault = i >= args.length - f.ndefaults));
+  const unnamed = args.filter((a) => a.name === '');
+  const callable = unnamed.length === 0 || (unnamed.length === 1 && SINGLE_UNNAMED_TYPES.has(unnamed[0].type));
 
   const relation = f.return_relation ? (relations.get(relationKey(f.return_schema, f.return_relation)) ?? null) : null;
   const rowArg = f.row_argument as { schema: string; name: string } | null;
@@ -307,6 +325,8 @@ function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunc
     rowArgument,
     volatility: VOLATILITY[f.volatility as keyof typeof VOLATILITY],
     comment: f.comment,
+    callable,
+    singleRow: !f.returns_set || Number(f.rows) === 1,
   };
 }
 

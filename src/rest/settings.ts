@@ -10,4 +10,7 @@ export const apiSettings: AreaSpec = {
     maxLength: 1024,
     check: (v) => (SCHEMA_LIST.test(v) ? null : 'must be a comma-separated list of schema names, e.g. "public,api"'),
   },
+  // PostgREST's db-plan-enabled: EXPLAIN output for `Accept: application/vnd.pgrst.plan`.
+  // Off by default, as on Supabase: a plan shows the shape of tables and policies.
+  db_plan_enabled: { type: 'boolean', default: false },
 };

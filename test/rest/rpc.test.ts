@@ -83,7 +83,8 @@ describe('openapi', () => {
     assert.ok(doc.paths['/posts'] && doc.paths['/rpc/add_numbers']);
     assert.equal(doc.paths['/secrets'], undefined, 'anon has no privilege on secrets');
     assert.equal(doc.paths['/rpc/hidden'], undefined, 'anon may not execute hidden()');
-    assert.deepEqual(doc.definitions.posts.properties.id, { type: 'integer', format: 'bigint', description: 'Note:\nThis is a Primary Key.<pk/>' });
+    // An identity column's default is its sequence, as PostgREST describes it.
+    assert.deepEqual(doc.definitions.posts.properties.id, { type: 'integer', format: 'bigint', default: "nextval('public.posts_id_seq')", description: 'Note:\nThis is a Primary Key.<pk/>' });
     const service = await p.call('service', 'GET', '');
     assert.ok((service.json as { paths: Record<string, unknown> }).paths['/secrets']);
   });
