@@ -122,6 +122,11 @@ end $$;
 grant execute on function realtime.broadcast_changes(text, text, text, text, text, record, record, text)
   to anon, authenticated, service_role, "{{owner}}";
 
+-- Numbers each captured change: NOTIFY drops a payload identical to an earlier
+-- one of the same transaction, and two equal rows must stay two changes.
+create sequence if not exists realtime.change_seq;
+revoke all on realtime.change_seq from public;
+
 -- Change capture on published tables: one statement-level trigger per operation,
 -- reading the statement's transition tables, one relay body per row. Rows are sent
 -- whole (old rows too); what a subscriber sees is cut down in Hearth (docs/realtime.md).
@@ -133,13 +138,14 @@ declare
     'relid', tg_relid::int8, 'ts', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'));
 begin
   if tg_op = 'INSERT' then
-    perform realtime.relay_send((head || jsonb_build_object('record', to_jsonb(n)))::text) from new_rows n;
+    perform realtime.relay_send((head || jsonb_build_object('seq', nextval('realtime.change_seq'), 'record', to_jsonb(n.*)))::text) from new_rows n;
   elsif tg_op = 'DELETE' then
-    perform realtime.relay_send((head || jsonb_build_object('old_record', to_jsonb(o)))::text) from old_rows o;
+    perform realtime.relay_send((head || jsonb_build_object('seq', nextval('realtime.change_seq'), 'old_record', to_jsonb(o.*)))::text) from old_rows o;
   else
-    -- The two transition tables hold an updated row's old and new versions at the same position.
-    perform realtime.relay_send((head || jsonb_build_object('record', n, 'old_record', o))::text)
-      from unnest(array(select to_jsonb(x) from new_rows x), array(select to_jsonb(x) from old_rows x)) as u(n, o);
+    -- (alias.* is the row even when the table has a column named like the alias.)
+  -- The two transition tables hold an updated row's old and new versions at the same position.
+    perform realtime.relay_send((head || jsonb_build_object('seq', nextval('realtime.change_seq'), 'record', n, 'old_record', o))::text)
+      from unnest(array(select to_jsonb(x.*) from new_rows x), array(select to_jsonb(x.*) from old_rows x)) as u(n, o);
   end if;
   return null;
 end $$;
@@ -206,10 +212,11 @@ create index if not exists presences_topic on realtime.presences (topic);
 create index if not exists presences_node on realtime.presences (node);
 revoke all on realtime.presences from public;
 
--- Which of the given subscribers (each a JSON claim set with a role) may select the
--- changed row: one call per change for all its subscribers. check_sql is built by
--- Hearth (quoted identifiers) and takes the primary key as $1 (JSON).
-create or replace function realtime.visible_to(check_sql text, pk jsonb, subscribers jsonb[]) returns int[]
+-- Which of the given subscribers (a JSON array of claim sets, each with a role) may
+-- select the changed row: one call per change for all its subscribers, answering
+-- their 1-based positions. check_sql is built by Hearth (quoted identifiers) and
+-- takes the primary key as $1 (JSON).
+create or replace function realtime.visible_to(check_sql text, pk jsonb, subscribers jsonb) returns int[]
 language plpgsql
 as $$
 declare
@@ -218,13 +225,13 @@ declare
   out int[] := '{}';
 begin
   perform set_config('statement_timeout', '10s', true);
-  for i in 1 .. coalesce(array_length(subscribers, 1), 0) loop
-    perform set_config('role', subscribers[i] ->> 'role', true);
-    perform set_config('request.jwt.claims', subscribers[i]::text, true);
+  for i in 0 .. jsonb_array_length(subscribers) - 1 loop
+    perform set_config('role', subscribers -> i ->> 'role', true);
+    perform set_config('request.jwt.claims', (subscribers -> i)::text, true);
     execute check_sql into seen using pk;
-    if seen then out := out || i; end if;
+    if seen then out := out || (i + 1); end if;
     perform set_config('role', 'none', true);
   end loop;
   return out;
 end $$;
-revoke all on function realtime.visible_to(text, jsonb, jsonb[]) from public;
+revoke all on function realtime.visible_to(text, jsonb, jsonb) from public;

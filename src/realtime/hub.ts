@@ -269,7 +269,8 @@ export class ProjectHub {
       const claims = [...new Set(checked.map((t) => t.ch.claimsJson))];
       const pk: Record<string, unknown> = {};
       for (const k of rel.primaryKey) pk[k] = c.record?.[k];
-      const [row] = await this.sql.unsafe('select realtime.visible_to($1, $2::jsonb, $3::jsonb[]) as v', [rel.visibleSql, JSON.stringify(pk), claims]);
+      // (JSON text cast in SQL: postgres.js would encode a string parameter typed jsonb once more.)
+      const [row] = await this.sql.unsafe('select realtime.visible_to($1, $2::text::jsonb, $3::text::jsonb) as v', [rel.visibleSql, JSON.stringify(pk), `[${claims.join(',')}]`]);
       const ok = new Set((row!.v as number[]).map((i) => claims[i - 1]));
       for (const t of checked) if (ok.has(t.ch.claimsJson)) visible.add(t);
     }
