@@ -35,10 +35,9 @@ create table if not exists realtime.messages (
 create index if not exists messages_inserted_at on realtime.messages (inserted_at);
 alter table realtime.messages enable row level security;
 grant select, insert, update on realtime.messages to anon, authenticated, service_role;
-grant select, insert, update, delete on realtime.messages to "{{owner}}";
--- The owner (the direct SQL connection, like Supabase's postgres role) sends and reads on any topic.
-drop policy if exists owner_all on realtime.messages;
-create policy owner_all on realtime.messages to "{{owner}}" using (true) with check (true);
+-- The owner (the direct SQL connection, like Supabase's postgres role) writes the
+-- policies of private channels, and as the table's owner is not bound by them.
+alter table realtime.messages owner to "{{owner}}";
 
 -- The channel topic a policy on realtime.messages is checked for.
 create or replace function realtime.topic() returns text

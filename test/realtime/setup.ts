@@ -7,13 +7,14 @@
 import { createClient, type RealtimeChannel, type SupabaseClient } from '@supabase/supabase-js';
 import postgres from 'postgres';
 import WebSocket from 'ws';
-import { signAccessToken } from '../../src/auth/access-token.ts';
+import { ACCESS_TOKEN_SECONDS, signAccessToken } from '../../src/auth/access-token.ts';
 import { startTestHearth, type TestHearth, type TestOptions } from '../helpers/hearth.ts';
 
 export interface RealtimeTest {
   h: TestHearth;
   owner: postgres.Sql;
-  token(sub: string, extra?: Record<string, unknown>): Promise<string>;
+  /** A user's access token; expiresIn (seconds, may be negative) instead of the usual lifetime. */
+  token(sub: string, opts?: { expiresIn?: number }): Promise<string>;
   /** A supabase-js client: with a user's token when `sub` is given, else the publishable (or given) key. */
   client(opts?: { sub?: string; key?: string; vsn?: '1.0.0' | '2.0.0'; base?: string }): Promise<SupabaseClient>;
   close(): Promise<void>;
@@ -25,8 +26,12 @@ export async function startRealtimeTest(opts: TestOptions = {}): Promise<Realtim
   const h = await startTestHearth(opts);
   const project = (await h.hearth.registry.defaultProject())!;
   const owner = postgres(h.info.DB_URL, { max: 2, onnotice: () => {} });
-  const token = (sub: string, extra: Record<string, unknown> = {}) =>
-    signAccessToken(project, { sub, role: 'authenticated', aud: 'authenticated', ...extra }, h.clock, 'hearth');
+  const token = (sub: string, o: { expiresIn?: number } = {}) => {
+    // The token's exp is its clock's now plus the usual lifetime: a shifted clock gives another exp.
+    const shift = o.expiresIn === undefined ? 0 : (o.expiresIn - ACCESS_TOKEN_SECONDS) * 1000;
+    const clock = { now: () => new Date(h.clock.now().getTime() + shift) };
+    return signAccessToken(project, { sub, role: 'authenticated', aud: 'authenticated' }, clock, 'hearth');
+  };
   return {
     h,
     owner,
