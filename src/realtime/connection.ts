@@ -63,9 +63,13 @@ export class Connection {
     return this.deps.clock;
   }
 
-  hub(): Promise<ProjectHub> {
-    const hub = this.deps.hubOf(this.project);
-    return hub.ready().then(() => hub);
+  /** The project's hub, through the registry: a runtime rebuilt since the socket opened (keys rotated) has a hub of its own. */
+  async hub(): Promise<ProjectHub> {
+    const project = await this.deps.registry.byReference(this.project.ref);
+    if (!project) throw new Refusal('TenantNotFound', 'this project no longer exists');
+    const hub = this.deps.hubOf(project);
+    await hub.ready();
+    return hub;
   }
 
   // ---- sending
@@ -218,7 +222,8 @@ export class Connection {
     }
     let claims;
     try {
-      claims = await verifyAccessToken(this.project, token, this.deps.clock);
+      const project = (await this.deps.registry.byReference(this.project.ref)) ?? this.project;
+      claims = await verifyAccessToken(project, token, this.deps.clock);
     } catch (err) {
       if (err instanceof HearthError) throw new Refusal('InvalidJWTToken', err.message);
       throw err;

@@ -84,8 +84,8 @@ export class ProjectHub {
     this.listener = null;
     if (this.closed) return;
     // Notifications sent while no connection listened are lost: say so to every channel.
-    for (const set of this.topics.values()) for (const ch of set) ch.systemMessage('system', 'error', 'The realtime relay connection to the database was lost and restored; messages sent meanwhile may be missing.');
-    void this.ready();
+    for (const set of this.topics.values()) for (const ch of set) ch.systemMessage('system', 'error', 'The realtime relay connection to the database was lost; messages sent until it is back may be missing.');
+    this.ready().catch((err) => this.p.log.warn({ err, project: this.project.ref }, 'realtime: the relay connection could not be restored'));
   }
 
   add(ch: Channel): void {

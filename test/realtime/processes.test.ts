@@ -8,7 +8,7 @@ import { createClient } from '@supabase/supabase-js';
 import WebSocket from 'ws';
 import { hubTimers } from '../../src/realtime/hub.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
-import { Inbox, startRealtimeTest, subscribed, type RealtimeTest } from './setup.ts';
+import { Inbox, RawSocket, startRealtimeTest, subscribed, type RealtimeTest } from './setup.ts';
 
 let t: RealtimeTest;
 let second: TestHearth;
@@ -79,5 +79,33 @@ describe('two processes', () => {
     assert.equal(leaves.items[0].key, 'ghost');
     const [left] = await project.sql`select count(*)::int as n from realtime.presences where node = 'dead-process'`;
     assert.equal(left!.n, 0);
+  });
+
+  test('another project under /project/{ref}/: its key only, its own topics; deleting it ends its channels, nothing else', async () => {
+    const orgs = await t.h.api('GET', '/v1/organizations');
+    const created = await t.h.api('POST', '/v1/projects', { body: { name: 'Other', organization_id: orgs.body[0].id } });
+    const ref = created.body.ref as string;
+    const key = (await t.h.api('GET', `/v1/projects/${ref}/api-keys`)).body.find((k: { type: string }) => k.type === 'publishable').api_key;
+    const base = `${t.h.url}/project/${ref}`;
+    const wrongKey = await RawSocket.open(`${base}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`).catch((e) => e);
+    assert.equal(wrongKey.status, 401);
+    const other = createClient(base, key, { realtime: { transport: WebSocket as never, heartbeatIntervalMs: 500 }, auth: { persistSession: false, autoRefreshToken: false } });
+    const inOther = new Inbox();
+    const system = new Inbox();
+    const ch = other.channel('shared').on('broadcast', { event: 'e' }, inOther.push).on('system', {}, system.push);
+    assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+    // The default project's topic of the same name is another topic.
+    const mine = await t.client();
+    const chMine = mine.channel('shared', { config: { broadcast: { ack: true } } });
+    assert.equal((await subscribed(chMine)).status, 'SUBSCRIBED');
+    await chMine.send({ type: 'broadcast', event: 'e', payload: {} });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(inOther.items.length, 0);
+    assert.equal((await t.h.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref } })).status, 200);
+    await system.atLeast(1, 8000);
+    assert.equal(system.items[0].status, 'error');
+    await other.removeAllChannels();
+    // The process and the default project's channels are unaffected.
+    assert.equal(await chMine.send({ type: 'broadcast', event: 'e', payload: {} }), 'ok');
   });
 });
