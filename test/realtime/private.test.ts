@@ -56,6 +56,20 @@ describe('private channels', () => {
     assert.equal(atPub.items.length, 0);
   });
 
+  test('presence on a private topic: SELECT to see it, INSERT to track', async () => {
+    const alice = await t.client({ sub: ALICE });
+    const bob = await t.client({ sub: BOB });
+    const joinsAtBob = new Inbox();
+    const chB = bob.channel('room:1', { config: { private: true, presence: { key: 'bob' } } }).on('presence', { event: 'join' }, joinsAtBob.push);
+    assert.equal((await subscribed(chB)).status, 'SUBSCRIBED');
+    const chA = alice.channel('room:1', { config: { private: true, presence: { key: 'alice' } } }).on('presence', { event: 'sync' }, () => {});
+    assert.equal((await subscribed(chA)).status, 'SUBSCRIBED');
+    assert.equal(await chA.track({ typing: true }), 'ok');
+    await joinsAtBob.atLeast(1);
+    assert.equal(joinsAtBob.items[0].key, 'alice');
+    assert.equal(await chB.track({ typing: false }), 'error');
+  });
+
   test('HTTP broadcast to a private topic: the caller\'s INSERT policies decide (403 otherwise)', async () => {
     const send = async (token: string) =>
       fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, {
