@@ -12,6 +12,7 @@ import type { Connection } from './connection.ts';
 import { topicKeyOf, type PresenceDiff, type ProjectHub } from './hub.ts';
 import { BindingError, parseBindings, type Binding } from './postgres-changes.ts';
 import type { Message, UserBroadcast } from './protocol.ts';
+import { isObject } from '../rest/errors.ts';
 
 /** A refusal sent as an error reply; `reason` starts with a code, as Supabase's do. */
 export class Refusal extends Error {
@@ -21,10 +22,6 @@ export class Refusal extends Error {
 }
 
 const MAX_TOPIC_BYTES = 255;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export class Channel {
   readonly subTopic: string;
@@ -58,9 +55,9 @@ export class Channel {
     const topic = msg.topic;
     if (Buffer.byteLength(topic) > MAX_TOPIC_BYTES) throw new Refusal('TopicTooLong', `a topic is at most ${MAX_TOPIC_BYTES} bytes`);
     if (!topic.startsWith('realtime:') || topic === 'realtime:') throw new Refusal('UnknownTopic', 'topics are "realtime:<name>"');
-    const config = isRecord(msg.payload.config) ? msg.payload.config : {};
-    const broadcast = isRecord(config.broadcast) ? config.broadcast : {};
-    const presence = isRecord(config.presence) ? config.presence : {};
+    const config = isObject(msg.payload.config) ? msg.payload.config : {};
+    const broadcast = isObject(config.broadcast) ? config.broadcast : {};
+    const presence = isObject(config.presence) ? config.presence : {};
     const isPrivate = config.private === true;
     const token = msg.payload.access_token;
     const { caller, exp } = await conn.callerFor(typeof token === 'string' ? token : null);
@@ -162,7 +159,7 @@ export class Channel {
     const event = typeof payload.event === 'string' ? payload.event.toLowerCase() : '';
     if (event === 'track') {
       const meta = payload.payload ?? {};
-      if (!isRecord(meta)) throw new Refusal('InvalidPresence', 'Presence track payload must be a map');
+      if (!isObject(meta)) throw new Refusal('InvalidPresence', 'Presence track payload must be a map');
       if (!this.policies.presenceWrite) throw new Refusal('Unauthorized', `You do not have permissions to track presence on this Channel topic: ${this.subTopic}`);
       const first = !this.presenceEnabled;
       this.presenceEnabled = true;

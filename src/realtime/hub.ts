@@ -114,12 +114,6 @@ export class ProjectHub {
     void l?.then((stop) => stop()).catch(() => {});
   }
 
-  get channelCount(): number {
-    let n = 0;
-    for (const s of this.topics.values()) n += s.size;
-    return n;
-  }
-
   // ---- broadcast
 
   private deliverBroadcast(topicKey: string, b: UserBroadcast, except: Channel | null): void {

@@ -8,6 +8,8 @@
  * (encoding 1) or raw bytes (encoding 0). Supabase Realtime's V2Serializer is
  * the reference.
  */
+import { isObject } from '../rest/errors.ts';
+
 export type Vsn = '1.0.0' | '2.0.0';
 
 export interface Message {
@@ -32,10 +34,6 @@ export class FrameError extends Error {}
 const KIND_USER_BROADCAST_PUSH = 3;
 const KIND_USER_BROADCAST = 4;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function refOf(v: unknown): string | null {
   if (v === null || v === undefined) return null;
   if (typeof v === 'string' || typeof v === 'number') return String(v);
@@ -55,17 +53,18 @@ export function decodeText(vsn: Vsn, text: string): Message {
     if (!Array.isArray(parsed) || parsed.length !== 5) throw new FrameError('a 2.0.0 frame must be [join_ref, ref, topic, event, payload]');
     [join_ref, ref, topic, event, payload] = parsed;
   } else {
-    if (!isRecord(parsed)) throw new FrameError('a 1.0.0 frame must be an object {topic, event, payload, ref}');
+    if (!isObject(parsed)) throw new FrameError('a 1.0.0 frame must be an object {topic, event, payload, ref}');
     ({ join_ref, ref, topic, event, payload } = parsed);
   }
   if (typeof topic !== 'string' || typeof event !== 'string') throw new FrameError('topic and event must be strings');
   if (payload === undefined || payload === null) payload = {};
-  if (!isRecord(payload)) throw new FrameError('payload must be an object');
+  if (!isObject(payload)) throw new FrameError('payload must be an object');
   return { join_ref: refOf(join_ref), ref: refOf(ref), topic, event, payload };
 }
 
 /** A binary frame (2.0.0 only): the client's user broadcast push. */
-export function decodeBinary(frame: Buffer): { join_ref: string | null; ref: string | null; broadcast: UserBroadcast; meta: string } {
+/** (The metadata, realtime-js's allowed payload keys, is read past and not relayed.) */
+export function decodeBinary(frame: Buffer): { join_ref: string | null; ref: string | null; broadcast: UserBroadcast } {
   if (frame.length < 7 || frame[0] !== KIND_USER_BROADCAST_PUSH) throw new FrameError('a binary frame must be a user broadcast push (kind 3)');
   const lengths = [frame[1]!, frame[2]!, frame[3]!, frame[4]!, frame[5]!];
   const encoding = frame[6];
@@ -76,7 +75,7 @@ export function decodeBinary(frame: Buffer): { join_ref: string | null; ref: str
     offset += n;
     return s;
   });
-  const [joinRef, ref, topic, event, meta] = parts as [string, string, string, string, string];
+  const [joinRef, ref, topic, event] = parts as [string, string, string, string, string];
   const rest = frame.subarray(offset);
   let body: string | Buffer;
   if (encoding === 1) {
@@ -92,7 +91,6 @@ export function decodeBinary(frame: Buffer): { join_ref: string | null; ref: str
     join_ref: joinRef || null,
     ref: ref || null,
     broadcast: { topic, event, body, encoding: encoding === 1 ? 'json' : 'binary' },
-    meta,
   };
 }
 

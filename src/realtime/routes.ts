@@ -13,6 +13,7 @@ import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { maySend } from './authorization.ts';
 import { attachRealtime } from './server.ts';
 import { limitsOf } from './settings.ts';
+import { isObject } from '../rest/errors.ts';
 
 interface OutMessage {
   topic: string;
@@ -23,10 +24,6 @@ interface OutMessage {
 }
 
 const MAX_MESSAGES = 100;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function checkName(what: string, v: unknown): string {
   if (typeof v !== 'string' || !v || Buffer.byteLength(v) > 255) throw new HearthError(400, 'invalid_message', `${what} must be a string of 1 to 255 bytes.`);
@@ -63,11 +60,11 @@ export async function realtimeRoutes(app: FastifyInstance, opts: { p: Platform; 
 
   app.post('/realtime/v1/api/broadcast', async (request, reply) => {
     const body = request.body;
-    if (!isRecord(body) || !Array.isArray(body.messages) || !body.messages.length || body.messages.length > MAX_MESSAGES) {
+    if (!isObject(body) || !Array.isArray(body.messages) || !body.messages.length || body.messages.length > MAX_MESSAGES) {
       throw new HearthError(400, 'invalid_request', `The body must be {"messages": [{topic, event, payload, private}]} with 1 to ${MAX_MESSAGES} messages.`);
     }
     const messages = body.messages.map((m: unknown, i: number): OutMessage => {
-      if (!isRecord(m)) throw new HearthError(400, 'invalid_message', `messages[${i}] must be an object.`);
+      if (!isObject(m)) throw new HearthError(400, 'invalid_message', `messages[${i}] must be an object.`);
       return { topic: checkName(`messages[${i}].topic`, m.topic), event: checkName(`messages[${i}].event`, m.event), payload: m.payload, binary: null, private: m.private === true };
     });
     await publish(request, messages);

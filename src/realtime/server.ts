@@ -31,9 +31,6 @@ const PATH = /^\/realtime\/v1\/websocket\/?$/;
 const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 export interface RealtimeServer {
-  /** Open sockets on this process (all projects). */
-  readonly connections: Set<Connection>;
-  hubOf(project: ProjectRuntime): ProjectHub;
   close(): Promise<void>;
 }
 
@@ -107,8 +104,6 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
   }, Math.min(heartbeat.timeoutMs / 2, 5000)).unref();
 
   return {
-    connections,
-    hubOf,
     async close() {
       clearInterval(sweep);
       app.server.off('upgrade', onUpgrade);
