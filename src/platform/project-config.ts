@@ -7,6 +7,7 @@
 import { authSettings } from '../auth/settings.ts';
 import { HearthError } from '../errors.ts';
 import { apiSettings } from '../rest/settings.ts';
+import { realtimeSettings } from '../realtime/settings.ts';
 import { storageSettings } from '../storage/settings.ts';
 import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
@@ -23,6 +24,7 @@ const configAreas: Record<string, AreaSpec> = {
   api: apiSettings,
   auth: authSettings,
   limits: limitSettings,
+  realtime: realtimeSettings,
   storage: storageSettings,
   workflows: workflowSettings,
 };

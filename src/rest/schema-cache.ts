@@ -7,7 +7,7 @@
  * or by the user), so DDL over the direct connection shows up without restart.
  */
 import postgres from 'postgres';
-import { withoutWaiting } from '../db/budget.ts';
+import { listenOwnConnection } from '../db/listen.ts';
 import { pipelined, rowsOf } from '../db/with-role.ts';
 
 export interface Column {
@@ -343,44 +343,16 @@ export const LISTENER_IDLE_MS = 60_000;
 export const schemaListener = { idleMs: LISTENER_IDLE_MS };
 
 /**
- * LISTENs on the `pgrst` channel (PostgREST's) on a one-connection client of
- * its own and calls onReload for 'reload schema' (or an empty payload), and
- * onLost if that connection drops (notifications may have been missed then).
- * Not sql.listen(): postgres.js keeps that connection open for good, even
- * after unlisten. Returns the function that closes the connection.
+ * LISTENs on the `pgrst` channel (PostgREST's) and calls onReload for
+ * 'reload schema' (or an empty payload), and onLost if that connection drops
+ * (notifications may have been missed then). Returns the function that closes
+ * the connection.
  */
-export async function watchSchemaChanges(sql: postgres.Sql, onReload: () => void, onLost: () => void = onReload): Promise<() => Promise<void>> {
-  let stopped = false;
-  const options = {
-    ...sql.options,
-    // Nice to have: with no connection to spare, the store reads the schema per request instead.
-    socket: withoutWaiting((sql.options as { socket?: unknown }).socket),
-    max: 1,
-    idle_timeout: null,
-    max_lifetime: null,
-    fetch_types: false,
-    onnotify: (channel: string, payload: string) => {
-      if (channel === RELOAD_CHANNEL && (payload === '' || payload === 'reload schema')) onReload();
-    },
-    onclose: () => {
-      if (stopped) return;
-      void stop().catch(() => {});
-      onLost();
-    },
-  };
-  // Parsed options (they carry `shared`) are taken as they are, as postgres.js does for its own listener.
-  const client = postgres(options as unknown as postgres.Options<{}>);
-  const stop = () => {
-    stopped = true;
-    return client.end({ timeout: 5 });
-  };
-  try {
-    await client.unsafe(`listen "${RELOAD_CHANNEL}"`);
-  } catch (err) {
-    await stop().catch(() => {});
-    throw err;
-  }
-  return stop;
+export function watchSchemaChanges(sql: postgres.Sql, onReload: () => void, onLost: () => void = onReload): Promise<() => Promise<void>> {
+  // Nice to have: with no connection to spare, the store reads the schema per request instead.
+  return listenOwnConnection(sql, RELOAD_CHANNEL, (payload) => {
+    if (payload === '' || payload === 'reload schema') onReload();
+  }, onLost, { failWhenBusy: true });
 }
 
 /**

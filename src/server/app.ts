@@ -24,6 +24,7 @@ import { restRoutes } from '../rest/routes.ts';
 import { cronRoutes } from '../cron/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
 import { mailboxRoutes } from '../auth/mailbox-routes.ts';
+import { realtimeRoutes } from '../realtime/routes.ts';
 
 /** The logger, whose child() is itself (same output, no per-request child). */
 function selfChildLogger(log: FastifyBaseLogger): FastifyBaseLogger {
@@ -101,5 +102,6 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(cronRoutes, { p });
   await app.register(authRoutes, { p });
   await app.register(mailboxRoutes, { p, registry });
+  await app.register(realtimeRoutes, { p, registry });
   return app as unknown as FastifyInstance;
 }

@@ -1,6 +1,7 @@
 /**
  * Project resolution and credentials for the data plane (/auth/v1, /rest/v1,
- * /storage/v1, /functions/v1). The project is the default one at the server
+ * /storage/v1, /functions/v1, /realtime/v1; its WebSocket upgrade is checked in
+ * src/realtime/server.ts). The project is the default one at the server
  * root, {ref} under /project/{ref}/, or {ref}.{HEARTH_PROJECT_DOMAIN}.
  * Each route states with `config: { public: true }` that it needs no key
  * (JWKS, public downloads, signed URLs); every other route needs a key or
@@ -31,8 +32,8 @@ declare module 'fastify' {
   }
 }
 
-/** /auth/v1, /rest/v1, /storage/v1 and /functions/v1, alone or followed by / or ?. */
-const DATA_PLANE = /^\/(?:auth|rest|storage|functions)\/v1(?:[/?]|$)/;
+/** /auth/v1, /rest/v1, /storage/v1, /functions/v1 and /realtime/v1, alone or followed by / or ?. */
+const DATA_PLANE = /^\/(?:auth|rest|storage|functions|realtime)\/v1(?:[/?]|$)/;
 
 /** Set by the server's rewriteUrl on the raw request: the ref named in the path or host. */
 export const REF_SYMBOL = Symbol('hearth.ref');

@@ -9,20 +9,23 @@
  *   code and message repeated at the top level, since SPEC 2.16 describes
  *   management errors only as "a status plus a code" and Supabase's
  *   Management API puts `message` there;
- * - /functions/v1: `{error: {code, message}}`.
+ * - /functions/v1: `{error: {code, message}}`;
+ * - /realtime/v1: `{error, code, message}` with `error` the message text, which
+ *   realtime-js's httpSend() shows.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DatabaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.ts';
 import { HearthError } from '../errors.ts';
 import { drainRefusedBody } from './refused-body.ts';
 
-export type Area = 'rest' | 'auth' | 'storage' | 'functions' | 'management';
+export type Area = 'rest' | 'auth' | 'storage' | 'functions' | 'realtime' | 'management';
 
 export function areaOf(url: string): Area {
   if (url.startsWith('/rest/v1')) return 'rest';
   if (url.startsWith('/auth/v1')) return 'auth';
   if (url.startsWith('/storage/v1')) return 'storage';
   if (url.startsWith('/functions/v1')) return 'functions';
+  if (url.startsWith('/realtime/v1')) return 'realtime';
   return 'management';
 }
 
@@ -36,6 +39,8 @@ export function envelope(area: Area, e: HearthError): unknown {
       return { error: { code: e.code, message: e.message }, statusCode: String(e.status), message: e.message };
     case 'management':
       return { error: { code: e.code, message: e.message }, code: e.code, message: e.message };
+    case 'realtime':
+      return { error: e.message, code: e.code, message: e.message };
     default:
       return { error: { code: e.code, message: e.message } };
   }

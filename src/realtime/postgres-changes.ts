@@ -1,0 +1,176 @@
+/**
+ * postgres_changes: a channel's bindings (event, schema, optional table and
+ * filter), checked at join, and the shaping of one captured change into the
+ * payload realtime-js expects: {ids, data: {schema, table, commit_timestamp,
+ * type, columns, record, old_record, errors}}.
+ */
+import type { DbRole } from '../db/with-role.ts';
+import type { Relation, RelationCache } from './relations.ts';
+
+export type ChangeEvent = 'INSERT' | 'UPDATE' | 'DELETE';
+const EVENTS = new Set(['INSERT', 'UPDATE', 'DELETE', '*']);
+const OPS = new Set(['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'in']);
+const NUMERIC = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'oid']);
+
+export interface Filter {
+  column: string;
+  op: string;
+  /** One value, or several for `in`. */
+  values: string[];
+  numeric: boolean;
+}
+
+export interface Binding {
+  id: number;
+  event: ChangeEvent | '*';
+  schema: string;
+  table: string | null;
+  filter: Filter | null;
+  /** As the client sent them, echoed in the join reply (realtime-js compares them). */
+  echo: { event: string; schema: string; table?: string; filter?: string };
+}
+
+/** A captured change as the capture trigger relays it (whole rows). */
+export interface Change {
+  type: ChangeEvent;
+  schema: string;
+  table: string;
+  relid: number;
+  ts: string;
+  record?: Record<string, unknown>;
+  old_record?: Record<string, unknown>;
+}
+
+export class BindingError extends Error {}
+
+let nextId = 1;
+
+/** `in` lists: (a,b,"c d"). */
+function listValues(text: string): string[] {
+  const m = /^\((.*)\)$/s.exec(text);
+  if (!m) throw new BindingError(`an "in" filter takes a list in parentheses, e.g. id=in.(1,2,3)`);
+  return m[1]!.split(',').map((v) => v.trim().replace(/^"(.*)"$/s, '$1'));
+}
+
+function parseFilter(text: string, rel: Relation | null): Filter {
+  const m = /^([^=]+)=([a-z]+)\.(.*)$/s.exec(text);
+  if (!m || !OPS.has(m[2]!)) throw new BindingError(`filter "${text.slice(0, 100)}" must be column=op.value with op one of eq, neq, lt, lte, gt, gte, in`);
+  const [, column, op, raw] = m as unknown as [string, string, string, string];
+  const col = rel?.columns.find((c) => c.name === column);
+  if (rel && !col) throw new BindingError(`filter column "${column.slice(0, 100)}" does not exist in ${rel.schema}.${rel.table}`);
+  const values = op === 'in' ? listValues(raw) : [raw];
+  const numeric = !!col && NUMERIC.has(col.type);
+  if (numeric && values.some((v) => v === '' || Number.isNaN(Number(v)))) {
+    throw new BindingError(`filter value for "${column}" must be a number`);
+  }
+  return { column, op, values, numeric };
+}
+
+/**
+ * The channel's bindings, each checked against the database: the table must
+ * exist and the role may select it, the filter's column must exist.
+ */
+export async function parseBindings(raw: unknown, role: DbRole, relations: RelationCache): Promise<Binding[]> {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new BindingError('config.postgres_changes must be a list');
+  if (raw.length > 100) throw new BindingError('at most 100 postgres_changes bindings per channel');
+  const out: Binding[] = [];
+  for (const b of raw) {
+    if (typeof b !== 'object' || b === null) throw new BindingError('each postgres_changes binding must be an object');
+    const { event, schema, table, filter } = b as Record<string, unknown>;
+    const ev = typeof event === 'string' ? event.toUpperCase() : '';
+    if (!EVENTS.has(ev)) throw new BindingError('event must be one of INSERT, UPDATE, DELETE, *');
+    if (typeof schema !== 'string' || !schema || schema.length > 63) throw new BindingError('schema must be a schema name or *');
+    if (table !== undefined && table !== null && (typeof table !== 'string' || table.length > 63)) throw new BindingError('table must be a table name');
+    if (filter !== undefined && filter !== null && (typeof filter !== 'string' || filter.length > 1000)) throw new BindingError('filter must be a string of at most 1000 characters');
+    const tableName = (table as string | undefined) || null;
+    if (tableName === '*' && filter) throw new BindingError('a filter needs a table');
+    let rel: Relation | null = null;
+    if (tableName && tableName !== '*') {
+      if (schema === '*') throw new BindingError('a table needs a schema');
+      rel = await relations.byName(schema, tableName);
+      if (!rel || !rel.selectable[role]) {
+        throw new BindingError(`Unable to subscribe to changes of ${schema}.${tableName}: the table does not exist or role ${role} may not select it`);
+      }
+      if (rel.rls && role !== 'service_role' && !rel.primaryKey.length) {
+        throw new BindingError(`${schema}.${tableName} has row level security but no primary key: changes are checked against RLS by primary key`);
+      }
+    } else if (filter) throw new BindingError('a filter needs a table');
+    out.push({
+      id: nextId++,
+      event: ev as Binding['event'],
+      schema,
+      table: tableName === '*' ? null : tableName,
+      filter: filter ? parseFilter(filter as string, rel) : null,
+      echo: { event: event as string, schema, ...(table ? { table: table as string } : {}), ...(filter ? { filter: filter as string } : {}) },
+    });
+  }
+  return out;
+}
+
+function compare(f: Filter, value: unknown, wanted: string): number | null {
+  if (value === null || value === undefined) return null;
+  if (f.numeric) return Number(value) - Number(wanted);
+  const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return text < wanted ? -1 : text > wanted ? 1 : 0;
+}
+
+function matchesFilter(f: Filter, row: Record<string, unknown> | undefined): boolean {
+  if (!row || !(f.column in row)) return false;
+  const v = row[f.column];
+  if (f.op === 'in') return f.values.some((w) => compare(f, v, w) === 0);
+  const c = compare(f, v, f.values[0]!);
+  if (c === null) return false;
+  switch (f.op) {
+    case 'eq':
+      return c === 0;
+    case 'neq':
+      return c !== 0;
+    case 'lt':
+      return c < 0;
+    case 'lte':
+      return c <= 0;
+    case 'gt':
+      return c > 0;
+    default:
+      return c >= 0;
+  }
+}
+
+/** Does the binding want this change? A DELETE's filter is checked against the whole old row. */
+export function bindingMatches(b: Binding, c: Change): boolean {
+  if (b.event !== '*' && b.event !== c.type) return false;
+  if (b.schema !== '*' && b.schema !== c.schema) return false;
+  if (b.table && b.table !== c.table) return false;
+  if (!b.filter) return true;
+  return matchesFilter(b.filter, c.type === 'DELETE' ? c.old_record : c.record);
+}
+
+function pick(row: Record<string, unknown> | undefined, columns: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (row) for (const c of columns) if (c in row) out[c] = row[c];
+  return out;
+}
+
+/**
+ * The `data` part of a change as a subscriber sees it. `old_record` is the
+ * primary key, or the whole old row under REPLICA IDENTITY FULL — except a
+ * DELETE on a table with RLS, which carries only the key (the deleted row
+ * can no longer be checked against the policies).
+ */
+export function changeData(c: Change, rel: Relation): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    schema: c.schema,
+    table: c.table,
+    commit_timestamp: c.ts,
+    type: c.type,
+    columns: rel.columns,
+    errors: null,
+  };
+  if (c.type !== 'DELETE') data.record = c.record;
+  if (c.type !== 'INSERT') {
+    const whole = rel.replicaFull && !(c.type === 'DELETE' && rel.rls);
+    data.old_record = whole ? c.old_record : pick(c.old_record, rel.primaryKey);
+  }
+  return data;
+}

@@ -1,0 +1,90 @@
+/**
+ * /realtime/v1 over HTTP: the broadcast API supabase-js uses when a channel is
+ * not joined (`send()` falls back to POST /api/broadcast with {messages}) and
+ * for `httpSend()` (POST /api/broadcast/{topic}/events/{event}, JSON or
+ * bytes), both answering 202; and the WebSocket endpoint (server.ts). A
+ * private message is written to realtime.messages as the caller, so its
+ * INSERT policies decide (403 when they refuse); public ones need only a key.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Platform } from '../context.ts';
+import { HearthError } from '../errors.ts';
+import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
+import { maySend } from './authorization.ts';
+import { attachRealtime } from './server.ts';
+import { limitsOf } from './settings.ts';
+import { isObject } from '../rest/errors.ts';
+
+interface OutMessage {
+  topic: string;
+  event: string;
+  payload: unknown;
+  binary: Buffer | null;
+  private: boolean;
+}
+
+const MAX_MESSAGES = 100;
+
+function checkName(what: string, v: unknown): string {
+  if (typeof v !== 'string' || !v || Buffer.byteLength(v) > 255) throw new HearthError(400, 'invalid_message', `${what} must be a string of 1 to 255 bytes.`);
+  return v;
+}
+
+async function publish(request: FastifyRequest, messages: OutMessage[]): Promise<void> {
+  const { project, auth } = request.hearth;
+  const limits = limitsOf(await project.settings('realtime'));
+  if (!limits.enabled) throw new HearthError(403, 'realtime_disabled', 'Realtime is disabled for this project (config/realtime enabled).');
+  for (const m of messages) {
+    const size = m.binary ? m.binary.length : Buffer.byteLength(JSON.stringify(m.payload ?? {}));
+    if (size > limits.maxPayloadBytes) throw new HearthError(413, 'payload_too_large', `A message payload is at most ${limits.maxPayloadBytes} bytes (config/realtime max_payload_size_in_kb).`);
+  }
+  const caller = auth!.caller;
+  const refused = await maySend(project.sql, caller, messages.filter((m) => m.private).map((m) => m.topic));
+  if (refused !== null) throw new HearthError(403, 'unauthorized', `You do not have permissions to write to the private topic "${refused}" (INSERT policies of realtime.messages).`);
+  await relayAll(project, messages);
+}
+
+/** One statement for all the messages: each a relay body, delivered on commit. */
+function relayAll(project: ProjectRuntime, messages: OutMessage[]): Promise<unknown> {
+  const bodies = messages.map((m) => JSON.stringify({
+    k: 'b', topic: m.topic, event: m.event, private: m.private,
+    ...(m.binary ? { bin: m.binary.toString('base64'), payload: null } : { payload: m.payload ?? {} }),
+  }));
+  return project.sql`select realtime.relay_send(b) from unnest(${bodies}::text[]) as b`;
+}
+
+export async function realtimeRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }): Promise<void> {
+  const server = attachRealtime(app, opts.p, opts.registry);
+  app.addHook('preClose', () => server.close());
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.post('/realtime/v1/api/broadcast', async (request, reply) => {
+    const body = request.body;
+    if (!isObject(body) || !Array.isArray(body.messages) || !body.messages.length || body.messages.length > MAX_MESSAGES) {
+      throw new HearthError(400, 'invalid_request', `The body must be {"messages": [{topic, event, payload, private}]} with 1 to ${MAX_MESSAGES} messages.`);
+    }
+    const messages = body.messages.map((m: unknown, i: number): OutMessage => {
+      if (!isObject(m)) throw new HearthError(400, 'invalid_message', `messages[${i}] must be an object.`);
+      return { topic: checkName(`messages[${i}].topic`, m.topic), event: checkName(`messages[${i}].event`, m.event), payload: m.payload, binary: null, private: m.private === true };
+    });
+    await publish(request, messages);
+    return reply.code(202).send();
+  });
+
+  app.post<{ Params: { topic: string; event: string }; Querystring: { private?: string } }>(
+    '/realtime/v1/api/broadcast/:topic/events/:event',
+    async (request, reply) => {
+      const binary = Buffer.isBuffer(request.body) ? request.body : null;
+      const message: OutMessage = {
+        topic: checkName('topic', request.params.topic),
+        event: checkName('event', request.params.event),
+        payload: binary ? null : request.body,
+        binary,
+        private: request.query.private === 'true',
+      };
+      if (!binary && request.body === undefined) throw new HearthError(400, 'invalid_request', 'The body is the payload to broadcast (JSON, or bytes as application/octet-stream).');
+      await publish(request, [message]);
+      return reply.code(202).send();
+    },
+  );
+}

@@ -1,0 +1,115 @@
+/**
+ * The realtime WebSocket endpoint on the HTTP server:
+ * `{base}/realtime/v1/websocket?apikey=<key>&vsn=1.0.0|2.0.0`, at the root for
+ * the default project, under /project/{ref}/ and at {ref}.{HEARTH_PROJECT_DOMAIN}
+ * like every data-plane area. The key (query `apikey`, or the apikey header)
+ * must belong to the addressed project; a refused upgrade is an HTTP error
+ * with a JSON body. Sockets silent for longer than the heartbeat timeout are
+ * closed (realtime-js sends a heartbeat every 25 s).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { WebSocketServer } from 'ws';
+import type { Platform } from '../context.ts';
+import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
+import { REF_SYMBOL, rewriteProjectUrl } from '../server/data-plane.ts';
+import { authenticate } from '../server/credentials.ts';
+import { HearthError } from '../errors.ts';
+import { Refusal } from './channel.ts';
+import { Connection, type ConnectionDeps } from './connection.ts';
+import { ProjectHub } from './hub.ts';
+import { Gauge, PerSecond } from './limits.ts';
+import type { Vsn } from './protocol.ts';
+import { limitsOf } from './settings.ts';
+
+/** Tests shorten it. */
+export const heartbeat = { timeoutMs: 60_000 };
+
+const PATH = /^\/realtime\/v1\/websocket\/?$/;
+/** Frames beyond this are refused by the socket itself (close 1009); per-project limits are lower. */
+const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+export interface RealtimeServer {
+  close(): Promise<void>;
+}
+
+function refuse(socket: Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ error: message, code, message });
+  const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+export function attachRealtime(app: FastifyInstance, p: Platform, registry: ProjectRegistry): RealtimeServer {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  const connections = new Set<Connection>();
+  const sockets = new Gauge();
+  const rewrite = rewriteProjectUrl(p.config.projectDomain);
+  const hubOf = (project: ProjectRuntime) => project.cached('realtime.hub', () => new ProjectHub(p, project), (hub) => hub.close());
+  const deps: ConnectionDeps = {
+    registry,
+    clock: p.clock,
+    hubOf,
+    limits: (project) => project.settings('realtime').then(limitsOf),
+    joins: new PerSecond(),
+    events: new PerSecond(),
+    sockets,
+    log: p.log,
+  };
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = rewrite(req as unknown as { url?: string; headers: Record<string, unknown> });
+    const parsed = new URL(url, 'http://x');
+    if (!PATH.test(parsed.pathname)) return refuse(socket, 404, 'not_found', `No WebSocket endpoint at ${parsed.pathname.slice(0, 200)}; realtime is at /realtime/v1/websocket.`);
+    const vsn = parsed.searchParams.get('vsn') ?? '1.0.0';
+    if (vsn !== '1.0.0' && vsn !== '2.0.0') return refuse(socket, 400, 'unsupported_vsn', 'vsn must be 1.0.0 or 2.0.0.');
+    const ref = (req as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
+    const project = await (ref ? registry.byReference(ref) : registry.defaultProject());
+    if (!project) return refuse(socket, 404, 'project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.');
+    const apikey = parsed.searchParams.get('apikey') ?? (req.headers.apikey as string | undefined);
+    if (!apikey) return refuse(socket, 401, 'no_api_key', 'No API key: connect with ?apikey=<the project key>.');
+    let auth;
+    try {
+      auth = await authenticate(registry, project, { apikey }, p.clock);
+    } catch (err) {
+      if (err instanceof HearthError) return refuse(socket, err.status, err.code, err.message);
+      throw err;
+    }
+    if (!auth) return refuse(socket, 401, 'no_api_key', 'No API key: connect with ?apikey=<the project key>.');
+    const limits = limitsOf(await project.settings('realtime'));
+    // Over the limit, the socket still opens, so the client hears why: every join is refused with it.
+    const refusal = sockets.get(project.id) >= limits.maxConcurrentUsers
+      ? new Refusal('ConnectionRateLimitReached', `Too many connected users (config/realtime max_concurrent_users is ${limits.maxConcurrentUsers})`)
+      : null;
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(project.id, 1);
+      const conn = new Connection(ws, vsn as Vsn, project, auth, deps, refusal);
+      connections.add(conn);
+      ws.on('close', () => connections.delete(conn));
+    });
+  }
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => {}); // a client vanishing mid-handshake
+    upgrade(req, socket, head).catch((err) => {
+      p.log.error({ err }, 'realtime: upgrade failed');
+      refuse(socket, 503, 'unavailable', 'Realtime could not accept the connection; retry shortly.');
+    });
+  };
+  app.server.on('upgrade', onUpgrade);
+
+  const sweep = setInterval(() => {
+    const deadline = Date.now() - heartbeat.timeoutMs;
+    for (const conn of connections) if (conn.lastSeen < deadline) conn.end(1000, 'heartbeat timeout: no message within the timeout');
+  }, Math.min(heartbeat.timeoutMs / 2, 5000)).unref();
+
+  return {
+    async close() {
+      clearInterval(sweep);
+      app.server.off('upgrade', onUpgrade);
+      for (const conn of connections) conn.end(1001, 'server shutting down');
+      connections.clear();
+      wss.close();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+// Private channels authorised by RLS policies on realtime.messages
+// (realtime.topic(), extension), and the access_token event: a refreshed
+// token swaps the channel's caller, an invalid or expired one ends it.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Inbox, RawSocket, sleep, startRealtimeTest, subscribed, type RealtimeTest } from './setup.ts';
+
+let t: RealtimeTest;
+before(async () => {
+  t = await startRealtimeTest();
+  await t.owner.unsafe(`
+    create table room_members (room text, user_id uuid);
+    insert into room_members values ('room:1', '00000000-0000-0000-0000-00000000000a'), ('room:1', '00000000-0000-0000-0000-00000000000b');
+    create policy members_read on realtime.messages for select to authenticated
+      using (exists (select 1 from room_members m where m.room = realtime.topic() and m.user_id = auth.uid()));
+    create policy alice_writes on realtime.messages for insert to authenticated
+      with check (realtime.messages.extension in ('broadcast', 'presence') and realtime.topic() = 'room:1'
+        and auth.uid() = '00000000-0000-0000-0000-00000000000a');`);
+});
+after(() => t.close());
+
+const ALICE = '00000000-0000-0000-0000-00000000000a';
+const BOB = '00000000-0000-0000-0000-00000000000b';
+const EVE = '00000000-0000-0000-0000-00000000000e';
+
+describe('private channels', () => {
+  test('SELECT policies decide who joins; INSERT policies who sends', async () => {
+    const alice = await t.client({ sub: ALICE });
+    const bob = await t.client({ sub: BOB });
+    const eve = await t.client({ sub: EVE });
+    const anon = await t.client();
+    const atBob = new Inbox();
+    const atAlice = new Inbox();
+    const chA = alice.channel('room:1', { config: { private: true, broadcast: { ack: true } } }).on('broadcast', { event: '*' }, atAlice.push);
+    const chB = bob.channel('room:1', { config: { private: true, broadcast: { ack: true } } }).on('broadcast', { event: '*' }, atBob.push);
+    assert.equal((await subscribed(chA)).status, 'SUBSCRIBED');
+    assert.equal((await subscribed(chB)).status, 'SUBSCRIBED');
+    for (const c of [eve, anon]) {
+      const res = await subscribed(c.channel('room:1', { config: { private: true } }));
+      assert.equal(res.status, 'CHANNEL_ERROR');
+      assert.match(res.error!, /Unauthorized: You do not have permissions to read from this Channel topic: room:1/);
+    }
+    assert.equal(await chA.send({ type: 'broadcast', event: 'hi', payload: { from: 'alice' } }), 'ok');
+    await atBob.atLeast(1);
+    // Bob may read but not write.
+    assert.equal(await chB.send({ type: 'broadcast', event: 'hi', payload: { from: 'bob' } }), 'error');
+    await sleep(200);
+    assert.equal(atAlice.items.length, 0);
+    // A public channel of the same name is another topic.
+    const pub = await t.client();
+    const atPub = new Inbox();
+    assert.equal((await subscribed(pub.channel('room:1').on('broadcast', { event: '*' }, atPub.push))).status, 'SUBSCRIBED');
+    await chA.send({ type: 'broadcast', event: 'hi', payload: { n: 2 } });
+    await atBob.atLeast(2);
+    await sleep(200);
+    assert.equal(atPub.items.length, 0);
+  });
+
+  test('presence on a private topic: SELECT to see it, INSERT to track', async () => {
+    const alice = await t.client({ sub: ALICE });
+    const bob = await t.client({ sub: BOB });
+    const joinsAtBob = new Inbox();
+    const chB = bob.channel('room:1', { config: { private: true, presence: { key: 'bob' } } }).on('presence', { event: 'join' }, joinsAtBob.push);
+    assert.equal((await subscribed(chB)).status, 'SUBSCRIBED');
+    const chA = alice.channel('room:1', { config: { private: true, presence: { key: 'alice' } } }).on('presence', { event: 'sync' }, () => {});
+    assert.equal((await subscribed(chA)).status, 'SUBSCRIBED');
+    assert.equal(await chA.track({ typing: true }), 'ok');
+    await joinsAtBob.atLeast(1);
+    assert.equal(joinsAtBob.items[0].key, 'alice');
+    assert.equal(await chB.track({ typing: false }), 'error');
+  });
+
+  test('HTTP broadcast to a private topic: the caller\'s INSERT policies decide (403 otherwise)', async () => {
+    const send = async (token: string) =>
+      fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, {
+        method: 'POST',
+        headers: { apikey: t.h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ topic: 'room:1', event: 'e', payload: {}, private: true }] }),
+      });
+    assert.equal((await send(await t.token(ALICE))).status, 202);
+    const denied = await send(await t.token(BOB));
+    assert.equal(denied.status, 403);
+    assert.match((await denied.json()).error, /private topic "room:1"/);
+    assert.equal((await send(t.h.info.SECRET_KEY)).status, 202);
+  });
+});
+
+describe('access_token', () => {
+  test('a refreshed token swaps the caller; an invalid one ends the channel with a reason', async () => {
+    const s = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
+    const join = await s.call('realtime:room:1', 'phx_join', { config: { private: true }, access_token: await t.token(ALICE) }, '1');
+    assert.equal(join.status, 'ok');
+    // Eve's token: she may not read room:1, so the channel ends.
+    s.sendRaw(JSON.stringify({ topic: 'realtime:room:1', event: 'access_token', payload: { access_token: await t.token(EVE) }, ref: '9', join_ref: '1' }));
+    await s.inbox.atLeast(s.frames.length + 2);
+    const sys = s.frames.find((f) => f.event === 'system');
+    assert.equal(sys.payload.status, 'error');
+    assert.match(sys.payload.message, /no longer have permission to read from this Channel topic: room:1/);
+    assert.ok(s.frames.some((f) => f.event === 'phx_close' && f.topic === 'realtime:room:1'));
+    // A garbage token on another channel ends it too.
+    assert.equal((await s.call('realtime:open', 'phx_join', {}, '2')).status, 'ok');
+    const before = s.frames.length;
+    s.sendRaw(JSON.stringify({ topic: 'realtime:open', event: 'access_token', payload: { access_token: 'a.b.c' }, ref: '10', join_ref: '2' }));
+    await s.inbox.atLeast(before + 2);
+    const sys2 = s.frames.slice(before).find((f) => f.event === 'system');
+    assert.match(sys2.payload.message, /InvalidJWTToken/);
+    s.close();
+  });
+
+  test('a join with an expired token is refused; a token expiring while joined ends the channel', async () => {
+    const s = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
+    const expired = await s.call('realtime:x', 'phx_join', { access_token: await t.token(ALICE, { expiresIn: -10 }) }, '1');
+    assert.equal(expired.status, 'error');
+    assert.match(expired.response.reason, /^InvalidJWTToken: .*expired/);
+    const soon = await s.call('realtime:x', 'phx_join', { access_token: await t.token(ALICE, { expiresIn: 2 }) }, '2');
+    assert.equal(soon.status, 'ok');
+    const n = s.frames.length;
+    await s.inbox.atLeast(n + 2, 5000);
+    const sys = s.frames.slice(n).find((f) => f.event === 'system');
+    assert.match(sys.payload.message, /Token has expired/);
+    assert.ok(s.frames.slice(n).some((f) => f.event === 'phx_close'));
+    s.close();
+  });
+});
