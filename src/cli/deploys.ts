@@ -1,0 +1,3 @@
+import type { Command } from 'commander';
+
+export function registerDeploys(_program: Command): void {}

@@ -1,0 +1,3 @@
+import type { Command } from 'commander';
+
+export function registerMigrations(_program: Command): void {}
