@@ -1,0 +1,17 @@
+/** Small helpers for SQL text the CLI sends through database/query. */
+
+/** A string as an SQL literal (standard_conforming_strings: only quotes are doubled). */
+export function literal(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** A name as an SQL identifier. */
+export function ident(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** The 1-based line of a 1-based character position (PostgreSQL counts characters, not bytes). */
+export function lineOf(text: string, position: number): number {
+  const before = Array.from(text).slice(0, Math.max(0, position - 1)).join('');
+  return before.split('\n').length;
+}
