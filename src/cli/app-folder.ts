@@ -64,10 +64,12 @@ export interface AppConfig {
   settings: Record<string, Record<string, unknown>>;
   /** [[cron]] entries. */
   cron: CronJobConfig[];
+  /** [functions.<name>] tables: deploy options (verify_jwt). */
+  functions: Record<string, { verify_jwt?: boolean }>;
 }
 
 export function readAppConfig(folder: AppFolder): AppConfig {
-  if (!existsSync(folder.config)) return { settings: {}, cron: [] };
+  if (!existsSync(folder.config)) return { settings: {}, cron: [], functions: {} };
   let raw: Record<string, unknown>;
   try {
     raw = parseToml(readFileSync(folder.config, 'utf8')) as Record<string, unknown>;
@@ -76,7 +78,7 @@ export function readAppConfig(folder: AppFolder): AppConfig {
   }
   const where = path.relative(process.cwd(), folder.config) || folder.config;
   for (const key of Object.keys(raw)) {
-    if (key !== 'settings' && key !== 'cron') throw new CliError(`${where}: unknown section [${key}] (expected [settings.<area>] and [[cron]]).`);
+    if (!['settings', 'cron', 'functions'].includes(key)) throw new CliError(`${where}: unknown section [${key}] (expected [settings.<area>], [functions.<name>] and [[cron]]).`);
   }
   const settings = (raw.settings ?? {}) as Record<string, Record<string, unknown>>;
   const cron = (raw.cron ?? []) as CronJobConfig[];
@@ -86,5 +88,11 @@ export function readAppConfig(folder: AppFolder): AppConfig {
       if (typeof job[field] !== 'string') throw new CliError(`${where}: [[cron]] entry ${i + 1} needs ${field} (a string).`);
     }
   });
-  return { settings, cron };
+  const functions = (raw.functions ?? {}) as Record<string, { verify_jwt?: boolean }>;
+  for (const [name, f] of Object.entries(functions)) {
+    for (const [k, v] of Object.entries(f)) {
+      if (k !== 'verify_jwt' || typeof v !== 'boolean') throw new CliError(`${where}: [functions.${name}] takes verify_jwt = true|false, not ${k}.`);
+    }
+  }
+  return { settings, cron, functions };
 }

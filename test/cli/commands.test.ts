@@ -26,12 +26,12 @@ test('help: no command, help, --help and -h after a command print the usage and 
     const r = hearth(...args);
     assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stdout, /^Usage: hearth <command> \[options\]/, args.join(' '));
-    for (const command of ['start', 'status', 'login', 'link', 'projects', 'keys']) {
+    for (const command of ['start', 'status', 'login', 'link', 'projects', 'keys', 'gen', 'init', 'migration', 'db', 'functions', 'secrets', 'workflows', 'cron', 'push']) {
       assert.match(r.stdout, new RegExp(`^  ${command}\\b`, 'm'), `${command} is listed`);
     }
   }
   // Every command's own help: its usage, options and examples.
-  for (const args of [['start', '--help'], ['start', '-h'], ['status', '--help'], ['help', 'status'], ['projects', 'list', '--help']]) {
+  for (const args of [['start', '--help'], ['start', '-h'], ['status', '--help'], ['help', 'status'], ['projects', 'list', '--help'], ['db', 'push', '--help'], ['gen', 'types', '--help'], ['functions', 'deploy', '--help'], ['push', '--help']]) {
     const r = hearth(...args);
     assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
     const name = args.filter((a) => !a.startsWith('-') && a !== 'help').join(' ');
