@@ -5,6 +5,7 @@
  * functions of the chosen schemas.
  */
 import { sql, type Target } from './api.ts';
+import { literal } from './sql-text.ts';
 
 export interface CatalogColumn {
   name: string;
@@ -131,8 +132,11 @@ select json_build_object(
       and not exists (select 1 from pg_depend dep where dep.objid = p.oid and dep.deptype = 'e')), '[]')
 ) as catalog`;
 
+export function catalogQuery(schemas: string[]): string {
+  return CATALOG_QUERY.replaceAll('$SCHEMAS', `array[${schemas.map(literal).join(', ')}]::name[]`);
+}
+
 export async function readCatalog(t: Target, schemas: string[]): Promise<Catalog> {
-  const list = `array[${schemas.map((s) => `'${s.replace(/'/g, "''")}'`).join(', ')}]::name[]`;
-  const [row] = await sql<{ catalog: Catalog }>(t, CATALOG_QUERY.replaceAll('$SCHEMAS', list));
+  const [row] = await sql<{ catalog: Catalog }>(t, catalogQuery(schemas), 600_000);
   return row!.catalog;
 }

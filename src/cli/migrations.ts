@@ -87,18 +87,60 @@ export function plan(local: LocalMigration[], applied: AppliedMigration[]): Loca
   return pending;
 }
 
-/** The file and its history row in one batch: database/query runs it as one transaction. */
-function migrationBatch(m: LocalMigration): string {
-  return `${m.text}\n;\ninsert into supabase_migrations.schema_migrations (version, name, statements, checksum)
+/** A file's history row: inserted in the file's own transaction. */
+function historyRow(m: LocalMigration): string {
+  return `insert into supabase_migrations.schema_migrations (version, name, statements, checksum)
 values (${literal(m.version)}, ${literal(m.name)}, array[${literal(m.text)}], ${literal(m.checksum)})`;
 }
 
+/**
+ * Files sent per request. A request carries several files, each between its own
+ * begin and commit: PostgreSQL commits each block of a multi-statement query on
+ * its own and stops at the first error, rolling back only that block (each
+ * request costs a login as the owner role, so one per file is slow).
+ */
+const BATCH_FILES = 25;
+const BATCH_CHARS = 512 * 1024;
+
+function batches(pending: LocalMigration[]): LocalMigration[][] {
+  const out: LocalMigration[][] = [];
+  let current: LocalMigration[] = [];
+  let size = 0;
+  for (const m of pending) {
+    if (current.length && (current.length >= BATCH_FILES || size + m.text.length > BATCH_CHARS)) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(m);
+    size += m.text.length;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
 /** A refused statement as `file:line: message`, for the one-line error. */
-function sqlFailure(err: SqlError, file: string, text: string, after: string): CliError {
+function sqlFailure(err: SqlError, file: string, text: string, after: string, offset = 0): CliError {
   const f = err.failure;
-  const where = f.position !== null && f.position <= text.length + 1 ? `:${lineOf(text, f.position)}` : '';
+  const position = f.position === null ? null : f.position - offset;
+  const where = position !== null && position >= 1 && position <= Array.from(text).length + 1 ? `:${lineOf(text, position)}` : '';
   const extra = [f.detail, f.hint ? `Hint: ${f.hint}` : null].filter(Boolean).join(' ');
   return new CliError(`${relative(file)}${where}: ${f.message} (SQLSTATE ${f.sqlstate})${extra ? `. ${extra}` : ''}. ${after}`);
+}
+
+/** One request: each file of the batch between its own begin and commit. */
+function batchQuery(batch: LocalMigration[]): { query: string; starts: number[] } {
+  let query = '';
+  let chars = 0;
+  const starts: number[] = [];
+  for (const m of batch) {
+    const head = 'begin;\n';
+    const tail = `\n;\n${historyRow(m)};\ncommit;\n`;
+    starts.push(chars + head.length);
+    query += head + m.text + tail;
+    chars += head.length + Array.from(m.text).length + Array.from(tail).length;
+  }
+  return { query, starts };
 }
 
 /** Applies pending migrations in order; stops at the first failure (which is rolled back). */
@@ -106,21 +148,34 @@ export async function pushMigrations(t: Target, folder: AppFolder, opts: { dryRu
   const pending = plan(localMigrations(folder), await appliedMigrations(t));
   if (opts.dryRun) return pending;
   const applied: LocalMigration[] = [];
-  try {
-    for (const [i, m] of pending.entries()) {
-      progress(`Applying migration ${i + 1}/${pending.length}: ${path.basename(m.file)}`);
-      try {
-        await sql(t, migrationBatch(m), 600_000);
-      } catch (err) {
-        if (!(err instanceof SqlError)) throw err;
-        if (err.failure.sqlstate === '23505' && /schema_migrations_pkey/.test(err.failure.message)) {
-          throw new CliError(`${relative(m.file)} was applied meanwhile by someone else: run \`hearth db push\` again.`);
-        }
-        const kept = applied.length ? `The ${applied.length} migration${applied.length === 1 ? '' : 's'} before it stay applied; this one was rolled back.` : 'It was rolled back.';
-        throw sqlFailure(err, m.file, m.text, `${kept} Fix the file and run \`hearth db push\` again.`);
+  const apply = async (batch: LocalMigration[]): Promise<void> => {
+    progress(`Applying migrations ${applied.length + 1}-${applied.length + batch.length} of ${pending.length}: ${path.basename(batch[0]!.file)}...`);
+    const { query, starts } = batchQuery(batch);
+    try {
+      await sql(t, query, 600_000);
+      applied.push(...batch);
+      return;
+    } catch (err) {
+      if (!(err instanceof SqlError)) throw err;
+      // The files before the failing one committed: the history says which one failed.
+      const done = new Set((await appliedMigrations(t)).map((a) => a.version));
+      const index = batch.findIndex((m) => !done.has(m.version));
+      // Nothing ran: a syntax error fails the whole text before any of it runs. File by file, then.
+      if (index === 0 && batch.length > 1) {
+        for (const m of batch) await apply([m]);
+        return;
       }
-      applied.push(m);
+      applied.push(...batch.slice(0, Math.max(0, index)));
+      const m = batch[Math.max(0, index)]!;
+      if (err.failure.sqlstate === '23505' && /schema_migrations_pkey/.test(err.failure.message)) {
+        throw new CliError(`${relative(m.file)} was applied meanwhile by someone else: run \`hearth db push\` again.`);
+      }
+      const kept = applied.length ? `The ${applied.length} migration${applied.length === 1 ? '' : 's'} before it stay applied; this one was rolled back.` : 'It was rolled back.';
+      throw sqlFailure(err, m.file, m.text, `${kept} Fix the file and run \`hearth db push\` again.`, starts[Math.max(0, index)]);
     }
+  };
+  try {
+    for (const batch of batches(pending)) await apply(batch);
   } finally {
     progressDone();
   }

@@ -53,18 +53,23 @@ test('init, migration new, db push in order with history; a failing file stops t
   rmSync(path.join(migrations, file!));
 
   writeFileSync(path.join(migrations, '20260101000001_todos.sql'), 'create table todos (id bigint generated always as identity primary key, title text not null);\n');
-  writeFileSync(path.join(migrations, '20260101000002_app_schema.sql'), 'create schema app;\ncreate table app.things (id int primary key);\nalter table todos add column done boolean not null default false;\n');
-  writeFileSync(path.join(migrations, '20260101000003_broken.sql'), '-- made in a hurry\ncreate table partial (id int);\n\ninsert into nosuch values (1);\n');
+  const second = path.join(migrations, '20260101000002_app_schema.sql');
+  const secondText = 'create schema app;\ncreate table app.things (id int primary key);\nalter table todos add column done boolean not null default false;\n';
+  writeFileSync(second, `${secondText}\ninsert into nosuch values (1);\n`);
   const failed = await hearth('db', 'push');
   assert.equal(failed.status, 1);
-  assert.equal(failed.stderr, `hearth: hearth/migrations/20260101000003_broken.sql:4: relation "nosuch" does not exist (SQLSTATE 42P01). The 2 migrations before it stay applied; this one was rolled back. Fix the file and run \`hearth db push\` again.\n`);
-  assert.deepEqual(await history(), ['20260101000001_todos', '20260101000002_app_schema']);
-  assert.deepEqual(await query(`select to_regclass('partial') as t, to_regclass('app.things')::text as things`), [{ t: null, things: 'app.things' }]);
+  assert.equal(failed.stderr, `hearth: hearth/migrations/20260101000002_app_schema.sql:5: relation "nosuch" does not exist (SQLSTATE 42P01). The 1 migration before it stay applied; this one was rolled back. Fix the file and run \`hearth db push\` again.\n`);
+  assert.deepEqual(await history(), ['20260101000001_todos']);
+  assert.deepEqual(await query(`select to_regclass('todos')::text as todos, to_regnamespace('app') as app`), [{ todos: 'todos', app: null }]);
 
+  // A syntax error fails the whole request before anything runs: the files before it are still applied.
+  writeFileSync(second, secondText);
   writeFileSync(path.join(migrations, '20260101000003_broken.sql'), 'create table partial (id int);\nselec 1;\n');
   const syntax = await hearth('db', 'push');
   assert.equal(syntax.status, 1);
-  assert.equal(syntax.stderr, 'hearth: hearth/migrations/20260101000003_broken.sql:2: syntax error at or near "selec" (SQLSTATE 42601). The 2 migrations before it stay applied; this one was rolled back. Fix the file and run `hearth db push` again.\n');
+  assert.equal(syntax.stderr, 'hearth: hearth/migrations/20260101000003_broken.sql:2: syntax error at or near "selec" (SQLSTATE 42601). The 1 migration before it stay applied; this one was rolled back. Fix the file and run `hearth db push` again.\n');
+  assert.deepEqual(await history(), ['20260101000001_todos', '20260101000002_app_schema']);
+  assert.deepEqual(await query(`select to_regclass('partial') as t, to_regclass('app.things')::text as things`), [{ t: null, things: 'app.things' }]);
 
   writeFileSync(path.join(migrations, '20260101000003_broken.sql'), 'create table partial (id int);\n');
   const ok = await hearth('db', 'push');
