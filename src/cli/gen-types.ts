@@ -163,7 +163,8 @@ class Renderer {
     for (const f of this.catalog.functions.filter((f) => f.schema === name)) byName.set(f.name, [...(byName.get(f.name) ?? []), f]);
     const functions = [...byName].map(([fname, overloads]) => {
       const sigs = overloads.map((f) => this.functionSignature(f, I + '  '));
-      return `${I}${key(fname)}:\n${sigs.map((s) => `${I}  | ${s}`).join('\n')}`;
+      // Overloads are a union of signatures, one per line.
+      return sigs.length === 1 ? `${I}${key(fname)}: ${sigs[0]}` : `${I}${key(fname)}:\n${sigs.map((s) => `${I}  | ${s}`).join('\n')}`;
     });
     const enums = (this.catalog.types ?? [])
       .filter((t) => t.schema === name && t.type === 'e')
