@@ -92,7 +92,9 @@ main(process.argv.slice(2)).then(
     if (code !== -1) process.exit(code);
   },
   (err) => {
-    if (err instanceof CommanderError) process.exit(err.exitCode); // --help, help: already printed
+    // --help and help: printed, exit 0. A command group without its subcommand
+    // (`hearth projects`): its help went to stderr; that is a usage error.
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
     if (err instanceof UsageError) {
       console.error(`hearth: ${err.message}\n${usageOf(err)}`);
       process.exit(2);
