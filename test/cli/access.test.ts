@@ -4,13 +4,14 @@
  * local Hearth without a login, and the one-line errors of a bad target.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
-import { localEnv, remoteEnv, runHearth } from './run.ts';
+import { bin, localEnv, remoteEnv, runHearth } from './run.ts';
 
 let th: TestHearth;
 before(async () => {
@@ -73,6 +74,31 @@ test('login with e-mail and password (from stdin in a script); a wrong password 
   const keys = await runHearth(['keys', '-o', 'env'], { env });
   assert.equal(keys.status, 0, keys.stderr);
   assert.match(keys.stdout, new RegExp(`^PUBLISHABLE_KEY=${th.info.PUBLISHABLE_KEY}$`, 'm'));
+});
+
+test('login at a terminal asks for e-mail and password (the password masked)', async () => {
+  const env = remoteEnv(th);
+  delete env.HEARTH_ACCESS_TOKEN;
+  // A pseudo-terminal from util-linux's `script`, as a user's shell gives.
+  const child = spawn('script', ['-qfec', `'${process.execPath}' '${bin}' login --url '${th.url}'`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let screen = '';
+  let step = 0;
+  child.stdout.on('data', (c: Buffer) => {
+    screen += c;
+    if (step === 0 && screen.includes('E-mail')) {
+      step = 1;
+      child.stdin.write('owner@example.com\r');
+    } else if (step === 1 && screen.includes('Password')) {
+      step = 2;
+      child.stdin.write('correct horse battery 9\r');
+    }
+  });
+  const status = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(status, 0, screen);
+  assert.match(screen, /Logged in to http:\/\/\S+ as owner@example\.com/);
+  assert.ok(!screen.includes('correct horse'), 'the password is not shown');
+  const saved = JSON.parse(readFileSync(path.join(env.XDG_CONFIG_HOME!, 'hearth', 'credentials.json'), 'utf8'));
+  assert.equal(saved.email, 'owner@example.com');
 });
 
 test('projects create, list, link, keys of the linked project, delete', async () => {
