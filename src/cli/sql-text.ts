@@ -1,13 +1,11 @@
 /** Small helpers for SQL text the CLI sends through database/query. */
 
-/** A string as an SQL literal (standard_conforming_strings: only quotes are doubled). */
+/**
+ * A string as an SQL literal. The E'' form with backslashes doubled reads the
+ * same whatever standard_conforming_strings the project's role has set.
+ */
 export function literal(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
-}
-
-/** A name as an SQL identifier. */
-export function ident(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+  return `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
 /** The 1-based line of a 1-based character position (PostgreSQL counts characters, not bytes). */

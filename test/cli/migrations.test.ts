@@ -71,15 +71,17 @@ test('init, migration new, db push in order with history; a failing file stops t
   assert.deepEqual(await history(), ['20260101000001_todos', '20260101000002_app_schema']);
   assert.deepEqual(await query(`select to_regclass('partial') as t, to_regclass('app.things')::text as things`), [{ t: null, things: 'app.things' }]);
 
-  writeFileSync(path.join(migrations, '20260101000003_broken.sql'), 'create table partial (id int);\n');
+  writeFileSync(path.join(migrations, '20260101000003_broken.sql'), "create table partial (id int);\ncomment on table partial is 'it''s a \\\\ backslash';\n");
   const ok = await hearth('db', 'push');
   assert.equal(ok.status, 0, ok.stderr);
   assert.equal(ok.stdout, `Applied 1 migration to ${th.info.PROJECT_REF}:\n  20260101000003_broken.sql\n`);
   const none = await hearth('db', 'push');
   assert.equal(none.stdout, `Project ${th.info.PROJECT_REF} is up to date: no pending migrations.\n`);
   const [row] = await query(`select checksum, statements from supabase_migrations.schema_migrations where version = '20260101000003'`);
-  assert.equal(row!.checksum, createHash('sha256').update('create table partial (id int);\n').digest('hex'));
-  assert.deepEqual(row!.statements, ['create table partial (id int);\n']);
+  const third = readFileSync(path.join(migrations, '20260101000003_broken.sql'), 'utf8');
+  assert.equal(row!.checksum, createHash('sha256').update(third).digest('hex'));
+  assert.deepEqual(row!.statements, [third]);
+  assert.deepEqual(await query(`select obj_description('partial'::regclass) as c`), [{ c: "it's a \\\\ backslash" }]);
 });
 
 test('migration list, and push refusing a changed file, a missing file and an out-of-order file', async () => {
