@@ -17,6 +17,7 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
   workflows: () => import('./workflows.ts'),
   queues: () => import('./queues.ts'),
   realtime: () => import('./realtime.ts'),
+  cli: () => import('./cli.ts'),
 };
 
 const only = process.argv.slice(2);

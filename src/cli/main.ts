@@ -1,69 +1,87 @@
 /**
- * The `hearth` command:
- *   hearth start [--role all|api|worker] [--port N]   start the platform (npm start)
- *   hearth status [-o text|env|json]                   connection details of the default project
- * Both read the same environment (HEARTH_*, DATABASE_URL) and data folder.
- * Exit status: 0 done, 1 failed, 2 a usage error (unknown command or option).
+ * The `hearth` command (docs/cli.md). Each area registers its commands:
+ * start/status (the local server), login/link/projects/keys (which Hearth and
+ * project), gen types, migrations and db, functions/secrets/workflows/cron and
+ * push (the app folder). Exit status: 0 done, 1 failed, 2 a usage error.
  */
+import { CommanderError, Option } from 'commander';
 import { loadConfig, type Role } from '../config.ts';
 import { HearthError } from '../errors.ts';
-import { runStart } from './start.ts';
-import { runStatus } from './status.ts';
+import { registerAccess } from './access.ts';
+import { registerDeploys } from './deploys.ts';
+import { registerGen } from './gen-types.ts';
+import { registerMigrations } from './migrations.ts';
+import { CliError, UsageError } from './output.ts';
+import { act, commandPath, examples, exitStatus, HearthCommand, outputOption } from './program.ts';
 
-const USAGE = `Usage:
-  hearth start [--role all|api|worker] [--port N]   start Hearth (HTTP on HEARTH_HOST:HEARTH_PORT)
-  hearth status [-o text|env|json]                  print the URLs and keys of the default project
-  hearth help                                       print this text (also -h, --help after any command)
-Configuration comes from HEARTH_* variables and DATABASE_URL (see docs/configuration.md).`;
+function buildProgram(): HearthCommand {
+  const program = new HearthCommand('hearth');
+  program
+    .description('Hearth: run it (start, status), point at a project (login, link), and keep an app\'s backend as files (hearth/).')
+    .usage('<command> [options]')
+    .option('--project-ref <ref>', 'the project to act on (default: the linked one, else the default project)')
+    .option('--workdir <dir>', 'the folder holding hearth/ (default: the current folder)')
+    .exitOverride()
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .addHelpText('after', '\nConfiguration of the local Hearth comes from HEARTH_* variables and DATABASE_URL (docs/configuration.md); the CLI is described in docs/cli.md.');
+  examples(program, [
+    ['hearth start', 'run Hearth locally'],
+    ['hearth status -o env', 'URLs and keys of the default project'],
+    ['hearth init && hearth migration new create_todos', 'start an app folder and a migration'],
+    ['hearth push', 'apply migrations, functions, workflows and cron jobs'],
+  ]);
 
-/** The options each command takes, each with a value; an alias maps to its canonical name. */
-const OPTIONS: Record<string, Record<string, string>> = {
-  start: { '--role': '--role', '--port': '--port' },
-  status: { '-o': '-o', '--output': '-o' },
-};
+  const start = program
+    .command('start')
+    .description('start Hearth (HTTP on HEARTH_HOST:HEARTH_PORT) until Ctrl-C')
+    .addOption(new Option('--role <role>', 'which parts this process runs').choices(['all', 'api', 'worker']))
+    .option('--port <n>', 'HTTP port (HEARTH_PORT)')
+    .action(
+      act(async (opts: { role?: Role; port?: string }) => {
+        const env = { ...process.env };
+        if (opts.role) env.HEARTH_ROLE = opts.role;
+        if (opts.port) env.HEARTH_PORT = opts.port;
+        const { runStart } = await import('./start.ts'); // the server: loaded only to run it
+        return runStart(loadConfig(env));
+      }),
+    );
+  examples(start, [
+    ['hearth start', 'API and workers in one process'],
+    ['hearth start --role worker', 'a worker-only process beside an API one'],
+  ]);
 
-/** Options whose value is one of a fixed list (another value is a usage error). */
-const CHOICES: Record<string, string[]> = {
-  '--role': ['all', 'api', 'worker'],
-  '-o': ['text', 'env', 'json'],
-};
+  const status = program
+    .command('status')
+    .description('print the URLs and keys of the local default project (with a management token)')
+    .addOption(outputOption(['text', 'env', 'json'], 'text'))
+    .action(act(async (opts: { output: string }) => (await import('./status.ts')).runStatus(loadConfig(process.env), opts.output)));
+  examples(status, [
+    ['hearth status', 'as a table'],
+    ['eval "$(hearth status -o env)"', 'as shell variables (API_URL, MANAGEMENT_TOKEN, ...)'],
+  ]);
 
-class UsageError extends Error {}
-
-/** `--name value` or `--name=value`; anything else (an unknown option, a stray word, a missing value) is a usage error. */
-function parseOptions(command: string, args: string[]): Record<string, string> {
-  const known = OPTIONS[command]!;
-  const out: Record<string, string> = {};
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    const canonical = Object.hasOwn(known, name) ? known[name] : undefined;
-    if (!canonical) {
-      throw new UsageError(arg.startsWith('-') ? `unknown option "${arg}" for \`hearth ${command}\`.` : `unexpected argument "${arg}" for \`hearth ${command}\`.`);
-    }
-    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
-    if (value === undefined || value === '' || (eq < 0 && value.startsWith('-'))) throw new UsageError(`option ${name} needs a value.`);
-    const choices = CHOICES[canonical];
-    if (choices && !choices.includes(value)) throw new UsageError(`option ${name} must be ${choices.join(', ')}, not "${value}".`);
-    out[canonical] = value;
-  }
-  return out;
+  registerAccess(program);
+  registerGen(program);
+  registerMigrations(program);
+  registerDeploys(program);
+  return program;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
-  if (command === undefined || command === 'help' || args.some((a) => a === '-h' || a === '--help') || command === '-h' || command === '--help') {
-    console.log(USAGE);
+  const program = buildProgram();
+  if (argv.length === 0) {
+    program.outputHelp();
     return 0;
   }
-  if (!Object.hasOwn(OPTIONS, command)) throw new UsageError(`unknown command "${command}".`);
-  const options = parseOptions(command, args);
-  const env = { ...process.env };
-  if (options['--role']) env.HEARTH_ROLE = options['--role'] as Role;
-  if (options['--port']) env.HEARTH_PORT = options['--port'];
-  const config = loadConfig(env);
-  return command === 'start' ? runStart(config) : runStatus(config, options['-o'] ?? 'text');
+  await program.parseAsync(argv, { from: 'user' });
+  return exitStatus;
+}
+
+function usageOf(err: UsageError): string {
+  const cmd = (err as UsageError & { command?: HearthCommand }).command;
+  const name = cmd ? `hearth ${commandPath(cmd)}`.trim() : 'hearth';
+  return cmd ? `Usage: ${name} ${cmd.usage()}\nRun \`${name} --help\` for its options and examples.` : 'Usage: hearth <command> [options]';
 }
 
 // An explicit exit, so a failed start ends at once with its status (a pool or
@@ -74,11 +92,19 @@ main(process.argv.slice(2)).then(
     if (code !== -1) process.exit(code);
   },
   (err) => {
+    // --help and help: printed, exit 0. A command group without its subcommand
+    // (`hearth projects`): its help went to stderr; that is a usage error.
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
     if (err instanceof UsageError) {
-      console.error(`hearth: ${err.message}\n${USAGE}`);
+      console.error(`hearth: ${err.message}\n${usageOf(err)}`);
       process.exit(2);
     }
-    console.error(`hearth: ${err instanceof HearthError ? err.message : (err as Error).stack ?? err}`);
+    if (err instanceof CliError || err instanceof HearthError) {
+      console.error(`hearth: ${err.message}`);
+      process.exit(1);
+    }
+    if ((err as Error).name === 'ExitPromptError') process.exit(1); // Ctrl-C at a prompt
+    console.error(`hearth: ${(err as Error).stack ?? err}`);
     process.exit(1);
   },
 );

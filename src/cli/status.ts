@@ -5,13 +5,17 @@ import type { Config } from '../config.ts';
 import { Faults, systemClock, type Platform } from '../context.ts';
 import { Databases } from '../db/pools.ts';
 import { HearthError } from '../errors.ts';
-import { connectionInfo } from '../platform/connection-info.ts';
+import { connectionInfo, type ConnectionInfo } from '../platform/connection-info.ts';
 import { defaultProject } from '../platform/projects.ts';
 import { MasterKey } from '../platform/secrets.ts';
 import { firstOwner } from '../server/bootstrap.ts';
 
-/** `hearth status`: reads the same data folder / DATABASE_URL as the server and prints the default project's details. */
-export async function runStatus(config: Config, output: string): Promise<number> {
+/**
+ * The default project's connection details, read from the same data folder /
+ * DATABASE_URL as the server (with a fresh management token): what `hearth
+ * status` prints and how the other commands reach the local Hearth.
+ */
+export async function localConnection(config: Config): Promise<ConnectionInfo> {
   let url = config.databaseUrl;
   if (!url) {
     const pwFile = path.join(config.dataDir, 'pg-password');
@@ -27,12 +31,17 @@ export async function runStatus(config: Config, output: string): Promise<number>
       throw new HearthError(503, 'not_running', `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`);
     });
     if (!project) throw new HearthError(404, 'not_started', 'Hearth has not finished its first start yet.');
-    const info = await connectionInfo(p, project, (await firstOwner(p, project)).id);
-    if (output === 'json') console.log(JSON.stringify(info, null, 2));
-    else if (output === 'env') console.log(Object.entries(info).map(([k, v]) => `${k}=${v}`).join('\n'));
-    else console.log(Object.entries(info).map(([k, v]) => `${k.padEnd(18)}${v}`).join('\n'));
-    return 0;
+    return await connectionInfo(p, project, (await firstOwner(p, project)).id);
   } finally {
     await dbs.close();
   }
+}
+
+/** `hearth status`: the default project's details as text, env lines or JSON. */
+export async function runStatus(config: Config, output: string): Promise<number> {
+  const info = await localConnection(config);
+  if (output === 'json') console.log(JSON.stringify(info, null, 2));
+  else if (output === 'env') console.log(Object.entries(info).map(([k, v]) => `${k}=${v}`).join('\n'));
+  else console.log(Object.entries(info).map(([k, v]) => `${k.padEnd(18)}${v}`).join('\n'));
+  return 0;
 }

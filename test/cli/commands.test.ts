@@ -22,12 +22,23 @@ function hearth(...args: string[]) {
 after(() => rmSync(root, { recursive: true, force: true }));
 
 test('help: no command, help, --help and -h after a command print the usage and exit 0 without starting anything', () => {
-  for (const args of [[], ['help'], ['--help'], ['start', '--help'], ['start', '-h'], ['status', '--help']]) {
+  for (const args of [[], ['--help']]) {
     const r = hearth(...args);
     assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
-    assert.match(r.stdout, /^Usage:/, args.join(' '));
-    assert.match(r.stdout, /hearth status \[-o text\|env\|json\]/);
+    assert.match(r.stdout, /^Usage: hearth <command> \[options\]/, args.join(' '));
+    for (const command of ['start', 'status', 'login', 'link', 'projects', 'keys', 'gen', 'init', 'migration', 'db', 'functions', 'secrets', 'workflows', 'cron', 'push']) {
+      assert.match(r.stdout, new RegExp(`^  ${command}\\b`, 'm'), `${command} is listed`);
+    }
   }
+  // Every command's own help: its usage, options and examples.
+  for (const args of [['start', '-h'], ['help', 'status'], ['db', 'push', '--help'], ['gen', 'types', '--help'], ['functions', 'deploy', '--help']]) {
+    const r = hearth(...args);
+    assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+    const name = args.filter((a) => !a.startsWith('-') && a !== 'help').join(' ');
+    assert.match(r.stdout, new RegExp(`^Usage: hearth ${name} `), args.join(' '));
+    assert.match(r.stdout, /\nExamples:\n {2}\$ hearth /, args.join(' '));
+  }
+  assert.match(hearth('status', '--help').stdout, /-o, --output <format> .*choices: "text", "env", "json"/s);
   assert.equal(existsSync(dataDir), false, 'nothing was started');
 });
 
@@ -41,6 +52,8 @@ test('usage errors exit 2 and name the problem: unknown command, unknown option,
     [['start', '--port'], /option --port needs a value/],
     [['status', '-o', 'yaml'], /option -o must be text, env, json, not "yaml"/],
     [['start', '--role=boss'], /option --role must be all, api, worker, not "boss"/],
+    [['projects'], /^Usage: hearth projects \[options\] \[command\]/],
+    [['migration', 'new'], /`hearth migration new` needs <name>/],
   ] as const) {
     const r = hearth(...args);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);

@@ -1,0 +1,261 @@
+/**
+ * `hearth gen types typescript`: the `Database` type supabase-js takes
+ * (`createClient<Database>`), in the shape `supabase gen types typescript`
+ * prints, built from the project's catalog (catalog.ts).
+ */
+import type { Command } from 'commander';
+import { target } from './api.ts';
+import { readCatalog, type Catalog, type CatalogColumn, type CatalogFunction, type CatalogRelation, type CatalogType } from './catalog.ts';
+import { CliError } from './output.ts';
+import { act, examples, optionsOf } from './program.ts';
+
+const NUMBER = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'oid']);
+const STRING = new Set([
+  'text', 'varchar', 'bpchar', 'char', 'name', 'uuid', 'date', 'time', 'timetz', 'timestamp', 'timestamptz', 'interval',
+  'bytea', 'inet', 'cidr', 'macaddr', 'macaddr8', 'money', 'bit', 'varbit', 'tsvector', 'tsquery', 'xml', 'citext', 'regclass', 'regproc', 'regtype',
+]);
+
+const key = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name));
+const str = (s: string) => JSON.stringify(s);
+
+class Renderer {
+  private readonly types = new Map<number, CatalogType>();
+  private readonly enums = new Map<number, string[]>();
+  private readonly relations = new Map<number, CatalogRelation>();
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly schemas: string[],
+  ) {
+    for (const t of catalog.types ?? []) this.types.set(t.oid, t);
+    for (const e of catalog.enums) this.enums.set(e.oid, e.labels);
+    for (const r of catalog.relations) this.relations.set(r.oid, r);
+  }
+
+  /** The TypeScript type of values of a PostgreSQL type, as PostgREST sends them in JSON. */
+  tsType(oid: number, depth = 0): string {
+    const t = this.types.get(oid);
+    if (!t || depth > 10) return 'unknown';
+    if (t.category === 'A' && t.elem) return `${this.parens(this.tsType(t.elem, depth + 1))}[]`;
+    if (t.type === 'd') return this.tsType(t.base, depth + 1);
+    if (t.type === 'e') {
+      if (this.schemas.includes(t.schema)) return `Database[${str(t.schema)}]["Enums"][${str(t.name)}]`;
+      return (this.enums.get(oid) ?? []).map(str).join(' | ') || 'string';
+    }
+    if (t.type === 'c') {
+      const rel = this.relations.get(t.relid);
+      if (rel?.kind === 'c') return `Database[${str(rel.schema)}]["CompositeTypes"][${str(rel.name)}]`;
+      if (rel && (rel.kind === 'r' || rel.kind === 'p' || rel.kind === 'f')) return `Database[${str(rel.schema)}]["Tables"][${str(rel.name)}]["Row"]`;
+      if (rel) return `Database[${str(rel.schema)}]["Views"][${str(rel.name)}]["Row"]`;
+      return 'unknown';
+    }
+    if (t.type === 'r' || t.type === 'm') return 'string';
+    if (t.name === 'bool') return 'boolean';
+    if (NUMBER.has(t.name)) return 'number';
+    if (STRING.has(t.name)) return 'string';
+    if (t.name === 'json' || t.name === 'jsonb') return 'Json';
+    if (t.name === 'void') return 'undefined';
+    if (t.name === 'record') return 'Record<string, unknown>';
+    return 'unknown';
+  }
+
+  private parens(t: string): string {
+    return t.includes(' ') ? `(${t})` : t;
+  }
+
+  private nullable(t: string, nullable: boolean): string {
+    return nullable && t !== 'unknown' ? `${t} | null` : t;
+  }
+
+  private object(fields: string[], indent: string): string {
+    if (fields.length === 0) return '{\n' + indent + '  [_ in never]: never\n' + indent + '}';
+    return '{\n' + fields.map((f) => `${indent}  ${f}`).join('\n') + `\n${indent}}`;
+  }
+
+  private isView(r: CatalogRelation) {
+    return r.kind === 'v' || r.kind === 'm';
+  }
+
+  private rowFields(r: CatalogRelation): string[] {
+    // A view's columns carry no NOT NULL: PostgreSQL cannot promise it, so neither do the types.
+    return r.columns.map((c) => `${key(c.name)}: ${this.nullable(this.tsType(c.type_oid), !c.not_null || this.isView(r))}`);
+  }
+
+  /** Never written: generated columns, identity ALWAYS columns, columns of a view that cannot be written. */
+  private neverWritten(c: CatalogColumn) {
+    return c.generated === 's' || c.identity === 'a' || !c.updatable;
+  }
+
+  private insertFields(r: CatalogRelation): string[] {
+    return r.columns.map((c) => {
+      if (this.neverWritten(c)) return `${key(c.name)}?: never`;
+      const optional = !c.not_null || c.default !== null || c.identity !== '' || this.isView(r);
+      return `${key(c.name)}${optional ? '?' : ''}: ${this.nullable(this.tsType(c.type_oid), !c.not_null || this.isView(r))}`;
+    });
+  }
+
+  private updateFields(r: CatalogRelation): string[] {
+    return r.columns.map((c) =>
+      this.neverWritten(c) ? `${key(c.name)}?: never` : `${key(c.name)}?: ${this.nullable(this.tsType(c.type_oid), !c.not_null || this.isView(r))}`,
+    );
+  }
+
+  private relationships(r: CatalogRelation, indent: string): string {
+    const fks = this.catalog.foreign_keys.filter((k) => k.schema === r.schema && k.table === r.name);
+    if (fks.length === 0) return '[]';
+    const sorted = (a: string[]) => [...a].sort().join(',');
+    const items = fks.map((k) => {
+      const oneToOne = r.unique_sets.some((u) => sorted(u) === sorted(k.columns));
+      return `${indent}  {\n${indent}    foreignKeyName: ${str(k.name)}\n${indent}    columns: ${JSON.stringify(k.columns)}\n${indent}    isOneToOne: ${oneToOne}\n${indent}    referencedRelation: ${str(k.ref_table)}\n${indent}    referencedColumns: ${JSON.stringify(k.ref_columns)}\n${indent}  },`;
+    });
+    return `[\n${items.join('\n')}\n${indent}]`;
+  }
+
+  private table(r: CatalogRelation, indent: string): string {
+    const i2 = indent + '  ';
+    const parts = [`${i2}Row: ${this.object(this.rowFields(r), i2)}`];
+    const writable = r.kind === 'r' || r.kind === 'p' || ((r.kind === 'v' || r.kind === 'f') && (r.updatable & (8 | 4)) !== 0);
+    if (writable) {
+      parts.push(`${i2}Insert: ${this.object(this.insertFields(r), i2)}`);
+      parts.push(`${i2}Update: ${this.object(this.updateFields(r), i2)}`);
+    }
+    parts.push(`${i2}Relationships: ${this.relationships(r, i2)}`);
+    return `${indent}${key(r.name)}: {\n${parts.join('\n')}\n${indent}}`;
+  }
+
+  private functionSignature(f: CatalogFunction, indent: string): string {
+    const inputs: { name: string; type: number; optional: boolean }[] = [];
+    const outputs: { name: string; type: number }[] = [];
+    const nIn = f.arg_modes.filter((m) => m === 'i' || m === 'b' || m === 'v').length;
+    let seenIn = 0;
+    f.arg_modes.forEach((mode, i) => {
+      const name = f.arg_names[i] ?? '';
+      if (mode === 'i' || mode === 'b' || mode === 'v') {
+        inputs.push({ name, type: f.arg_types[i]!, optional: seenIn >= nIn - f.n_defaults });
+        seenIn++;
+      }
+      if (mode === 'o' || mode === 'b' || mode === 't') outputs.push({ name, type: f.arg_types[i]! });
+    });
+    const args = inputs.length
+      ? this.object(inputs.map((a) => `${key(a.name)}${a.optional ? '?' : ''}: ${this.tsType(a.type)}`), indent)
+      : 'never';
+    let returns: string;
+    const returnType = this.types.get(f.returns);
+    if (f.arg_modes.includes('t') || (outputs.length > 1 && returnType?.name === 'record')) {
+      returns = this.object(outputs.map((o) => `${key(o.name)}: ${this.nullable(this.tsType(o.type), true)}`), indent);
+    } else if (returnType?.type === 'c' && this.relations.get(returnType.relid)?.kind !== 'c') {
+      // A table's row type: its columns, as PostgREST returns the rows.
+      const rel = this.relations.get(returnType.relid);
+      returns = rel ? this.object(this.rowFields(rel), indent) : 'unknown';
+    } else {
+      returns = this.tsType(f.returns);
+    }
+    if (f.returns_set) returns = `${this.parens(returns)}[]`;
+    return `{ Args: ${args}; Returns: ${returns} }`;
+  }
+
+  private schema(name: string): string {
+    const I = '      ';
+    const rels = this.catalog.relations.filter((r) => r.schema === name);
+    const tables = rels.filter((r) => r.kind === 'r' || r.kind === 'p' || r.kind === 'f').map((r) => this.table(r, I));
+    const views = rels.filter((r) => r.kind === 'v' || r.kind === 'm').map((r) => this.table(r, I));
+    const byName = new Map<string, CatalogFunction[]>();
+    for (const f of this.catalog.functions.filter((f) => f.schema === name)) byName.set(f.name, [...(byName.get(f.name) ?? []), f]);
+    const functions = [...byName].map(([fname, overloads]) => {
+      const sigs = overloads.map((f) => this.functionSignature(f, I + '  '));
+      // Overloads are a union of signatures, one per line.
+      return sigs.length === 1 ? `${I}${key(fname)}: ${sigs[0]}` : `${I}${key(fname)}:\n${sigs.map((s) => `${I}  | ${s}`).join('\n')}`;
+    });
+    const enums = (this.catalog.types ?? [])
+      .filter((t) => t.schema === name && t.type === 'e')
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((t) => `${I}${key(t.name)}: ${(this.enums.get(t.oid) ?? []).map(str).join(' | ') || 'never'}`);
+    const composites = rels
+      .filter((r) => r.kind === 'c')
+      .map((r) => `${I}${key(r.name)}: ${this.object(r.columns.map((c) => `${key(c.name)}: ${this.nullable(this.tsType(c.type_oid), true)}`), I)}`);
+    const section = (title: string, items: string[]) => `    ${title}: ${items.length ? `{\n${items.join('\n')}\n    }` : '{\n      [_ in never]: never\n    }'}`;
+    return `  ${key(name)}: {\n${[section('Tables', tables), section('Views', views), section('Functions', functions), section('Enums', enums), section('CompositeTypes', composites)].join('\n')}\n  }`;
+  }
+
+  render(): string {
+    const constants = this.schemas
+      .map((s) => {
+        const enums = (this.catalog.types ?? []).filter((t) => t.schema === s && t.type === 'e').sort((a, b) => a.name.localeCompare(b.name));
+        return `  ${key(s)}: {\n    Enums: {${enums.map((t) => `\n      ${key(t.name)}: [${(this.enums.get(t.oid) ?? []).map(str).join(', ')}],`).join('')}${enums.length ? '\n    ' : ''}},\n  },`;
+      })
+      .join('\n');
+    return `${HEADER}
+export type Database = {
+  // Lets createClient<Database>() pick the matching PostgREST features.
+  __InternalSupabase: {
+    PostgrestVersion: "12"
+  }
+${this.schemas.map((s) => this.schema(s)).join('\n')}
+}
+${helperTypes(this.schemas.includes('public') ? 'public' : this.schemas[0]!)}
+export const Constants = {
+${constants}
+} as const
+`;
+  }
+}
+
+const HEADER = `// Generated by \`hearth gen types typescript\` from the project's catalog. Do not edit.
+
+export type Json =
+  | string
+  | number
+  | boolean
+  | null
+  | { [key: string]: Json | undefined }
+  | Json[]
+`;
+
+/** Tables<>, TablesInsert<>, TablesUpdate<>, Enums<>, CompositeTypes<>: by name in the default schema, or {schema} then name. */
+function helperTypes(defaultSchema: string): string {
+  const pick = (name: string, base: (d: string) => string, within: string, member: string | null) => `
+export type ${name}<
+  NameOrOptions extends keyof ${base('DefaultSchema')} | { schema: keyof DatabaseWithoutInternals },
+  Name extends NameOrOptions extends { schema: keyof DatabaseWithoutInternals }
+    ? keyof ${within}
+    : never = never,
+> = NameOrOptions extends { schema: keyof DatabaseWithoutInternals }
+  ? ${member ? `${within}[Name] extends { ${member}: infer R } ? R : never` : `${within}[Name]`}
+  : NameOrOptions extends keyof ${base('DefaultSchema')}
+    ? ${member ? `${base('DefaultSchema')}[NameOrOptions] extends { ${member}: infer R } ? R : never` : `${base('DefaultSchema')}[NameOrOptions]`}
+    : never
+`;
+  const S = 'DatabaseWithoutInternals[NameOrOptions["schema"]]';
+  return `
+type DatabaseWithoutInternals = Omit<Database, "__InternalSupabase">
+
+type DefaultSchema = DatabaseWithoutInternals[${str(defaultSchema)}]
+${pick('Tables', (d) => `(${d}["Tables"] & ${d}["Views"])`, `(${S}["Tables"] & ${S}["Views"])`, 'Row')}${pick('TablesInsert', (d) => `${d}["Tables"]`, `${S}["Tables"]`, 'Insert')}${pick('TablesUpdate', (d) => `${d}["Tables"]`, `${S}["Tables"]`, 'Update')}${pick('Enums', (d) => `${d}["Enums"]`, `${S}["Enums"]`, null)}${pick('CompositeTypes', (d) => `${d}["CompositeTypes"]`, `${S}["CompositeTypes"]`, null)}`;
+}
+
+export function renderTypes(catalog: Catalog, schemas: string[]): string {
+  return new Renderer(catalog, schemas).render();
+}
+
+export function registerGen(program: Command): void {
+  const gen = program.command('gen').description('generate code from the project');
+  const types = gen
+    .command('types')
+    .argument('<language>', 'only "typescript"')
+    .description('print the Database type of the project for createClient<Database>() (supabase gen types shape)')
+    .option('--schema <names>', 'comma-separated schemas', 'public')
+    .action(act(async (language: string, ...args) => {
+      const opts = optionsOf<{ schema: string }>(args);
+      if (language !== 'typescript') throw new CliError(`Only TypeScript types are generated: \`hearth gen types typescript\`, not "${language}".`);
+      const schemas = [...new Set(opts.schema.split(',').map((s) => s.trim()).filter(Boolean))];
+      if (schemas.length === 0) throw new CliError('--schema needs at least one schema name.');
+      const t = await target(opts);
+      const catalog = await readCatalog(t, schemas);
+      process.stdout.write(renderTypes(catalog, schemas));
+    }));
+  examples(types, [
+    ['hearth gen types typescript > src/database.types.ts', 'types of the public schema'],
+    ['hearth gen types typescript --schema public,billing', 'several schemas'],
+  ]);
+  examples(gen, [['hearth gen types typescript > src/database.types.ts', 'types for supabase-js']]);
+}

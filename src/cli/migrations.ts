@@ -1,0 +1,367 @@
+/**
+ * The app's schema as files: `hearth init`, `hearth migration new|list`,
+ * `hearth db push|reset|dump`. Migrations are applied through database/query
+ * as the project's owner role, each file with its history row in one
+ * transaction; the history lives in the project database under Supabase's
+ * name, supabase_migrations.schema_migrations, with each file's checksum.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { confirmed } from './access.ts';
+import { SqlError, sql, target, type Target } from './api.ts';
+import { appFolder, requireAppFolder, type AppFolder } from './app-folder.ts';
+import { dumpSchema } from './dump.ts';
+import { CliError, print, progress, progressDone, type Output } from './output.ts';
+import { act, examples, optionsOf, outputOption } from './program.ts';
+import { lineOf, literal } from './sql-text.ts';
+
+export interface LocalMigration {
+  version: string;
+  name: string;
+  file: string;
+  text: string;
+  checksum: string;
+}
+
+interface AppliedMigration {
+  version: string;
+  name: string;
+  checksum: string;
+  applied_at: string;
+}
+
+const FILE = /^(\d{14})_([a-z0-9_]+)\.sql$/;
+
+const relative = (file: string) => path.relative(process.cwd(), file) || file;
+const checksum = (text: string) => createHash('sha256').update(text).digest('hex');
+
+export function localMigrations(folder: AppFolder): LocalMigration[] {
+  if (!existsSync(folder.migrations)) return [];
+  const out: LocalMigration[] = [];
+  for (const f of readdirSync(folder.migrations).sort()) {
+    if (!f.endsWith('.sql')) continue;
+    const m = FILE.exec(f);
+    if (!m) throw new CliError(`${relative(path.join(folder.migrations, f))}: a migration is named <14-digit UTC timestamp>_<lower_case_name>.sql; create one with \`hearth migration new <name>\`.`);
+    const file = path.join(folder.migrations, f);
+    const text = readFileSync(file, 'utf8');
+    out.push({ version: m[1]!, name: m[2]!, file, text, checksum: checksum(text) });
+  }
+  for (let i = 1; i < out.length; i++) {
+    if (out[i]!.version === out[i - 1]!.version) throw new CliError(`Two migrations have version ${out[i]!.version}: ${relative(out[i - 1]!.file)} and ${relative(out[i]!.file)}; rename one.`);
+  }
+  return out;
+}
+
+async function appliedMigrations(t: Target): Promise<AppliedMigration[]> {
+  try {
+    return await sql<AppliedMigration>(t, 'select version, name, checksum, applied_at from supabase_migrations.schema_migrations order by version');
+  } catch (err) {
+    if (err instanceof SqlError && err.failure.sqlstate === '42P01') {
+      throw new CliError(`${t.api.url} has no migration history table in project ${t.project.ref} (a Hearth older than this CLI): update that Hearth.`);
+    }
+    throw err;
+  }
+}
+
+/** What push would do, or why it must not: applied files changed or missing, pending files older than applied ones. */
+export function plan(local: LocalMigration[], applied: AppliedMigration[]): LocalMigration[] {
+  const byVersion = new Map(local.map((m) => [m.version, m]));
+  for (const a of applied) {
+    const file = byVersion.get(a.version);
+    if (!file) {
+      throw new CliError(`The project's history has diverged: migration ${a.version}_${a.name} is applied but hearth/migrations/ has no file for it. Restore the file (from git), or repair the history in supabase_migrations.schema_migrations.`);
+    }
+    if (file.checksum !== a.checksum) {
+      throw new CliError(`${relative(file.file)} was changed after it was applied (checksum differs): restore it as applied and put the change in a new migration (\`hearth migration new <name>\`).`);
+    }
+  }
+  const done = new Set(applied.map((a) => a.version));
+  const pending = local.filter((m) => !done.has(m.version));
+  const last = applied.at(-1);
+  const early = last && pending.find((m) => m.version < last.version);
+  if (early) {
+    throw new CliError(`The project's history has diverged: ${relative(early.file)} is older than ${last.version}_${last.name}, which is already applied. Give it a newer timestamp (rename it, or move its SQL into \`hearth migration new <name>\`).`);
+  }
+  return pending;
+}
+
+/** A file's history row: inserted in the file's own transaction. */
+function historyRow(m: LocalMigration): string {
+  return `insert into supabase_migrations.schema_migrations (version, name, statements, checksum)
+values (${literal(m.version)}, ${literal(m.name)}, array[${literal(m.text)}], ${literal(m.checksum)})`;
+}
+
+/**
+ * Files sent per request. A request carries several files, each between its own
+ * begin and commit: PostgreSQL commits each block of a multi-statement query on
+ * its own and stops at the first error, rolling back only that block (each
+ * request costs a login as the owner role, so one per file is slow).
+ */
+const BATCH_FILES = 25;
+const BATCH_CHARS = 512 * 1024;
+
+function batches(pending: LocalMigration[]): LocalMigration[][] {
+  const out: LocalMigration[][] = [];
+  let current: LocalMigration[] = [];
+  let size = 0;
+  for (const m of pending) {
+    if (current.length && (current.length >= BATCH_FILES || size + m.text.length > BATCH_CHARS)) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(m);
+    size += m.text.length;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+/** A refused statement as `file:line: message`, for the one-line error. */
+function sqlFailure(err: SqlError, file: string, text: string, after: string, offset = 0): CliError {
+  const f = err.failure;
+  const position = f.position === null ? null : f.position - offset;
+  const where = position !== null && position >= 1 && position <= Array.from(text).length + 1 ? `:${lineOf(text, position)}` : '';
+  const extra = [f.detail, f.hint ? `Hint: ${f.hint}` : null].filter(Boolean).join(' ');
+  return new CliError(`${relative(file)}${where}: ${f.message} (SQLSTATE ${f.sqlstate})${extra ? `. ${extra}` : ''}. ${after}`);
+}
+
+/** One request: each file of the batch between its own begin and commit. */
+function batchQuery(batch: LocalMigration[]): { query: string; starts: number[] } {
+  let query = '';
+  let chars = 0;
+  const starts: number[] = [];
+  for (const m of batch) {
+    const head = 'begin;\n';
+    const tail = `\n;\n${historyRow(m)};\ncommit;\n`;
+    starts.push(chars + head.length);
+    query += head + m.text + tail;
+    chars += head.length + Array.from(m.text).length + Array.from(tail).length;
+  }
+  return { query, starts };
+}
+
+/** Applies pending migrations in order; stops at the first failure (which is rolled back). */
+export async function pushMigrations(t: Target, folder: AppFolder, opts: { dryRun?: boolean } = {}): Promise<LocalMigration[]> {
+  const pending = plan(localMigrations(folder), await appliedMigrations(t));
+  if (opts.dryRun) return pending;
+  const applied: LocalMigration[] = [];
+  const apply = async (batch: LocalMigration[]): Promise<void> => {
+    progress(`Applying migrations ${applied.length + 1}-${applied.length + batch.length} of ${pending.length}: ${path.basename(batch[0]!.file)}...`);
+    const { query, starts } = batchQuery(batch);
+    try {
+      await sql(t, query, 600_000);
+      applied.push(...batch);
+      return;
+    } catch (err) {
+      if (!(err instanceof SqlError)) throw err;
+      // The files before the failing one committed: the history says which one failed.
+      const done = new Set((await appliedMigrations(t)).map((a) => a.version));
+      const index = batch.findIndex((m) => !done.has(m.version));
+      // Nothing ran: a syntax error fails the whole text before any of it runs. File by file, then.
+      if (index === 0 && batch.length > 1) {
+        for (const m of batch) await apply([m]);
+        return;
+      }
+      applied.push(...batch.slice(0, Math.max(0, index)));
+      const m = batch[Math.max(0, index)]!;
+      if (err.failure.sqlstate === '23505' && /schema_migrations_pkey/.test(err.failure.message)) {
+        throw new CliError(`${relative(m.file)} was applied meanwhile by someone else: run \`hearth db push\` again.`);
+      }
+      const kept = applied.length ? `The ${applied.length} migration${applied.length === 1 ? '' : 's'} before it stay applied; this one was rolled back.` : 'It was rolled back.';
+      throw sqlFailure(err, m.file, m.text, `${kept} Fix the file and run \`hearth db push\` again.`, starts[Math.max(0, index)]);
+    }
+  };
+  try {
+    for (const batch of batches(pending)) await apply(batch);
+  } finally {
+    progressDone();
+  }
+  return applied;
+}
+
+export async function runSeed(t: Target, folder: AppFolder): Promise<boolean> {
+  if (!existsSync(folder.seed)) return false;
+  const text = readFileSync(folder.seed, 'utf8');
+  if (text.replace(/--.*$/gm, '').trim() === '') return false;
+  try {
+    await sql(t, text, 600_000);
+  } catch (err) {
+    if (err instanceof SqlError) throw sqlFailure(err, folder.seed, text, 'The seed was rolled back.');
+    throw err;
+  }
+  return true;
+}
+
+/**
+ * `db reset`: drops every schema the owner role owns (public and the app's own;
+ * never auth, storage and the platform's, which it does not own), makes public
+ * again as a new project has it, and empties the history.
+ */
+const RESET = `
+do $$
+declare s text;
+begin
+  for s in select nspname from pg_namespace where nspowner = current_user::regrole and nspname <> 'supabase_migrations' loop
+    execute format('drop schema %I cascade', s);
+  end loop;
+end $$;
+create schema public;
+grant usage on schema public to anon, authenticated, service_role;
+alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
+alter default privileges in schema public grant all on sequences to anon, authenticated, service_role;
+alter default privileges in schema public grant execute on functions to anon, authenticated, service_role;
+truncate supabase_migrations.schema_migrations;`;
+
+const INIT_FILES: [string, string][] = [
+  ['seed.sql', '-- Rows for development: `hearth db reset` runs this after the migrations.\n'],
+  ['.gitignore', '.temp/\n'],
+  [
+    'config.toml',
+    `# Settings and cron jobs of the project, applied by \`hearth push\` (docs/cli.md).
+
+# [settings.<area>] is PATCHed into config/<area> of the management API
+# (api, auth, storage, workflows, limits; docs/management-api.md).
+# [settings.workflows]
+# enabled = true
+
+# Each [[cron]] entry is a cron job (docs/cron.md); a changed entry is recreated.
+# [[cron]]
+# name = "nightly-report"
+# schedule = "0 3 * * *"
+# target_kind = "workflow"   # enqueue, webhook or workflow
+# target = "report"
+# payload = { kind = "daily" }
+`,
+  ],
+];
+
+function init(folder: AppFolder): string[] {
+  const created: string[] = [];
+  for (const dir of [folder.root, folder.migrations, folder.functions, folder.workflows]) {
+    if (!existsSync(dir)) {
+      mkdirSync(dir, { recursive: true });
+      created.push(relative(dir) + '/');
+    }
+  }
+  for (const [name, text] of INIT_FILES) {
+    const file = path.join(folder.root, name);
+    if (!existsSync(file)) {
+      writeFileSync(file, text);
+      created.push(relative(file));
+    }
+  }
+  return created;
+}
+
+function utcStamp(d = new Date()): string {
+  return d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+export function registerMigrations(program: Command): void {
+  const initCmd = program
+    .command('init')
+    .description('create the app folder hearth/ (migrations/, seed.sql, functions/, workflows/, config.toml)')
+    .action(act(async (...args) => {
+      const created = init(appFolder(optionsOf(args).workdir));
+      console.log(created.length ? `Created ${created.join(', ')}` : 'hearth/ is already complete: nothing to create.');
+    }));
+  examples(initCmd, [['hearth init', 'in the root of your app']]);
+
+  const migration = program.command('migration').description('create and list migration files');
+  examples(migration, [
+    ['hearth migration new create_todos', 'an empty migration file'],
+    ['hearth migration list', 'local files against the project'],
+  ]);
+  const newCmd = migration
+    .command('new <name>')
+    .description('create hearth/migrations/<UTC timestamp>_<name>.sql')
+    .action(act(async (name: string, ...args) => {
+      const folder = requireAppFolder(optionsOf(args).workdir);
+      const clean = name.trim().toLowerCase().replace(/[\s-]+/g, '_');
+      if (!/^[a-z0-9_]{1,100}$/.test(clean)) throw new CliError(`A migration name uses letters, digits and underscores (at most 100), not "${name}".`);
+      mkdirSync(folder.migrations, { recursive: true });
+      const file = path.join(folder.migrations, `${utcStamp()}_${clean}.sql`);
+      if (existsSync(file)) throw new CliError(`${relative(file)} exists already: wait a second or choose another name.`);
+      writeFileSync(file, `-- ${clean}: applied once, in one transaction, by \`hearth db push\`.\n`);
+      console.log(relative(file));
+    }));
+  examples(newCmd, [['hearth migration new add_due_date_to_todos', 'prints the new file']]);
+
+  const listCmd = migration
+    .command('list')
+    .description('local migration files and what the project has applied')
+    .addOption(outputOption(['table', 'json'], 'table'))
+    .action(act(async (...args) => {
+      const opts = optionsOf<{ output: Output }>(args);
+      const folder = requireAppFolder(opts.workdir);
+      const local = localMigrations(folder);
+      const t = await target(opts);
+      const applied = new Map((await appliedMigrations(t)).map((a) => [a.version, a]));
+      const versions = [...new Set([...local.map((m) => m.version), ...applied.keys()])].sort();
+      const rows = versions.map((v) => {
+        const l = local.find((m) => m.version === v);
+        const a = applied.get(v);
+        const status = !a ? 'pending' : !l ? 'missing locally' : l.checksum !== a.checksum ? 'changed since applied' : 'applied';
+        return { version: v, name: l?.name ?? a!.name, local: l ? 'yes' : 'no', applied_at: a?.applied_at ?? null, status };
+      });
+      print(rows, ['version', 'name', 'local', 'applied_at', 'status'], opts.output);
+    }));
+  examples(listCmd, [['hearth migration list -o json', 'for scripts']]);
+
+  const db = program.command('db').description("apply, reset and dump the project's schema");
+  examples(db, [
+    ['hearth db push', 'apply pending migrations'],
+    ['hearth db reset --yes', 'recreate the local schema from the files'],
+    ['hearth db dump > schema.sql', 'the schema as SQL'],
+  ]);
+  const push = db
+    .command('push')
+    .description('apply pending migrations in order, each in a transaction; refuses when history diverged')
+    .option('--dry-run', 'only list what would be applied')
+    .action(act(async (...args) => {
+      const opts = optionsOf<{ dryRun?: boolean }>(args);
+      const folder = requireAppFolder(opts.workdir);
+      const t = await target(opts);
+      const done = await pushMigrations(t, folder, opts);
+      if (done.length === 0) console.log(`Project ${t.project.ref} is up to date: no pending migrations.`);
+      else console.log(`${opts.dryRun ? 'Would apply' : 'Applied'} ${done.length} migration${done.length === 1 ? '' : 's'} to ${t.project.ref}:\n${done.map((m) => `  ${path.basename(m.file)}`).join('\n')}`);
+    }));
+  examples(push, [
+    ['hearth db push', 'to the linked or default project'],
+    ['hearth db push --dry-run --project-ref <ref>', 'what a remote project lacks'],
+  ]);
+
+  const reset = db
+    .command('reset')
+    .description('local Hearth only: drop public and your schemas, replay the migrations, then seed.sql')
+    .option('-y, --yes', 'do not ask')
+    .action(act(async (...args) => {
+      const opts = optionsOf<{ yes?: boolean }>(args);
+      const folder = requireAppFolder(opts.workdir);
+      const t = await target(opts);
+      if (!t.api.local) throw new CliError(`\`hearth db reset\` only resets the local Hearth; you are logged in to ${t.api.url} (\`hearth logout\` to use the local one).`);
+      if (!(await confirmed(`Drop every table and schema of project ${t.project.ref} you created, and rebuild it from hearth/?`, opts.yes))) return 1;
+      await sql(t, RESET);
+      const applied = await pushMigrations(t, folder);
+      const seeded = await runSeed(t, folder);
+      console.log(`Reset project ${t.project.ref}: ${applied.length} migration${applied.length === 1 ? '' : 's'} applied${seeded ? ', seed.sql run' : ''}.`);
+    }));
+  examples(reset, [['hearth db reset --yes', 'without a question']]);
+
+  const dump = db
+    .command('dump')
+    .description('print the schema (tables, types, functions, views, policies, ...) as SQL, from the catalog')
+    .option('--schema <names>', 'comma-separated schemas (default: every schema you own)')
+    .action(act(async (...args) => {
+      const opts = optionsOf<{ schema?: string }>(args);
+      const t = await target(opts);
+      process.stdout.write(await dumpSchema(t, opts.schema?.split(',').map((s) => s.trim()).filter(Boolean)));
+    }));
+  examples(dump, [
+    ['hearth db dump > schema.sql', 'every schema you own'],
+    ['hearth db dump --schema public', 'one schema'],
+  ]);
+}
