@@ -104,7 +104,10 @@ main(process.argv.slice(2)).then(
       process.exit(1);
     }
     if ((err as Error).name === 'ExitPromptError') process.exit(1); // Ctrl-C at a prompt
-    console.error(`hearth: ${(err as Error).stack ?? err}`);
+    // Anything else is still one line; the stack only when asked for (HEARTH_LOG_LEVEL=debug).
+    const debug = ['debug', 'trace'].includes(process.env.HEARTH_LOG_LEVEL ?? '');
+    const message = err instanceof Error ? `${err.message}${'code' in err && err.code ? ` (${String(err.code)})` : ''}` : String(err);
+    console.error(`hearth: ${debug && err instanceof Error ? err.stack : message.split('\n')[0]}`);
     process.exit(1);
   },
 );
