@@ -22,6 +22,7 @@ import { restRoutes } from '../rest/routes.ts';
 import { cronRoutes } from '../cron/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
 import { mailboxRoutes } from '../auth/mailbox-routes.ts';
+import { studioRoutes } from '../studio/serve.ts';
 
 /** The logger, whose child() is itself (same output, no per-request child). */
 function selfChildLogger(log: FastifyBaseLogger): FastifyBaseLogger {
@@ -96,5 +97,6 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(cronRoutes, { p });
   await app.register(authRoutes, { p });
   await app.register(mailboxRoutes, { p, registry });
+  await app.register(studioRoutes, { p });
   return app as unknown as FastifyInstance;
 }
