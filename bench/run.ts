@@ -16,6 +16,7 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
   functions: () => import('./functions.ts'),
   workflows: () => import('./workflows.ts'),
   queues: () => import('./queues.ts'),
+  studio: () => import('./studio.ts'),
 };
 
 const only = process.argv.slice(2);

@@ -26,7 +26,8 @@ function setToken(t: string | null) {
   token = t;
   keys.clear();
   if (t) sessionStorage.setItem(SESSION, t);
-  else sessionStorage.removeItem(SESSION);
+  // Signing out forgets everything the Studio kept in the tab (the SQL history may hold secrets too).
+  else for (const k of Object.keys(sessionStorage)) if (k.startsWith('hearth.studio.')) sessionStorage.removeItem(k);
   for (const f of listeners) f();
 }
 export const signOut = () => setToken(null);

@@ -34,6 +34,8 @@ export function CodeEditor(props: CodeEditorProps) {
   const latest = useRef(props);
   latest.current = props;
   const view = useRef<EditorView | null>(null);
+  // What the editor itself last reported: a render carrying that value (or an older one) is not news.
+  const emitted = useRef<string[]>([]);
 
   useEffect(() => {
     const language = props.language === 'sql' ? [sql({ dialect: PostgreSQL, schema: props.tables, upperCaseKeywords: false })] : [json(), linter(jsonParseLinter())];
@@ -43,12 +45,17 @@ export function CodeEditor(props: CodeEditorProps) {
         doc: props.value,
         extensions: [
           keymap.of([{ key: 'Mod-Enter', run: () => (latest.current.onRun?.(), true) }]),
+          // The page's CSP admits CodeMirror's <style> elements by the nonce index.html carries.
+          EditorView.cspNonce.of(document.querySelector<HTMLMetaElement>('meta[name="style-nonce"]')?.content ?? ''),
           basicSetup,
           lintGutter(),
           ...language,
           EditorView.contentAttributes.of({ 'aria-label': props.label }),
           EditorView.updateListener.of((u) => {
-            if (u.docChanged) latest.current.onChange(u.state.doc.toString());
+            if (!u.docChanged) return;
+            const text = u.state.doc.toString();
+            emitted.current = [...emitted.current.slice(-50), text];
+            latest.current.onChange(text);
           }),
         ],
       }),
@@ -70,10 +77,13 @@ export function CodeEditor(props: CodeEditorProps) {
     return () => v.destroy();
   }, []);
 
-  // A value set from outside (history, a new row) replaces the document.
+  // A value set from outside (a query from the history) replaces the document; one the editor reported
+  // itself, arriving in a later render while typing went on, must not (it would undo the newer keystrokes).
   useEffect(() => {
     const v = view.current;
-    if (v && v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
+    if (!v || v.state.doc.toString() === props.value || emitted.current.includes(props.value)) return;
+    emitted.current = [];
+    v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
   }, [props.value]);
 
   return <div class={`code-editor ${props.language}`} ref={host} />;

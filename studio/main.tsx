@@ -76,7 +76,7 @@ function App() {
         <a href="#/" class="brand">
           Hearth Studio
         </a>
-        <button type="button" onClick={signOut}>
+        <button type="button" onClick={() => ((location.hash = '#/'), signOut())}>
           Sign out
         </button>
       </header>

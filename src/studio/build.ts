@@ -50,6 +50,7 @@ const html = (script: string, css: string) => `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<meta name="style-nonce" content="{{STYLE_NONCE}}">
 <title>Hearth Studio</title>
 <link rel="stylesheet" href="/dashboard/assets/${css}">
 <script type="module" src="/dashboard/assets/${script}"></script>
@@ -88,7 +89,8 @@ export async function buildStudio(outDir: string, hash = sourceHash()): Promise<
   const css = outputs.find((f) => f.startsWith('main-') && f.endsWith('.css'));
   if (!script || !css) throw new Error('Studio build produced no main script or stylesheet.');
   writeFileSync(path.join(tmp, 'index.html'), html(script, css));
-  for (const file of [...readdirSync(assets).map((f) => path.join(assets, f)), path.join(tmp, 'index.html')]) {
+  // index.html is sent per request (it carries that response's style nonce), the assets precompressed.
+  for (const file of readdirSync(assets).map((f) => path.join(assets, f))) {
     const body = readFileSync(file);
     writeFileSync(`${file}.gz`, gzipSync(body, { level: 9 }));
     writeFileSync(`${file}.br`, brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: statSync(file).size } }));

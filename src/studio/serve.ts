@@ -11,16 +11,20 @@
  * gzip, by Accept-Encoding) and, as their names carry a content hash,
  * cached for good; index.html is revalidated on every load.
  */
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { INSTALL_BUILD_DIR, buildStudio, isCurrentBuild, sourceHash } from './build.ts';
 
-export const CONTENT_SECURITY_POLICY = [
+/** The policy of one page; `styleNonce` admits the <style> elements CodeMirror writes its theme into. */
+export const contentSecurityPolicy = (styleNonce: string) => [
   "default-src 'none'",
   "script-src 'self'",
-  "style-src 'self'",
+  `style-src 'self' 'nonce-${styleNonce}'`,
+  // CodeMirror sizes its gutters and positions its cursor with style attributes, which run no code.
+  "style-src-attr 'unsafe-inline'",
   "img-src 'self' blob: data:",
   "media-src 'self' blob:",
   "font-src 'self'",
@@ -63,9 +67,9 @@ function studioBuild(p: Platform): () => Promise<string> {
   };
 }
 
-function securityHeaders(reply: FastifyReply): FastifyReply {
+function securityHeaders(reply: FastifyReply, styleNonce = randomBytes(16).toString('base64')): FastifyReply {
   return reply
-    .header('content-security-policy', CONTENT_SECURITY_POLICY)
+    .header('content-security-policy', contentSecurityPolicy(styleNonce))
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
     .header('cross-origin-opener-policy', 'same-origin')
@@ -93,8 +97,12 @@ export async function studioRoutes(app: FastifyInstance, opts: { p: Platform }) 
     return reply.redirect('/dashboard', 302);
   });
 
-  const index = async (request: FastifyRequest, reply: FastifyReply) =>
-    sendFile(request, reply, path.join(await build(), 'index.html'), 'no-cache');
+  // index.html is small and made per response: it hands the page the nonce its CSP admits for styles.
+  const index = async (_request: FastifyRequest, reply: FastifyReply) => {
+    const nonce = randomBytes(16).toString('base64');
+    const html = (await readFile(path.join(await build(), 'index.html'), 'utf8')).replace('{{STYLE_NONCE}}', nonce);
+    return securityHeaders(reply, nonce).header('cache-control', 'no-store').type(TYPES['.html']!).send(html);
+  };
   app.get('/dashboard', index);
   app.get('/dashboard/', index);
 

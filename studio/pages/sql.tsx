@@ -34,10 +34,10 @@ export function SqlPage({ project }: { project: Project }) {
     () =>
       sqlRows<{ t: string; cols: string[] }>(
         project.ref,
-        `select c.relname as t, array_agg(a.attname order by a.attnum) as cols from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        `select c.relname as t, array_agg(a.attname::text order by a.attnum) as cols from pg_class c join pg_namespace n on n.oid = c.relnamespace
          join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
          where n.nspname = 'public' and c.relkind in ('r','v','m','p','f') group by c.relname`,
-      ).then((rows) => Object.fromEntries(rows.map((r) => [r.t, r.cols]))),
+      ).then((rows) => Object.fromEntries(rows.filter((r) => Array.isArray(r.cols)).map((r) => [r.t, r.cols]))),
     [project.ref],
   );
 

@@ -105,7 +105,7 @@ export function UsersPage({ project }: { project: Project }) {
                   <td>{(u.factors ?? []).map((f) => `${f.factor_type} (${f.status})`).join(', ')}</td>
                   <td>{isBanned(u) ? <span class="badge danger">banned</span> : 'active'}</td>
                   <td class="row-actions">
-                    <button type="button" class="small" disabled={busy || !u.email} aria-label={`Send a recovery link to ${u.email}`} onClick={() => act(`Recovery link sent to ${u.email}.`, () => data(project.ref, 'POST', '/auth/v1/recover', { body: { email: u.email } }))}>
+                    <button type="button" class="small" disabled={busy || !u.email} aria-label={`Send recovery link to ${u.email}`} onClick={() => act(`Recovery link sent to ${u.email}.`, () => data(project.ref, 'POST', '/auth/v1/recover', { body: { email: u.email } }))}>
                       Send recovery
                     </button>
                     <button

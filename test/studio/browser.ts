@@ -33,7 +33,7 @@ export async function startStudioBrowser(colorScheme: 'light' | 'dark' = 'light'
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
   });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message} ${e.stack?.slice(0, 600)}`));
   page.on('dialog', (d) => {
     problems.push(`dialog: ${d.message()}`);
     void d.dismiss();

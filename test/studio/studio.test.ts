@@ -48,9 +48,12 @@ describe('Hearth Studio', () => {
     assert.match(page.headers.get('content-type')!, /text\/html/);
     const csp = page.headers.get('content-security-policy')!;
     assert.match(csp, /script-src 'self'(;|$)/);
-    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
-    assert.equal(page.headers.get('content-encoding'), 'br');
+    assert.doesNotMatch(csp.replace("style-src-attr 'unsafe-inline'", ''), /unsafe-inline|unsafe-eval/);
     const html = await page.text();
+    const nonce = /style-src 'self' 'nonce-([\w+/=]+)'/.exec(csp)![1]!;
+    assert.ok(html.includes(`<meta name="style-nonce" content="${nonce}">`));
+    const again = await fetch(`${h.url}/dashboard`);
+    assert.notEqual(again.headers.get('content-security-policy'), csp);
     const script = /src="(\/dashboard\/assets\/main-[\w-]+\.js)"/.exec(html)![1]!;
     assert.doesNotMatch(html.replace(/<script type="module" src="[^"]+"><\/script>/, ''), /<script/);
     const js = await fetch(h.url + script, { headers: { 'accept-encoding': 'gzip' } });
@@ -183,6 +186,7 @@ describe('Hearth Studio', () => {
   test('SQL editor: result sets with row counts, and an error marked where PostgreSQL says', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'SQL editor' }).click();
+
     const editor = page.getByRole('textbox', { name: 'SQL query' });
     await editor.click();
     await page.keyboard.press('ControlOrMeta+a');
@@ -283,7 +287,7 @@ describe('Hearth Studio', () => {
     await page.getByText('Only owners and admins of an organization can create projects in it.').waitFor();
     await page.getByRole('button', { name: 'Delete project Studio app' }).click();
     await page.getByLabel(/Type .* to confirm/).fill(ref);
-    await page.getByRole('button', { name: 'Delete project' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete project' }).click();
     await page.getByRole('dialog').getByRole('alert').filter({ hasText: /forbidden/ }).waitFor();
     assert.equal((await h.api('GET', `/v1/projects/${ref}`)).status, 200);
   });
