@@ -28,7 +28,8 @@ export async function startStudioBrowser(colorScheme: 'light' | 'dark' = 'light'
   const context = await browser.newContext({ colorScheme, viewport: { width: 1280, height: 800 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   const page = await context.newPage();
-  page.setDefaultTimeout(8000);
+  // Generous for a loaded CI machine; a step that breaks still fails within seconds, not the runner's timeout.
+  page.setDefaultTimeout(15_000);
   const problems: string[] = [];
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
