@@ -3,13 +3,19 @@
  * a project kept instead of sending because it has no SMTP server configured
  * (newest first, at most 100). Any member of the project's organization may
  * read it, as they may read the project's API keys.
+ *
+ * POST /v1/projects/{ref}/config/auth/smtp-test `{to}` (owners and admins):
+ * sends a test message through the saved SMTP settings and answers whether
+ * the server took it, with the server's refusal when it did not.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { managementAccess, requireSession } from '../platform/routes.ts';
-import { listMailbox } from './mailer.ts';
+import { authContext } from './context.ts';
+import { listMailbox, mailerConfigured, sendSmtp } from './mailer.ts';
+import { normaliseEmail } from './validate.ts';
 
 export async function mailboxRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) {
   const access = managementAccess(opts.p);
@@ -21,5 +27,22 @@ export async function mailboxRoutes(app: FastifyInstance, opts: { p: Platform; r
     const runtime = await opts.registry.byReference(project.ref);
     if (!runtime) throw new HearthError(404, 'not_found', `There is no project with ref "${project.ref}".`);
     return listMailbox({ project: runtime }, limit);
+  });
+
+  app.post<{ Params: { ref: string } }>('/v1/projects/:ref/config/auth/smtp-test', async (request) => {
+    const { project } = await access.project(request, request.params.ref, ['owner', 'admin']);
+    const body = request.body as { to?: unknown } | undefined;
+    if (!body || typeof body !== 'object' || typeof body.to !== 'string') throw new HearthError(400, 'invalid_request', 'Send {"to": "<e-mail address>"}: where the test mail goes.');
+    const to = normaliseEmail(body.to);
+    const runtime = await opts.registry.byReference(project.ref);
+    if (!runtime) throw new HearthError(404, 'not_found', `There is no project with ref "${project.ref}".`);
+    const ctx = await authContext(opts.p, runtime);
+    if (!mailerConfigured(ctx.settings)) throw new HearthError(400, 'smtp_not_configured', 'No SMTP server is set: save smtp_host (and smtp_port, smtp_user, smtp_pass) in config/auth first.');
+    try {
+      await sendSmtp(ctx, { to, subject: 'Hearth test mail', text: `This is a test message from Hearth for project ${project.ref}: your SMTP settings work.\n` });
+    } catch (err) {
+      throw new HearthError(502, 'smtp_failed', `The SMTP server did not take the test mail: ${(err as Error).message}. Check smtp_host, smtp_port, smtp_user and smtp_pass.`);
+    }
+    return { sent: true, to };
   });
 }

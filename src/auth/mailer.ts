@@ -32,7 +32,8 @@ function sender(settings: Settings): string {
   return name ? `"${name.replace(/["\\\r\n]/g, '')}" <${address}>` : address;
 }
 
-async function sendSmtp(ctx: AuthContext, mail: Mail): Promise<void> {
+/** Sends through the configured SMTP server; throws what the server or the outbound guard refused. */
+export async function sendSmtp(ctx: AuthContext, mail: Mail): Promise<void> {
   const s = ctx.settings;
   const host = String(s.smtp_host).trim();
   const address = isIP(host) ? host : (await lookup(host)).address;

@@ -25,6 +25,7 @@ import { cronRoutes } from '../cron/routes.ts';
 import { authRoutes } from '../auth/routes.ts';
 import { mailboxRoutes } from '../auth/mailbox-routes.ts';
 import { realtimeRoutes } from '../realtime/routes.ts';
+import { studioRoutes } from '../studio/serve.ts';
 
 /** The logger, whose child() is itself (same output, no per-request child). */
 function selfChildLogger(log: FastifyBaseLogger): FastifyBaseLogger {
@@ -103,5 +104,6 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   await app.register(authRoutes, { p });
   await app.register(mailboxRoutes, { p, registry });
   await app.register(realtimeRoutes, { p, registry });
+  await app.register(studioRoutes, { p });
   return app as unknown as FastifyInstance;
 }

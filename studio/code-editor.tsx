@@ -1,0 +1,90 @@
+/**
+ * CodeMirror 6 as a Preact component: SQL (PostgreSQL dialect, completion of
+ * the project's table names) or JSON (with a parse linter: the JSON editor
+ * for json/jsonb values). Errors are shown as lint diagnostics, so the SQL
+ * editor underlines exactly where PostgreSQL says the error is.
+ */
+import { json, jsonParseLinter } from '@codemirror/lang-json';
+import { PostgreSQL, sql } from '@codemirror/lang-sql';
+import { linter, lintGutter, setDiagnostics } from '@codemirror/lint';
+import { EditorState } from '@codemirror/state';
+import { EditorView, keymap } from '@codemirror/view';
+import { basicSetup } from 'codemirror';
+import { useEffect, useRef } from 'preact/hooks';
+
+export interface EditorHandle {
+  view: EditorView;
+  /** Underlines from the 0-based offset to the end of its word (or a character) with the message. */
+  markError(offset: number, message: string): void;
+  clearErrors(): void;
+}
+
+export interface CodeEditorProps {
+  value: string;
+  language: 'sql' | 'json';
+  label: string;
+  onChange(value: string): void;
+  onRun?: () => void;
+  tables?: Record<string, string[]>;
+  handle?: (h: EditorHandle) => void;
+}
+
+export function CodeEditor(props: CodeEditorProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const latest = useRef(props);
+  latest.current = props;
+  const view = useRef<EditorView | null>(null);
+  // What the editor itself last reported: a render carrying that value (or an older one) is not news.
+  const emitted = useRef<string[]>([]);
+
+  useEffect(() => {
+    const language = props.language === 'sql' ? [sql({ dialect: PostgreSQL, schema: props.tables, upperCaseKeywords: false })] : [json(), linter(jsonParseLinter())];
+    const v = new EditorView({
+      parent: host.current!,
+      state: EditorState.create({
+        doc: props.value,
+        extensions: [
+          keymap.of([{ key: 'Mod-Enter', run: () => (latest.current.onRun?.(), true) }]),
+          // The page's CSP admits CodeMirror's <style> elements by the nonce index.html carries.
+          EditorView.cspNonce.of(document.querySelector<HTMLMetaElement>('meta[name="style-nonce"]')?.content ?? ''),
+          basicSetup,
+          lintGutter(),
+          ...language,
+          EditorView.contentAttributes.of({ 'aria-label': props.label }),
+          EditorView.updateListener.of((u) => {
+            if (!u.docChanged) return;
+            const text = u.state.doc.toString();
+            emitted.current = [...emitted.current.slice(-50), text];
+            latest.current.onChange(text);
+          }),
+        ],
+      }),
+    });
+    view.current = v;
+    props.handle?.({
+      view: v,
+      markError(offset, message) {
+        const doc = v.state.doc;
+        const from = Math.max(0, Math.min(offset, doc.length));
+        const word = /^\w+/.exec(doc.sliceString(from, from + 64))?.[0].length ?? 1;
+        const to = Math.min(doc.length, from + Math.max(1, word));
+        v.dispatch(setDiagnostics(v.state, [{ from, to, severity: 'error', message }]), { selection: { anchor: from }, scrollIntoView: true });
+      },
+      clearErrors() {
+        v.dispatch(setDiagnostics(v.state, []));
+      },
+    });
+    return () => v.destroy();
+  }, []);
+
+  // A value set from outside (a query from the history) replaces the document; one the editor reported
+  // itself, arriving in a later render while typing went on, must not (it would undo the newer keystrokes).
+  useEffect(() => {
+    const v = view.current;
+    if (!v || v.state.doc.toString() === props.value || emitted.current.includes(props.value)) return;
+    emitted.current = [];
+    v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
+  }, [props.value]);
+
+  return <div class={`code-editor ${props.language}`} ref={host} />;
+}

@@ -1,0 +1,299 @@
+/**
+ * Hearth Studio in headless chromium against a real Hearth: serving (CSP,
+ * compression, the / redirect), sign-in, projects, the table editor (rows
+ * seen through /rest/v1), the XSS row, the SQL editor's error mark, inviting
+ * a user (the mail reaches a real SMTP server), storage upload, preview and
+ * signed URL, a developer who cannot delete a project, and axe-core on
+ * every page. One browser, one page, steps in order.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { startInbox, type Inbox } from '../auth/helpers.ts';
+import { startStudioBrowser, type StudioBrowser } from './browser.ts';
+
+let h: TestHearth;
+let b: StudioBrowser;
+let inbox: Inbox;
+let ref = '';
+let secret = '';
+const OWNER = { email: 'owner@studio.test', password: 'Studio-owner-pw-1' };
+const DEVELOPER = { email: 'dev@studio.test', password: 'Studio-dev-pw-12' };
+const XSS = '<img src=x onerror=alert(1)>';
+
+/** Pages checked with axe-core, and what it found on them. */
+const axeFindings: string[] = [];
+async function axeCheck(name: string) {
+  for (const v of await b.axe()) axeFindings.push(`${name}: ${v}`);
+}
+
+before(async () => {
+  inbox = await startInbox();
+  h = await startTestHearth({ env: { HEARTH_OUTBOUND_ALLOW: '127.0.0.1/32' } });
+  const [org] = (await h.api('GET', '/v1/organizations')).body;
+  assert.equal((await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { ...OWNER, role: 'owner' } })).status, 201);
+  assert.equal((await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { ...DEVELOPER, role: 'developer' } })).status, 201);
+  b = await startStudioBrowser();
+});
+after(async () => {
+  await b?.close();
+  await h?.close();
+  await inbox?.close();
+});
+
+describe('Hearth Studio', () => {
+  test('is served at /dashboard with a strict CSP, compressed, and a browser opening / is sent there', async () => {
+    const page = await fetch(`${h.url}/dashboard`, { headers: { 'accept-encoding': 'br, gzip' } });
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type')!, /text\/html/);
+    const csp = page.headers.get('content-security-policy')!;
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.doesNotMatch(csp.replace("style-src-attr 'unsafe-inline'", ''), /unsafe-inline|unsafe-eval/);
+    const html = await page.text();
+    const nonce = /style-src 'self' 'nonce-([\w+/=]+)'/.exec(csp)![1]!;
+    assert.ok(html.includes(`<meta name="style-nonce" content="${nonce}">`));
+    const again = await fetch(`${h.url}/dashboard`);
+    assert.notEqual(again.headers.get('content-security-policy'), csp);
+    const script = /src="(\/dashboard\/assets\/main-[\w-]+\.js)"/.exec(html)![1]!;
+    assert.doesNotMatch(html.replace(/<script type="module" src="[^"]+"><\/script>/, ''), /<script/);
+    const js = await fetch(h.url + script, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(js.headers.get('content-encoding'), 'gzip');
+    assert.match(js.headers.get('cache-control')!, /immutable/);
+
+    const browserRoot = await fetch(`${h.url}/`, { headers: { accept: 'text/html,application/xhtml+xml' }, redirect: 'manual' });
+    assert.equal(browserRoot.status, 302);
+    assert.equal(browserRoot.headers.get('location'), '/dashboard');
+    const apiRoot = await fetch(`${h.url}/`, { headers: { accept: 'application/json' } });
+    assert.equal(apiRoot.status, 404);
+    assert.equal((await apiRoot.json()).code, 'not_found');
+    assert.equal((await fetch(`${h.url}/dashboard/assets/..%2Fbuild.json`)).status, 404);
+  });
+
+  test('signs in with a platform account, keeping the session in sessionStorage only', async () => {
+    const { page } = b;
+    await page.goto(`${h.url}/`);
+    assert.match(page.url(), /\/dashboard$/);
+    await axeCheck('sign-in');
+    await page.getByLabel('E-mail').fill(OWNER.email);
+    await page.getByLabel('Password').fill('wrong-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'invalid_credentials' }).waitFor();
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    const storage = await page.evaluate(() => ({ local: localStorage.length, session: Object.keys(sessionStorage) }));
+    assert.equal(storage.local, 0);
+    assert.deepEqual(storage.session, ['hearth.studio.session']);
+    await axeCheck('projects');
+  });
+
+  test('creates a project and shows its URLs, keys (secret on request) and env block', async () => {
+    const { page } = b;
+    await page.getByLabel('Name').fill('Studio app');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    ref = decodeURIComponent(/#\/p\/([^/]+)$/.exec(page.url())![1]!);
+    const project = await h.api('GET', `/v1/projects/${ref}`);
+    assert.equal(project.body.name, 'Studio app');
+    secret = (await h.api('GET', `/v1/projects/${ref}/api-keys`)).body.find((k: any) => k.type === 'secret').api_key;
+    assert.doesNotMatch(await page.getByTestId('secret-key').textContent() ?? '', /sb_secret|\w{20}/);
+    assert.doesNotMatch(await page.getByTestId('env-block').textContent() ?? '', new RegExp(secret));
+    await page.getByRole('button', { name: 'Reveal' }).click();
+    assert.equal(await page.getByTestId('secret-key').textContent(), secret);
+    assert.match((await page.getByTestId('env-block').textContent())!, new RegExp(`PROJECT_REF=${ref}\\nPUBLISHABLE_KEY=\\S+\\nSECRET_KEY=${secret}`));
+    await page.getByTestId('db-url').filter({ hasText: `hearth_${ref}_owner` }).waitFor();
+    assert.ok(!page.url().includes(secret));
+    await axeCheck('overview');
+  });
+
+  test('table editor: creates a table, inserts, edits and deletes rows, seen through /rest/v1', async () => {
+    const { page } = b;
+    const rest = async () => (await fetch(`${h.url}/project/${ref}/rest/v1/notes?select=body`, { headers: { apikey: secret, authorization: `Bearer ${secret}` } })).json();
+    await page.getByRole('link', { name: 'Table editor' }).click();
+    await page.getByRole('link', { name: 'New table' }).click();
+    await page.getByLabel('Table name').fill('notes');
+    await page.getByRole('button', { name: 'Add column' }).click();
+    const third = page.getByRole('group', { name: 'Column 3' });
+    await third.getByLabel('Name').fill('body');
+    await third.getByLabel('Not null').check();
+    await axeCheck('table editor: new table');
+    await page.getByRole('button', { name: 'Create table' }).click();
+    await page.getByRole('heading', { name: 'public.notes' }).waitFor();
+    await page.getByText('No rows yet.').waitFor();
+    await axeCheck('table editor: rows (empty)');
+
+    // A database error is shown as PostgreSQL gives it: body is not null.
+    await page.getByRole('button', { name: 'Insert row' }).click();
+    await page.getByRole('button', { name: 'Insert', exact: true }).click();
+    await page.getByRole('dialog').getByRole('alert').filter({ hasText: /null value in column "body"/ }).waitFor();
+    await page.getByLabel(/^body/).fill('first note');
+    await axeCheck('table editor: row dialog');
+    await page.getByRole('button', { name: 'Insert', exact: true }).click();
+    await page.getByRole('cell', { name: 'first note' }).waitFor();
+    assert.deepEqual(await rest(), [{ body: 'first note' }]);
+
+    await page.getByRole('button', { name: 'Edit row 1' }).click();
+    await page.getByLabel(/^body/).fill('edited note');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'edited note' }).waitFor();
+    assert.deepEqual(await rest(), [{ body: 'edited note' }]);
+
+    await page.getByRole('button', { name: 'Edit row 1' }).click();
+    await page.getByRole('button', { name: 'Delete row' }).click();
+    await page.getByRole('dialog', { name: 'Delete this row?' }).getByRole('button', { name: 'Delete row' }).click();
+    await page.getByText('No rows yet.').waitFor();
+    assert.deepEqual(await rest(), []);
+  });
+
+  test('a row whose value is HTML shows those characters and runs nothing', async () => {
+    const { page } = b;
+    await page.getByRole('button', { name: 'Insert row' }).click();
+    await page.getByLabel(/^body/).fill(XSS);
+    await page.getByRole('button', { name: 'Insert', exact: true }).click();
+    const cell = page.getByRole('cell', { name: XSS });
+    await cell.waitFor();
+    assert.equal(await cell.textContent(), XSS);
+    assert.equal(await page.locator('.grid img').count(), 0);
+    assert.deepEqual(b.problems, []);
+  });
+
+  test('structure and policies: adds a column, turns RLS on, adds and drops a policy', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Structure' }).click();
+    await page.getByRole('button', { name: 'Add column' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('tags');
+    await dialog.getByLabel('Type').fill('jsonb');
+    await dialog.getByLabel('Default (SQL)').fill(`'[]'`);
+    await axeCheck('table editor: column dialog');
+    await dialog.getByRole('button', { name: 'Run' }).click();
+    await page.getByRole('cell', { name: 'tags', exact: true }).waitFor();
+    await axeCheck('table editor: structure');
+    await page.getByRole('link', { name: /^Policies/ }).click();
+    await page.getByRole('button', { name: 'Enable RLS' }).click();
+    await page.getByRole('link', { name: 'Policies (RLS on)' }).waitFor();
+    await page.getByLabel('Name').fill('readable');
+    await page.getByRole('button', { name: 'Create policy' }).click();
+    await page.getByRole('cell', { name: 'readable', exact: true }).waitFor();
+    await axeCheck('table editor: policies');
+    const policies = await h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query: `select policyname, roles::text from pg_policies where tablename = 'notes'` } });
+    assert.deepEqual(policies.body, [{ policyname: 'readable', roles: '{authenticated}' }]);
+    await page.getByRole('button', { name: 'Drop policy readable' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Drop policy' }).click();
+    await page.getByText('No policies on notes.').waitFor();
+  });
+
+  test('SQL editor: result sets with row counts, and an error marked where PostgreSQL says', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'SQL editor' }).click();
+
+    const editor = page.getByRole('textbox', { name: 'SQL query' });
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('select 1 as one;\nselect body from notes;');
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('heading', { name: 'Result 2: SELECT · 1 row' }).waitFor();
+    await page.getByRole('heading', { name: 'Result 1: SELECT · 1 row' }).waitFor();
+    assert.equal(await page.getByRole('region', { name: 'Result 2' }).getByRole('cell').textContent(), XSS);
+    await axeCheck('sql editor: results');
+
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('select * from no_such_table');
+    await page.getByRole('button', { name: /^Run/ }).click();
+    const error = page.getByTestId('sql-error');
+    await error.filter({ hasText: 'relation "no_such_table" does not exist' }).waitFor();
+    assert.match((await error.textContent())!, /42P01.*at character 15/);
+    assert.equal(await page.locator('.cm-lintRange-error').textContent(), 'no_such_table');
+    await page.getByRole('button', { name: 'select 1 as one;' }).waitFor();
+    await axeCheck('sql editor: error');
+  });
+
+  test('users: invite one (the mail arrives), ban and unban, search', async () => {
+    const { page } = b;
+    const auth = await h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { smtp_host: '127.0.0.1', smtp_port: inbox.port, smtp_admin_email: 'auth@studio.test', site_url: 'http://app.test' } });
+    assert.equal(auth.status, 200);
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByText('No users yet: create or invite one.').waitFor();
+    await axeCheck('users (empty)');
+    await page.getByRole('button', { name: 'Invite user' }).click();
+    await page.getByRole('dialog').getByLabel('E-mail').fill('friend@studio.test');
+    await axeCheck('users: invite dialog');
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    await page.getByRole('status').filter({ hasText: 'Invitation sent to friend@studio.test.' }).waitFor();
+    const mail = await inbox.next('friend@studio.test');
+    assert.match(mail.text, /verify\?token=/);
+    await page.getByRole('cell', { name: 'friend@studio.test', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Ban friend@studio.test' }).click();
+    await page.getByText('banned', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Unban friend@studio.test' }).click();
+    await page.getByRole('button', { name: 'Ban friend@studio.test' }).waitFor();
+    await axeCheck('users');
+    await page.getByLabel('Search by e-mail').fill('nobody');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('No user matches "nobody".').waitFor();
+  });
+
+  test('auth settings are shown and saved through config/auth', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Auth settings' }).click();
+    await page.getByLabel('uri_allow_list').fill('http://app.test/**');
+    await axeCheck('auth settings');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved.').waitFor();
+    assert.equal((await h.api('GET', `/v1/projects/${ref}/config/auth`)).body.uri_allow_list, 'http://app.test/**');
+    await page.getByLabel('Send a test mail to').fill('postmaster@studio.test');
+    await page.getByRole('button', { name: 'Send test mail' }).click();
+    await page.getByText('Test mail sent to postmaster@studio.test.').waitFor();
+    assert.equal((await inbox.next('postmaster@studio.test')).subject, 'Hearth test mail');
+  });
+
+  test('storage: creates a bucket, uploads with progress, previews, signs a URL that serves the file', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Storage' }).click();
+    await page.getByRole('button', { name: 'New bucket' }).click();
+    await page.getByRole('dialog').getByLabel('Name').fill('docs');
+    await axeCheck('storage: bucket dialog');
+    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await page.getByRole('link', { name: /^docs/ }).click();
+    await page.getByText('This folder is empty').waitFor();
+    await axeCheck('storage: empty bucket');
+    await page.getByLabel('Choose files').setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('Hello from Studio\n'.repeat(2000)) });
+    await page.getByText('100%').waitFor();
+    assert.equal(await page.getByRole('progressbar', { name: 'Upload of hello.txt' }).getAttribute('value'), '1');
+    await page.getByRole('button', { name: 'hello.txt' }).click();
+    await page.getByTestId('text-preview').filter({ hasText: 'Hello from Studio' }).waitFor();
+    await axeCheck('storage: object dialog');
+    await page.getByRole('button', { name: 'Copy signed URL' }).click();
+    const signed = await page.getByTestId('signed-url').inputValue();
+    assert.match(signed, /\/storage\/v1\/object\/sign\/docs\/hello\.txt\?token=/);
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), signed);
+    const res = await fetch(signed);
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /^Hello from Studio/);
+    await page.getByRole('button', { name: 'Close' }).click();
+    await axeCheck('storage: files');
+  });
+
+  test('a developer member sees the projects but cannot delete one', async () => {
+    const { page } = b;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    assert.deepEqual(await page.evaluate(() => Object.keys(sessionStorage)), []);
+    await page.getByLabel('E-mail').fill(DEVELOPER.email);
+    await page.getByLabel('Password').fill(DEVELOPER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Studio app' }).waitFor();
+    await page.getByText('Only owners and admins of an organization can create projects in it.').waitFor();
+    await page.getByRole('button', { name: 'Delete project Studio app' }).click();
+    await page.getByLabel(/Type .* to confirm/).fill(ref);
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete project' }).click();
+    await page.getByRole('dialog').getByRole('alert').filter({ hasText: /forbidden/ }).waitFor();
+    assert.equal((await h.api('GET', `/v1/projects/${ref}`)).status, 200);
+  });
+
+  test('no page had a serious accessibility violation, a CSP violation or a script error', () => {
+    assert.deepEqual(axeFindings, []);
+    assert.deepEqual(b.problems, []);
+  });
+});
