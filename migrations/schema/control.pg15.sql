@@ -317,6 +317,19 @@ CREATE TABLE platform.projects (
 ALTER TABLE platform.projects OWNER TO postgres;
 
 --
+-- Name: rate_buckets; Type: TABLE; Schema: platform; Owner: postgres
+--
+
+CREATE TABLE platform.rate_buckets (
+    bucket text NOT NULL,
+    subject text NOT NULL,
+    tat timestamp with time zone NOT NULL
+);
+
+
+ALTER TABLE platform.rate_buckets OWNER TO postgres;
+
+--
 -- Name: request_usage; Type: TABLE; Schema: platform; Owner: postgres
 --
 
@@ -724,6 +737,14 @@ ALTER TABLE ONLY platform.projects
 
 
 --
+-- Name: rate_buckets rate_buckets_pkey; Type: CONSTRAINT; Schema: platform; Owner: postgres
+--
+
+ALTER TABLE ONLY platform.rate_buckets
+    ADD CONSTRAINT rate_buckets_pkey PRIMARY KEY (bucket, subject);
+
+
+--
 -- Name: request_usage request_usage_pkey; Type: CONSTRAINT; Schema: platform; Owner: postgres
 --
 
@@ -883,6 +904,13 @@ CREATE INDEX function_logs_recent ON platform.function_logs USING btree (project
 --
 
 CREATE UNIQUE INDEX projects_one_default ON platform.projects USING btree (is_default) WHERE is_default;
+
+
+--
+-- Name: rate_buckets_tat_idx; Type: INDEX; Schema: platform; Owner: postgres
+--
+
+CREATE INDEX rate_buckets_tat_idx ON platform.rate_buckets USING btree (tat);
 
 
 --

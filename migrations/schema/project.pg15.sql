@@ -79,6 +79,15 @@ ALTER SCHEMA pgmq_public OWNER TO postgres;
 ALTER SCHEMA public OWNER TO hearth_<ref>_owner;
 
 --
+-- Name: realtime; Type: SCHEMA; Schema: -; Owner: postgres
+--
+
+CREATE SCHEMA realtime;
+
+
+ALTER SCHEMA realtime OWNER TO postgres;
+
+--
 -- Name: storage; Type: SCHEMA; Schema: -; Owner: postgres
 --
 
@@ -86,6 +95,15 @@ CREATE SCHEMA storage;
 
 
 ALTER SCHEMA storage OWNER TO postgres;
+
+--
+-- Name: supabase_migrations; Type: SCHEMA; Schema: -; Owner: hearth_<ref>_owner
+--
+
+CREATE SCHEMA supabase_migrations;
+
+
+ALTER SCHEMA supabase_migrations OWNER TO hearth_<ref>_owner;
 
 --
 -- Name: message_record; Type: TYPE; Schema: pgmq; Owner: postgres
@@ -933,21 +951,203 @@ CREATE FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_
 ALTER FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_seconds integer) OWNER TO postgres;
 
 --
--- Name: assert_quota(bigint); Type: FUNCTION; Schema: storage; Owner: postgres
+-- Name: broadcast_changes(text, text, text, text, text, record, record, text); Type: FUNCTION; Schema: realtime; Owner: postgres
 --
 
-CREATE FUNCTION storage.assert_quota(quota bigint) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
+CREATE FUNCTION realtime.broadcast_changes(topic_name text, event_name text, operation text, table_name text, table_schema text, new record, old record, level text DEFAULT 'ROW'::text) RETURNS void
+    LANGUAGE plpgsql
     AS $$
 begin
-  if (select u.bytes from storage.usage u) > quota then
-    raise exception using errcode = 'HS001', message = 'quota_exceeded';
+  if level = 'STATEMENT' then
+    raise exception 'function can only be triggered for each row, not for each statement';
+  end if;
+  if operation not in ('INSERT', 'UPDATE', 'DELETE') then
+    raise exception 'Unexpected operation type: %', operation;
+  end if;
+  perform realtime.send(jsonb_build_object('old_record', old, 'record', new, 'operation', operation,
+    'table', table_name, 'schema', table_schema), event_name, topic_name);
+end $$;
+
+
+ALTER FUNCTION realtime.broadcast_changes(topic_name text, event_name text, operation text, table_name text, table_schema text, new record, old record, level text) OWNER TO postgres;
+
+--
+-- Name: capture_changes(); Type: FUNCTION; Schema: realtime; Owner: postgres
+--
+
+CREATE FUNCTION realtime.capture_changes() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  head jsonb := jsonb_build_object('k', 'c', 'type', tg_op, 'schema', tg_table_schema, 'table', tg_table_name,
+    'relid', tg_relid::int8, 'ts', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'));
+begin
+  if tg_op = 'INSERT' then
+    perform realtime.relay_send((head || jsonb_build_object('seq', nextval('realtime.change_seq'), 'record', to_jsonb(n.*)))::text) from new_rows n;
+  elsif tg_op = 'DELETE' then
+    perform realtime.relay_send((head || jsonb_build_object('seq', nextval('realtime.change_seq'), 'old_record', to_jsonb(o.*)))::text) from old_rows o;
+  else
+    -- (alias.* is the row even when the table has a column named like the alias.)
+  -- The two transition tables hold an updated row's old and new versions at the same position.
+    perform realtime.relay_send((head || jsonb_build_object('seq', nextval('realtime.change_seq'), 'record', n, 'old_record', o))::text)
+      from unnest(array(select to_jsonb(x.*) from new_rows x), array(select to_jsonb(x.*) from old_rows x)) as u(n, o);
+  end if;
+  return null;
+end $$;
+
+
+ALTER FUNCTION realtime.capture_changes() OWNER TO postgres;
+
+--
+-- Name: messages_relay(); Type: FUNCTION; Schema: realtime; Owner: postgres
+--
+
+CREATE FUNCTION realtime.messages_relay() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  perform realtime.relay_send(json_build_object('k', 'b', 'topic', new.topic, 'event', new.event,
+    'payload', new.payload, 'private', coalesce(new.private, false))::text);
+  return null;
+end $$;
+
+
+ALTER FUNCTION realtime.messages_relay() OWNER TO postgres;
+
+--
+-- Name: relay_send(text); Type: FUNCTION; Schema: realtime; Owner: postgres
+--
+
+CREATE FUNCTION realtime.relay_send(body text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare rid bigint;
+begin
+  if octet_length(body) <= 7900 then
+    perform pg_notify('hearth_realtime', body);
+  else
+    insert into realtime.relay (body) values (body) returning id into rid;
+    perform pg_notify('hearth_realtime', json_build_object('k', 'r', 'id', rid)::text);
   end if;
 end $$;
 
 
-ALTER FUNCTION storage.assert_quota(quota bigint) OWNER TO postgres;
+ALTER FUNCTION realtime.relay_send(body text) OWNER TO postgres;
+
+--
+-- Name: send(jsonb, text, text, boolean); Type: FUNCTION; Schema: realtime; Owner: postgres
+--
+
+CREATE FUNCTION realtime.send(payload jsonb, event text, topic text, private boolean DEFAULT true) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  begin
+    perform set_config('realtime.topic', topic, true);
+    insert into realtime.messages (payload, event, topic, private, extension)
+      values (payload, event, topic, private, 'broadcast');
+  exception when others then
+    raise warning 'WarnSendingBroadcastMessage: %', sqlerrm;
+  end;
+end $$;
+
+
+ALTER FUNCTION realtime.send(payload jsonb, event text, topic text, private boolean) OWNER TO postgres;
+
+--
+-- Name: sync_capture(); Type: FUNCTION; Schema: realtime; Owner: postgres
+--
+
+CREATE FUNCTION realtime.sync_capture() RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare t record;
+begin
+  for t in
+    select c.oid::regclass as rel from pg_class c
+    join pg_namespace s on s.oid = c.relnamespace
+    join pg_publication_tables p on p.schemaname = s.nspname and p.tablename = c.relname
+    where p.pubname = 'supabase_realtime' and c.relkind = 'r'
+      and not exists (select 1 from pg_trigger g where g.tgrelid = c.oid and g.tgname = 'realtime_capture_insert')
+  loop
+    execute format('create trigger realtime_capture_insert after insert on %s referencing new table as new_rows for each statement execute function realtime.capture_changes()', t.rel);
+    execute format('create trigger realtime_capture_update after update on %s referencing old table as old_rows new table as new_rows for each statement execute function realtime.capture_changes()', t.rel);
+    execute format('create trigger realtime_capture_delete after delete on %s referencing old table as old_rows for each statement execute function realtime.capture_changes()', t.rel);
+  end loop;
+  for t in
+    select c.oid::regclass as rel from pg_class c
+    join pg_namespace s on s.oid = c.relnamespace
+    join pg_trigger g on g.tgrelid = c.oid and g.tgname = 'realtime_capture_insert'
+    where not exists (select 1 from pg_publication_tables p where p.pubname = 'supabase_realtime'
+      and p.schemaname = s.nspname and p.tablename = c.relname)
+  loop
+    execute format('drop trigger realtime_capture_insert on %s', t.rel);
+    execute format('drop trigger realtime_capture_update on %s', t.rel);
+    execute format('drop trigger realtime_capture_delete on %s', t.rel);
+  end loop;
+end $$;
+
+
+ALTER FUNCTION realtime.sync_capture() OWNER TO postgres;
+
+--
+-- Name: sync_capture_on_ddl(); Type: FUNCTION; Schema: realtime; Owner: postgres
+--
+
+CREATE FUNCTION realtime.sync_capture_on_ddl() RETURNS event_trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  -- (A new table joins a FOR ALL TABLES or TABLES IN SCHEMA publication by itself.)
+  if tg_tag in ('ALTER PUBLICATION', 'CREATE PUBLICATION', 'DROP PUBLICATION', 'CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO') then
+    perform realtime.sync_capture();
+  end if;
+end $$;
+
+
+ALTER FUNCTION realtime.sync_capture_on_ddl() OWNER TO postgres;
+
+--
+-- Name: topic(); Type: FUNCTION; Schema: realtime; Owner: postgres
+--
+
+CREATE FUNCTION realtime.topic() RETURNS text
+    LANGUAGE sql STABLE
+    AS $$ select nullif(current_setting('realtime.topic', true), '')::text $$;
+
+
+ALTER FUNCTION realtime.topic() OWNER TO postgres;
+
+--
+-- Name: visible_to(text, jsonb, jsonb); Type: FUNCTION; Schema: realtime; Owner: postgres
+--
+
+CREATE FUNCTION realtime.visible_to(check_sql text, pk jsonb, subscribers jsonb) RETURNS integer[]
+    LANGUAGE plpgsql
+    AS $$
+declare
+  i int;
+  seen boolean;
+  out int[] := '{}';
+begin
+  perform set_config('statement_timeout', '10s', true);
+  for i in 0 .. jsonb_array_length(subscribers) - 1 loop
+    perform set_config('role', subscribers -> i ->> 'role', true);
+    perform set_config('request.jwt.claims', (subscribers -> i)::text, true);
+    execute check_sql into seen using pk;
+    if seen then out := out || (i + 1); end if;
+    perform set_config('role', 'none', true);
+  end loop;
+  return out;
+end $$;
+
+
+ALTER FUNCTION realtime.visible_to(check_sql text, pk jsonb, subscribers jsonb) OWNER TO postgres;
 
 --
 -- Name: bucket_is_public(text); Type: FUNCTION; Schema: storage; Owner: postgres
@@ -1086,6 +1286,26 @@ end $$;
 
 
 ALTER FUNCTION storage.objects_set_owner() OWNER TO postgres;
+
+--
+-- Name: usage_within_quota(); Type: FUNCTION; Schema: storage; Owner: postgres
+--
+
+CREATE FUNCTION storage.usage_within_quota() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+  quota bigint := nullif(current_setting('storage.quota_bytes', true), '')::bigint;
+begin
+  if quota is not null and new.bytes > quota then
+    raise exception using errcode = 'HS001', message = 'quota_exceeded';
+  end if;
+  return null;
+end $$;
+
+
+ALTER FUNCTION storage.usage_within_quota() OWNER TO postgres;
 
 SET default_tablespace = '';
 
@@ -1414,6 +1634,88 @@ CREATE TABLE pgmq.meta (
 ALTER TABLE pgmq.meta OWNER TO postgres;
 
 --
+-- Name: change_seq; Type: SEQUENCE; Schema: realtime; Owner: postgres
+--
+
+CREATE SEQUENCE realtime.change_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+ALTER TABLE realtime.change_seq OWNER TO postgres;
+
+--
+-- Name: messages; Type: TABLE; Schema: realtime; Owner: hearth_<ref>_owner
+--
+
+CREATE TABLE realtime.messages (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    topic text NOT NULL,
+    extension text NOT NULL,
+    payload jsonb,
+    event text,
+    private boolean DEFAULT false,
+    updated_at timestamp without time zone DEFAULT now() NOT NULL,
+    inserted_at timestamp without time zone DEFAULT now() NOT NULL
+);
+
+
+ALTER TABLE realtime.messages OWNER TO hearth_<ref>_owner;
+
+--
+-- Name: presences; Type: TABLE; Schema: realtime; Owner: postgres
+--
+
+CREATE UNLOGGED TABLE realtime.presences (
+    ref text NOT NULL,
+    topic text NOT NULL,
+    key text NOT NULL,
+    meta jsonb NOT NULL,
+    node text NOT NULL,
+    seen_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+ALTER TABLE realtime.presences OWNER TO postgres;
+
+--
+-- Name: relay; Type: TABLE; Schema: realtime; Owner: postgres
+--
+
+CREATE TABLE realtime.relay (
+    id bigint NOT NULL,
+    body text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+ALTER TABLE realtime.relay OWNER TO postgres;
+
+--
+-- Name: relay_id_seq; Type: SEQUENCE; Schema: realtime; Owner: postgres
+--
+
+CREATE SEQUENCE realtime.relay_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+ALTER TABLE realtime.relay_id_seq OWNER TO postgres;
+
+--
+-- Name: relay_id_seq; Type: SEQUENCE OWNED BY; Schema: realtime; Owner: postgres
+--
+
+ALTER SEQUENCE realtime.relay_id_seq OWNED BY realtime.relay.id;
+
+
+--
 -- Name: buckets; Type: TABLE; Schema: storage; Owner: hearth_<ref>_owner
 --
 
@@ -1483,6 +1785,36 @@ CREATE TABLE storage.usage (
 ALTER TABLE storage.usage OWNER TO postgres;
 
 --
+-- Name: hearth_deploys; Type: TABLE; Schema: supabase_migrations; Owner: hearth_<ref>_owner
+--
+
+CREATE TABLE supabase_migrations.hearth_deploys (
+    kind text NOT NULL,
+    name text NOT NULL,
+    checksum text NOT NULL,
+    version integer NOT NULL,
+    deployed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+ALTER TABLE supabase_migrations.hearth_deploys OWNER TO hearth_<ref>_owner;
+
+--
+-- Name: schema_migrations; Type: TABLE; Schema: supabase_migrations; Owner: hearth_<ref>_owner
+--
+
+CREATE TABLE supabase_migrations.schema_migrations (
+    version text NOT NULL,
+    name text NOT NULL,
+    statements text[] NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+ALTER TABLE supabase_migrations.schema_migrations OWNER TO hearth_<ref>_owner;
+
+--
 -- Name: dev_mailbox id; Type: DEFAULT; Schema: auth; Owner: postgres
 --
 
@@ -1501,6 +1833,13 @@ ALTER TABLE ONLY auth.refresh_tokens ALTER COLUMN id SET DEFAULT nextval('auth.r
 --
 
 ALTER TABLE ONLY hearth_workflows.changes ALTER COLUMN id SET DEFAULT nextval('hearth_workflows.changes_id_seq'::regclass);
+
+
+--
+-- Name: relay id; Type: DEFAULT; Schema: realtime; Owner: postgres
+--
+
+ALTER TABLE ONLY realtime.relay ALTER COLUMN id SET DEFAULT nextval('realtime.relay_id_seq'::regclass);
 
 
 --
@@ -1672,6 +2011,30 @@ ALTER TABLE ONLY pgmq.meta
 
 
 --
+-- Name: messages messages_pkey; Type: CONSTRAINT; Schema: realtime; Owner: hearth_<ref>_owner
+--
+
+ALTER TABLE ONLY realtime.messages
+    ADD CONSTRAINT messages_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: presences presences_pkey; Type: CONSTRAINT; Schema: realtime; Owner: postgres
+--
+
+ALTER TABLE ONLY realtime.presences
+    ADD CONSTRAINT presences_pkey PRIMARY KEY (ref);
+
+
+--
+-- Name: relay relay_pkey; Type: CONSTRAINT; Schema: realtime; Owner: postgres
+--
+
+ALTER TABLE ONLY realtime.relay
+    ADD CONSTRAINT relay_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: buckets buckets_name_key; Type: CONSTRAINT; Schema: storage; Owner: hearth_<ref>_owner
 --
 
@@ -1725,6 +2088,22 @@ ALTER TABLE ONLY storage.pending_bytes
 
 ALTER TABLE ONLY storage.usage
     ADD CONSTRAINT usage_pkey PRIMARY KEY (one);
+
+
+--
+-- Name: hearth_deploys hearth_deploys_pkey; Type: CONSTRAINT; Schema: supabase_migrations; Owner: hearth_<ref>_owner
+--
+
+ALTER TABLE ONLY supabase_migrations.hearth_deploys
+    ADD CONSTRAINT hearth_deploys_pkey PRIMARY KEY (kind, name);
+
+
+--
+-- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: supabase_migrations; Owner: hearth_<ref>_owner
+--
+
+ALTER TABLE ONLY supabase_migrations.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
 
 
 --
@@ -1791,6 +2170,34 @@ CREATE INDEX changes_live ON hearth_workflows.changes USING btree (id) WHERE (NO
 
 
 --
+-- Name: messages_inserted_at; Type: INDEX; Schema: realtime; Owner: hearth_<ref>_owner
+--
+
+CREATE INDEX messages_inserted_at ON realtime.messages USING btree (inserted_at);
+
+
+--
+-- Name: presences_node; Type: INDEX; Schema: realtime; Owner: postgres
+--
+
+CREATE INDEX presences_node ON realtime.presences USING btree (node);
+
+
+--
+-- Name: presences_topic; Type: INDEX; Schema: realtime; Owner: postgres
+--
+
+CREATE INDEX presences_topic ON realtime.presences USING btree (topic);
+
+
+--
+-- Name: relay_created_at; Type: INDEX; Schema: realtime; Owner: postgres
+--
+
+CREATE INDEX relay_created_at ON realtime.relay USING btree (created_at);
+
+
+--
 -- Name: objects_bucket_name_c; Type: INDEX; Schema: storage; Owner: hearth_<ref>_owner
 --
 
@@ -1802,6 +2209,13 @@ CREATE INDEX objects_bucket_name_c ON storage.objects USING btree (bucket, name 
 --
 
 CREATE INDEX pending_bytes_writer ON storage.pending_bytes USING btree (writer);
+
+
+--
+-- Name: messages relay_broadcast; Type: TRIGGER; Schema: realtime; Owner: hearth_<ref>_owner
+--
+
+CREATE TRIGGER relay_broadcast AFTER INSERT ON realtime.messages FOR EACH ROW WHEN (((new.extension = 'broadcast'::text) AND (new.event IS NOT NULL))) EXECUTE FUNCTION realtime.messages_relay();
 
 
 --
@@ -1837,6 +2251,13 @@ CREATE TRIGGER usage_insert AFTER INSERT ON storage.objects REFERENCING NEW TABL
 --
 
 CREATE TRIGGER usage_update AFTER UPDATE ON storage.objects REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION storage.objects_after_update();
+
+
+--
+-- Name: usage within_quota; Type: TRIGGER; Schema: storage; Owner: postgres
+--
+
+CREATE CONSTRAINT TRIGGER within_quota AFTER UPDATE ON storage.usage DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION storage.usage_within_quota();
 
 
 --
@@ -1928,6 +2349,12 @@ ALTER TABLE ONLY storage.objects
 
 
 --
+-- Name: messages; Type: ROW SECURITY; Schema: realtime; Owner: hearth_<ref>_owner
+--
+
+ALTER TABLE realtime.messages ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: buckets; Type: ROW SECURITY; Schema: storage; Owner: hearth_<ref>_owner
 --
 
@@ -1945,6 +2372,15 @@ ALTER TABLE storage.objects ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY "read objects of public buckets" ON storage.objects FOR SELECT USING (storage.bucket_is_public(bucket));
 
+
+--
+-- Name: supabase_realtime; Type: PUBLICATION; Schema: -; Owner: hearth_<ref>_owner
+--
+
+CREATE PUBLICATION supabase_realtime WITH (publish = 'insert, update, delete, truncate');
+
+
+ALTER PUBLICATION supabase_realtime OWNER TO hearth_<ref>_owner;
 
 --
 -- Name: SCHEMA auth; Type: ACL; Schema: -; Owner: postgres
@@ -1991,6 +2427,16 @@ GRANT USAGE ON SCHEMA pgmq_public TO hearth_<ref>_owner WITH GRANT OPTION;
 GRANT USAGE ON SCHEMA public TO anon;
 GRANT USAGE ON SCHEMA public TO authenticated;
 GRANT USAGE ON SCHEMA public TO service_role;
+
+
+--
+-- Name: SCHEMA realtime; Type: ACL; Schema: -; Owner: postgres
+--
+
+GRANT USAGE ON SCHEMA realtime TO anon;
+GRANT USAGE ON SCHEMA realtime TO authenticated;
+GRANT USAGE ON SCHEMA realtime TO service_role;
+GRANT USAGE ON SCHEMA realtime TO hearth_<ref>_owner;
 
 
 --
@@ -2463,19 +2909,82 @@ GRANT ALL ON FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], 
 
 
 --
--- Name: FUNCTION assert_quota(quota bigint); Type: ACL; Schema: storage; Owner: postgres
+-- Name: FUNCTION broadcast_changes(topic_name text, event_name text, operation text, table_name text, table_schema text, new record, old record, level text); Type: ACL; Schema: realtime; Owner: postgres
 --
 
-GRANT ALL ON FUNCTION storage.assert_quota(quota bigint) TO anon;
-GRANT ALL ON FUNCTION storage.assert_quota(quota bigint) TO authenticated;
-GRANT ALL ON FUNCTION storage.assert_quota(quota bigint) TO service_role;
-GRANT ALL ON FUNCTION storage.assert_quota(quota bigint) TO hearth_<ref>_owner;
+GRANT ALL ON FUNCTION realtime.broadcast_changes(topic_name text, event_name text, operation text, table_name text, table_schema text, new record, old record, level text) TO anon;
+GRANT ALL ON FUNCTION realtime.broadcast_changes(topic_name text, event_name text, operation text, table_name text, table_schema text, new record, old record, level text) TO authenticated;
+GRANT ALL ON FUNCTION realtime.broadcast_changes(topic_name text, event_name text, operation text, table_name text, table_schema text, new record, old record, level text) TO service_role;
+GRANT ALL ON FUNCTION realtime.broadcast_changes(topic_name text, event_name text, operation text, table_name text, table_schema text, new record, old record, level text) TO hearth_<ref>_owner;
+
+
+--
+-- Name: FUNCTION capture_changes(); Type: ACL; Schema: realtime; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION realtime.capture_changes() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION messages_relay(); Type: ACL; Schema: realtime; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION realtime.messages_relay() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION relay_send(body text); Type: ACL; Schema: realtime; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION realtime.relay_send(body text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION send(payload jsonb, event text, topic text, private boolean); Type: ACL; Schema: realtime; Owner: postgres
+--
+
+GRANT ALL ON FUNCTION realtime.send(payload jsonb, event text, topic text, private boolean) TO anon;
+GRANT ALL ON FUNCTION realtime.send(payload jsonb, event text, topic text, private boolean) TO authenticated;
+GRANT ALL ON FUNCTION realtime.send(payload jsonb, event text, topic text, private boolean) TO service_role;
+GRANT ALL ON FUNCTION realtime.send(payload jsonb, event text, topic text, private boolean) TO hearth_<ref>_owner;
+
+
+--
+-- Name: FUNCTION sync_capture(); Type: ACL; Schema: realtime; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION realtime.sync_capture() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION sync_capture_on_ddl(); Type: ACL; Schema: realtime; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION realtime.sync_capture_on_ddl() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION topic(); Type: ACL; Schema: realtime; Owner: postgres
+--
+
+GRANT ALL ON FUNCTION realtime.topic() TO anon;
+GRANT ALL ON FUNCTION realtime.topic() TO authenticated;
+GRANT ALL ON FUNCTION realtime.topic() TO service_role;
+GRANT ALL ON FUNCTION realtime.topic() TO hearth_<ref>_owner;
+
+
+--
+-- Name: FUNCTION visible_to(check_sql text, pk jsonb, subscribers jsonb); Type: ACL; Schema: realtime; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION realtime.visible_to(check_sql text, pk jsonb, subscribers jsonb) FROM PUBLIC;
 
 
 --
 -- Name: FUNCTION bucket_is_public(bucket text); Type: ACL; Schema: storage; Owner: postgres
 --
 
+REVOKE ALL ON FUNCTION storage.bucket_is_public(bucket text) FROM PUBLIC;
 GRANT ALL ON FUNCTION storage.bucket_is_public(bucket text) TO anon;
 GRANT ALL ON FUNCTION storage.bucket_is_public(bucket text) TO authenticated;
 GRANT ALL ON FUNCTION storage.bucket_is_public(bucket text) TO service_role;
@@ -2510,6 +3019,48 @@ GRANT ALL ON FUNCTION storage.foldername(name text) TO anon;
 GRANT ALL ON FUNCTION storage.foldername(name text) TO authenticated;
 GRANT ALL ON FUNCTION storage.foldername(name text) TO service_role;
 GRANT ALL ON FUNCTION storage.foldername(name text) TO hearth_<ref>_owner;
+
+
+--
+-- Name: FUNCTION objects_after_delete(); Type: ACL; Schema: storage; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION storage.objects_after_delete() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION objects_after_insert(); Type: ACL; Schema: storage; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION storage.objects_after_insert() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION objects_after_update(); Type: ACL; Schema: storage; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION storage.objects_after_update() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION objects_claim_bytes(); Type: ACL; Schema: storage; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION storage.objects_claim_bytes() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION objects_set_owner(); Type: ACL; Schema: storage; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION storage.objects_set_owner() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION usage_within_quota(); Type: ACL; Schema: storage; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION storage.usage_within_quota() FROM PUBLIC;
 
 
 --
@@ -2570,6 +3121,15 @@ GRANT SELECT ON TABLE pgmq.meta TO service_role;
 
 
 --
+-- Name: TABLE messages; Type: ACL; Schema: realtime; Owner: hearth_<ref>_owner
+--
+
+GRANT SELECT,INSERT,UPDATE ON TABLE realtime.messages TO anon;
+GRANT SELECT,INSERT,UPDATE ON TABLE realtime.messages TO authenticated;
+GRANT SELECT,INSERT,UPDATE ON TABLE realtime.messages TO service_role;
+
+
+--
 -- Name: TABLE buckets; Type: ACL; Schema: storage; Owner: hearth_<ref>_owner
 --
 
@@ -2623,6 +3183,16 @@ CREATE EVENT TRIGGER hearth_rest_ddl_end ON ddl_command_end
 
 
 ALTER EVENT TRIGGER hearth_rest_ddl_end OWNER TO postgres;
+
+--
+-- Name: realtime_sync_capture; Type: EVENT TRIGGER; Schema: -; Owner: postgres
+--
+
+CREATE EVENT TRIGGER realtime_sync_capture ON ddl_command_end
+   EXECUTE FUNCTION realtime.sync_capture_on_ddl();
+
+
+ALTER EVENT TRIGGER realtime_sync_capture OWNER TO postgres;
 
 --
 -- PostgreSQL database dump complete
