@@ -75,7 +75,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     request.log.error({ err }, 'unhandled error');
     e = new HearthError(500, 'internal_error', 'Something went wrong on our side; the error is logged.');
   }
-  drainRefusedBody(request, reply);
+  drainRefusedBody(request, reply, err);
   if (e instanceof DatabaseUnavailable) reply.header('retry-after', String(e.retryAfterSeconds));
   return reply.code(e.status).type('application/json; charset=utf-8').send(envelope(area, e));
 }

@@ -11,8 +11,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const DRAIN_LIMIT = 64 * 1024 * 1024;
 
-export function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
+export function drainRefusedBody(request: FastifyRequest, reply: FastifyReply, err: unknown): void {
   const raw = request.raw;
+  // Only Fastify's body parsers: an area that streams a body itself (storage uploads) decides
+  // on its own connection, since its pipes may hold part of the body.
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('FST_ERR_CTP_')) return;
   if (raw.complete || reply.getHeader('connection') !== 'close') return;
   reply.removeHeader('connection');
   let dropped = 0;

