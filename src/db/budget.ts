@@ -7,18 +7,17 @@
  * `socket` option: the driver asks for a socket when it (re)connects, and the
  * slot is given back when that socket closes.
  *
- * Fair between databases: a free slot goes to the platform's own pools first
- * (control, admin: every request needs them briefly), then to the waiting
- * database holding the fewest connections (a cold project's first connection before a busy
- * project's tenth), and while anyone waits, the connection idle the longest
- * in the database holding the most is closed to make room; an idle
- * connection is one whose last message from the server was ReadyForQuery
- * "idle" with nothing written since, for at least IDLE_MS (a project pool's
- * connection between requests, a schema listener; pools.ts says which may be
- * closed). A database's pool is also capped at a
- * quarter of the budget (pools.ts). A request waits for a slot at most
- * queueMs, then fails with CONNECTIONS_EXHAUSTED: 503 database_unavailable with
- * Retry-After (unavailable.ts).
+ * Fair between databases: a free slot goes to the platform's own pools
+ * first (control, admin: every request needs them briefly), then to the
+ * waiting database holding the fewest connections (a cold project's first
+ * connection before a busy project's tenth). While anyone waits, the
+ * connection idle the longest in the database holding the most is closed to
+ * make room, if it may be (pools.ts says which); idle means its last message
+ * from the server was ReadyForQuery "idle", with nothing written since, for
+ * at least IDLE_MS. A project's pool is also capped at a quarter of the
+ * budget (pools.ts). A connect waits for a slot at most queueMs, then fails
+ * with CONNECTIONS_EXHAUSTED: 503 database_unavailable with Retry-After
+ * (unavailable.ts).
  */
 import net from 'node:net';
 
@@ -203,6 +202,15 @@ export class ConnectionBudget {
     if (victim) {
       victim.idleSince = null;
       victim.socket.destroy(); // its 'close' frees the slot for a waiter
+    } else if (!this.retry && [...this.slots].some((slot) => slot.evictable && slot.idleSince !== null)) {
+      // Idle, but not for long enough yet: look again once it has been.
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        this.reclaim();
+      }, IDLE_MS);
+      this.retry.unref();
     }
   }
+
+  private retry: NodeJS.Timeout | null = null;
 }
