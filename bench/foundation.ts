@@ -49,7 +49,7 @@ export async function benchFoundation(): Promise<string[]> {
     await owner.end();
     const token = await signAccessToken(project, { sub: '00000000-0000-4000-8000-000000000001', role: 'authenticated', aud: 'authenticated' }, h.clock, 'bench');
     const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), { max: 10, onnotice: () => {} });
-    const bareQuery = await bareServer(async (req, res) => {
+    const bareQuery = await bareServer(async (_req, res) => {
       const claims = { sub: '00000000-0000-4000-8000-000000000001', role: 'authenticated' };
       const [row] = await bareTransaction(pool, claims, (tx) => tx`select public.noop() as noop`);
       res.setHeader('content-type', 'application/json; charset=utf-8');

@@ -37,13 +37,13 @@ class Clients {
   static async start(opts: { url: string; sockets: number; topic: string; joinPayloads: Record<string, unknown>[] }): Promise<Clients> {
     const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/realtime-clients.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
     const c = new Clients(child);
-    child.stdin.write(JSON.stringify(opts) + '\n');
+    child.stdin.write(`${JSON.stringify(opts)}\n`);
     const first = await c.lines.next();
     if (first.value !== 'ready') throw new Error(`clients did not start: ${first.value}`);
     return c;
   }
   async ask(what: string): Promise<string> {
-    this.child.stdin.write(what + '\n');
+    this.child.stdin.write(`${what}\n`);
     return (await this.lines.next()).value as string;
   }
   async count(): Promise<number> {
@@ -184,7 +184,7 @@ export async function benchRealtime(): Promise<string[]> {
       const fan = async (url: string) => {
         const receivers = await Clients.start({ url, sockets: N, topic: 'realtime:fan', joinPayloads: [{}] });
         const { default: WebSocket } = await import('ws');
-        const ws = new WebSocket(url + '&vsn=1.0.0');
+        const ws = new WebSocket(`${url}&vsn=1.0.0`);
         await new Promise((r) => ws.once('open', r));
         ws.send(JSON.stringify({ topic: 'realtime:fan', event: 'phx_join', ref: '1', join_ref: '1', payload: {} }));
         await new Promise((r) => ws.once('message', r));

@@ -210,7 +210,7 @@ async function linkUser(ctx: AuthContext, req: LinkRequest, tx: postgres.Transac
   const t = now(ctx);
   // Links for one address are made one at a time: two invitations of a new address at once
   // would otherwise both find no user and both insert one (the second a unique violation).
-  await tx`select pg_advisory_xact_lock(hashtextextended(${'auth.link:' + req.email}, 0))`;
+  await tx`select pg_advisory_xact_lock(hashtextextended(${`auth.link:${req.email}`}, 0))`;
   let user = await findUserByEmail(tx, req.email);
   let type: LinkType;
   let purpose: Purpose = 'email';

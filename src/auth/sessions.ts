@@ -86,8 +86,17 @@ async function payload(ctx: AuthContext, user: UserRow, session: SessionRow, ref
  * Splits a row of `select s.id as session_id, s.aal as session_aal, s.amr as
  * session_amr, u.*[, LINK_COLUMNS] ...` (a session and its user from one statement).
  */
-function sessionAndUser(row: Record<string, any>): { session: SessionRow; user: UserRow | null; links: Links } {
-  const { session_id, session_aal, session_amr, hearth_identities, hearth_factors, ...user } = row;
+/** A row of that statement: the session's columns under their aliases, then the user's own. */
+interface SessionUserRow extends Partial<UserRow> {
+  session_id: string;
+  session_aal: SessionRow['aal'];
+  session_amr: AmrEntry[];
+  hearth_identities?: unknown[] | null;
+  hearth_factors?: unknown[] | null;
+}
+
+function sessionAndUser(row: postgres.Row): { session: SessionRow; user: UserRow | null; links: Links } {
+  const { session_id, session_aal, session_amr, hearth_identities, hearth_factors, ...user } = row as SessionUserRow;
   return {
     session: { id: session_id, aal: session_aal, amr: session_amr },
     user: user.id ? (user as UserRow) : null,

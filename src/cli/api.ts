@@ -47,6 +47,8 @@ export class Api {
     readonly local: boolean,
   ) {}
 
+  // Callers name the answer's type; unnamed, it is the parsed JSON as it came.
+  // biome-ignore lint/suspicious/noExplicitAny: see above.
   async call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
     let res: Response;
     try {
@@ -61,7 +63,7 @@ export class Api {
       throw new CliError(`Cannot reach ${this.url} (${cause}). ${this.local ? 'Is Hearth running? Start it with `npm start`.' : 'Check the URL given to `hearth login --url`.'}`);
     }
     const text = await res.text();
-    let parsed: any = null;
+    let parsed: { error?: { code?: unknown; message?: string } } | null = null;
     try {
       parsed = text === '' ? null : JSON.parse(text);
     } catch {
@@ -71,7 +73,7 @@ export class Api {
     const code = parsed?.error?.code;
     if (typeof code !== 'string') throw this.notHearth(res);
     if (res.status === 401) throw new CliError(this.relogin);
-    throw new ApiError(res.status, code, `${parsed.error.message ?? code} (${code})`, parsed);
+    throw new ApiError(res.status, code, `${parsed?.error?.message ?? code} (${code})`, parsed as Record<string, unknown>);
   }
 
   private notHearth(res: Response): CliError {
@@ -151,7 +153,7 @@ export async function sql<T = Record<string, unknown>>(t: Target, query: string,
     return await t.api.call<T[]>('POST', `${t.path}/database/query`, { query, ...(timeoutMs ? { timeout_ms: timeoutMs } : {}) });
   } catch (err) {
     if (err instanceof ApiError && err.code === 'sql_error') {
-      const b = err.body as Record<string, any>;
+      const b = err.body as { error: { message: string }; sqlstate: string; position?: number; detail?: string; hint?: string };
       throw new SqlError({ message: b.error.message, sqlstate: b.sqlstate, position: b.position ?? null, detail: b.detail ?? null, hint: b.hint ?? null });
     }
     throw err;

@@ -47,7 +47,7 @@ export function linkedRef(workdir?: string): string | null {
 export function writeLink(folder: AppFolder, ref: string): string {
   const file = linkFile(folder);
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, ref + '\n');
+  writeFileSync(file, `${ref}\n`);
   return file;
 }
 

@@ -44,7 +44,7 @@ export function saveLogin(login: Login, env: NodeJS.ProcessEnv = process.env): s
   const file = credentialsFile(env);
   // Written 0600 from the start (no moment where another user could read it), and
   // chmod'ed in case the file existed with wider rights.
-  writeFileSync(file, JSON.stringify(login, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify(login, null, 2)}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return file;
 }

@@ -308,7 +308,7 @@ export function registerDeploys(program: Command): void {
       const opts = optionsOf(args);
       const items = pairs.map((p) => {
         const eq = p.indexOf('=');
-        if (eq < 1) throw new CliError(`Write each secret as NAME=value, not "${p.length > 40 ? p.slice(0, 3) + '...' : p.split('=')[0]}".`);
+        if (eq < 1) throw new CliError(`Write each secret as NAME=value, not "${p.length > 40 ? `${p.slice(0, 3)}...` : p.split('=')[0]}".`);
         return { name: p.slice(0, eq), value: p.slice(eq + 1) };
       });
       const t = await target(opts);

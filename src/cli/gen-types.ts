@@ -68,8 +68,8 @@ class Renderer {
   }
 
   private object(fields: string[], indent: string): string {
-    if (fields.length === 0) return '{\n' + indent + '  [_ in never]: never\n' + indent + '}';
-    return '{\n' + fields.map((f) => `${indent}  ${f}`).join('\n') + `\n${indent}}`;
+    if (fields.length === 0) return `{\n${indent}  [_ in never]: never\n${indent}}`;
+    return `{\n${fields.map((f) => `${indent}  ${f}`).join('\n')}\n${indent}}`;
   }
 
   private isView(r: CatalogRelation) {
@@ -112,7 +112,7 @@ class Renderer {
   }
 
   private table(r: CatalogRelation, indent: string): string {
-    const i2 = indent + '  ';
+    const i2 = `${indent}  `;
     const parts = [`${i2}Row: ${this.object(this.rowFields(r), i2)}`];
     const writable = r.kind === 'r' || r.kind === 'p' || ((r.kind === 'v' || r.kind === 'f') && (r.updatable & (8 | 4)) !== 0);
     if (writable) {
@@ -162,7 +162,7 @@ class Renderer {
     const byName = new Map<string, CatalogFunction[]>();
     for (const f of this.catalog.functions.filter((f) => f.schema === name)) byName.set(f.name, [...(byName.get(f.name) ?? []), f]);
     const functions = [...byName].map(([fname, overloads]) => {
-      const sigs = overloads.map((f) => this.functionSignature(f, I + '  '));
+      const sigs = overloads.map((f) => this.functionSignature(f, `${I}  `));
       // Overloads are a union of signatures, one per line.
       return sigs.length === 1 ? `${I}${key(fname)}: ${sigs[0]}` : `${I}${key(fname)}:\n${sigs.map((s) => `${I}  | ${s}`).join('\n')}`;
     });

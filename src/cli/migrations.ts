@@ -243,7 +243,7 @@ function init(folder: AppFolder): string[] {
   for (const dir of [folder.root, folder.migrations, folder.functions, folder.workflows]) {
     if (!existsSync(dir)) {
       mkdirSync(dir, { recursive: true });
-      created.push(relative(dir) + '/');
+      created.push(`${relative(dir)}/`);
     }
   }
   for (const [name, text] of INIT_FILES) {

@@ -82,18 +82,21 @@ export interface GlobalOptions {
   yes?: boolean;
 }
 
+// Commander hands an action its arguments untyped; each action declares its own.
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+// biome-ignore lint/suspicious/noConfusingVoidType: an action that returns nothing exits 0.
 export type Action = (...args: any[]) => Promise<number | void>;
 
 /** Runs an action and keeps its exit status for main(). */
 export let exitStatus = 0;
-export function act(fn: Action): (...args: any[]) => Promise<void> {
-  return async (...args: any[]) => {
+export function act(fn: Action): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
     exitStatus = (await fn(...args)) ?? 0;
   };
 }
 
 /** The options of the command an action belongs to, with the program's (--project-ref, --workdir). */
-export function optionsOf<T>(args: any[]): T & GlobalOptions {
+export function optionsOf<T>(args: unknown[]): T & GlobalOptions {
   const cmd = args.at(-1) as Command;
   return cmd.optsWithGlobals() as T & GlobalOptions;
 }

@@ -29,7 +29,7 @@ export async function runStart(config: Config): Promise<number> {
   for (const signal of SIGNALS) process.on(signal, () => void shutdown(signal));
 
   if (hearth.app) {
-    writeFileSync(runtimeFile, JSON.stringify({ url: hearth.url, pid: process.pid }) + '\n');
+    writeFileSync(runtimeFile, `${JSON.stringify({ url: hearth.url, pid: process.pid })}\n`);
     const owner = await firstOwner(hearth.p, hearth.project);
     const info = await connectionInfo(hearth.p, hearth.project, owner.id);
     const password = hearth.owner.password ? ` / ${hearth.owner.password}` : '';
@@ -45,7 +45,7 @@ Hearth is running (role ${config.role}, ready in ${((Date.now() - started) / 100
   JWKS URL          ${info.JWKS_URL}
   Owner sign-in     ${owner.email}${password}   (POST ${info.API_URL}/v1/login)
 
-Data folder ${config.dataDir}${config.databaseUrl ? '' : ' (embedded PostgreSQL on 127.0.0.1:' + config.dbPort + ')'}.
+Data folder ${config.dataDir}${config.databaseUrl ? '' : ` (embedded PostgreSQL on 127.0.0.1:${config.dbPort})`}.
 \`npx hearth status -o env\` prints these again, with a management token (MANAGEMENT_TOKEN). Ctrl-C stops.
 `);
   } else {

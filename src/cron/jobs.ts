@@ -24,6 +24,7 @@ const FIELDS = new Set(['name', 'schedule', 'target_kind', 'target', 'payload'])
 const MAX_PAYLOAD_BYTES = 256 * 1024;
 const MAX_URL_LENGTH = 2048;
 /** Characters a URL must not carry raw. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point (they are refused).
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export interface CronRun {

@@ -75,7 +75,7 @@ function clusterDir(dataDir: string, ids: { uid: number; gid: number } | null): 
 export async function startEmbedded(dataDir: string, port: number, log: Logger): Promise<EmbeddedCluster> {
   mkdirSync(dataDir, { recursive: true });
   const passwordFile = path.join(dataDir, 'pg-password');
-  if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(18).toString('hex') + '\n', { mode: 0o600 });
+  if (!existsSync(passwordFile)) writeFileSync(passwordFile, `${randomBytes(18).toString('hex')}\n`, { mode: 0o600 });
   chmodSync(passwordFile, 0o600);
   const password = readFileSync(passwordFile, 'utf8').trim();
 
@@ -193,7 +193,7 @@ async function binaries(ids: { uid: number; gid: number } | null): Promise<Binar
 function initdb(initdbPath: string, databaseDir: string, password: string, ids: { uid: number; gid: number } | null): void {
   // The password goes through a file only the server's user can read, removed right after.
   const file = path.join(tmpdir(), `hearth-pwfile-${process.pid}-${randomBytes(6).toString('hex')}`);
-  writeFileSync(file, password + '\n', { mode: 0o600 });
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
   if (ids) chownSync(file, ids.uid, ids.gid);
   try {
     const run = spawnSync(

@@ -35,7 +35,7 @@ export async function listenOwnConnection(
     },
   };
   // Parsed options (they carry `shared`) are taken as they are, as postgres.js does for its own listener.
-  const client = postgres(options as unknown as postgres.Options<{}>);
+  const client = postgres(options as unknown as postgres.Options<Record<string, postgres.PostgresType>>);
   const stop = () => {
     stopped = true;
     return client.end({ timeout: 5 });

@@ -42,7 +42,7 @@ export const PROJECT_IDLE_SECONDS = 5;
 
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
-  u.pathname = '/' + encodeURIComponent(database);
+  u.pathname = `/${encodeURIComponent(database)}`;
   return u.toString();
 }
 

@@ -84,7 +84,8 @@ class SocketPool extends http.Agent {
     const socket = this.idle.pop();
     if (socket) {
       socket.ref();
-      return this.give(req, socket, true);
+      this.give(req, socket, true);
+      return;
     }
     if (this.open >= MAX_CONNECTIONS) return void this.waiting.push(req);
     this.give(req, this.connect(), false);
@@ -167,7 +168,7 @@ export class Instance {
       onLog({ invocationId: i, level: l, message: m });
     });
     readline.createInterface({ input: child.stderr! }).on('line', (line) => {
-      this.stderrTail = (this.stderrTail + line + '\n').slice(-STDERR_TAIL);
+      this.stderrTail = (`${this.stderrTail + line}\n`).slice(-STDERR_TAIL);
       // workerd tells the function only "internal error; reference = X"; the reason is here.
       const refused = /connecting to (.+) is not allowed/.exec(line);
       if (refused) onLog({ invocationId: null, level: 'warn', message: `Outbound connection to ${refused[1]} refused: functions may only connect to public internet addresses.` });
@@ -213,7 +214,7 @@ export class Instance {
   }
 
   private bootError(): string {
-    const text = this.stderrTail.replaceAll(this.runDir + '/', '');
+    const text = this.stderrTail.replaceAll(`${this.runDir}/`, '');
     const uncaught = text.split('\n').findIndex((l) => l.includes('Uncaught'));
     const lines = text.split('\n');
     const picked = uncaught >= 0 ? lines.slice(uncaught, uncaught + 6) : lines.filter(Boolean).slice(-3);

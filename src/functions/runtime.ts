@@ -14,7 +14,7 @@ import { HearthError, notFound } from '../errors.ts';
 import { bundleFunction, stopBundler } from './bundle.ts';
 import { Instance, sweepOrphans, type InstanceLog, type Invocation } from './instance.ts';
 import { functionNetworkPolicy, type NetworkPolicy } from './network.ts';
-import { type FunctionLogEntry, type FunctionRecord, type FunctionStore, type ProjectSecrets } from './store.ts';
+import type { FunctionLogEntry, FunctionRecord, FunctionStore, ProjectSecrets } from './store.ts';
 import { assertFunctionName, checkSecrets, checkSource, type FunctionSource } from './validate.ts';
 
 export interface FunctionsRuntimeOptions {

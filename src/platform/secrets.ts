@@ -48,7 +48,7 @@ export class MasterKey {
     const file = path.join(dataDir, 'master.key');
     if (!existsSync(file)) {
       mkdirSync(dataDir, { recursive: true });
-      writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+      writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
     }
     chmodSync(file, 0o600);
     return MasterKey.load(readFileSync(file, 'utf8').trim(), dataDir);

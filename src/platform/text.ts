@@ -38,7 +38,9 @@ export function unstorableJson(value: unknown, path: string): string | null {
     } else if (v !== null && typeof v === 'object') {
       if (depth > MAX_JSON_DEPTH) return `${shown(at)} is nested more than ${MAX_JSON_DEPTH} levels deep`;
       if (Array.isArray(v)) {
-        v.forEach((item, i) => pending.push([item, `${at}[${i}]`, depth + 1]));
+        v.forEach((item, i) => {
+          pending.push([item, `${at}[${i}]`, depth + 1]);
+        });
       } else {
         for (const [key, item] of Object.entries(v)) {
           const why = unstorableText(key);

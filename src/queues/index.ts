@@ -46,7 +46,7 @@ async function asQueueOwner<T>(sql: postgres.Sql, queue: string, fn: (tx: postgr
     return (await sql.begin(async (tx) => {
       // No such table: the pgmq call below reports the missing queue.
       const become = tx`select set_config('role', coalesce(
-          (select tableowner::text from pg_catalog.pg_tables where schemaname = 'pgmq' and tablename = ${'q_' + queue}),
+          (select tableowner::text from pg_catalog.pg_tables where schemaname = 'pgmq' and tablename = ${`q_${queue}`}),
           current_user), true)`.execute();
       try {
         return await fn(tx);

@@ -220,7 +220,7 @@ export class Connection {
       const role = key.type === 'secret' ? 'service_role' : 'anon';
       return { caller: { role, claims: { role, iss: 'hearth', ref: this.project.ref } }, exp: null };
     }
-    let claims;
+    let claims: Awaited<ReturnType<typeof verifyAccessToken>>;
     try {
       const project = (await this.deps.registry.byReference(this.project.ref)) ?? this.project;
       claims = await verifyAccessToken(project, token, this.deps.clock);

@@ -213,8 +213,8 @@ export class ProjectHub {
       const topic = String(body.topic);
       const key = topicKeyOf(topic, body.private === true);
       const b: UserBroadcast = body.bin
-        ? { topic: 'realtime:' + topic, event: String(body.event), body: Buffer.from(String(body.bin), 'base64'), encoding: 'binary' }
-        : { topic: 'realtime:' + topic, event: String(body.event), body: JSON.stringify(body.payload ?? {}), encoding: 'json' };
+        ? { topic: `realtime:${topic}`, event: String(body.event), body: Buffer.from(String(body.bin), 'base64'), encoding: 'binary' }
+        : { topic: `realtime:${topic}`, event: String(body.event), body: JSON.stringify(body.payload ?? {}), encoding: 'json' };
       this.deliverBroadcast(key, b, null);
     } else if (body.k === 'p') {
       this.deliverPresence(String(body.topic), { joins: (body.joins ?? {}) as Metas, leaves: (body.leaves ?? {}) as Metas });

@@ -89,7 +89,7 @@ export async function parseBindings(raw: unknown, role: DbRole, relations: Relat
     if (tableName && tableName !== '*') {
       if (schema === '*') throw new BindingError('a table needs a schema');
       rel = await relations.byName(schema, tableName);
-      if (!rel || !rel.selectable[role]) {
+      if (!rel?.selectable[role]) {
         throw new BindingError(`Unable to subscribe to changes of ${schema}.${tableName}: the table does not exist or role ${role} may not select it`);
       }
       if (rel.rls && role !== 'service_role' && !rel.primaryKey.length) {

@@ -68,7 +68,7 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
     if (!project) return refuse(socket, 404, 'project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.');
     const apikey = parsed.searchParams.get('apikey') ?? (req.headers.apikey as string | undefined);
     if (!apikey) return refuse(socket, 401, 'no_api_key', 'No API key: connect with ?apikey=<the project key>.');
-    let auth;
+    let auth: Awaited<ReturnType<typeof authenticate>>;
     try {
       auth = await authenticate(registry, project, { apikey }, p.clock);
     } catch (err) {

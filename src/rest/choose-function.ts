@@ -46,7 +46,7 @@ export function chooseFunction(all: RestFunction[], schema: string, name: string
   if (call.wholeBody) {
     const json = fns.filter((f) => f.args.length === 1 && (f.args[0].type === 'json' || f.args[0].type === 'jsonb'));
     if (json.length === 1) return { fn: json[0], whole: true };
-    if (json.length > 1) throw ambiguous(schema, name, json);
+    if (json.length > 1) throw ambiguous(json);
     throw notFound(schema, name, call, fns, callableNames);
   }
   const given = new Set(call.given);
@@ -54,7 +54,7 @@ export function chooseFunction(all: RestFunction[], schema: string, name: string
   const accepted = SINGLE_UNNAMED[call.type] ?? [];
   const fallback = call.post ? fns.filter((f) => f.args.length === 1 && f.args[0].name === '' && accepted.includes(f.args[0].type) && !matching.includes(f)) : [];
   const candidates = matching.length ? matching : fallback;
-  if (candidates.length > 1) throw ambiguous(schema, name, candidates);
+  if (candidates.length > 1) throw ambiguous(candidates);
   if (!candidates.length) throw notFound(schema, name, call, fns, callableNames);
   const fn = candidates[0];
   return { fn, whole: fn.args.length === 1 && fn.args[0].name === '' };
@@ -72,7 +72,7 @@ function matchesArguments(f: RestFunction, given: Set<string>, call: CallShape):
 const byArity = (a: RestFunction, b: RestFunction) => a.args.length - b.args.length || (signature(a) < signature(b) ? -1 : signature(a) > signature(b) ? 1 : 0);
 const signature = (f: RestFunction) => `${f.schema}.${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`;
 
-function ambiguous(schema: string, name: string, fns: RestFunction[]): HearthError {
+function ambiguous(fns: RestFunction[]): HearthError {
   return new HearthError(
     300,
     'PGRST203',

@@ -34,7 +34,10 @@ function splitRecords(text: string): CsvField[][] {
       i++;
       for (;;) {
         if (i >= text.length) throw new HearthError(400, 'PGRST102', 'Invalid CSV body', 'A quoted field is not closed.');
-        if (text[i] === '"' && text[i + 1] === '"') (value += '"'), (i += 2);
+        if (text[i] === '"' && text[i + 1] === '"') {
+          value += '"';
+          i += 2;
+        }
         else if (text[i] === '"') break;
         else value += text[i++];
       }

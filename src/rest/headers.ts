@@ -120,7 +120,7 @@ const PLAN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'] as con
  * (what supabase-js explain() sends), or null for any other Accept.
  */
 export function planRequest(accept: string | undefined): PlanRequest | null {
-  if (!accept || !accept.includes('vnd.pgrst.plan')) return null;
+  if (!accept?.includes('vnd.pgrst.plan')) return null;
   const [type, ...params] = accept.split(',')[0].split(';').map((x) => x.trim());
   const m = /^application\/vnd\.pgrst\.plan(?:\+(json|text))?$/i.exec(type);
   if (!m) return null;

@@ -78,7 +78,7 @@ function relationPaths(rel: Relation): JsonSchema {
 
 function functionPaths(fns: RestFunction[]): JsonSchema {
   const fn = fns[0];
-  const tags = ['(rpc) ' + fn.name];
+  const tags = [`(rpc) ${fn.name}`];
   const args = fns.flatMap((f) => f.args.filter((a) => a.name));
   const body = {
     name: 'args',

@@ -195,7 +195,11 @@ function readJsonPath(c: Cursor): JsonStep[] {
   const steps: JsonStep[] = [];
   while (c.peek('->')) {
     if (steps.at(-1)?.arrow === '->>') throw c.fail('"->>" must be the last step of a JSON path');
-    const arrow = c.eat('->>') ? '->>' : (c.expect('->'), '->');
+    let arrow: '->' | '->>' = '->>';
+    if (!c.eat('->>')) {
+      c.expect('->');
+      arrow = '->';
+    }
     steps.push({ arrow, key: readName(c, 'expected a JSON key', JSON_KEY_STOP) });
   }
   return steps;
@@ -486,6 +490,7 @@ export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string>
   for (const [key, value] of query) {
     // Postgres text cannot hold NUL; refuse it here rather than as a protocol error.
     if (key.includes('\u0000') || value.includes('\u0000')) {
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is shown escaped in the message.
       throw parseError(`parameter ${key.replace(/\u0000/g, '\\0')}`, value.replace(/\u0000/g, '\\0'), 'the query string contains a NUL character');
     }
     if (key === 'select') {

@@ -648,7 +648,7 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
   // The filters already chose the rows (in the write); the rows are shaped only.
   const em = emitNode(ctx, { ...root, options: NO_OPTIONS });
   ctx.checkAllOptionsUsed();
-  const rows = `SELECT ${em.columns.join(', ')} FROM ${['hearth_source AS ' + root.alias, ...em.joins].join(' ')}${groupBySql(em)}`;
+  const rows = `SELECT ${em.columns.join(', ')} FROM ${[`hearth_source AS ${root.alias}`, ...em.joins].join(' ')}${groupBySql(em)}`;
   const body = `count(*) AS page_total, ${bodySql(options.format, null)} AS body FROM (${rows}) _hearth_t`;
   // hearth_source keeps exactly the relation's columns: computed fields take its rows as the relation's row type.
   const text = merging

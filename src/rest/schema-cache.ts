@@ -6,7 +6,7 @@
  * says its schema changed (NOTIFY pgrst, sent by migration 020's event trigger
  * or by the user), so DDL over the direct connection shows up without restart.
  */
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { listenOwnConnection } from '../db/listen.ts';
 import { pipelined, rowsOf } from '../db/with-role.ts';
 
@@ -296,7 +296,9 @@ function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunc
     if (mode === 'o' || mode === 'b' || mode === 't') outColumns.push({ name, type, nullable: true, default: null });
   });
   // The last pronargdefaults input arguments have defaults.
-  args.forEach((a, i) => (a.hasDefault = i >= args.length - f.ndefaults));
+  args.forEach((a, i) => {
+    a.hasDefault = i >= args.length - f.ndefaults;
+  });
   const unnamed = args.filter((a) => a.name === '');
   const callable = unnamed.length === 0 || (unnamed.length === 1 && SINGLE_UNNAMED_TYPES.has(unnamed[0].type));
 

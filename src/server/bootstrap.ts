@@ -45,7 +45,7 @@ export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; own
     if (!project) {
       if (!owner) {
         owner = { email: 'owner@hearth.local', password: randomToken(20) };
-        writeFileSync(ownerFile(p), JSON.stringify(owner, null, 2) + '\n', { mode: 0o600 });
+        writeFileSync(ownerFile(p), `${JSON.stringify(owner, null, 2)}\n`, { mode: 0o600 });
       }
       const account = (await findAccountByEmail(p.dbs.control, owner.email)) ??
         (await createAccount(p.dbs.control, owner.email, owner.password ?? randomToken(20)));

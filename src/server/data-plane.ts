@@ -46,7 +46,7 @@ export function rewriteProjectUrl(projectDomain: string | null) {
     const m = url.startsWith('/project/') ? /^\/project\/([^/?#]+)(.*)$/.exec(url) : null;
     if (m) {
       (req as Record<symbol, unknown>)[REF_SYMBOL] = m[1];
-      return m[2] && m[2].startsWith('/') ? m[2] : '/' + (m[2] ?? '');
+      return m[2]?.startsWith('/') ? m[2] : `/${m[2] ?? ''}`;
     }
     const host = typeof req.headers.host === 'string' ? req.headers.host : '';
     const h = hostPattern?.exec(host);
@@ -91,7 +91,7 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
     }
     // Counted once it is known to be the project's own traffic (daily request quota).
     const counted = usage.admit(project, reply);
-    if (counted) return counted.then(() => void (request.hearth = { project, auth }));
+    if (counted !== undefined) return counted.then(() => void (request.hearth = { project, auth }));
     request.hearth = { project, auth };
   }
 
@@ -107,7 +107,7 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
       } catch (err) {
         return done(err as Error);
       }
-      if (pending) pending.then(() => done(), (err) => done(err));
+      if (pending !== undefined) pending.then(() => done(), (err) => done(err));
       else done();
     }, (err) => done(err));
   });

@@ -22,7 +22,10 @@ export class Meter extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.size += chunk.length;
-    if (this.size > this.limit) return done(tooLarge(this.limit));
+    if (this.size > this.limit) {
+      done(tooLarge(this.limit));
+      return;
+    }
     this.hash.update(chunk);
     done(null, chunk);
   }

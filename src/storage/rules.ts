@@ -28,6 +28,7 @@ export function checkObjectName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0) throw bad('it is empty');
   if (Buffer.byteLength(name) > 1024) throw bad('it is longer than 1024 bytes');
   // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
   if (/[\u0000-\u001f\u007f]/.test(name)) throw bad('it contains control characters');
   // Postgres would store a lone UTF-16 surrogate as U+FFFD: the name answered would not be the one kept.
   if (unstorableText(name)) throw bad('it contains an unpaired UTF-16 surrogate');

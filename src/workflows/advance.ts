@@ -127,7 +127,10 @@ function scheduleAttempt(pass: Pass, row: StepRow, action: Step | Action, timeou
   const { st } = pass;
   if (row.status === 'running') {
     const dead = failAttempt(st, row, 'The attempt was interrupted: the worker running it stopped before recording its outcome.', true);
-    if (dead) return onDone(false);
+    if (dead) {
+      onDone(false);
+      return;
+    }
     st.touch(row, { next_attempt_at: null });
   } else if (row.next_attempt_at && row.next_attempt_at > st.now) {
     st.wakeBy(row.next_attempt_at);
@@ -190,7 +193,10 @@ function moveOn(pass: Pass, row: StepRow, output: unknown, producesOutput: boole
 function finishIfDone(pass: Pass): void {
   const { st } = pass;
   const failed = st.rows.find((r) => r.parent_step_id && r.status === 'failed');
-  if (failed) return failRun(pass, `fan-out child ${failedText(failed)}`);
+  if (failed) {
+    failRun(pass, `fan-out child ${failedText(failed)}`);
+    return;
+  }
   if (openChildren(st).length) {
     st.run.status = 'waiting';
     return;
@@ -275,10 +281,12 @@ function join(pass: Pass, step: Step, row: StepRow): void {
   const failed = children.find((c) => c.status === 'failed');
   if (failed) {
     st.touch(row, { status: 'failed', error: `fan-out child ${failedText(failed)}` });
-    return failRun(pass, `step "${step.key}" failed: fan-out child ${failedText(failed)}`);
+    failRun(pass, `step "${step.key}" failed: fan-out child ${failedText(failed)}`);
+    return;
   }
   if (children.every((c) => c.status === 'succeeded')) {
-    return moveOn(pass, row, Object.fromEntries(children.map((c) => [c.key, c.output ?? null])), true);
+    moveOn(pass, row, Object.fromEntries(children.map((c) => [c.key, c.output ?? null])), true);
+    return;
   }
   st.run.status = 'waiting';
 }
@@ -358,7 +366,10 @@ function planCompensation(pass: Pass): void {
   let row = st.rows.find((r) => r.key === key);
   row ??= st.add({ position: target.row.position, key, kind: target.action.kind, status: 'pending', max_attempts: COMPENSATION_ATTEMPTS, compensating: true, parent_step_id: null });
   const undo = row;
-  if (undo.status === 'failed') return compensationIncomplete(pass, target, undo);
+  if (undo.status === 'failed') {
+    compensationIncomplete(pass, target, undo);
+    return;
+  }
   scheduleAttempt(pass, undo, target.action, LIMITS.defaultAttemptTimeoutSeconds, (ok) => {
     if (!ok) return compensationIncomplete(pass, target, undo);
     if (!compensationTarget(pass)) {

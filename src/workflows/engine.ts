@@ -135,14 +135,16 @@ async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOpti
   const st = new RunState(run, rows, now);
   try {
     const pass = await planPass(p, st, opts.stepCeiling);
-    if (pass && pass.attempts.length) {
+    if (pass?.attempts.length) {
       p.faults.hit('workflows.attempt', { runId: run.id, steps: pass.attempts.map((a) => a.row.key) });
       await beginAttempts(p, owner, pass);
       const project = await registry.byReference(await projectRef(p, run.project_id));
       if (!project) throw new Error('The project no longer exists.');
       const ctx: ActionContext = { p, project, invoker: opts.invoker };
       const outcomes = await Promise.all(pass.attempts.map((a) => runAction(ctx, a.action, a.timeoutSeconds)));
-      pass.attempts.forEach((a, i) => a.apply(outcomes[i]!));
+      pass.attempts.forEach((a, i) => {
+        a.apply(outcomes[i]!);
+      });
     }
     for (const settle of pass?.settle ?? []) await settle();
   } catch (err) {

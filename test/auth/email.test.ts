@@ -139,7 +139,7 @@ describe('magic links', () => {
 
   test('an expired link redirects with error_code=otp_expired', async () => {
     const email = uniqueEmail('oldlink');
-    await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(APP + '/x')}`, { body: { email } });
+    await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/x`)}`, { body: { email } });
     const link = linkIn(await inbox.next(email));
     h.clock.advance(11 * MIN);
     try {
@@ -159,7 +159,7 @@ describe('magic links', () => {
       assert.equal(res.status, 400, target);
       assert.equal(res.body.error.code, 'bad_redirect');
     }
-    const deep = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(APP + '/deep/a/b/c?x=1')}`, { body: { email } });
+    const deep = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/deep/a/b/c?x=1`)}`, { body: { email } });
     assert.equal(deep.status, 200);
     const link = linkIn(await inbox.next(email));
     const tampered = new URL(link);
@@ -179,7 +179,7 @@ describe('magic links', () => {
   test('with an empty allowlist any redirect_to but site_url is refused; links default to site_url', async () => {
     await configureAuth(h, { uri_allow_list: '' });
     try {
-      const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(APP + '/welcome')}`, { body: { email: uniqueEmail() } });
+      const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/welcome`)}`, { body: { email: uniqueEmail() } });
       assert.equal(res.status, 400);
       assert.equal(res.body.error.code, 'bad_redirect');
       const email = uniqueEmail('site');
@@ -202,7 +202,7 @@ describe('PKCE', () => {
   test('a link started with code_challenge redirects with ?code=, exchanged once for a session', async () => {
     const email = uniqueEmail('pkce');
     const { verifier, challenge } = pkcePair();
-    const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(APP + '/cb')}`, { body: { email, code_challenge: challenge, code_challenge_method: 's256' } });
+    const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/cb`)}`, { body: { email, code_challenge: challenge, code_challenge_method: 's256' } });
     assert.equal(res.status, 200);
     const followed = await follow(linkIn(await inbox.next(email)));
     assert.equal(followed.status, 302);
@@ -259,7 +259,7 @@ describe('password recovery', () => {
     const email = uniqueEmail('reset');
     const old = goodPassword();
     await client(h).auth.signUp({ email, password: old });
-    const res = await authApi(h, 'POST', `/recover?redirect_to=${encodeURIComponent(APP + '/reset')}`, { body: { email } });
+    const res = await authApi(h, 'POST', `/recover?redirect_to=${encodeURIComponent(`${APP}/reset`)}`, { body: { email } });
     assert.deepEqual([res.status, res.body], [200, {}]);
     const unknown = await authApi(h, 'POST', '/recover', { body: { email: uniqueEmail('nobody') } });
     assert.deepEqual([unknown.status, unknown.body], [200, {}]);

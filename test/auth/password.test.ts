@@ -80,7 +80,7 @@ describe('sign-up and password sign-in through supabase-js', () => {
       assert.equal(res.status, 400, password);
       assert.equal(res.body.error.code, 'leaked_password');
     }
-    const exact = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: 'x'.repeat(118) + 'Q1w2e3r4t!' } });
+    const exact = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: `${'x'.repeat(118)}Q1w2e3r4t!` } });
     assert.equal(exact.status, 201);
   });
 

@@ -94,7 +94,7 @@ test('migration list, and push refusing a changed file, a missing file and an ou
 
   const first = path.join(migrations, '20260101000001_todos.sql');
   const text = readFileSync(first, 'utf8');
-  writeFileSync(first, text + '-- edited\n');
+  writeFileSync(first, `${text}-- edited\n`);
   const changed = await hearth('db', 'push');
   assert.equal(changed.status, 1);
   assert.equal(changed.stderr, 'hearth: hearth/migrations/20260101000001_todos.sql was changed after it was applied (checksum differs): restore it as applied and put the change in a new migration (`hearth migration new <name>`).\n');

@@ -70,6 +70,7 @@ test('hearth push of the example on a fresh project applies everything in order 
     '',
   ].join('\n'));
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's own source, written as text.
   writeFileSync(path.join(app, 'hearth/functions/hello/greeting.ts'), 'export const greeting = (name: string) => `Hi ${name}!`;\n');
   const toml = path.join(app, 'hearth/config.toml');
   writeFileSync(toml, readFileSync(toml, 'utf8').replace('0 6 * * *', '30 6 * * *'));

@@ -1,7 +1,7 @@
 // Five-field schedules as pg_cron reads them: a row per expression and minute.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { HearthError } from '../../src/errors.ts';
+import type { HearthError } from '../../src/errors.ts';
 import { parseSchedule, startOfMinute } from '../../src/cron/schedule.ts';
 
 // 2026-02-13 is a Friday; 2026-02-06 a Friday; 2026-02-07 a Saturday; 2026-02-09 a Monday.

@@ -28,7 +28,7 @@ after(async () => {
 });
 
 test('REST: a JSON body nested 5,000 deep is 400 PGRST102, no row', async () => {
-  const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
+  const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
   const res = await h.api('POST', '/rest/v1/items', { token: h.info.PUBLISHABLE_KEY, raw: `{"data":${deep}}`, headers: { 'content-type': 'application/json' } });
   assert.equal(res.status, 400);
   assert.equal(res.body.code, 'PGRST102');
@@ -115,7 +115,7 @@ test('workflows: run input nested 1,000 deep is 400 invalid_request with a short
   await enableWorkflows(h);
   const put = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/workflows/deep`, { body: { steps: [{ key: 'q', kind: 'enqueue', target: 'jobs' }] } });
   assert.equal(put.status, 201);
-  const deep = '{"a":'.repeat(1000) + '1' + '}'.repeat(1000);
+  const deep = `${'{"a":'.repeat(1000)}1${'}'.repeat(1000)}`;
   const res = await h.api('POST', `/v1/projects/${h.info.PROJECT_REF}/workflows/deep/runs`, { raw: `{"input":${deep}}`, headers: { 'content-type': 'application/json' } });
   assert.equal(res.status, 400);
   assert.equal(res.body.error.code, 'invalid_request');

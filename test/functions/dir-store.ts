@@ -129,7 +129,7 @@ export class DirFunctionStore implements FunctionStore {
         const last = (await fs.readFile(file, 'utf8').catch(() => '')).trimEnd().split('\n').pop();
         seq = last ? seqOf(JSON.parse(last) as FunctionLogEntry) : 0;
       }
-      const lines = entries.map((e) => JSON.stringify({ ...e, cursor: `${Date.parse(e.at) * 1000}-${++seq!}` }) + '\n');
+      const lines = entries.map((e) => `${JSON.stringify({ ...e, cursor: `${Date.parse(e.at) * 1000}-${++seq!}` })}\n`);
       this.logSeq.set(file, seq);
       await fs.appendFile(file, lines.join(''), { mode: 0o600 });
       // Bounded retention: past the cap keep the newer half.

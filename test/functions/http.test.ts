@@ -491,7 +491,7 @@ describe('verify_jwt', () => {
     const withUser = await call(main, 'guarded', { key: token });
     assert.equal(withUser.status, 200);
     assert.equal((await withUser.json()).authorization, `Bearer ${token}`);
-    const forged = await call(main, 'guarded', { key: token.slice(0, -4) + 'AAAA' });
+    const forged = await call(main, 'guarded', { key: `${token.slice(0, -4)}AAAA` });
     assert.equal(forged.status, 401);
     assert.equal((await forged.json()).error.code, 'bad_jwt');
   });
@@ -591,6 +591,7 @@ describe('logs and errors', () => {
   });
 
   test('logs page past 1,000 entries with ?before=<id of the last entry read>', async () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's own source, written as text.
     await deploy(h, main.ref, 'verbose', { source: "Deno.serve(() => { for (let i = 0; i < 1200; i++) console.log(`line ${i}`); return new Response('ok'); });" });
     assert.equal(await (await call(main, 'verbose')).text(), 'ok');
     type Log = { id: string; message: string; status?: number };

@@ -55,7 +55,7 @@ export async function cloneProjects(h: TestHearth, count: number, parallel = 4):
       }
       await control.begin(async (tx) => {
         const [row] = await tx`insert into platform.projects (ref, name, organization_id, db_name, owner_role, owner_password_sealed)
-          values (${ref}, ${'Copy ' + ref}, ${template!.organization_id}, ${copy.db}, ${`hearth_${ref}_owner`}, ${template!.owner_password_sealed})
+          values (${ref}, ${`Copy ${ref}`}, ${template!.organization_id}, ${copy.db}, ${`hearth_${ref}_owner`}, ${template!.owner_password_sealed})
           returning id`;
         await tx`insert into platform.signing_keys (project_id, kid, public_jwk, private_jwk_sealed)
           select ${row!.id}, kid, public_jwk, private_jwk_sealed from platform.signing_keys where project_id = ${template!.id}`;

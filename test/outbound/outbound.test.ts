@@ -99,7 +99,7 @@ describe('delivery to an allowed receiver', () => {
     assert.equal(got.headers['x-service-timestamp'], String(NOW.getTime() / 1000));
     assert.match(String(got.headers['x-service-signature']), /^[0-9a-f]{64}$/);
     assert.ok(verify(got), 'the receiver verifies the signature');
-    assert.ok(!verify({ ...got, body: Buffer.from(body + ' ') }), 'a changed body fails verification');
+    assert.ok(!verify({ ...got, body: Buffer.from(`${body} `) }), 'a changed body fails verification');
     assert.equal(got.headers['content-type'], 'application/json');
   });
 

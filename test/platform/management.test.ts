@@ -102,14 +102,14 @@ describe('organizations, members and projects', () => {
     for (const k of keys.body) assert.ok(k.api_key.startsWith(`sb_${k.type}_`));
 
     // Keys are stored hashed (and sealed), never in plain text.
-    const [stored] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.api_keys where key_sealed like ${'%' + keys.body[0].api_key + '%'}`;
+    const [stored] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.api_keys where key_sealed like ${`%${keys.body[0].api_key}%`}`;
     assert.equal(stored!.n, 0);
 
     const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
     try {
-      const [db] = await admin`select 1 from pg_database where datname = ${'hearth_' + res.body.ref}`;
+      const [db] = await admin`select 1 from pg_database where datname = ${`hearth_${res.body.ref}`}`;
       assert.ok(db);
-      const [role] = await admin`select rolsuper, rolcanlogin from pg_roles where rolname = ${'hearth_' + res.body.ref + '_owner'}`;
+      const [role] = await admin`select rolsuper, rolcanlogin from pg_roles where rolname = ${`hearth_${res.body.ref}_owner`}`;
       assert.deepEqual({ ...role }, { rolsuper: false, rolcanlogin: true });
     } finally {
       await admin.end();
@@ -144,8 +144,8 @@ describe('organizations, members and projects', () => {
     assert.equal(wrongProject.status, 401);
     const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
     try {
-      assert.equal((await admin`select 1 from pg_database where datname = ${'hearth_' + ref}`).length, 0);
-      assert.equal((await admin`select 1 from pg_roles where rolname = ${'hearth_' + ref + '_owner'}`).length, 0);
+      assert.equal((await admin`select 1 from pg_database where datname = ${`hearth_${ref}`}`).length, 0);
+      assert.equal((await admin`select 1 from pg_roles where rolname = ${`hearth_${ref}_owner`}`).length, 0);
     } finally {
       await admin.end();
     }
@@ -161,8 +161,8 @@ describe('organizations, members and projects', () => {
         const res = await h.api('POST', '/v1/projects', { body: { name: 'Broken', organization_id: orgs.body[0].id } });
         assert.equal(res.status, 500, point);
         assert.match(ref, /^[a-z]{20}$/);
-        assert.equal((await admin`select 1 from pg_database where datname = ${'hearth_' + ref}`).length, 0, point);
-        assert.equal((await admin`select 1 from pg_roles where rolname = ${'hearth_' + ref + '_owner'}`).length, 0, point);
+        assert.equal((await admin`select 1 from pg_database where datname = ${`hearth_${ref}`}`).length, 0, point);
+        assert.equal((await admin`select 1 from pg_roles where rolname = ${`hearth_${ref}_owner`}`).length, 0, point);
         assert.equal((await h.hearth.p.dbs.control`select 1 from platform.projects where ref = ${ref}`).length, 0, point);
       }
     } finally {

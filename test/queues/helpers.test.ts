@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
-import { HearthError } from '../../src/errors.ts';
+import type { HearthError } from '../../src/errors.ts';
 import { archiveMessage, deleteMessage, isValidQueueName, queueExists, readMessages, sendMessage } from '../../src/queues/index.ts';
 import { createProjectDb, type ProjectDb } from './project-db.ts';
 

@@ -18,7 +18,7 @@ const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)),
 
 export function urlFor(database: string, user?: string, password = ''): string {
   const u = new URL(serverUrl);
-  u.pathname = '/' + database;
+  u.pathname = `/${database}`;
   if (user) {
     u.username = user;
     u.password = password;

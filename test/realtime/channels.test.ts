@@ -25,7 +25,7 @@ describe('endpoint', () => {
     assert.equal(JSON.parse(bad.body).code, 'invalid_api_key');
     const none = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket`).catch((e) => e);
     assert.equal(none.status, 401);
-    const vsn = await RawSocket.open(wsUrl() + '&vsn=3.0.0').catch((e) => e);
+    const vsn = await RawSocket.open(`${wsUrl()}&vsn=3.0.0`).catch((e) => e);
     assert.equal(vsn.status, 400);
   });
 
@@ -169,7 +169,7 @@ describe('presence', () => {
     assert.equal(leaves.items[0].key, 'bob');
     await chB.track({ mood: 'back' });
     await joins.atLeast(3);
-    b.realtime.disconnect();
+    await b.realtime.disconnect();
     await leaves.atLeast(2);
     assert.deepEqual(Object.keys(chA.presenceState()), ['alice']);
   });

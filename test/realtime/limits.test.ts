@@ -107,7 +107,7 @@ describe('bad input', () => {
       assert.equal(f.payload.status, 'error');
       assert.match(f.payload.response.reason, /^MalformedMessage:/);
     }
-    const long = await s.call('realtime:' + 'x'.repeat(10_000), 'phx_join', {}, '1');
+    const long = await s.call(`realtime:${'x'.repeat(10_000)}`, 'phx_join', {}, '1');
     assert.match(long.response.reason, /^TopicTooLong:/);
     const wrongPrefix = await s.call('room', 'phx_join', {}, '1');
     assert.match(wrongPrefix.response.reason, /^UnknownTopic:/);

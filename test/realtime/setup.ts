@@ -78,7 +78,10 @@ export class Inbox<T = any> {
       if (left <= 0) throw new Error(`expected ${n} items, got ${this.items.length}: ${JSON.stringify(this.items).slice(0, 500)}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, left);
-        this.waiters.push(() => (clearTimeout(t), r()));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
       });
     }
     return this.items;
@@ -111,7 +114,7 @@ export class RawSocket {
 
   static open(url: string, vsn = '1.0.0'): Promise<RawSocket> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url.replace(/^http/, 'ws') + (url.includes('?') ? '&' : '?') + `vsn=${vsn}`);
+      const ws = new WebSocket(`${url.replace(/^http/, 'ws') + (url.includes('?') ? '&' : '?')}vsn=${vsn}`);
       const s = new RawSocket(ws, vsn);
       ws.once('open', () => resolve(s));
       ws.once('unexpected-response', (_req, res) => {

@@ -139,7 +139,7 @@ export async function createProject(): Promise<Project> {
         { sql, cache: project.cache, caller: callers[who], keyType: who === 'service' ? 'secret' : who === 'anon' ? 'publishable' : null },
         { method, path, query: new URLSearchParams(query), headers, body: init.body },
       );
-      let json: unknown = undefined;
+      let json: unknown ;
       if (res.body !== null && (res.headers['content-type'] ?? '').includes('json')) json = JSON.parse(res.body);
       return { ...res, json };
     },

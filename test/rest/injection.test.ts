@@ -93,7 +93,7 @@ for (const who of ['anon', 'alice'] as const) {
         const [path, query] = r.path.split('?', 2);
         const decoded = decodeURIComponent(path) + (query === undefined ? '' : `?${query}`);
         const started = Date.now();
-        let res;
+        let res: Awaited<ReturnType<typeof p.call>>;
         try {
           res = await p.call(who, r.method, decoded, { body: r.body, headers: r.headers });
         } catch (e) {

@@ -2,7 +2,7 @@
 // 400 PGRST100 naming the parameter. Pure: no database.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { HearthError } from '../../src/errors.ts';
+import type { HearthError } from '../../src/errors.ts';
 import { parseOrder, parseQuery, parseSelect } from '../../src/rest/parse.ts';
 
 const col = (name: string, extra: object = {}) => ({ type: 'column', field: { name, json: [] }, alias: null, cast: null, ...extra });

@@ -284,7 +284,7 @@ describe('row-level security', () => {
 
 describe('media types', () => {
   test('object accept answers one object', async () => {
-    const res = await p.call('anon', 'GET', 'users?select=name&id=eq.' + ALICE, { headers: { accept: 'application/vnd.pgrst.object+json' } });
+    const res = await p.call('anon', 'GET', `users?select=name&id=eq.${ALICE}`, { headers: { accept: 'application/vnd.pgrst.object+json' } });
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/vnd.pgrst.object+json; charset=utf-8');
     assert.deepEqual(JSON.parse(res.body!), { name: 'Alice' });

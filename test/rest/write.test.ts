@@ -155,7 +155,7 @@ describe('update and delete', () => {
   });
 
   test('RLS: a user updates and deletes only their rows', async () => {
-    const other = await p.call('alice', 'PATCH', 'todos?owner=eq.' + BOB, { body: { done: true }, headers: rep });
+    const other = await p.call('alice', 'PATCH', `todos?owner=eq.${BOB}`, { body: { done: true }, headers: rep });
     assert.deepEqual(other.json, []);
     const own = await p.call('alice', 'PATCH', 'todos?id=eq.1&select=task,done', { body: { done: true }, headers: rep });
     assert.deepEqual(own.json, [{ task: 'alice 1', done: true }]);

@@ -215,7 +215,7 @@ describe('limits', () => {
         return t.raw('POST', `/object/files/${name}`, { body: streamed(gate) as never, headers: { 'content-type': 'application/octet-stream' } });
       });
       await eventually(async () => (await rowCount(t, 'pending_bytes')) === 2, 'both uploads are staged');
-      gates.forEach((open) => open());
+      for (const open of gates) open();
       const statuses = (await Promise.all(uploads)).map((r) => r.status).sort();
       assert.deepEqual(statuses, [201, 422]);
       assert.ok((await usage()) <= base + 1000);

@@ -59,7 +59,7 @@ describe('failed uploads leave nothing', () => {
       req.on('error', () => resolve());
       req.write(Buffer.alloc(1500));
       // Let the server stage and start writing, then drop the connection.
-      eventually(() => storedFiles(t.h).length === 1, 'the upload started writing').then(() => {
+      void eventually(() => storedFiles(t.h).length === 1, 'the upload started writing').then(() => {
         req.destroy();
         resolve();
       });

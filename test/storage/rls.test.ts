@@ -117,7 +117,7 @@ describe('signed URLs', () => {
     const ok = await fetch(signed.data!.signedUrl);
     assert.equal(ok.status, 200);
     assert.equal(await ok.text(), 'welcome');
-    const dl = await fetch(signed.data!.signedUrl + '&download=');
+    const dl = await fetch(`${signed.data!.signedUrl}&download=`);
     assert.match(dl.headers.get('content-disposition')!, /^attachment/);
 
     const other = signed.data!.signedUrl.replace('lounge.txt', 'other.txt');

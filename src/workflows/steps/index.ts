@@ -15,7 +15,7 @@ import { webhookAction } from './webhook.ts';
 export const ERROR_MAX = 2000;
 export const OUTPUT_MAX_BYTES = 256 * 1024;
 const UNSTORABLE = /(?:^|[^\\])(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
-export const truncate = (text: string) => (text.length > ERROR_MAX ? text.slice(0, ERROR_MAX - 1) + '…' : text);
+export const truncate = (text: string) => (text.length > ERROR_MAX ? `${text.slice(0, ERROR_MAX - 1)}…` : text);
 
 /** Runs one attempt, bounded by timeoutSeconds of wall-clock time. */
 export async function runAction(ctx: ActionContext, action: Step | Action, timeoutSeconds: number): Promise<Outcome> {
