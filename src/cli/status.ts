@@ -7,7 +7,7 @@ import { Databases } from '../db/pools.ts';
 import { HearthError } from '../errors.ts';
 import { connectionInfo, type ConnectionInfo } from '../platform/connection-info.ts';
 import { defaultProject } from '../platform/projects.ts';
-import { MasterKey } from '../platform/secrets.ts';
+import { MasterKey } from '../secrets.ts';
 import { firstOwner } from '../server/bootstrap.ts';
 
 /**

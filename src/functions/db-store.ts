@@ -14,7 +14,7 @@
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
-import { sha256 } from '../platform/secrets.ts';
+import { sha256 } from '../secrets.ts';
 import { checkSecretCount } from './validate.ts';
 import { parseLogCursor, secretsRevision, type FunctionDraft, type FunctionLogEntry, type FunctionRecord, type FunctionStore, type LogLevel, type ProjectSecrets } from './store.ts';
 

@@ -7,7 +7,7 @@ import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
 import { throttledLogin } from './login-throttle.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
-import { randomToken, sha256 } from './secrets.ts';
+import { randomToken, sha256 } from '../secrets.ts';
 import { unstorableText } from './text.ts';
 
 export type MemberRole = 'owner' | 'admin' | 'developer';

@@ -9,7 +9,7 @@ import type { Platform } from '../context.ts';
 import { migrate } from '../db/migrate.ts';
 import type { Sql } from '../db/pools.ts';
 import { announce } from './changes.ts';
-import { randomToken, sha256 } from './secrets.ts';
+import { randomToken, sha256 } from '../secrets.ts';
 import { newSigningKey } from './signing-keys.ts';
 import { quoteIdent } from '../db/ident.ts';
 

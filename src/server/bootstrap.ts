@@ -11,7 +11,7 @@ import { migrate } from '../db/migrate.ts';
 import { ensureDatabase } from '../db/pools.ts';
 import { createAccount, createOrganization, findAccountByEmail } from '../platform/accounts.ts';
 import { createProject, defaultProject, migrateAllProjects, type ProjectRow } from '../platform/projects.ts';
-import { randomToken } from '../platform/secrets.ts';
+import { randomToken } from '../secrets.ts';
 import { quoteIdent } from '../db/ident.ts';
 
 const BOOTSTRAP_LOCK = 7_212_002;

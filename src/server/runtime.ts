@@ -15,7 +15,7 @@ import { startFunctions, type FunctionsService } from '../functions/index.ts';
 import { listenForChanges } from '../platform/changes.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import { ProjectRegistry } from '../platform/registry.ts';
-import { MasterKey } from '../platform/secrets.ts';
+import { MasterKey } from '../secrets.ts';
 import { serverUrl } from '../platform/urls.ts';
 import { buildApp } from './app.ts';
 import { createLogger } from './logger.ts';

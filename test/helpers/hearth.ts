@@ -12,7 +12,7 @@ import postgres from 'postgres';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { Faults, type Clock } from '../../src/context.ts';
 import { connectionInfo, type ConnectionInfo } from '../../src/platform/connection-info.ts';
-import { randomToken } from '../../src/platform/secrets.ts';
+import { randomToken } from '../../src/secrets.ts';
 import { firstOwner } from '../../src/server/bootstrap.ts';
 import { startHearth, type Hearth } from '../../src/server/runtime.ts';
 

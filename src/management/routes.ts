@@ -10,17 +10,17 @@ import { HearthError, forbidden, notFound, unauthorized } from '../errors.ts';
 import {
   MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole,
   type Account, type MemberRole,
-} from './accounts.ts';
-import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from './database-query.ts';
-import { envelope } from '../server/envelopes.ts';
+} from '../platform/accounts.ts';
+import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from '../platform/database-query.ts';
+import { envelope } from '../http/envelopes.ts';
 import { parseAllowList } from '../outbound/address.ts';
-import { RateLimited } from '../server/rate-limit.ts';
-import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
-import { createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
-import type { ProjectRegistry } from './registry.ts';
-import { usageOf } from './request-usage.ts';
-import { checkDisplayName } from './text.ts';
-import { projectBaseUrl, serverUrl } from './urls.ts';
+import { RateLimited } from '../db/rate-limit.ts';
+import { configAudit, patchSettings, readSettings, redact } from '../platform/project-config.ts';
+import { createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from '../platform/projects.ts';
+import type { ProjectRegistry } from '../platform/registry.ts';
+import { usageOf } from '../platform/request-usage.ts';
+import { checkDisplayName } from '../platform/text.ts';
+import { projectBaseUrl, serverUrl } from '../platform/urls.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
