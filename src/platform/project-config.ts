@@ -4,12 +4,7 @@
  * wrong type, out of range: 400 naming the field), applied in one transaction
  * together with its audit row, and announced to every Hearth process.
  */
-import { authSettings } from '../auth/settings.ts';
 import { HearthError } from '../errors.ts';
-import { apiSettings } from '../rest/settings.ts';
-import { realtimeSettings } from '../realtime/settings.ts';
-import { storageSettings } from '../storage/settings.ts';
-import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
 import type { AreaSpec, CheckContext, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';
@@ -20,21 +15,24 @@ const limitSettings: AreaSpec = {
   daily_request_quota: { type: 'integer', default: null, min: 1, max: 1e12 },
 };
 
-const configAreas: Record<string, AreaSpec> = {
-  api: apiSettings,
-  auth: authSettings,
-  limits: limitSettings,
-  realtime: realtimeSettings,
-  storage: storageSettings,
-  workflows: workflowSettings,
-};
+/**
+ * The config areas by name. The platform owns only `limits`; each area hands
+ * its own schema over when the process is assembled (src/server/config-areas.ts),
+ * so the platform never imports an area.
+ */
+const configAreas = new Map<string, AreaSpec>([['limits', limitSettings]]);
 
-export type ConfigArea = keyof typeof configAreas;
+/** Adds an area's settings schema; registering the same schema again (another Hearth in the process) is a no-op. */
+export function registerConfigArea(area: string, fields: AreaSpec): void {
+  const known = configAreas.get(area);
+  if (known && known !== fields) throw new Error(`config area "${area}" is already registered with another schema`);
+  configAreas.set(area, fields);
+}
 
 function spec(area: string): AreaSpec {
-  // Own keys only: "constructor" or "__proto__" in the URL must not find Object.prototype's members.
-  const s = Object.hasOwn(configAreas, area) ? configAreas[area] : undefined;
-  if (!s) throw new HearthError(404, 'not_found', `There is no config area "${area}"; areas are ${Object.keys(configAreas).join(', ')}.`);
+  // A Map, not an object: "constructor" or "__proto__" in the URL finds nothing.
+  const s = configAreas.get(area);
+  if (!s) throw new HearthError(404, 'not_found', `There is no config area "${area}"; areas are ${[...configAreas.keys()].sort().join(', ')}.`);
   return s;
 }
 
