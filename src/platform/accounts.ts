@@ -97,6 +97,23 @@ export async function memberRole(sql: Sql, organizationId: string, accountId: st
   return (row?.role as MemberRole | undefined) ?? null;
 }
 
+export async function organizationExists(sql: Sql, organizationId: string): Promise<boolean> {
+  const [row] = await sql`select 1 from platform.organizations where id = ${organizationId}`;
+  return Boolean(row);
+}
+
+/** The organization's first owner: whom `hearth status` signs in. */
+export async function firstOwner(sql: Sql, organizationId: string): Promise<{ id: string; email: string }> {
+  const [row] = await sql`select a.id, a.email from platform.members m join platform.accounts a on a.id = m.account_id
+    where m.organization_id = ${organizationId} and m.role = 'owner' order by m.created_at limit 1`;
+  return row as { id: string; email: string };
+}
+
+/** Removes management sessions past their expiry (the hourly cleanup). */
+export async function pruneSessions(p: Platform): Promise<void> {
+  await p.dbs.control`delete from platform.sessions where expires_at < ${p.clock.now()}`;
+}
+
 export async function listOrganizations(sql: Sql, accountId: string) {
   return sql`select o.id, o.name, m.role, o.created_at from platform.organizations o
     join platform.members m on m.organization_id = o.id where m.account_id = ${accountId} order by o.created_at`;

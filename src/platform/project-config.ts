@@ -5,6 +5,7 @@
  * together with its audit row, and announced to every Hearth process.
  */
 import { HearthError } from '../errors.ts';
+import type postgres from 'postgres';
 import type { Sql } from '../db/pools.ts';
 import type { AreaSpec, CheckContext, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';
@@ -42,11 +43,24 @@ function withDefaults(area: string, stored: Settings): Settings {
   return out;
 }
 
-/** Settings as the platform uses them (secrets included). */
-export async function readSettings(control: Sql, projectId: string, area: string): Promise<Settings> {
+/** Settings as the platform uses them (secrets included); inside an area's transaction too. */
+export async function readSettings(control: Sql | postgres.TransactionSql, projectId: string, area: string): Promise<Settings> {
   spec(area); // an unknown area is a 404 before any query (a NUL in it could not even be sent)
   const [row] = await control`select settings from platform.project_config where project_id = ${projectId} and area = ${area}`;
   return withDefaults(area, (row?.settings ?? {}) as Settings);
+}
+
+/**
+ * The projects whose boolean setting `area.field` is on (stored, or by its
+ * default), oldest first: what a background worker that serves only those
+ * projects iterates over (e.g. workflows.enabled).
+ */
+export async function projectsWithSettingOn(control: Sql, area: string, field: string): Promise<{ id: string; ref: string }[]> {
+  const setting = spec(area)[field];
+  if (setting?.type !== 'boolean') throw new Error(`config/${area}.${field} is not a boolean setting`);
+  return (await control`select pr.id, pr.ref from platform.projects pr
+    left join platform.project_config c on c.project_id = pr.id and c.area = ${area}
+    where coalesce((c.settings->>${field})::boolean, ${setting.default}) order by pr.created_at`) as unknown as { id: string; ref: string }[];
 }
 
 /** Settings as the management API shows them: secret values are never returned. */
