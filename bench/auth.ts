@@ -23,8 +23,8 @@ import { SignJWT, jwtVerify } from 'jose';
 import postgres from 'postgres';
 import { withDatabase } from '../src/db/pools.ts';
 import { hashPassword, verifyPassword } from '../src/platform/passwords.ts';
-import { randomToken, sha256 } from '../src/platform/secrets.ts';
-import { verifyAccessToken } from '../src/server/credentials.ts';
+import { randomToken, sha256 } from '../src/secrets.ts';
+import { verifyAccessToken } from '../src/http/credentials.ts';
 import { serverUrl, startTestHearth, type TestHearth } from '../test/helpers/hearth.ts';
 
 const CONCURRENCY = 16;

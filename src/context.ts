@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Databases } from './db/pools.ts';
-import type { MasterKey } from './platform/secrets.ts';
+import type { MasterKey } from './secrets.ts';
 
 export interface Clock {
   now(): Date;

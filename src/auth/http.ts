@@ -7,8 +7,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { HearthError } from '../errors.ts';
-import { envelope, sendError, toHearthError } from '../server/envelopes.ts';
-import { RateLimited } from '../server/rate-limit.ts';
+import { envelope, sendError, toHearthError } from '../http/envelopes.ts';
+import { RateLimited } from '../db/rate-limit.ts';
 import { PasswordRefused } from './validate.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -12,7 +12,7 @@
 import type * as oidc from 'openid-client';
 import { lazy } from '../lazy.ts';
 import { HearthError } from '../errors.ts';
-import { sha256 } from '../platform/secrets.ts';
+import { sha256 } from '../secrets.ts';
 import type { AuthContext } from './context.ts';
 import { guardedFetch, type GuardedFetch } from './oauth-fetch.ts';
 

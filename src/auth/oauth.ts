@@ -8,7 +8,7 @@
  */
 import type * as oidc from 'openid-client';
 import { HearthError } from '../errors.ts';
-import { randomToken, sha256 } from '../platform/secrets.ts';
+import { randomToken, sha256 } from '../secrets.ts';
 import { later, now, type AuthContext } from './context.ts';
 import { userForIdentity, type ProviderProfile } from './identities.ts';
 import { configurationOf, openidClient, providerOf, unreachable, type Provider } from './oauth-providers.ts';

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
-import { randomToken, safeEqual, sha256 } from '../platform/secrets.ts';
+import { randomToken, safeEqual, sha256 } from '../secrets.ts';
 import { now, type AuthContext } from './context.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;

@@ -1,7 +1,7 @@
 /**
  * Per-client-IP rate limits (config/auth rate_limit_signups,
  * rate_limit_anonymous_users, rate_limit_email_sent) as token buckets
- * (src/server/rate-limit.ts): a client may spend the configured number at
+ * (src/db/rate-limit.ts): a client may spend the configured number at
  * once, and the allowance refills at that number per REFILL_MS. GoTrue's
  * fixed windows lock a steady client out for up to an hour; these do not.
  *
@@ -10,7 +10,7 @@
  * X-Forwarded-For only from HEARTH_TRUSTED_PROXIES. A limit of 0 refuses
  * every request of that kind.
  */
-import { paceOf, RateLimited, rateHit as bucketHit, retryAfterSeconds, takeToken, type BucketTable, type TokenBucket } from '../server/rate-limit.ts';
+import { paceOf, RateLimited, rateHit as bucketHit, retryAfterSeconds, takeToken, type BucketTable, type TokenBucket } from '../db/rate-limit.ts';
 import { now, type AuthContext } from './context.ts';
 
 export type Bucket = 'signups' | 'anonymous_users' | 'email_sent';

@@ -9,7 +9,7 @@
  */
 import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
-import { randomToken, sha256 } from '../platform/secrets.ts';
+import { randomToken, sha256 } from '../secrets.ts';
 import { ACCESS_TOKEN_SECONDS, signAccessToken } from './access-token.ts';
 import { later, now, type AuthContext } from './context.ts';
 import { rateHit, refuseOverLimit, type Bucket } from './rate-limit.ts';

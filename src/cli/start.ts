@@ -2,7 +2,7 @@ import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import { HearthError } from '../errors.ts';
-import { firstOwner } from '../server/bootstrap.ts';
+import { firstOwner } from '../platform/accounts.ts';
 import { connectionInfo } from '../platform/connection-info.ts';
 
 /** Shutdown signals Hearth handles itself: drain requests, stop workers, then stop PostgreSQL. */
@@ -30,7 +30,7 @@ export async function runStart(config: Config): Promise<number> {
 
   if (hearth.app) {
     writeFileSync(runtimeFile, `${JSON.stringify({ url: hearth.url, pid: process.pid })}\n`);
-    const owner = await firstOwner(hearth.p, hearth.project);
+    const owner = await firstOwner(hearth.p.dbs.control, hearth.project.organization_id);
     const info = await connectionInfo(hearth.p, hearth.project, owner.id);
     const password = hearth.owner.password ? ` / ${hearth.owner.password}` : '';
     console.log(`

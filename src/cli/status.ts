@@ -7,8 +7,8 @@ import { Databases } from '../db/pools.ts';
 import { HearthError } from '../errors.ts';
 import { connectionInfo, type ConnectionInfo } from '../platform/connection-info.ts';
 import { defaultProject } from '../platform/projects.ts';
-import { MasterKey } from '../platform/secrets.ts';
-import { firstOwner } from '../server/bootstrap.ts';
+import { MasterKey } from '../secrets.ts';
+import { firstOwner } from '../platform/accounts.ts';
 
 /**
  * The default project's connection details, read from the same data folder /
@@ -31,7 +31,7 @@ export async function localConnection(config: Config): Promise<ConnectionInfo> {
       throw new HearthError(503, 'not_running', `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`);
     });
     if (!project) throw new HearthError(404, 'not_started', 'Hearth has not finished its first start yet.');
-    return await connectionInfo(p, project, (await firstOwner(p, project)).id);
+    return await connectionInfo(p, project, (await firstOwner(p.dbs.control, project.organization_id)).id);
   } finally {
     await dbs.close();
   }

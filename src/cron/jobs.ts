@@ -9,7 +9,7 @@ import { HearthError, conflict, notFound } from '../errors.ts';
 import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import { unstorableJson, unstorableText } from '../platform/text.ts';
-import { randomToken } from '../platform/secrets.ts';
+import { randomToken } from '../secrets.ts';
 import { isValidQueueName, queueExists } from '../queues/index.ts';
 import { parseSchedule } from './schedule.ts';
 import { checkWorkflowTarget } from './workflow-target.ts';

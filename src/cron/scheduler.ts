@@ -17,6 +17,7 @@
  * and nobody retries; the run stays "running" in the history.
  */
 import type { Platform } from '../context.ts';
+import { projectRefs } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { every, type Worker } from '../periodic.ts';
 import { cronOutboundClient, deliver, type DeliveryDeps, type Outcome } from './deliver.ts';
@@ -67,12 +68,13 @@ export async function claimDueFires(p: Platform, now: Date): Promise<ClaimedFire
       select id, ${minute}, ${now} from platform.cron_jobs where id = any(${due}::uuid[])
       on conflict do nothing
       returning job_id)
-    select j.id, j.name, pr.ref, j.target_kind, j.target, j.payload, j.secret_sealed
-    from claimed c join platform.cron_jobs j on j.id = c.job_id join platform.projects pr on pr.id = j.project_id`;
-  return rows.map((r) => ({
+    select j.id, j.name, j.project_id, j.target_kind, j.target, j.payload, j.secret_sealed
+    from claimed c join platform.cron_jobs j on j.id = c.job_id`;
+  const refs = await projectRefs(sql, rows.map((r) => r.project_id as string));
+  return rows.filter((r) => refs.has(r.project_id as string)).map((r) => ({
     jobId: r.id,
     name: r.name,
-    projectRef: r.ref,
+    projectRef: refs.get(r.project_id as string)!,
     kind: r.target_kind,
     target: r.target,
     payload: r.payload,

@@ -6,7 +6,7 @@
  * count when FATAL, i.e. they ended the session), or this
  * process's connection budget stayed full past its bound (budget.ts). Every
  * route answers it as 503 `database_unavailable` with Retry-After
- * (server/envelopes.ts, rest/errors.ts); the workflow engine retries or
+ * (http/envelopes.ts, rest/errors.ts); the workflow engine retries or
  * abandons on it and never turns it into a run's failure.
  */
 import { HearthError } from '../errors.ts';

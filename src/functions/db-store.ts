@@ -14,7 +14,8 @@
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
-import { sha256 } from '../platform/secrets.ts';
+import { lockProject, projectIdOf } from '../platform/projects.ts';
+import { sha256 } from '../secrets.ts';
 import { checkSecretCount } from './validate.ts';
 import { parseLogCursor, secretsRevision, type FunctionDraft, type FunctionLogEntry, type FunctionRecord, type FunctionStore, type LogLevel, type ProjectSecrets } from './store.ts';
 
@@ -32,7 +33,6 @@ interface Entry<T> {
   at: number;
 }
 
-const PROJECT_ID = (sql: Sql | postgres.TransactionSql, ref: string) => sql`(select id from platform.projects where ref = ${ref})`;
 
 function toRecord(r: postgres.Row): FunctionRecord {
   return {
@@ -112,11 +112,11 @@ export class DbFunctionStore implements FunctionStore {
     const record = await this.sql.begin(async (tx) => {
       // The counter row serialises concurrent deploys of one name and never goes back (061).
       const [counter] = await tx`insert into platform.function_version_counters (project_id, name, last_version)
-        values (${PROJECT_ID(tx, ref)}, ${name}, 1)
+        values (${projectIdOf(tx, ref)}, ${name}, 1)
         on conflict (project_id, name) do update set last_version = platform.function_version_counters.last_version + 1
         returning last_version`;
       const [row] = await tx`insert into platform.functions (project_id, name, version, entrypoint, verify_jwt, files, bundle, created_at)
-        values (${PROJECT_ID(tx, ref)}, ${name}, ${counter!.last_version as number}, ${draft.entrypoint}, ${draft.verifyJwt},
+        values (${projectIdOf(tx, ref)}, ${name}, ${counter!.last_version as number}, ${draft.entrypoint}, ${draft.verifyJwt},
           ${tx.json(draft.files)}, ${draft.bundle}, ${this.p.clock.now()})
         returning name, version, entrypoint, verify_jwt, files, bundle, created_at`;
       await this.announce(tx, { ref, name });
@@ -131,25 +131,25 @@ export class DbFunctionStore implements FunctionStore {
       // After the TTL, refetch the (possibly large) record only if the version moved.
       const old = previous && (await previous.catch(() => null));
       const [head] = await this.sql`select version from platform.functions
-        where project_id = ${PROJECT_ID(this.sql, ref)} and name = ${name} order by version desc limit 1`;
+        where project_id = ${projectIdOf(this.sql, ref)} and name = ${name} order by version desc limit 1`;
       if (!head) return null;
       if (old?.version === head.version) return old;
       const [row] = await this.sql`select name, version, entrypoint, verify_jwt, files, bundle, created_at from platform.functions
-        where project_id = ${PROJECT_ID(this.sql, ref)} and name = ${name} order by version desc limit 1`;
+        where project_id = ${projectIdOf(this.sql, ref)} and name = ${name} order by version desc limit 1`;
       return row ? toRecord(row) : null;
     });
   }
 
   async list(ref: string): Promise<FunctionRecord[]> {
     const rows = await this.sql`select distinct on (name) name, version, entrypoint, verify_jwt, files, bundle, created_at
-      from platform.functions where project_id = ${PROJECT_ID(this.sql, ref)} order by name, version desc`;
+      from platform.functions where project_id = ${projectIdOf(this.sql, ref)} order by name, version desc`;
     return rows.map(toRecord);
   }
 
   async remove(ref: string, name: string): Promise<boolean> {
     const removed = await this.sql.begin(async (tx) => {
-      const rows = await tx`delete from platform.functions where project_id = ${PROJECT_ID(tx, ref)} and name = ${name} returning version`;
-      await tx`delete from platform.function_logs where project_id = ${PROJECT_ID(tx, ref)} and function_name = ${name}`;
+      const rows = await tx`delete from platform.functions where project_id = ${projectIdOf(tx, ref)} and name = ${name} returning version`;
+      await tx`delete from platform.function_logs where project_id = ${projectIdOf(tx, ref)} and function_name = ${name}`;
       await this.announce(tx, { ref, name });
       return rows.length > 0;
     });
@@ -160,7 +160,7 @@ export class DbFunctionStore implements FunctionStore {
   getSecrets(ref: string): Promise<ProjectSecrets> {
     return this.cached(this.secrets, ref, async () => {
       const rows = await this.sql`select name, value_encrypted from platform.function_secrets
-        where project_id = ${PROJECT_ID(this.sql, ref)} order by name`;
+        where project_id = ${projectIdOf(this.sql, ref)} order by name`;
       const values: Record<string, string> = {};
       for (const r of rows) values[r.name as string] = this.p.master.decrypt((r.value_encrypted as Buffer).toString('utf8'));
       return { values, revision: secretsRevision(values) };
@@ -171,12 +171,12 @@ export class DbFunctionStore implements FunctionStore {
     const names = Object.keys(set);
     await this.sql.begin(async (tx) => {
       // The lock serialises the project's secret writes, so two concurrent ones cannot both pass the cap.
-      const [project] = await tx`select id from platform.projects where ref = ${ref} for no key update`;
-      if (!project) throw new Error(`no project with ref ${ref}`);
-      if (unset.length) await tx`delete from platform.function_secrets where project_id = ${project.id as string} and name = any(${unset})`;
+      const projectId = await lockProject(tx, ref);
+      if (!projectId) throw new Error(`no project with ref ${ref}`);
+      if (unset.length) await tx`delete from platform.function_secrets where project_id = ${projectId} and name = any(${unset})`;
       if (names.length) {
         const rows = names.map((n) => ({
-          project_id: project.id as string,
+          project_id: projectId,
           name: n,
           value_encrypted: Buffer.from(this.p.master.encrypt(set[n]!), 'utf8'),
           value_sha256: sha256(set[n]!).toString('hex'),
@@ -187,7 +187,7 @@ export class DbFunctionStore implements FunctionStore {
             value_sha256 = excluded.value_sha256, updated_at = excluded.updated_at`;
       }
       if (names.length) {
-        const [{ count }] = await tx`select count(*)::int as count from platform.function_secrets where project_id = ${project.id as string}`;
+        const [{ count }] = await tx`select count(*)::int as count from platform.function_secrets where project_id = ${projectId}`;
         checkSecretCount(count as number);
       }
       await this.announce(tx, { ref });
@@ -219,9 +219,9 @@ export class DbFunctionStore implements FunctionStore {
     await this.sql`insert into platform.function_logs
         (project_id, function_name, version, invocation_id, level, message, method, path, status, error_code, duration_ms, created_at)
       select p.id, ${name}, r.version, r.invocation_id, r.level, r.message, r.method, r.path, r.status, r.error_code, r.duration_ms, r.created_at
-      from platform.projects p, jsonb_to_recordset(${this.sql.json(rows)}::jsonb) as r(version integer, invocation_id uuid, level text,
+      from (select ${projectIdOf(this.sql, ref)} as id) p, jsonb_to_recordset(${this.sql.json(rows)}::jsonb) as r(version integer, invocation_id uuid, level text,
         message text, method text, path text, status integer, error_code text, duration_ms integer, created_at timestamptz)
-      where p.ref = ${ref}`;
+      where p.id is not null`;
   }
 
   /** Keyset paging on (created_at, id), the order of the function_logs_recent index. */
@@ -229,7 +229,7 @@ export class DbFunctionStore implements FunctionStore {
     const cursor = before === undefined ? null : parseLogCursor(before);
     const rows = await this.sql`select version, invocation_id, level, message, method, path, status, error_code, duration_ms, created_at,
         (extract(epoch from created_at) * 1000000)::bigint::text || '-' || id::text as cursor
-      from platform.function_logs where project_id = ${PROJECT_ID(this.sql, ref)} and function_name = ${name}
+      from platform.function_logs where project_id = ${projectIdOf(this.sql, ref)} and function_name = ${name}
       ${cursor ? this.sql`and (created_at, id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.seq}::bigint)` : this.sql``}
       order by created_at desc, id desc limit ${limit}`;
     return rows.map(toLogEntry);

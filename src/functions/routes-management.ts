@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { badRequest, notFound } from '../errors.ts';
-import { managementAccess, objectBody, requireSession } from '../platform/routes.ts';
+import { managementAccess, objectBody, requireSession } from '../management/routes.ts';
 import { unstorableText } from '../platform/text.ts';
 import { functionsRuntime } from './index.ts';
 import type { FunctionInfo } from './runtime.ts';

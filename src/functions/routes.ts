@@ -16,14 +16,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { HearthError, notFound, unauthorized } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { REF_SYMBOL } from '../server/data-plane.ts';
-import { sendError } from '../server/envelopes.ts';
+import { REF_SYMBOL } from '../http/data-plane.ts';
+import { sendError } from '../http/envelopes.ts';
 import { functionsRuntime } from './index.ts';
 import type { FunctionsRuntime, Invocation, Invoked } from './runtime.ts';
 import { isFunctionName } from './validate.ts';
 
 const PREFIX = '/functions/v1';
-/** Refusals of the data plane's credential check (src/server/credentials.ts). */
+/** Refusals of the data plane's credential check (src/http/credentials.ts). */
 const CREDENTIAL_ERRORS = new Set(['invalid_api_key', 'bad_jwt', 'bad_authorization']);
 const NO_BODY = new Set(['GET', 'HEAD']);
 /** Paths and hosts the URL parser would leave as they are (no escaping, no case change): sent on without parsing. */

@@ -7,7 +7,7 @@ import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
 import { throttledLogin } from './login-throttle.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
-import { randomToken, sha256 } from './secrets.ts';
+import { randomToken, sha256 } from '../secrets.ts';
 import { unstorableText } from './text.ts';
 
 export type MemberRole = 'owner' | 'admin' | 'developer';
@@ -95,6 +95,23 @@ export async function createOrganization(sql: Sql, name: string, ownerId: string
 export async function memberRole(sql: Sql, organizationId: string, accountId: string): Promise<MemberRole | null> {
   const [row] = await sql`select role from platform.members where organization_id = ${organizationId} and account_id = ${accountId}`;
   return (row?.role as MemberRole | undefined) ?? null;
+}
+
+export async function organizationExists(sql: Sql, organizationId: string): Promise<boolean> {
+  const [row] = await sql`select 1 from platform.organizations where id = ${organizationId}`;
+  return Boolean(row);
+}
+
+/** The organization's first owner: whom `hearth status` signs in. */
+export async function firstOwner(sql: Sql, organizationId: string): Promise<{ id: string; email: string }> {
+  const [row] = await sql`select a.id, a.email from platform.members m join platform.accounts a on a.id = m.account_id
+    where m.organization_id = ${organizationId} and m.role = 'owner' order by m.created_at limit 1`;
+  return row as { id: string; email: string };
+}
+
+/** Removes management sessions past their expiry (the hourly cleanup). */
+export async function pruneSessions(p: Platform): Promise<void> {
+  await p.dbs.control`delete from platform.sessions where expires_at < ${p.clock.now()}`;
 }
 
 export async function listOrganizations(sql: Sql, accountId: string) {

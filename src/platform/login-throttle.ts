@@ -1,6 +1,6 @@
 /**
  * The sign-in throttle of POST /v1/login: two token buckets (the same GCRA
- * code as the auth area's limits, src/server/rate-limit.ts), both spent by
+ * code as the auth area's limits, src/db/rate-limit.ts), both spent by
  * every attempt before the password is checked, so concurrent guesses cannot
  * exceed them either:
  * - per client address (an IPv6 client's /64): LOGIN_PER_ADDRESS attempts at
@@ -15,8 +15,8 @@
  */
 import ipaddr from 'ipaddr.js';
 import type { Platform } from '../context.ts';
-import { sha256 } from './secrets.ts';
-import { paceOf, RateLimited, retryAfterSeconds, returnToken, takeToken, type BucketTable, type TokenBucket } from '../server/rate-limit.ts';
+import { sha256 } from '../secrets.ts';
+import { paceOf, RateLimited, retryAfterSeconds, returnToken, takeToken, type BucketTable, type TokenBucket } from '../db/rate-limit.ts';
 
 export const LOGIN_PER_ADDRESS = 20;
 export const LOGIN_PER_ACCOUNT = 5;

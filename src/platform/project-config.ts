@@ -4,12 +4,8 @@
  * wrong type, out of range: 400 naming the field), applied in one transaction
  * together with its audit row, and announced to every Hearth process.
  */
-import { authSettings } from '../auth/settings.ts';
 import { HearthError } from '../errors.ts';
-import { apiSettings } from '../rest/settings.ts';
-import { realtimeSettings } from '../realtime/settings.ts';
-import { storageSettings } from '../storage/settings.ts';
-import { workflowSettings } from '../workflows/settings.ts';
+import type postgres from 'postgres';
 import type { Sql } from '../db/pools.ts';
 import type { AreaSpec, CheckContext, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';
@@ -20,21 +16,24 @@ const limitSettings: AreaSpec = {
   daily_request_quota: { type: 'integer', default: null, min: 1, max: 1e12 },
 };
 
-const configAreas: Record<string, AreaSpec> = {
-  api: apiSettings,
-  auth: authSettings,
-  limits: limitSettings,
-  realtime: realtimeSettings,
-  storage: storageSettings,
-  workflows: workflowSettings,
-};
+/**
+ * The config areas by name. The platform owns only `limits`; each area hands
+ * its own schema over when the process is assembled (src/server/config-areas.ts),
+ * so the platform never imports an area.
+ */
+const configAreas = new Map<string, AreaSpec>([['limits', limitSettings]]);
 
-export type ConfigArea = keyof typeof configAreas;
+/** Adds an area's settings schema; registering the same schema again (another Hearth in the process) is a no-op. */
+export function registerConfigArea(area: string, fields: AreaSpec): void {
+  const known = configAreas.get(area);
+  if (known && known !== fields) throw new Error(`config area "${area}" is already registered with another schema`);
+  configAreas.set(area, fields);
+}
 
 function spec(area: string): AreaSpec {
-  // Own keys only: "constructor" or "__proto__" in the URL must not find Object.prototype's members.
-  const s = Object.hasOwn(configAreas, area) ? configAreas[area] : undefined;
-  if (!s) throw new HearthError(404, 'not_found', `There is no config area "${area}"; areas are ${Object.keys(configAreas).join(', ')}.`);
+  // A Map, not an object: "constructor" or "__proto__" in the URL finds nothing.
+  const s = configAreas.get(area);
+  if (!s) throw new HearthError(404, 'not_found', `There is no config area "${area}"; areas are ${[...configAreas.keys()].sort().join(', ')}.`);
   return s;
 }
 
@@ -44,11 +43,24 @@ function withDefaults(area: string, stored: Settings): Settings {
   return out;
 }
 
-/** Settings as the platform uses them (secrets included). */
-export async function readSettings(control: Sql, projectId: string, area: string): Promise<Settings> {
+/** Settings as the platform uses them (secrets included); inside an area's transaction too. */
+export async function readSettings(control: Sql | postgres.TransactionSql, projectId: string, area: string): Promise<Settings> {
   spec(area); // an unknown area is a 404 before any query (a NUL in it could not even be sent)
   const [row] = await control`select settings from platform.project_config where project_id = ${projectId} and area = ${area}`;
   return withDefaults(area, (row?.settings ?? {}) as Settings);
+}
+
+/**
+ * The projects whose boolean setting `area.field` is on (stored, or by its
+ * default), oldest first: what a background worker that serves only those
+ * projects iterates over (e.g. workflows.enabled).
+ */
+export async function projectsWithSettingOn(control: Sql, area: string, field: string): Promise<{ id: string; ref: string }[]> {
+  const setting = spec(area)[field];
+  if (setting?.type !== 'boolean') throw new Error(`config/${area}.${field} is not a boolean setting`);
+  return (await control`select pr.id, pr.ref from platform.projects pr
+    left join platform.project_config c on c.project_id = pr.id and c.area = ${area}
+    where coalesce((c.settings->>${field})::boolean, ${setting.default}) order by pr.created_at`) as unknown as { id: string; ref: string }[];
 }
 
 /** Settings as the management API shows them: secret values are never returned. */

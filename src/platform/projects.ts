@@ -4,12 +4,13 @@
  * ES256 signing key and two API keys. Creation either completes or leaves
  * nothing behind: a failure at any step drops what the earlier steps made.
  */
+import type postgres from 'postgres';
 import { HearthError } from '../errors.ts';
 import type { Platform } from '../context.ts';
 import { migrate } from '../db/migrate.ts';
 import type { Sql } from '../db/pools.ts';
 import { announce } from './changes.ts';
-import { randomToken, sha256 } from './secrets.ts';
+import { randomToken, sha256 } from '../secrets.ts';
 import { newSigningKey } from './signing-keys.ts';
 import { quoteIdent } from '../db/ident.ts';
 
@@ -128,6 +129,36 @@ export async function findProject(sql: Sql, ref: string): Promise<ProjectRow | u
   if (!REF_PATTERN.test(ref)) return undefined;
   const [row] = await sql`select * from platform.projects where ref = ${ref}`;
   return row as ProjectRow | undefined;
+}
+
+/** The projects of every organization the account is a member of, oldest first. */
+export async function projectsOfAccount(sql: Sql, accountId: string): Promise<ProjectRow[]> {
+  return (await sql`select pr.* from platform.projects pr
+    join platform.members m on m.organization_id = pr.organization_id
+    where m.account_id = ${accountId} order by pr.created_at`) as unknown as ProjectRow[];
+}
+
+/**
+ * The project's id as a subquery, for an area's statement that names its
+ * project by ref (one round trip; null when there is no such project).
+ */
+export const projectIdOf = (sql: Sql | postgres.TransactionSql, ref: string) => sql`(select id from platform.projects where ref = ${ref})`;
+
+/**
+ * Locks the project's row against deletion until the transaction ends, so an
+ * area can count and write a project's rows without racing its deletion or
+ * another writer; undefined when there is no such project.
+ */
+export async function lockProject(tx: postgres.TransactionSql, ref: string): Promise<string | undefined> {
+  const [row] = await tx`select id from platform.projects where ref = ${ref} for no key update`;
+  return row?.id as string | undefined;
+}
+
+/** The refs of the given project ids (a deleted project is missing from the map). */
+export async function projectRefs(sql: Sql, ids: readonly string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = await sql`select id, ref from platform.projects where id = any(${[...new Set(ids)]}::uuid[])`;
+  return new Map(rows.map((r) => [r.id as string, r.ref as string]));
 }
 
 /** Every project, oldest first: what per-project background work iterates over. */

@@ -10,7 +10,7 @@ import type { Sql } from '../db/pools.ts';
 import type { Change } from './changes.ts';
 import { readSettings } from './project-config.ts';
 import { findProject, defaultProject, type ProjectRow } from './projects.ts';
-import { sha256 } from './secrets.ts';
+import { sha256 } from '../secrets.ts';
 import type { Settings } from './settings-schema.ts';
 import { importPrivateKey, importPublicKey, type PublicJwk } from './signing-keys.ts';
 

@@ -4,7 +4,7 @@
  * master key.
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import type { MasterKey } from './secrets.ts';
+import type { MasterKey } from '../secrets.ts';
 
 export interface PublicJwk extends JWK {
   kty: 'EC';

@@ -11,7 +11,7 @@ import type { Clock } from '../context.ts';
 import type { Caller } from '../db/with-role.ts';
 import { HearthError } from '../errors.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
-import { verifyAccessToken, type DataPlaneAuth } from '../server/credentials.ts';
+import { verifyAccessToken, type DataPlaneAuth } from '../http/credentials.ts';
 import { Channel, Refusal } from './channel.ts';
 import type { ProjectHub } from './hub.ts';
 import type { Gauge, PerSecond } from './limits.ts';

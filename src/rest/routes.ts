@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import type { Settings } from '../platform/settings-schema.ts';
 import { HearthError } from '../errors.ts';
-import { sendError } from '../server/envelopes.ts';
+import { sendError } from '../http/envelopes.ts';
 import { handleRest } from './handle.ts';
 import { createSchemaCacheStore, type SchemaCache, type SchemaCacheStore } from './schema-cache.ts';
 

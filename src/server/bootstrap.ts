@@ -9,9 +9,9 @@ import path from 'node:path';
 import type { Platform } from '../context.ts';
 import { migrate } from '../db/migrate.ts';
 import { ensureDatabase } from '../db/pools.ts';
-import { createAccount, createOrganization, findAccountByEmail } from '../platform/accounts.ts';
+import { createAccount, createOrganization, findAccountByEmail, firstOwner } from '../platform/accounts.ts';
 import { createProject, defaultProject, migrateAllProjects, type ProjectRow } from '../platform/projects.ts';
-import { randomToken } from '../platform/secrets.ts';
+import { randomToken } from '../secrets.ts';
 import { quoteIdent } from '../db/ident.ts';
 
 const BOOTSTRAP_LOCK = 7_212_002;
@@ -61,13 +61,6 @@ export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; own
   }
 }
 
-/** The first owner of the project's organization: whom `hearth status` signs in. */
-export async function firstOwner(p: Platform, project: ProjectRow): Promise<{ id: string; email: string }> {
-  const [row] = await p.dbs.control`select a.id, a.email from platform.members m join platform.accounts a on a.id = m.account_id
-    where m.organization_id = ${project.organization_id} and m.role = 'owner' order by m.created_at limit 1`;
-  return row as { id: string; email: string };
-}
-
 async function firstOwnerEmail(p: Platform, project: ProjectRow): Promise<string> {
-  return (await firstOwner(p, project)).email;
+  return (await firstOwner(p.dbs.control, project.organization_id)).email;
 }

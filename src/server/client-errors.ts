@@ -7,7 +7,7 @@
 import type { ConnectionError } from 'fastify';
 import type { Socket } from 'node:net';
 import { HearthError } from '../errors.ts';
-import { areaOf, envelope } from './envelopes.ts';
+import { areaOf, envelope } from '../http/envelopes.ts';
 
 function refusal(err: ConnectionError): [number, string, HearthError] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {

@@ -15,10 +15,11 @@ import { startFunctions, type FunctionsService } from '../functions/index.ts';
 import { listenForChanges } from '../platform/changes.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import { ProjectRegistry } from '../platform/registry.ts';
-import { MasterKey } from '../platform/secrets.ts';
+import { MasterKey } from '../secrets.ts';
 import { serverUrl } from '../platform/urls.ts';
 import { buildApp } from './app.ts';
 import { createLogger } from './logger.ts';
+import { registerConfigAreas } from './config-areas.ts';
 import { bootstrap, type OwnerCredentials } from './bootstrap.ts';
 import type { Worker } from '../periodic.ts';
 import { startWorkers } from './workers.ts';
@@ -58,6 +59,7 @@ async function closeServer(app: FastifyInstance): Promise<void> {
 
 export async function startHearth(config: Config, opts: StartOptions = {}): Promise<Hearth> {
   assertDriverPatched();
+  registerConfigAreas();
   const log = opts.log ?? (await createLogger(config));
   let embedded: EmbeddedCluster | null = null;
   let databaseUrl = config.databaseUrl;

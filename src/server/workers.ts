@@ -10,6 +10,7 @@ import { startWorkflowWorkers } from '../workflows/worker.ts';
 import { startCronScheduler } from '../cron/scheduler.ts';
 import { startAuthMaintenance } from '../auth/maintenance.ts';
 import { pruneFunctionLogs } from '../functions/db-store.ts';
+import { pruneSessions } from '../platform/accounts.ts';
 import { pruneUsage } from '../platform/request-usage.ts';
 import { startRealtimeRetention } from '../realtime/retention.ts';
 
@@ -21,8 +22,6 @@ export function startWorkers(p: Platform, registry: ProjectRegistry): Worker[] {
     startRealtimeRetention(p),
     every(p, 'function log retention', 3600_000, async () => void (await pruneFunctionLogs(p))),
     every(p, 'request usage retention', 3600_000, () => pruneUsage(p)),
-    every(p, 'expired management sessions cleanup', 3600_000, async () => {
-      await p.dbs.control`delete from platform.sessions where expires_at < ${p.clock.now()}`;
-    }),
+    every(p, 'expired management sessions cleanup', 3600_000, () => pruneSessions(p)),
   ];
 }

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestInfo } from '../db/with-role.ts';
 import { HearthError } from '../errors.ts';
-import type { DataPlaneAuth } from '../server/credentials.ts';
+import type { DataPlaneAuth } from '../http/credentials.ts';
 import { bytesKey, type StorageContext } from './context.ts';
 import type { ObjectRow } from './objects.ts';
 import { planServe } from './serve.ts';

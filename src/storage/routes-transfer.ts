@@ -4,7 +4,7 @@
  * no global body limit; the Meter enforces the object limit).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sendError } from '../server/envelopes.ts';
+import { sendError } from '../http/envelopes.ts';
 import { getBucket } from './buckets.ts';
 import type { StorageContext } from './context.ts';
 import { readUploadBody } from './http-body.ts';

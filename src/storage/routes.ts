@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import { HearthError } from '../errors.ts';
-import { sendError } from '../server/envelopes.ts';
+import { sendError } from '../http/envelopes.ts';
 import { createBackend } from './backend/index.ts';
 import type { StorageContext } from './context.ts';
 import { storageError } from './pg-errors.ts';

@@ -7,7 +7,7 @@
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { HearthError, notFound } from '../errors.ts';
-import type { MasterKey } from '../platform/secrets.ts';
+import type { MasterKey } from '../secrets.ts';
 import { parseAllowList } from '../outbound/address.ts';
 import { FIELDS, validateDefinition, WORKFLOW_NAME, type Action, type Step } from './validate.ts';
 

@@ -11,6 +11,7 @@ import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import { createOutboundClient, type OutboundClient } from '../outbound/index.ts';
+import { projectRefs } from '../platform/projects.ts';
 
 const BATCH = 500;
 const MAX_SHIP_ATTEMPTS = 20;
@@ -62,11 +63,13 @@ let client: OutboundClient | null = null;
 /** Ships pending events of every project with a drain; returns how many were delivered. */
 export async function shipDrains(p: Platform): Promise<number> {
   client ??= createOutboundClient({ allow: p.config.outboundAllow, timeoutMs: 10_000, clock: p.clock });
-  const drains = await p.dbs.control`select d.project_id, d.url, pr.ref from platform.workflow_log_drains d
-    join platform.projects pr on pr.id = d.project_id
+  const drains = await p.dbs.control`select d.project_id, d.url from platform.workflow_log_drains d
     where exists (select 1 from platform.workflow_events e where e.project_id = d.project_id)`;
+  const refs = await projectRefs(p.dbs.control, drains.map((d) => d.project_id as string));
   let shipped = 0;
   for (const d of drains) {
+    const ref = refs.get(d.project_id as string);
+    if (!ref) continue; // deleted meanwhile: its drain and events went with it
     // One shipper per project at a time, across processes.
     shipped += (await p.dbs.control.begin(async (tx) => {
       const [locked] = await tx`select pg_try_advisory_xact_lock(7212051, hashtext(${d.project_id as string})) as ok`;
@@ -78,7 +81,7 @@ export async function shipDrains(p: Platform): Promise<number> {
         events.map((e) => ({
           source: 'workflow',
           event: e.event,
-          project_ref: d.ref,
+          project_ref: ref,
           workflow: e.workflow,
           run_id: e.run_id,
           ...(e.step ? { step: e.step, attempt: e.attempt } : {}),
@@ -91,7 +94,7 @@ export async function shipDrains(p: Platform): Promise<number> {
         await tx`delete from platform.workflow_events where id = any(${ids}::bigint[])`;
         return events.length;
       }
-      p.log.warn({ project: d.ref, error: result.error }, 'log drain delivery failed');
+      p.log.warn({ project: ref, error: result.error }, 'log drain delivery failed');
       await tx`update platform.workflow_events set ship_attempts = ship_attempts + 1 where id = any(${ids}::bigint[])`;
       await tx`delete from platform.workflow_events where id = any(${ids}::bigint[]) and ship_attempts >= ${MAX_SHIP_ATTEMPTS}`;
       return 0;

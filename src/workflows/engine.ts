@@ -14,6 +14,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { InjectedFault, type Platform } from '../context.ts';
+import { projectsWithSettingOn } from '../platform/project-config.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { planPass, STEP_CEILING, structuralFailure, type Pass } from './advance.ts';
 import { isDatabaseUnavailable as disconnected } from '../db/unavailable.ts';
@@ -52,6 +53,7 @@ const STEP_COLUMNS = `id, run_id, position, key, kind, status, attempt, max_atte
 interface Leased {
   run: RunRow;
   rows: StepRow[];
+  ref: string;
 }
 
 /**
@@ -64,12 +66,14 @@ interface Leased {
 async function lease(p: Platform, owner: string, now: Date): Promise<Leased[]> {
   const until = new Date(now.getTime() + LEASE_MS);
   const sql = p.dbs.control;
+  const enabled = await projectsWithSettingOn(sql, 'workflows', 'enabled');
+  if (!enabled.length) return [];
+  const refs = new Map(enabled.map((e) => [e.id, e.ref]));
   const rows = await sql`with projects as (
       select c.project_id, ${RUNS_PER_PROJECT}::int
           - (select count(*)::int from platform.workflow_runs a where a.project_id = c.project_id and a.lease_until >= ${now}) as room
-      from platform.project_config c
-      where c.area = 'workflows' and coalesce((c.settings->>'enabled')::boolean, false)
-        and exists (select 1 from platform.workflow_runs r where r.project_id = c.project_id and ${sql.unsafe(ACTIVE_RUN)}
+      from unnest(${[...refs.keys()]}::uuid[]) as c(project_id)
+      where exists (select 1 from platform.workflow_runs r where r.project_id = c.project_id and ${sql.unsafe(ACTIVE_RUN)}
           and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now}))
         and pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(c.project_id::text))),
     due as (
@@ -91,7 +95,11 @@ async function lease(p: Platform, owner: string, now: Date): Promise<Leased[]> {
     select l.*, coalesce((select json_agg(s order by s.position, s.created_at)
         from (select ${sql.unsafe(STEP_COLUMNS)}, created_at from platform.workflow_run_steps where run_id = l.id) s), '[]') as steps
     from leased l`;
-  return rows.map(({ steps, ...run }) => ({ run: run as unknown as RunRow, rows: (steps as StepJson[]).map(stepRow) }));
+  return rows.map(({ steps, ...run }) => ({
+    run: run as unknown as RunRow,
+    rows: (steps as StepJson[]).map(stepRow),
+    ref: refs.get(run.project_id as string)!,
+  }));
 }
 
 type StepJson = Omit<StepRow, 'started_at' | 'next_attempt_at'> & { started_at: string | null; next_attempt_at: string | null; created_at?: string };
@@ -130,7 +138,7 @@ interface AdvanceOptions {
   stepCeiling: number;
 }
 
-async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOptions, { run, rows }: Leased, now: Date): Promise<void> {
+async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOptions, { run, rows, ref }: Leased, now: Date): Promise<void> {
   const { owner } = opts;
   const st = new RunState(run, rows, now);
   try {
@@ -138,7 +146,7 @@ async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOpti
     if (pass?.attempts.length) {
       p.faults.hit('workflows.attempt', { runId: run.id, steps: pass.attempts.map((a) => a.row.key) });
       await beginAttempts(p, owner, pass);
-      const project = await registry.byReference(await projectRef(p, run.project_id));
+      const project = await registry.byReference(ref);
       if (!project) throw new Error('The project no longer exists.');
       const ctx: ActionContext = { p, project, invoker: opts.invoker };
       const outcomes = await Promise.all(pass.attempts.map((a) => runAction(ctx, a.action, a.timeoutSeconds)));
@@ -165,17 +173,6 @@ async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOpti
   } catch (err) {
     if (!(err instanceof LeaseLost)) throw err;
   }
-}
-
-const refs = new Map<string, string>();
-async function projectRef(p: Platform, projectId: string): Promise<string> {
-  let ref = refs.get(projectId);
-  if (!ref) {
-    const [row] = await p.dbs.control`select ref from platform.projects where id = ${projectId}`;
-    ref = (row?.ref as string) ?? '';
-    refs.set(projectId, ref);
-  }
-  return ref;
 }
 
 /**

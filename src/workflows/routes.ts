@@ -9,7 +9,7 @@ import type { Platform } from '../context.ts';
 import { forbidden } from '../errors.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../platform/routes.ts';
+import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../management/routes.ts';
 import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, setEnabled } from './definitions.ts';
 import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
 import { cancelRun, checkIdempotencyKey, checkRequestJson, getRun, listRuns, sendSignal, startRun, workflowsEnabled } from './runs.ts';

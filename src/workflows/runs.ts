@@ -9,6 +9,7 @@ import type { Platform } from '../context.ts';
 import { HearthError, conflict, forbidden, notFound } from '../errors.ts';
 import { recordEvent } from './events.ts';
 import { loadVersion, workflowExists } from './definitions.ts';
+import { readSettings } from '../platform/project-config.ts';
 import { unstorableJson } from '../platform/text.ts';
 import { SIGNAL_NAME } from './validate.ts';
 
@@ -61,9 +62,7 @@ export function checkRequestJson(value: unknown, field: string): unknown {
 
 /** Whether config/workflows.enabled is on for the project. */
 export async function workflowsEnabled(sql: postgres.Sql | postgres.TransactionSql, projectId: string): Promise<boolean> {
-  const [row] = await sql`select coalesce((settings->>'enabled')::boolean, false) as on from platform.project_config
-    where project_id = ${projectId} and area = 'workflows'`;
-  return Boolean(row?.on);
+  return (await readSettings(sql, projectId, 'workflows')).enabled === true;
 }
 
 /**

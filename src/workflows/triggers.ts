@@ -16,6 +16,7 @@
  */
 import type { Platform } from '../context.ts';
 import { HearthError, conflict, notFound } from '../errors.ts';
+import { projectsWithSettingOn } from '../platform/project-config.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { archiveMessage, deleteMessage, isValidQueueName, queueExists, readMessages } from '../queues/index.ts';
@@ -181,12 +182,13 @@ export async function deleteRowTrigger(p: Platform, registry: ProjectRegistry, p
 
 /** Projects with workflows on, and their bindings. */
 async function enabledBindings(p: Platform) {
+  const enabled = await projectsWithSettingOn(p.dbs.control, 'workflows', 'enabled');
+  if (!enabled.length) return [];
   return p.dbs.control`select pr.ref, pr.id as project_id,
       (select coalesce(json_agg(json_build_object('queue', q.queue, 'workflow', q.workflow)), '[]') from platform.workflow_queue_triggers q
         where q.project_id = pr.id and q.enabled) as queues,
       exists (select 1 from platform.workflow_row_triggers r where r.project_id = pr.id) as rows
-    from platform.projects pr join platform.project_config c on c.project_id = pr.id and c.area = 'workflows'
-    where coalesce((c.settings->>'enabled')::boolean, false)`;
+    from unnest(${enabled.map((e) => e.id)}::uuid[], ${enabled.map((e) => e.ref)}::text[]) as pr(id, ref)`;
 }
 
 /** One pass of the queue and row drains; returns how many runs were started or found. */

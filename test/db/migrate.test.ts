@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import postgres from 'postgres';
 import { withDatabase } from '../../src/db/pools.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
-import { randomToken } from '../../src/platform/secrets.ts';
+import { randomToken } from '../../src/secrets.ts';
 import { serverUrl } from '../helpers/hearth.ts';
 
 const db = `hearth_t_migrate_${randomToken(8, 'abcdefghijklmnopqrstuvwxyz')}`;

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import postgres from 'postgres';
 import { newApiKey } from '../../src/platform/projects.ts';
-import { randomToken, sha256 } from '../../src/platform/secrets.ts';
+import { randomToken, sha256 } from '../../src/secrets.ts';
 import { withDatabase } from '../../src/db/pools.ts';
 import type { TestHearth } from './hearth.ts';
 

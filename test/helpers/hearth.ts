@@ -12,8 +12,8 @@ import postgres from 'postgres';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { Faults, type Clock } from '../../src/context.ts';
 import { connectionInfo, type ConnectionInfo } from '../../src/platform/connection-info.ts';
-import { randomToken } from '../../src/platform/secrets.ts';
-import { firstOwner } from '../../src/server/bootstrap.ts';
+import { randomToken } from '../../src/secrets.ts';
+import { firstOwner } from '../../src/platform/accounts.ts';
 import { startHearth, type Hearth } from '../../src/server/runtime.ts';
 
 export class TestClock implements Clock {
@@ -68,7 +68,7 @@ export async function startTestHearth(opts: TestOptions = {}): Promise<TestHeart
   const clock = new TestClock();
   const faults = new Faults();
   const hearth = await startHearth(config, { clock, faults, log: opts.log ?? pino({ level: config.logLevel }) });
-  const owner = await firstOwner(hearth.p, hearth.project);
+  const owner = await firstOwner(hearth.p.dbs.control, hearth.project.organization_id);
   const info = await connectionInfo(hearth.p, hearth.project, owner.id);
   const url = hearth.url;
 

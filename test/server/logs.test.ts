@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import postgres from 'postgres';
 import { withDatabase } from '../../src/db/pools.ts';
-import { randomToken } from '../../src/platform/secrets.ts';
+import { randomToken } from '../../src/secrets.ts';
 import { dropEverything, serverUrl } from '../helpers/hearth.ts';
 import { freePorts } from '../helpers/ports.ts';
 import { pathWithoutValues } from '../../src/server/logger.ts';

@@ -8,19 +8,19 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { HearthError, forbidden, notFound, unauthorized } from '../errors.ts';
 import {
-  MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole,
+  MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole, organizationExists,
   type Account, type MemberRole,
-} from './accounts.ts';
-import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from './database-query.ts';
-import { envelope } from '../server/envelopes.ts';
+} from '../platform/accounts.ts';
+import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from '../platform/database-query.ts';
+import { envelope } from '../http/envelopes.ts';
 import { parseAllowList } from '../outbound/address.ts';
-import { RateLimited } from '../server/rate-limit.ts';
-import { configAudit, patchSettings, readSettings, redact } from './project-config.ts';
-import { createProject, deleteProject, findProject, projectApiKeys, type ProjectRow } from './projects.ts';
-import type { ProjectRegistry } from './registry.ts';
-import { usageOf } from './request-usage.ts';
-import { checkDisplayName } from './text.ts';
-import { projectBaseUrl, serverUrl } from './urls.ts';
+import { RateLimited } from '../db/rate-limit.ts';
+import { configAudit, patchSettings, readSettings, redact } from '../platform/project-config.ts';
+import { createProject, deleteProject, findProject, projectApiKeys, projectsOfAccount, type ProjectRow } from '../platform/projects.ts';
+import type { ProjectRegistry } from '../platform/registry.ts';
+import { usageOf } from '../platform/request-usage.ts';
+import { checkDisplayName } from '../platform/text.ts';
+import { projectBaseUrl, serverUrl } from '../platform/urls.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -136,7 +136,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     if (!UUID.test(id)) throw notFound(`There is no organization with id "${id}".`);
     const role = await memberRole(p.dbs.control, id, access.account(request).id);
     if (!role) {
-      const [exists] = await p.dbs.control`select 1 from platform.organizations where id = ${id}`;
+      const exists = await organizationExists(p.dbs.control, id);
       throw exists ? forbidden('You are not a member of this organization.') : notFound(`There is no organization with id "${id}".`);
     }
     return role;
@@ -159,10 +159,8 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   });
 
   app.get('/v1/projects', async (request) => {
-    const rows = await p.dbs.control`select pr.* from platform.projects pr
-      join platform.members m on m.organization_id = pr.organization_id
-      where m.account_id = ${access.account(request).id} order by pr.created_at`;
-    return rows.map((r) => projectJson(p, r as unknown as ProjectRow));
+    const rows = await projectsOfAccount(p.dbs.control, access.account(request).id);
+    return rows.map((r) => projectJson(p, r));
   });
 
   app.post('/v1/projects', async (request, reply) => {
