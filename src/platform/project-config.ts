@@ -5,7 +5,7 @@
  * together with its audit row, and announced to every Hearth process.
  */
 import { authSettings } from '../auth/settings.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { apiSettings } from '../rest/settings.ts';
 import { realtimeSettings } from '../realtime/settings.ts';
 import { storageSettings } from '../storage/settings.ts';
@@ -34,7 +34,7 @@ export type ConfigArea = keyof typeof configAreas;
 function spec(area: string): AreaSpec {
   // Own keys only: "constructor" or "__proto__" in the URL must not find Object.prototype's members.
   const s = Object.hasOwn(configAreas, area) ? configAreas[area] : undefined;
-  if (!s) throw new HearthError(404, 'not_found', `There is no config area "${area}"; areas are ${Object.keys(configAreas).join(', ')}.`);
+  if (!s) throw fail('not_found', `There is no config area "${area}"; areas are ${Object.keys(configAreas).join(', ')}.`);
   return s;
 }
 
@@ -63,15 +63,15 @@ export function redact(area: string, settings: Settings): Settings {
 export function validatePatch(area: string, patch: unknown, ctx: CheckContext): Settings {
   const fields = spec(area);
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
-    throw new HearthError(400, 'invalid_request', 'The body must be a JSON object of settings to change.');
+    throw fail('invalid_request', 'The body must be a JSON object of settings to change.');
   }
   const out: Settings = {};
   for (const [name, value] of Object.entries(patch)) {
     const field = Object.hasOwn(fields, name) ? fields[name] : undefined;
     if (!field) {
-      throw new HearthError(400, 'unknown_field', `config/${area} has no field "${name}". Known fields: ${Object.keys(fields).join(', ')}.`);
+      throw fail('unknown_field', `config/${area} has no field "${name}". Known fields: ${Object.keys(fields).join(', ')}.`);
     }
-    const bad = (why: string) => new HearthError(400, 'invalid_field', `config/${area}.${name} ${why}.`);
+    const bad = (why: string) => fail('invalid_field', `config/${area}.${name} ${why}.`);
     if (value === null) {
       out[name] = null; // back to the default
       continue;
