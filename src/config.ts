@@ -4,7 +4,7 @@
  * time. docs/configuration.md lists each variable.
  */
 import path from 'node:path';
-import { HearthError } from './errors.ts';
+import { fail } from './errors.ts';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -49,7 +49,7 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new HearthError(400, 'invalid_config', `${name} must be an integer between ${min} and ${max}, got "${raw}".`);
+    throw fail('invalid_config', `${name} must be an integer between ${min} and ${max}, got "${raw}".`);
   }
   return n;
 }
@@ -60,7 +60,7 @@ function list(raw: string | undefined): string[] {
 
 function logFormat(raw: string | undefined): 'pretty' | 'json' {
   if (raw === undefined || raw === '') return process.stdout.isTTY ? 'pretty' : 'json';
-  if (raw !== 'pretty' && raw !== 'json') throw new HearthError(400, 'invalid_config', `HEARTH_LOG_FORMAT must be pretty or json, got "${raw}".`);
+  if (raw !== 'pretty' && raw !== 'json') throw fail('invalid_config', `HEARTH_LOG_FORMAT must be pretty or json, got "${raw}".`);
   return raw;
 }
 
@@ -68,17 +68,17 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
   if (raw === '1' || raw === 'true') return true;
-  throw new HearthError(400, 'invalid_config', `${name} must be 1 or 0, got "${raw}".`);
+  throw fail('invalid_config', `${name} must be 1 or 0, got "${raw}".`);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const role = (env.HEARTH_ROLE ?? 'all') as Role;
   if (!['all', 'api', 'worker'].includes(role)) {
-    throw new HearthError(400, 'invalid_config', `HEARTH_ROLE must be all, api or worker, got "${role}".`);
+    throw fail('invalid_config', `HEARTH_ROLE must be all, api or worker, got "${role}".`);
   }
   const backend = env.HEARTH_STORAGE_BACKEND ?? 'fs';
   if (backend !== 'fs' && backend !== 's3') {
-    throw new HearthError(400, 'invalid_config', `HEARTH_STORAGE_BACKEND must be fs or s3, got "${backend}".`);
+    throw fail('invalid_config', `HEARTH_STORAGE_BACKEND must be fs or s3, got "${backend}".`);
   }
   const config: Config = {
     dataDir: path.resolve(env.HEARTH_DATA_DIR ?? '.hearth'),
@@ -118,7 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...overrides,
   };
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.controlDb)) {
-    throw new HearthError(400, 'invalid_config', `HEARTH_CONTROL_DB must be a plain lower-case database name, got "${config.controlDb}".`);
+    throw fail('invalid_config', `HEARTH_CONTROL_DB must be a plain lower-case database name, got "${config.controlDb}".`);
   }
   return config;
 }

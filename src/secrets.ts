@@ -8,7 +8,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { HearthError } from './errors.ts';
+import { fail } from './errors.ts';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
@@ -41,7 +41,7 @@ export class MasterKey {
     if (configured) {
       const key = Buffer.from(configured, 'base64');
       if (key.length !== 32) {
-        throw new HearthError(400, 'invalid_config', 'HEARTH_MASTER_KEY must be 32 bytes encoded as base64 (openssl rand -base64 32).');
+        throw fail('invalid_config', 'HEARTH_MASTER_KEY must be 32 bytes encoded as base64 (openssl rand -base64 32).');
       }
       return new MasterKey(key);
     }

@@ -3,7 +3,7 @@
  * of PUT /auth/v1/user.
  */
 import type { JWTPayload } from 'jose';
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { now, type AuthContext } from './context.ts';
 import { hasVerifiedFactor } from './factors.ts';
@@ -27,7 +27,7 @@ export function signUpGuest(ctx: AuthContext, clientIp: string, metadata?: Recor
   return createUserWithSession(ctx, { email: null, passwordHash: null, metadata, confirmed: false }, { amr: 'anonymous' }, { bucket: 'anonymous_users', clientIp });
 }
 
-const badCredentials = () => new HearthError(400, 'invalid_credentials', 'Invalid login credentials.');
+const badCredentials = () => fail('invalid_credentials');
 
 /** grant_type=password. Unknown addresses spend one dummy argon2 verification, so timing does not tell who exists. */
 export async function passwordGrant(ctx: AuthContext, email: string, password: string): Promise<SessionPayload> {
@@ -35,7 +35,7 @@ export async function passwordGrant(ctx: AuthContext, email: string, password: s
   const ok = await verifyPassword(user?.encrypted_password, password);
   if (!user || !ok) throw badCredentials();
   // Only admin-created accounts (email_confirm false) get here unconfirmed: sign-up confirms at once.
-  if (user.email && !user.email_confirmed_at) throw new HearthError(400, 'email_not_confirmed', 'Email not confirmed.');
+  if (user.email && !user.email_confirmed_at) throw fail('email_not_confirmed');
   return issueSession(ctx, user, { amr: 'password' });
 }
 
@@ -67,7 +67,7 @@ async function redeemNonce(ctx: AuthContext, user: UserRow, nonce: string): Prom
   }
 }
 
-const expiredNonce = () => new HearthError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid; call GET /auth/v1/reauthenticate for a new one.');
+const expiredNonce = () => fail('reauthentication_not_valid');
 
 /** A recovery sign-in lets the password be set without the old one for an hour (the life of its first access token). */
 const RECOVERY_GRACE_S = 3600;
@@ -100,17 +100,17 @@ export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: 
   if (changes.password !== undefined) checkNewPassword(changes.password);
   // GoTrue's rule: with a verified factor, the password or e-mail changes only from an aal2 session.
   if ((changes.password !== undefined || emailChange !== undefined) && claims.aal !== 'aal2' && (await hasVerifiedFactor(ctx, user.id))) {
-    throw new HearthError(401, 'insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.');
+    throw fail('insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.', { status: 401 });
   }
   const proofNeeded = (changes.password !== undefined || emailChange !== undefined) && user.encrypted_password !== null && !recentlyRecovered(claims, now(ctx));
   if (proofNeeded && changes.currentPassword === undefined && changes.nonce === undefined) {
-    throw new HearthError(400, 'reauthentication_required', 'Changing the password or e-mail needs current_password (or the nonce of GET /auth/v1/reauthenticate) in the same request.');
+    throw fail('reauthentication_required');
   }
   if (proofNeeded && changes.currentPassword !== undefined && !(await verifyPassword(user.encrypted_password, changes.currentPassword))) {
-    throw new HearthError(401, 'invalid_current_password', 'current_password is not the password of this account.');
+    throw fail('invalid_current_password');
   }
   if (changes.password !== undefined && user.encrypted_password !== null && (await isSamePassword(user, changes, proofNeeded))) {
-    throw new HearthError(422, 'same_password', 'New password should be different from the old password.');
+    throw fail('same_password');
   }
   if (emailChange) {
     const holder = await findUserByEmail(sql, emailChange);

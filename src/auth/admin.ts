@@ -6,7 +6,7 @@
  * 422 email_exists for a taken address, 404 user_not_found, 400 validation_failed.
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { hashPassword } from './passwords.ts';
 import { now, type AuthContext } from './context.ts';
 import { deleteFactor } from './factors.ts';
@@ -16,8 +16,8 @@ import { issueOneTime, type Purpose } from './one-time.ts';
 import { findUserByEmail, findUserById, identitiesAndFactors, mergeMetadataSql, userJson, type UserRow } from './users.ts';
 import { checkNewPassword, invalid } from './validate.ts';
 
-export const userNotFound = () => new HearthError(404, 'user_not_found', 'User not found.');
-const emailExists = () => new HearthError(422, 'email_exists', 'A user with this email address has already been registered.');
+export const userNotFound = () => fail('user_not_found');
+const emailExists = () => fail('email_exists');
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
@@ -102,7 +102,7 @@ export async function adminCreateUser(ctx: AuthContext, a: AdminAttributes & { e
   } catch (err) {
     if (isUniqueViolation(err)) {
       if ((err as { constraint_name?: string }).constraint_name === 'users_pkey') {
-        throw new HearthError(422, 'user_already_exists', 'A user with this id already exists.');
+        throw fail('user_already_exists');
       }
       throw emailExists();
     }
@@ -164,7 +164,7 @@ export async function adminDeleteUser(ctx: AuthContext, id: string, soft: boolea
       return;
     } catch (err) {
       if ((err as { code?: string }).code === '23503') {
-        throw new HearthError(409, 'conflict', `The user is still referenced by ${(err as { table_name?: string }).table_name ?? 'a table'} (foreign key without on delete cascade); delete those rows first or use should_soft_delete.`);
+        throw fail('conflict', `The user is still referenced by ${(err as { table_name?: string }).table_name ?? 'a table'} (foreign key without on delete cascade); delete those rows first or use should_soft_delete.`);
       }
       throw err;
     }
@@ -189,7 +189,7 @@ export async function adminListFactors(ctx: AuthContext, userId: string) {
 
 export async function adminDeleteFactor(ctx: AuthContext, userId: string, factorId: string) {
   const row = await deleteFactor(ctx.project.sql, userId, factorId);
-  if (!row) throw new HearthError(404, 'mfa_factor_not_found', 'No factor with this id is enrolled for this user.');
+  if (!row) throw fail('mfa_factor_not_found');
   return row;
 }
 

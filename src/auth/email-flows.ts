@@ -3,7 +3,7 @@
  * their redemption by POST /verify (code) or GET /verify (link), and the PKCE
  * exchange of the auth code a link redirect carries.
  */
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { deliver } from './mailer.ts';
 import { recoveryMail, signInMail } from './messages.ts';
@@ -53,13 +53,13 @@ async function applyRedeemed(ctx: AuthContext, t: RedeemedToken): Promise<UserRo
   if (t.purpose === 'email_change') {
     return ctx.project.sql.begin(async (tx) => {
       const [pending] = await tx`select email_change from auth.users where id = ${t.user_id} for update`;
-      if (pending?.email_change !== t.email) throw new HearthError(403, 'otp_expired', 'This e-mail change was replaced by a newer one.');
+      if (pending?.email_change !== t.email) throw fail('otp_expired', 'This e-mail change was replaced by a newer one.');
       return applyEmail(ctx, tx, t.user_id, t.email);
     });
   }
   const [user] = await ctx.project.sql`update auth.users set email_confirmed_at = coalesce(email_confirmed_at, ${now(ctx)})
     where id = ${t.user_id} returning *`;
-  if (!user) throw new HearthError(403, 'otp_expired', 'Token has expired or is invalid; request a new code.');
+  if (!user) throw fail('otp_expired');
   return user as UserRow;
 }
 
@@ -75,7 +75,7 @@ const CODE_TYPES: Record<string, SignInPurpose[]> = {
 
 export function purposesOf(type: string): SignInPurpose[] {
   const purposes = CODE_TYPES[type];
-  if (!purposes) throw new HearthError(400, 'validation_failed', `type must be one of ${Object.keys(CODE_TYPES).join(', ')}.`);
+  if (!purposes) throw fail('validation_failed', `type must be one of ${Object.keys(CODE_TYPES).join(', ')}.`);
   return purposes;
 }
 
@@ -90,7 +90,7 @@ export async function verifyCode(ctx: AuthContext, input: { email: string; type:
 /** POST /verify {type, token_hash}: a link token presented by an app instead of followed in a browser. */
 export async function verifyLinkToken(ctx: AuthContext, input: { type: string; token: string }): Promise<SessionPayload> {
   const redeemed = await redeemLink(ctx, input.token, purposesOf(input.type));
-  if (!redeemed) throw new HearthError(403, 'otp_expired', 'Token has expired or is invalid; request a new link.');
+  if (!redeemed) throw fail('otp_expired', 'Token has expired or is invalid; request a new link.');
   const user = await applyRedeemed(ctx, redeemed);
   assertNotBanned(ctx, user, 403);
   return issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose as SignInPurpose] });
@@ -124,6 +124,6 @@ const FLOW_AMR: Record<string, AmrMethod> = { magiclink: 'magiclink', recovery: 
 export async function pkceGrant(ctx: AuthContext, authCode: string, verifier: string): Promise<SessionPayload> {
   const flow = await exchangeAuthCode(ctx, authCode, verifier);
   const user = await findUserById(ctx.project.sql, flow.userId);
-  if (!user) throw new HearthError(404, 'flow_state_not_found', 'The user of this flow no longer exists.');
+  if (!user) throw fail('flow_state_not_found', 'The user of this flow no longer exists.');
   return issueSession(ctx, user, { amr: FLOW_AMR[flow.authenticationMethod] ?? 'pkce' });
 }

@@ -5,7 +5,7 @@
  * factor's method to the methods already proven.
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { later, now, type AuthContext } from './context.ts';
 import type { UserClaims } from './http.ts';
 import { sessionIdOf, UUID } from './http.ts';
@@ -53,7 +53,7 @@ export interface ChallengeRow {
   consumed_at: Date | null;
 }
 
-export const factorNotFound = () => new HearthError(404, 'mfa_factor_not_found', 'No factor with this id is enrolled for the signed-in user.');
+export const factorNotFound = () => fail('mfa_factor_not_found', 'No factor with this id is enrolled for the signed-in user.');
 
 export async function userFactor(db: Db, userId: string, factorId: string, lock = false): Promise<FactorRow> {
   const rows = lock
@@ -91,10 +91,10 @@ export async function checkEnrolment(ctx: AuthContext, claims: UserClaims): Prom
     select count(*)::int as total, count(*) filter (where status = 'verified')::int as verified
     from auth.mfa_factors where user_id = ${claims.sub} and id not in (select id from gone)`;
   if (row!.total >= MAX_FACTORS) {
-    throw new HearthError(422, 'too_many_enrolled_mfa_factors', `Maximum number of factors (${MAX_FACTORS}) reached; unenroll one to continue.`);
+    throw fail('too_many_enrolled_mfa_factors', `Maximum number of factors (${MAX_FACTORS}) reached; unenroll one to continue.`);
   }
   if (row!.verified > 0 && claims.aal !== 'aal2') {
-    throw new HearthError(403, 'insufficient_aal', 'AAL2 required to enroll a new factor: verify one of your factors first.');
+    throw fail('insufficient_aal', 'AAL2 required to enroll a new factor: verify one of your factors first.');
   }
 }
 
@@ -107,7 +107,7 @@ export async function insertFactor(ctx: AuthContext, db: Db, input: { userId: st
     return row as FactorRow;
   } catch (err) {
     if ((err as { code?: string }).code === '23505') {
-      throw new HearthError(422, 'mfa_factor_name_conflict', `You already have a factor named "${input.friendlyName}"; choose another friendly_name.`);
+      throw fail('mfa_factor_name_conflict', `You already have a factor named "${input.friendlyName}"; choose another friendly_name.`);
     }
     throw err;
   }
@@ -127,8 +127,8 @@ export async function createChallenge(ctx: AuthContext, db: Db, input: { factorI
  */
 const challengeNotFound = (factorId: string | null) =>
   factorId
-    ? new HearthError(404, 'mfa_factor_not_found', 'MFA factor with the provided challenge ID not found; request a new challenge with POST /factors/{id}/challenge.')
-    : new HearthError(404, 'mfa_challenge_not_found', 'No such challenge; request new options with POST /webauthn/authenticate/options.');
+    ? fail('mfa_factor_not_found', 'MFA factor with the provided challenge ID not found; request a new challenge with POST /factors/{id}/challenge.')
+    : fail('mfa_challenge_not_found');
 
 /**
  * Locks a live challenge for verification: 404 (see challengeNotFound) when it
@@ -141,7 +141,7 @@ export async function lockChallenge(ctx: AuthContext, tx: Db, challengeId: strin
   const c = row as ChallengeRow | undefined;
   if (!c || c.factor_id !== factorId || !kinds.includes(c.kind)) throw challengeNotFound(factorId);
   if (c.consumed_at || c.attempts >= CHALLENGE_MAX_ATTEMPTS || c.expires_at.getTime() <= now(ctx).getTime()) {
-    throw new HearthError(422, 'mfa_challenge_expired', 'This challenge has expired or was already used; request a new one.');
+    throw fail('mfa_challenge_expired');
   }
   return c;
 }
@@ -181,7 +181,7 @@ export async function unenrolFactor(ctx: AuthContext, claims: UserClaims, factor
   const factor = await userFactor(ctx.project.sql, claims.sub, factorId);
   if (factor.status === 'verified' && claims.aal !== 'aal2') {
     // 422, GoTrue's status here ("AAL2 required to unenroll verified factor").
-    throw new HearthError(422, 'insufficient_aal', 'Removing a verified factor needs an aal2 session: verify a factor first (POST /factors/{id}/challenge and /verify).');
+    throw fail('insufficient_aal', 'Removing a verified factor needs an aal2 session: verify a factor first (POST /factors/{id}/challenge and /verify).', { status: 422 });
   }
   await deleteFactor(ctx.project.sql, claims.sub, factor.id);
   return { id: factor.id };

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { envelope, sendError, toHearthError } from '../http/envelopes.ts';
 import { RateLimited } from '../db/rate-limit.ts';
 import { PasswordRefused } from './validate.ts';
@@ -23,7 +23,7 @@ export type Query = Record<string, string | undefined>;
 export function queryOf(request: FastifyRequest): Query {
   const q = (request.query ?? {}) as Record<string, unknown>;
   for (const [name, value] of Object.entries(q)) {
-    if (typeof value !== 'string') throw new HearthError(400, 'validation_failed', `The query parameter ${name.slice(0, 60)} must be given once.`);
+    if (typeof value !== 'string') throw fail('validation_failed', `The query parameter ${name.slice(0, 60)} must be given once.`);
   }
   return q as Query;
 }
@@ -35,7 +35,7 @@ export function userClaims(request: FastifyRequest): UserClaims {
   const user = request.hearth.auth?.user;
   if (!user || typeof user.sub !== 'string' || !UUID.test(user.sub)) {
     // GoTrue's text first (supabase-js's own tests match on it), then what to send.
-    throw new HearthError(401, 'no_authorization', "This endpoint requires a Bearer token: the user's access token, as Authorization: Bearer <access token>.");
+    throw fail('no_authorization', "This endpoint requires a Bearer token: the user's access token, as Authorization: Bearer <access token>.");
   }
   return user as UserClaims;
 }
@@ -45,7 +45,7 @@ export function userClaims(request: FastifyRequest): UserClaims {
  * the row stays with deleted_at): 403 user_not_found, on every route that
  * acts as the signed-in user. supabase-js's signOut treats it as signed out.
  */
-export const userGone = () => new HearthError(403, 'user_not_found', 'User from sub claim in JWT does not exist.');
+export const userGone = () => fail('user_not_found', 'User from sub claim in JWT does not exist.', { status: 403 });
 
 /** The session id of verified claims, when it is one. */
 export const sessionIdOf = (claims: UserClaims): string | null =>
@@ -56,7 +56,7 @@ export const sessionIdOf = (claims: UserClaims): string | null =>
  * GoTrue's code and text for it (validation_failed, "user_id must be an UUID").
  */
 export function idParam(value: string, what: 'user' | 'factor' | 'session'): string {
-  if (!UUID.test(value)) throw new HearthError(404, 'validation_failed', `${what}_id must be an UUID`);
+  if (!UUID.test(value)) throw fail('validation_failed', `${what}_id must be an UUID`, { status: 404 });
   return value;
 }
 

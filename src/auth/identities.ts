@@ -13,7 +13,7 @@
  * passkey) is refused.
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { userGone } from './http.ts';
 import { createUser, findUserByEmail, findUserById, type UserRow } from './users.ts';
@@ -63,7 +63,7 @@ async function makePermanent(ctx: AuthContext, db: Db, user: UserRow, p: Provide
 }
 
 export const identityTaken = () =>
-  new HearthError(422, 'identity_already_exists', 'This identity is already linked to another account; it is not moved. Sign in with it, or unlink it there first.');
+  fail('identity_already_exists');
 
 /** Finds, links or creates the user of a provider identity (one transaction, the identity row locked). */
 export async function userForIdentity(ctx: AuthContext, tx: Db, p: ProviderProfile, linkUserId: string | null): Promise<UserRow> {
@@ -75,12 +75,12 @@ export async function userForIdentity(ctx: AuthContext, tx: Db, p: ProviderProfi
     await tx`update auth.identities set identity_data = ${tx.json(p.data as never)}, email = ${p.email}, last_sign_in_at = ${t}, updated_at = ${t}
       where id = ${identity.id}`;
     const user = await findUserById(tx, identity.user_id);
-    if (!user) throw new HearthError(404, 'user_not_found', 'The account of this identity no longer exists.');
+    if (!user) throw fail('user_not_found', 'The account of this identity no longer exists.');
     return user;
   }
   if (linkUserId) {
     const [locked] = await tx`select * from auth.users where id = ${linkUserId} for update`;
-    if (!locked) throw new HearthError(404, 'user_not_found', 'The user linking this identity no longer exists.');
+    if (!locked) throw fail('user_not_found', 'The user linking this identity no longer exists.');
     await insertIdentity(ctx, tx, linkUserId, p);
     const user = (locked as UserRow).is_anonymous ? await makePermanent(ctx, tx, locked as UserRow, p) : (locked as UserRow);
     return withProvider(ctx, tx, user, p.provider);
@@ -111,10 +111,10 @@ export async function unlinkIdentity(ctx: AuthContext, userId: string, identityI
     const bySubject = identities.filter((i) => i.provider_id === identityId);
     const target = identities.find((i) => i.id === identityId) ?? (bySubject.length === 1 ? bySubject[0] : undefined);
     // 422, GoTrue's status for an identity the user does not have.
-    if (!target) throw new HearthError(422, 'identity_not_found', 'No identity with this id is linked to your account.');
+    if (!target) throw fail('identity_not_found');
     const [passkey] = await tx`select 1 from auth.mfa_factors where user_id = ${userId} and factor_type = 'webauthn' and status = 'verified' limit 1`;
     if (identities.length === 1 && !user.encrypted_password && !passkey) {
-      throw new HearthError(422, 'single_identity_not_deletable', 'This identity is your only way to sign in; set a password or link another identity before unlinking it.');
+      throw fail('single_identity_not_deletable');
     }
     await tx`delete from auth.identities where id = ${target.id}`;
     const remaining = new Set(identities.filter((i) => i.id !== target.id).map((i) => i.provider));

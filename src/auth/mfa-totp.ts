@@ -7,7 +7,7 @@
  * 90-second window. A challenge takes at most 5 wrong codes.
  */
 import * as OTPAuth from 'otpauth';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { consumeChallenge, createChallenge, insertFactor, lockChallenge, stepUpSession, userFactor, type FactorRow } from './factors.ts';
 import type { UserClaims } from './http.ts';
@@ -80,9 +80,9 @@ export async function verifyTotp(ctx: AuthContext, claims: UserClaims, factorId:
     const user = await signedInUser(tx, claims.sub);
     return { session: await stepUpSession(ctx, tx, user, claims, factor) };
   });
-  if ('wrong' in outcome) throw new HearthError(422, 'mfa_verification_failed', 'Invalid TOTP code entered.');
+  if ('wrong' in outcome) throw fail('mfa_verification_failed');
   if ('replay' in outcome) {
-    throw new HearthError(422, 'mfa_verification_rejected', 'This TOTP code was already used; wait for the next code and request a new challenge.');
+    throw fail('mfa_verification_rejected');
   }
   return outcome.session;
 }

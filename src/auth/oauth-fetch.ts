@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { guardedLookup, literalRefusal, parseAllowList } from '../outbound/address.ts';
 
 const MAX_BYTES = 1024 * 1024;
@@ -17,7 +17,7 @@ const TIMEOUT_MS = 10_000;
 
 export type GuardedFetch = (url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown; signal?: AbortSignal }) => Promise<Response>;
 
-const refused = (message: string) => new HearthError(502, 'provider_unreachable', message);
+const refused = (message: string) => fail('provider_unreachable', message);
 
 
 function bodyOf(body: unknown): string | Buffer | undefined {

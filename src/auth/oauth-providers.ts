@@ -11,7 +11,7 @@
  */
 import type * as oidc from 'openid-client';
 import { lazy } from '../lazy.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { sha256 } from '../secrets.ts';
 import type { AuthContext } from './context.ts';
 import { guardedFetch, type GuardedFetch } from './oauth-fetch.ts';
@@ -36,7 +36,7 @@ const DEFAULT_URL: Record<ProviderName, string | null> = { oidc: null, google: '
 /** The provider's settings, or 400 validation_failed (unknown name) / 400 provider_disabled (not enabled or not configured). */
 export function providerOf(ctx: AuthContext, name: string | undefined): Provider {
   if (!name || !PROVIDERS.includes(name as ProviderName)) {
-    throw new HearthError(400, 'validation_failed', `provider must be one of ${PROVIDERS.join(', ')} (got "${String(name ?? '').slice(0, 40)}").`);
+    throw fail('validation_failed', `provider must be one of ${PROVIDERS.join(', ')} (got "${String(name ?? '').slice(0, 40)}").`);
   }
   const n = name as ProviderName;
   const s = ctx.settings;
@@ -44,7 +44,7 @@ export function providerOf(ctx: AuthContext, name: string | undefined): Provider
   const clientId = s[`external_${n}_client_id`];
   const secret = s[`external_${n}_secret`];
   if (s[`external_${n}_enabled`] !== true || !clientId || !secret || !url) {
-    throw new HearthError(400, 'provider_disabled', `Sign-in with ${n} is not enabled for this project: set external_${n}_enabled, _client_id and _secret${n === 'oidc' ? ' and _url' : ''} in config/auth.`);
+    throw fail('provider_disabled', `Sign-in with ${n} is not enabled for this project: set external_${n}_enabled, _client_id and _secret${n === 'oidc' ? ' and _url' : ''} in config/auth.`);
   }
   if (n === 'github') {
     const apiBase = url === 'https://github.com' ? 'https://api.github.com' : `${url}/api/v3`;
@@ -56,7 +56,7 @@ export function providerOf(ctx: AuthContext, name: string | undefined): Provider
 const isLoopback = (u: URL) => ['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname);
 
 export const unreachable = (provider: string, err: unknown) =>
-  new HearthError(502, 'provider_unreachable', `The ${provider} provider could not be used: ${err instanceof Error ? err.message : String(err)}`);
+  fail('provider_unreachable', `The ${provider} provider could not be used: ${err instanceof Error ? err.message : String(err)}`);
 
 /** openid-client, loaded when a project first uses social sign-in. */
 export const openidClient = lazy(() => import('openid-client'));

@@ -7,7 +7,7 @@
  * answers ?code= for POST /token?grant_type=pkce instead of a session.
  */
 import type * as oidc from 'openid-client';
-import { HearthError } from '../errors.ts';
+import { type ErrorCode, HearthError } from '../errors.ts';
 import { randomToken, sha256 } from '../secrets.ts';
 import { later, now, type AuthContext } from './context.ts';
 import { userForIdentity, type ProviderProfile } from './identities.ts';
@@ -115,7 +115,7 @@ async function openidProfile(config: oidc.Configuration, provider: Provider, tok
   };
 }
 
-const fail = (target: string, code: string, description: string, error = 'server_error'): CallbackOutcome => ({ kind: 'error', target, error, code, description });
+const refusal = (target: string, code: ErrorCode, description: string, error = 'server_error'): CallbackOutcome => ({ kind: 'error', target, error, code, description });
 
 /** GET /callback: checks the state, redeems the provider's code, resolves the user and mints a session (or an auth code). */
 export async function finishCallback(ctx: AuthContext, query: Record<string, string | undefined>): Promise<CallbackOutcome> {
@@ -126,12 +126,12 @@ export async function finishCallback(ctx: AuthContext, query: Record<string, str
         where state_hash = ${sha256(query.state)} and consumed_at is null and expires_at > ${now(ctx)}
         returning provider, nonce, code_verifier_sealed, redirect_to, code_challenge, link_user_id`
     : [];
-  if (!row) return fail(site, 'bad_oauth_state', 'The sign-in flow is unknown, expired or already finished; start again.', 'invalid_request');
+  if (!row) return refusal(site, 'bad_oauth_state', 'The sign-in flow is unknown, expired or already finished; start again.', 'invalid_request');
   const state = row as unknown as StateRow;
   // The target was allowlisted at the start; it is checked again in case the allowlist changed since.
   const target = state.redirect_to === site || isAllowedRedirect(state.redirect_to, String(ctx.settings.uri_allow_list ?? '')) ? state.redirect_to : site;
-  if (target !== state.redirect_to) return fail(site, 'bad_redirect', 'redirect_to is no longer on the redirect allowlist.', 'invalid_request');
-  if (query.error) return fail(target, 'oauth_provider_error', query.error_description ?? query.error, 'access_denied');
+  if (target !== state.redirect_to) return refusal(site, 'bad_redirect', 'redirect_to is no longer on the redirect allowlist.', 'invalid_request');
+  if (query.error) return refusal(target, 'oauth_provider_error', query.error_description ?? query.error, 'access_denied');
 
   let profile: ProviderProfile;
   try {
@@ -148,7 +148,7 @@ export async function finishCallback(ctx: AuthContext, query: Record<string, str
     profile = provider.openid ? await openidProfile(config, provider, tokens) : await githubProfile(config, provider, tokens.access_token);
   } catch (err) {
     const e = err instanceof HearthError ? err : unreachable(state.provider, err);
-    return fail(target, e.code, e.message);
+    return refusal(target, e.code, e.message);
   }
 
   try {
@@ -160,7 +160,7 @@ export async function finishCallback(ctx: AuthContext, query: Record<string, str
     if (result.flow) return { kind: 'code', target, code: await mintAuthCode(ctx, result.flow) };
     return { kind: 'session', target, session: result.session! };
   } catch (err) {
-    if (err instanceof HearthError) return fail(target, err.code, err.message, 'access_denied');
+    if (err instanceof HearthError) return refusal(target, err.code, err.message, 'access_denied');
     throw err;
   }
 }

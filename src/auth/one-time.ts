@@ -9,7 +9,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { randomToken, safeEqual, sha256 } from '../secrets.ts';
 import { later, now, type AuthContext } from './context.ts';
 
@@ -54,7 +54,7 @@ export async function issueOneTime(
   return { code, linkToken };
 }
 
-const expired = () => new HearthError(403, 'otp_expired', 'Token has expired or is invalid; request a new code.');
+const expired = () => fail('otp_expired');
 
 /**
  * Redeems a typed code for the address. An attempt is reserved before the
@@ -73,7 +73,7 @@ export async function redeemCode(ctx: AuthContext, input: { email: string; purpo
     returning id, user_id, purpose, email, flow_state_id, code_hash, attempts`;
   if (!row) throw expired();
   if ((row.attempts as number) > MAX_CODE_ATTEMPTS) {
-    throw new HearthError(429, 'otp_locked', `This code is locked after ${MAX_CODE_ATTEMPTS} wrong attempts; request a new one.`);
+    throw fail('otp_locked', `This code is locked after ${MAX_CODE_ATTEMPTS} wrong attempts; request a new one.`);
   }
   if (!/^\d{6}$/.test(code) || !safeEqual(codeHash(row.id as string, code), row.code_hash as Buffer)) throw expired();
   const [consumed] = await sql`update auth.one_time_tokens set consumed_at = ${t}

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { randomToken, safeEqual, sha256 } from '../secrets.ts';
 import { now, type AuthContext } from './context.ts';
 
@@ -27,14 +27,14 @@ export function readChallenge(body: Record<string, unknown>): Challenge | null {
   if (challenge === undefined || challenge === null || challenge === '') {
     // A method alone is a client that meant PKCE and lost its challenge: the implicit flow would surprise it.
     if (body.code_challenge_method !== undefined && body.code_challenge_method !== null && body.code_challenge_method !== '') {
-      throw new HearthError(400, 'validation_failed', 'PKCE flow requires code_challenge_method and code_challenge.');
+      throw fail('validation_failed', 'PKCE flow requires code_challenge_method and code_challenge.');
     }
     return null;
   }
   const method = String(body.code_challenge_method ?? 's256').toLowerCase();
-  if (method !== 's256') throw new HearthError(400, 'bad_code_challenge', 'code_challenge_method must be S256 (plain is not accepted).');
+  if (method !== 's256') throw fail('bad_code_challenge');
   if (typeof challenge !== 'string' || !/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) {
-    throw new HearthError(400, 'bad_code_challenge', 'code_challenge must be the base64url SHA-256 of the code verifier (43+ characters).');
+    throw fail('bad_code_challenge', 'code_challenge must be the base64url SHA-256 of the code verifier (43+ characters).');
   }
   return { challenge, method: 's256' };
 }
@@ -62,17 +62,17 @@ export async function exchangeAuthCode(ctx: AuthContext, authCode: string, verif
   const t = now(ctx);
   const [row] = await ctx.project.sql`select id, user_id, code_challenge, authentication_method, auth_code_issued_at, consumed_at
     from auth.flow_state where auth_code_hash = ${sha256(authCode)}`;
-  if (!row || row.consumed_at) throw new HearthError(404, 'flow_state_not_found', 'This auth code is unknown or was already exchanged.');
+  if (!row || row.consumed_at) throw fail('flow_state_not_found');
   if (t.getTime() - (row.auth_code_issued_at as Date).getTime() > AUTH_CODE_MS) {
     // 422, as GoTrue answers ("invalid flow state, flow state has expired").
-    throw new HearthError(422, 'flow_state_expired', 'This auth code has expired (they are valid 5 minutes); sign in again.');
+    throw fail('flow_state_expired');
   }
   const computed = createHash('sha256').update(verifier).digest('base64url');
   if (!safeEqual(computed, row.code_challenge as string)) {
-    throw new HearthError(400, 'bad_code_verifier', 'code_verifier does not match the code_challenge this flow started with.');
+    throw fail('bad_code_verifier');
   }
   const [consumed] = await ctx.project.sql`update auth.flow_state set consumed_at = ${t}
     where id = ${row.id} and consumed_at is null returning id`;
-  if (!consumed) throw new HearthError(404, 'flow_state_not_found', 'This auth code is unknown or was already exchanged.');
+  if (!consumed) throw fail('flow_state_not_found');
   return { userId: row.user_id as string, authenticationMethod: row.authentication_method as string };
 }

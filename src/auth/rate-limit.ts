@@ -26,7 +26,7 @@ const LIMIT_FIELD: Record<Bucket, string> = {
   email_sent: 'rate_limit_email_sent',
 };
 
-const CODE: Record<Bucket, string> = {
+const CODE: Record<Bucket, 'over_request_rate_limit' | 'over_email_send_rate_limit'> = {
   signups: 'over_request_rate_limit',
   anonymous_users: 'over_request_rate_limit',
   email_sent: 'over_email_send_rate_limit',

@@ -8,7 +8,7 @@
  * links lead to site_url (and carry it as their redirect_to), which is always
  * a permitted target since the operator set it in the same settings.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { Settings } from '../platform/settings-schema.ts';
 
 export function globToRegExp(glob: string): RegExp {
@@ -55,7 +55,7 @@ export function redirectTarget(settings: Settings, redirectTo: string | undefine
   const site = String(settings.site_url ?? '');
   const isSite = site !== '' && redirectTo.replace(/\/$/, '') === site.replace(/\/$/, '');
   if (!isSite && !isAllowedRedirect(redirectTo, String(settings.uri_allow_list ?? ''))) {
-    throw new HearthError(400, 'bad_redirect', `redirect_to "${redirectTo.slice(0, 200)}" is not on the project's redirect allowlist (config/auth uri_allow_list).`);
+    throw fail('bad_redirect', `redirect_to "${redirectTo.slice(0, 200)}" is not on the project's redirect allowlist (config/auth uri_allow_list).`);
   }
   return redirectTo;
 }

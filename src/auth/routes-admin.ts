@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import {
   adminCreateUser,
   adminDeleteFactor,
@@ -44,7 +44,7 @@ type IdParams = { Params: { id: string } };
 /** The admin API needs the secret key (role service_role); the publishable key or a user's token is GoTrue's 403 not_admin. */
 function requireAdmin(request: FastifyRequest): void {
   if (request.hearth.auth?.caller.role !== 'service_role') {
-    throw new HearthError(403, 'not_admin', 'User not allowed: the admin API needs the secret key (service_role).');
+    throw fail('not_admin', 'User not allowed: the admin API needs the secret key (service_role).');
   }
 }
 
@@ -59,7 +59,7 @@ function objectField(body: Record<string, unknown>, name: string): Record<string
 /** The AdminUserAttributes of supabase-js, checked; phone sign-in does not exist in Hearth and is refused. */
 function adminAttributes(body: Record<string, unknown>): AdminAttributes {
   if (optionalString(body, 'phone') !== undefined || body.phone_confirm === true) {
-    throw new HearthError(422, 'phone_provider_disabled', 'Hearth has no phone sign-in: users are identified by e-mail address.');
+    throw fail('phone_provider_disabled', 'Hearth has no phone sign-in: users are identified by e-mail address.');
   }
   const role = optionalString(body, 'role');
   if (role !== undefined && role !== 'authenticated') {
@@ -183,7 +183,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     const body = objectBody(request.body);
     const type = requiredString(body, 'type');
     if (type === 'sms' || type === 'phone_change') {
-      throw new HearthError(422, 'phone_provider_disabled', 'Hearth has no phone sign-in: there is nothing to resend by SMS.');
+      throw fail('phone_provider_disabled', 'Hearth has no phone sign-in: there is nothing to resend by SMS.');
     }
     if (type !== 'signup' && type !== 'email_change') throw invalid('type must be signup or email_change.');
     const ctx = await ctxOf(request);

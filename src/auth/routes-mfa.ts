@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { checkEnrolment, factorNotFound, insertFactor, unenrolFactor, userFactor } from './factors.ts';
 import { acceptEmptyJson, authErrors, idParam, userClaims } from './http.ts';
@@ -38,7 +38,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const friendlyName = optionalString(body, 'friendly_name')?.slice(0, 255) ?? null;
     await requireLiveSession(ctx, claims);
     const user = await signedInUser(ctx.project.sql, claims.sub);
-    if (type === 'phone') throw new HearthError(422, 'mfa_phone_enroll_not_enabled', 'Phone factors are not supported: enrol a totp or webauthn factor.');
+    if (type === 'phone') throw fail('mfa_phone_enroll_not_enabled');
     if (type !== 'totp' && type !== 'webauthn') throw invalid('factor_type must be totp or webauthn.');
     if (type === 'webauthn') relyingParty(ctx.settings); // SPEC 7: 422 webauthn_not_configured comes first
     await checkEnrolment(ctx, claims);

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail, type StatusOf } from '../errors.ts';
 import { getUser, passwordGrant, signUpGuest, signUpWithPassword, updateUser } from './account-flows.ts';
 import { Background } from './background.ts';
 import { authContext, type AuthContext } from './context.ts';
@@ -23,10 +23,13 @@ import { invalid, metadata, normaliseEmail, objectBody, optionalBoolean, optiona
 const redirectParam = (request: FastifyRequest, body: Record<string, unknown>): string | undefined =>
   queryOf(request).redirect_to ?? optionalString(body, 'redirect_to');
 
-/** GoTrue's answer to a phone sign-in when no phone provider is set up, rather than "email is required". */
-function refusePhoneOnly(body: Record<string, unknown>): void {
+/**
+ * GoTrue's answer to a phone sign-in when no phone provider is set up, rather
+ * than "email is required": 400, and 422 on the password grant, as GoTrue.
+ */
+function refusePhoneOnly(body: Record<string, unknown>, status: StatusOf<'phone_provider_disabled'> = 400): void {
   if (optionalString(body, 'phone') !== undefined && optionalString(body, 'email') === undefined) {
-    throw new HearthError(400, 'phone_provider_disabled', 'Phone sign-in is not supported: this project has no phone provider; use an e-mail address.');
+    throw fail('phone_provider_disabled', undefined, { status });
   }
 }
 
@@ -79,14 +82,14 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const grant = queryOf(request).grant_type ?? optionalString(body, 'grant_type');
     switch (grant) {
       case 'password': {
-        refusePhoneOnly(body);
+        refusePhoneOnly(body, 422);
         const email = requiredString(body, 'email');
         const password = requiredString(body, 'password');
         let address: string;
         try {
           address = normaliseEmail(email);
         } catch {
-          throw new HearthError(400, 'invalid_credentials', 'Invalid login credentials.');
+          throw fail('invalid_credentials');
         }
         return passwordGrant(ctx, address, password);
       }
@@ -97,13 +100,12 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
       // GoTrue's grants for sign-in methods Hearth does not offer: their "provider not enabled" answers, named plainly.
       case 'id_token': {
         const issuer = ID_TOKEN_ISSUERS[optionalString(body, 'provider') ?? ''] ?? optionalString(body, 'provider')?.slice(0, 100) ?? '';
-        throw new HearthError(400, 'provider_disabled',
-          `Provider (issuer "${issuer}") is not enabled: sign-in with an ID token (signInWithIdToken) is not supported; use signInWithOAuth (GET /auth/v1/authorize).`);
+        throw fail('provider_disabled', `Provider (issuer "${issuer}") is not enabled: sign-in with an ID token (signInWithIdToken) is not supported; use signInWithOAuth (GET /auth/v1/authorize).`);
       }
       case 'web3':
-        throw new HearthError(400, 'web3_provider_disabled', 'Web3 provider is disabled: signInWithWeb3 is not supported.');
+        throw fail('web3_provider_disabled');
       default:
-        throw new HearthError(400, 'unsupported_grant_type', 'grant_type must be password, refresh_token or pkce (query parameter or body field).');
+        throw fail('unsupported_grant_type');
     }
   });
 
@@ -134,8 +136,8 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const ctx = await ctxOf(request);
     const email = optionalString(body, 'email');
     // GoTrue's answers: app_metadata is the admin API's to write, and there is no phone provider.
-    if (body.app_metadata !== undefined && body.app_metadata !== null) throw new HearthError(403, 'not_admin', 'Updating app_metadata requires admin privileges.');
-    if (optionalString(body, 'phone') !== undefined) throw new HearthError(422, 'phone_provider_disabled', 'Phone numbers are not supported: this project has no phone provider.');
+    if (body.app_metadata !== undefined && body.app_metadata !== null) throw fail('not_admin');
+    if (optionalString(body, 'phone') !== undefined) throw fail('phone_provider_disabled', 'Phone numbers are not supported: this project has no phone provider.');
     return updateUser(ctx, claims, {
       email: email === undefined ? undefined : normaliseEmail(email),
       password: optionalString(body, 'password'),
@@ -191,7 +193,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
 
   // signInWithSSO: GoTrue's answer while SAML is off (GET /settings says saml_enabled: false).
   app.post('/auth/v1/sso', async () => {
-    throw new HearthError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled: single sign-on (signInWithSSO) is not supported.');
+    throw fail('saml_provider_disabled');
   });
 
   // Opened from an e-mail in a browser: no API key.

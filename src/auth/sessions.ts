@@ -8,7 +8,7 @@
  * copy is signed out too. Access tokens are ES256 JWTs living 1 hour.
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { randomToken, sha256 } from '../secrets.ts';
 import { ACCESS_TOKEN_SECONDS, signAccessToken } from './access-token.ts';
 import { later, now, type AuthContext } from './context.ts';
@@ -188,11 +188,11 @@ export async function createUserWithSession(
  */
 export function assertNotBanned(ctx: AuthContext, user: UserRow, status: 400 | 403 = 400): void {
   if (user.banned_until && user.banned_until.getTime() > now(ctx).getTime()) {
-    throw new HearthError(status, 'user_banned', 'User is banned.');
+    throw fail('user_banned', undefined, { status: status });
   }
 }
 
-const invalidGrant = (message: string) => new HearthError(401, 'invalid_grant', message);
+const invalidGrant = (message: string) => fail('invalid_grant', message);
 
 /**
  * grant_type=refresh_token: single use, rotated; reuse revokes the session's
@@ -237,7 +237,7 @@ export async function refreshSession(ctx: AuthContext, refreshToken: string): Pr
   if (known?.revoked) {
     throw invalidGrant('Invalid Refresh Token: Already Used. As a precaution every token of its session has been revoked; sign in again.');
   }
-  if (known?.live && known.banned) throw new HearthError(400, 'user_banned', 'User is banned.');
+  if (known?.live && known.banned) throw fail('user_banned');
   throw invalidGrant(known ? 'Invalid Refresh Token: Session Expired (the refresh token has expired; sign in again).' : UNKNOWN);
 }
 

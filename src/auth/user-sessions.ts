@@ -4,7 +4,7 @@
  * DELETE /auth/v1/sessions/{id} ends one (its refresh tokens stop working;
  * access tokens already issued live until they expire, as with logout).
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { sessionIdOf, userGone, type UserClaims } from './http.ts';
 
@@ -19,11 +19,11 @@ export async function listSessions(ctx: AuthContext, userId: string, currentSess
 
 export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string): Promise<void> {
   const gone = await ctx.project.sql`delete from auth.sessions where id = ${sessionId} and user_id = ${userId} returning id`;
-  if (gone.length === 0) throw new HearthError(404, 'session_not_found', 'No session with this id belongs to you (it may already have ended).');
+  if (gone.length === 0) throw fail('session_not_found', 'No session with this id belongs to you (it may already have ended).');
 }
 
 export const sessionEnded = () =>
-  new HearthError(403, 'session_not_found', 'The session of this access token has ended (signed out or revoked); sign in again.');
+  fail('session_not_found');
 
 /**
  * Calls that mint a session or a lasting credential (factor enrolment and

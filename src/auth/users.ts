@@ -2,7 +2,7 @@
  * User rows (auth.users) and the user object of the API (SPEC 2.2).
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { userGone } from './http.ts';
 
@@ -56,7 +56,7 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 
 /** 409 email_taken (SPEC 7) with GoTrue's texts: sign-up's, or an e-mail change's. */
 export const emailTaken = (change = false) =>
-  new HearthError(409, 'email_taken', change ? 'A user with this email address has already been registered' : 'User already registered');
+  fail('email_taken', change ? 'A user with this email address has already been registered' : 'User already registered');
 
 export async function createUser(
   ctx: AuthContext,
@@ -87,7 +87,7 @@ export async function applyEmail(ctx: AuthContext, db: Db, userId: string, email
         raw_app_meta_data = raw_app_meta_data || ${db.json({ provider: 'email', providers: ['email'] })},
         updated_at = ${t}
       where id = ${userId} returning *`;
-    if (!row) throw new HearthError(404, 'user_not_found', 'The user no longer exists.');
+    if (!row) throw fail('user_not_found', 'The user no longer exists.');
     return row as UserRow;
   } catch (err) {
     if (isUniqueViolation(err)) throw emailTaken(true);

@@ -2,7 +2,7 @@
  * Input rules of the auth endpoints: e-mail shape, password length (SPEC 8:
  * 10-128 characters) and the leaked-password refusal (SPEC 5).
  */
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { isLeakedPassword } from './leaked.ts';
 
 export const PASSWORD_MIN = 10;
@@ -11,7 +11,7 @@ export const PASSWORD_MAX = 128;
 // No white space, no control characters: an address is a line of a mail header and a text column.
 const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 
-export const invalid = (message: string) => new HearthError(400, 'validation_failed', message);
+export const invalid = (message: string) => fail('validation_failed', message);
 
 /** Deeper JSON than any auth request needs; also keeps JSON.stringify of metadata off the stack limit. */
 const MAX_DEPTH = 32;
@@ -86,8 +86,8 @@ export function normaliseEmail(raw: string): string {
  * supabase-js turns into AuthWeakPasswordError.reasons.
  */
 export class PasswordRefused extends HearthError {
-  constructor(status: number, code: string, message: string, readonly reasons: string[]) {
-    super(status, code, message);
+  constructor(code: 'weak_password' | 'leaked_password', message: string | undefined, readonly reasons: string[]) {
+    super(code, message);
   }
 }
 
@@ -97,10 +97,10 @@ export function checkNewPassword(password: string): void {
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
     // GoTrue's texts, with this project's limits.
     const message = length < PASSWORD_MIN ? `Password should be at least ${PASSWORD_MIN} characters.` : `Password cannot be longer than ${PASSWORD_MAX} characters.`;
-    throw new PasswordRefused(422, 'weak_password', message, ['length']);
+    throw new PasswordRefused('weak_password', message, ['length']);
   }
   if (isLeakedPassword(password)) {
-    throw new PasswordRefused(400, 'leaked_password', 'Password is known to be weak and easy to guess, please choose a different one (it appears in a known data breach).', ['pwned']);
+    throw new PasswordRefused('leaked_password', undefined, ['pwned']);
   }
 }
 

@@ -12,7 +12,7 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { lazy } from '../lazy.ts';
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { Settings } from '../platform/settings-schema.ts';
 import { now, type AuthContext } from './context.ts';
 import {
@@ -50,11 +50,7 @@ export function relyingParty(settings: Settings): RelyingParty {
     .map((s) => s.trim())
     .filter(Boolean);
   if (!id || origins.length === 0) {
-    throw new HearthError(
-      422,
-      'webauthn_not_configured',
-      'Passkeys are not configured for this project: set webauthn_rp_id and webauthn_rp_origins in config/auth (dashboard: Auth, Passkeys).',
-    );
+    throw fail('webauthn_not_configured');
   }
   return { id, name: settings.webauthn_rp_display_name ? String(settings.webauthn_rp_display_name) : id, origins };
 }
@@ -101,7 +97,7 @@ export async function challengeWebauthn(ctx: AuthContext, user: UserRow, factor:
 }
 
 const ceremonyFailed = (err: unknown) =>
-  new HearthError(422, 'mfa_verification_failed', `The passkey ceremony did not verify: ${err instanceof Error ? err.message : String(err)}`);
+  fail('mfa_verification_failed', `The passkey ceremony did not verify: ${err instanceof Error ? err.message : String(err)}`);
 
 function asObject<T>(credential: unknown): T {
   if (!credential || typeof credential !== 'object' || Array.isArray(credential)) {
@@ -158,7 +154,7 @@ export async function verifyWebauthn(ctx: AuthContext, claims: UserClaims, facto
       await register(ctx, tx, rp, challenge, factor, asObject<RegistrationResponseJSON>(credential));
     } else {
       const [fresh] = await tx`select * from auth.mfa_factors where id = ${factor.id} for update`;
-      if (!fresh) throw new HearthError(404, 'mfa_factor_not_found', 'The factor was removed.');
+      if (!fresh) throw fail('mfa_factor_not_found', 'The factor was removed.');
       await checkAssertion(tx, rp, challenge, fresh as FactorRow, asObject<AuthenticationResponseJSON>(credential));
     }
     return stepUpSession(ctx, tx, user, claims, factor);
@@ -187,7 +183,7 @@ async function register(ctx: AuthContext, tx: Db, rp: RelyingParty, challenge: C
         web_authn_credential_id = ${stored.id}, updated_at = ${now(ctx)}
       where id = ${factor.id}`;
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw new HearthError(422, 'webauthn_credential_exists', 'This passkey is already registered.');
+    if ((err as { code?: string }).code === '23505') throw fail('webauthn_credential_exists');
     throw err;
   }
 }
@@ -200,7 +196,7 @@ export async function passkeySignInOptions(ctx: AuthContext) {
   return { id: c.id, expires_at: c.expires_at, credential_request_options: { ...options, allowCredentials: [] } };
 }
 
-const signInRefused = (why: string) => new HearthError(400, 'invalid_credentials', `Passkey sign-in refused: ${why}`);
+const signInRefused = (why: string) => fail('invalid_credentials', `Passkey sign-in refused: ${why}`);
 
 /** POST /webauthn/authenticate: the user is the owner of the presented credential; answers an aal1 session. */
 export async function passkeySignIn(ctx: AuthContext, challengeId: string, credential: unknown): Promise<SessionPayload> {

@@ -46,7 +46,7 @@ async function login(opts: { url: string; email?: string }): Promise<number> {
       throw new CliError(`Cannot reach ${url} (${(err.cause as Error | undefined)?.message ?? err.message}): check the URL.`);
     });
     const body = (await res.json().catch(() => null)) as { access_token?: string; expires_in?: number; error?: { code?: string; message?: string } } | null;
-    if (res.status === 401 && body?.error?.code) throw new CliError(`Wrong e-mail or password for ${url}.`);
+    if (body?.error?.code === 'invalid_credentials') throw new CliError(`Wrong e-mail or password for ${url}.`);
     if (!res.ok || typeof body?.access_token !== 'string') {
       if (body?.error?.code) throw new CliError(`${url} refused the sign-in: ${body.error.message} (${body.error.code}).`);
       throw new CliError(`${url} does not answer as a Hearth server (POST /v1/login: ${res.status} ${res.headers.get('content-type') ?? ''}): check the URL.`);

@@ -1,7 +1,7 @@
 import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { firstOwner } from '../platform/accounts.ts';
 import { connectionInfo } from '../platform/connection-info.ts';
 
@@ -14,7 +14,7 @@ export async function runStart(config: Config): Promise<number> {
   const { startHearth } = await import('../server/runtime.ts');
   const hearth = await startHearth(config).catch((err) => {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    throw new HearthError(409, 'port_in_use', `${config.host}:${config.port} is already in use (another Hearth?): choose another port with HEARTH_PORT or --port.`);
+    throw fail('port_in_use', `${config.host}:${config.port} is already in use (another Hearth?): choose another port with HEARTH_PORT or --port.`);
   });
   const runtimeFile = path.join(config.dataDir, 'server.json');
   let stopping = false;

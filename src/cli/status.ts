@@ -4,7 +4,7 @@ import pino from 'pino';
 import type { Config } from '../config.ts';
 import { Faults, systemClock, type Platform } from '../context.ts';
 import { Databases } from '../db/pools.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { connectionInfo, type ConnectionInfo } from '../platform/connection-info.ts';
 import { defaultProject } from '../platform/projects.ts';
 import { MasterKey } from '../secrets.ts';
@@ -19,7 +19,7 @@ export async function localConnection(config: Config): Promise<ConnectionInfo> {
   let url = config.databaseUrl;
   if (!url) {
     const pwFile = path.join(config.dataDir, 'pg-password');
-    if (!existsSync(pwFile)) throw new HearthError(404, 'not_started', `No Hearth data in ${config.dataDir}: run \`npm start\` first.`);
+    if (!existsSync(pwFile)) throw fail('not_started', `No Hearth data in ${config.dataDir}: run \`npm start\` first.`);
     url = `postgres://postgres:${readFileSync(pwFile, 'utf8').trim()}@127.0.0.1:${config.dbPort}/postgres`;
   }
   const runtimeFile = path.join(config.dataDir, 'server.json');
@@ -28,9 +28,9 @@ export async function localConnection(config: Config): Promise<ConnectionInfo> {
   const p: Platform = { config, dbs, master: MasterKey.load(config.masterKey, config.dataDir), clock: systemClock, log: pino({ level: 'silent' }), faults: new Faults() };
   try {
     const project = await defaultProject(dbs.control).catch((err) => {
-      throw new HearthError(503, 'not_running', `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`);
+      throw fail('not_running', `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`);
     });
-    if (!project) throw new HearthError(404, 'not_started', 'Hearth has not finished its first start yet.');
+    if (!project) throw fail('not_started');
     return await connectionInfo(p, project, (await firstOwner(p.dbs.control, project.organization_id)).id);
   } finally {
     await dbs.close();

@@ -5,7 +5,7 @@
  */
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
-import { HearthError, conflict, notFound } from '../errors.ts';
+import { type ErrorCode, fail } from '../errors.ts';
 import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import { unstorableJson, unstorableText } from '../platform/text.ts';
@@ -51,7 +51,7 @@ export interface CronJob {
   runs: CronRun[];
 }
 
-const bad = (code: string, message: string) => new HearthError(400, code, message);
+const bad = (code: ErrorCode, message: string) => fail(code, message);
 
 function checkWebhookUrl(p: Platform, target: string): void {
   let url: URL;
@@ -124,7 +124,7 @@ export async function createCronJob(p: Platform, project: ProjectRow, body: Reco
       ${JSON.stringify(payload)}::text::jsonb, ${secret ? p.master.encrypt(secret) : null}, ${p.clock.now()})
     on conflict (project_id, name) do nothing
     returning *`;
-  if (!row) throw conflict('job_exists', `The project already has a cron job named "${name}". Delete it first to replace it.`);
+  if (!row) throw fail('job_exists', `The project already has a cron job named "${name}". Delete it first to replace it.`);
   const job = toJob(p, row, []);
   return secret ? { ...job, secret } : job;
 }
@@ -148,7 +148,7 @@ export async function deleteCronJob(p: Platform, project: ProjectRow, name: stri
   if (!rows.length) throw missing(name);
 }
 
-const missing = (name: string) => notFound(`The project has no cron job named "${name}".`);
+const missing = (name: string) => fail('not_found', `The project has no cron job named "${name}".`);
 
 async function withRuns(p: Platform, rows: postgres.RowList<postgres.Row[]>): Promise<CronJob[]> {
   if (!rows.length) return [];

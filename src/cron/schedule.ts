@@ -13,7 +13,7 @@
  * and are refused, so an expression means the same here as in pg_cron.
  */
 import { Cron } from 'croner';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 export interface Schedule {
   /** The expression as stored (fields separated by single spaces). */
@@ -32,11 +32,7 @@ const NUMERIC = /^[0-9*,/-]+$/;
 const NAMES = [null, null, null, /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/g, /sun|mon|tue|wed|thu|fri|sat/g] as const;
 
 const invalid = (message: string) =>
-  new HearthError(
-    400,
-    'invalid_schedule',
-    `${message} A schedule is five fields in UTC: minute hour day-of-month month day-of-week, e.g. "*/5 * * * *" or "0 3 * * mon-fri".`,
-  );
+  fail('invalid_schedule', `${message} A schedule is five fields in UTC: minute hour day-of-month month day-of-week, e.g. "*/5 * * * *" or "0 3 * * mon-fri".`);
 
 export function parseSchedule(input: unknown): Schedule {
   if (typeof input !== 'string' || !input.trim()) throw invalid('schedule must be a non-empty string.');

@@ -4,7 +4,7 @@
  * idempotency key, so every fire is a distinct run.
  */
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import { workflowExists } from '../workflows/definitions.ts';
@@ -18,11 +18,7 @@ import { startRun } from '../workflows/runs.ts';
  */
 export async function checkWorkflowTarget(p: Platform, project: ProjectRow, workflow: string): Promise<void> {
   if (!(await workflowExists(p, project.id, workflow))) {
-    throw new HearthError(
-      400,
-      'workflow_not_found',
-      `The project has no workflow "${workflow}". Publish it first (PUT /v1/projects/{ref}/workflows/${workflow}), then create the job.`,
-    );
+    throw fail('workflow_not_found', `The project has no workflow "${workflow}". Publish it first (PUT /v1/projects/{ref}/workflows/${workflow}), then create the job.`);
   }
 }
 

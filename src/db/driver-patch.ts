@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import patch from '../../scripts/postgres-patch.json' with { type: 'json' };
 
 /**
@@ -32,6 +32,6 @@ let checked = false;
 export function assertDriverPatched(): void {
   if (checked) return;
   const problem = driverPatchProblem();
-  if (problem) throw new HearthError(500, 'driver_unpatched', problem);
+  if (problem) throw fail('driver_unpatched', problem);
   checked = true;
 }

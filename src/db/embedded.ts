@@ -23,7 +23,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 export interface EmbeddedCluster {
   url: string;
@@ -145,11 +145,11 @@ async function stopOrphan(dataDir: string, databaseDir: string): Promise<void> {
   if (postmaster === null || !isPostgres(postmaster)) return;
   const owner = readPid(path.join(dataDir, OWNER_FILE));
   if (owner !== null && owner !== process.pid && alive(owner)) {
-    throw new HearthError(409, 'already_running', `Hearth (pid ${owner}) is already running on the data folder ${dataDir}: stop it first, or choose another folder with HEARTH_DATA_DIR.`);
+    throw fail('already_running', `Hearth (pid ${owner}) is already running on the data folder ${dataDir}: stop it first, or choose another folder with HEARTH_DATA_DIR.`);
   }
   process.kill(postmaster, 'SIGINT');
   for (let waited = 0; alive(postmaster); waited += 100) {
-    if (waited >= 30_000) throw new HearthError(503, 'database_not_stopped', `PostgreSQL (pid ${postmaster}) left running in ${databaseDir} did not stop within 30 s; stop it and start again.`);
+    if (waited >= 30_000) throw fail('database_not_stopped', `PostgreSQL (pid ${postmaster}) left running in ${databaseDir} did not stop within 30 s; stop it and start again.`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -201,8 +201,8 @@ function initdb(initdbPath: string, databaseDir: string, password: string, ids: 
       [`--pgdata=${databaseDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${file}`, '--encoding=UTF8', '--lc-messages=C'],
       { ...ids, encoding: 'utf8', env: { ...process.env, LC_MESSAGES: 'C' } },
     );
-    if (run.error) throw new HearthError(503, 'database_not_started', `could not run ${initdbPath}: ${run.error.message}`);
-    if (run.status !== 0) throw new HearthError(503, 'database_not_started', `initdb failed in ${databaseDir}: ${(run.stderr || run.stdout).trim().split('\n').at(-1)}`);
+    if (run.error) throw fail('database_not_started', `could not run ${initdbPath}: ${run.error.message}`);
+    if (run.status !== 0) throw fail('database_not_started', `initdb failed in ${databaseDir}: ${(run.stderr || run.stdout).trim().split('\n').at(-1)}`);
   } finally {
     rmSync(file, { force: true });
   }
@@ -222,8 +222,8 @@ async function startServer(postgres: string, databaseDir: string, port: number, 
   const child = spawn(postgres, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
   let tail = ''; // the end of its log, shown when it does not start
   await new Promise<void>((resolve, reject) => {
-    const onExit = () => reject(new HearthError(503, 'database_not_started', `the embedded PostgreSQL did not start on 127.0.0.1:${port}: ${cause(tail)}`));
-    child.once('error', (err) => reject(new HearthError(503, 'database_not_started', `could not run ${postgres}: ${err.message}`)));
+    const onExit = () => reject(fail('database_not_started', `the embedded PostgreSQL did not start on 127.0.0.1:${port}: ${cause(tail)}`));
+    child.once('error', (err) => reject(fail('database_not_started', `could not run ${postgres}: ${err.message}`)));
     child.once('exit', onExit);
     child.stderr!.on('data', (chunk: Buffer) => {
       tail = (tail + chunk.toString('utf8')).slice(-2000);

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { Sql } from './pools.ts';
 
 export type MigrationSet = 'control' | 'project';
@@ -56,7 +56,7 @@ export async function migrate(sql: Sql, set: MigrationSet, vars: Record<string, 
       const checksum = done.get(m.id);
       if (checksum === m.checksum) continue;
       if (checksum !== undefined) {
-        throw new HearthError(500, 'migration_changed', `migrations/${set}/${m.id}.sql was changed after it was applied to this database (checksum ${checksum.slice(0, 12)}, now ${m.checksum.slice(0, 12)}): restore the file as it was and put the change in a new migration.`);
+        throw fail('migration_changed', `migrations/${set}/${m.id}.sql was changed after it was applied to this database (checksum ${checksum.slice(0, 12)}, now ${m.checksum.slice(0, 12)}): restore the file as it was and put the change in a new migration.`);
       }
       const text = m.text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
         const value = vars[name];

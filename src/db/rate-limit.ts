@@ -37,11 +37,11 @@ export interface TokenBucket {
 /** A 429 that says when to come back; the areas' error handlers send it as Retry-After. */
 export class RateLimited extends HearthError {
   constructor(
-    code: string,
+    code: 'over_request_rate_limit' | 'over_email_send_rate_limit',
     message: string,
     readonly retryAfterSeconds: number,
   ) {
-    super(429, code, message);
+    super(code, message);
   }
 }
 

@@ -40,6 +40,6 @@ export const RETRY_AFTER_SECONDS = 2;
 export class DatabaseUnavailable extends HearthError {
   readonly retryAfterSeconds = RETRY_AFTER_SECONDS;
   constructor() {
-    super(503, 'database_unavailable', 'The database is not reachable right now (restarting, or busy with too many connections); retry shortly.');
+    super('database_unavailable');
   }
 }

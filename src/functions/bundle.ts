@@ -9,7 +9,7 @@ import { lazy } from '../lazy.ts';
 
 const esbuild = lazy(() => import('esbuild'));
 let bundlerStarted = false;
-import { badRequest } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 const LOADERS = { ts: 'ts', mts: 'ts', tsx: 'tsx', js: 'js', mjs: 'js', jsx: 'jsx', json: 'json' } as const;
 const SUFFIXES = ['', '.ts', '.tsx', '.js', '.mjs', '.jsx', '.json', '/index.ts', '/index.js'];
@@ -83,7 +83,7 @@ export async function bundleFunction(files: Record<string, string>, entrypoint: 
   } catch (e) {
     const errors = (e as { errors?: Message[] }).errors;
     if (!errors) throw e;
-    throw badRequest('function_bundle_failed', `The function could not be bundled:\n${describe(errors)}`);
+    throw fail('function_bundle_failed', `The function could not be bundled:\n${describe(errors)}`);
   }
 }
 

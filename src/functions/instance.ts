@@ -12,7 +12,7 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Readable } from 'node:stream';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { LogLevel } from './store.ts';
 import { workerdFiles, type WorkerdSpec } from './workerd-config.ts';
 
@@ -203,7 +203,7 @@ export class Instance {
         await instance.kill();
         const reason = instance.bootError();
         onLog({ invocationId: null, level: 'error', message: `Boot failed: ${reason}` });
-        throw new HearthError(503, 'function_boot_error', `The function failed to start: ${reason.split('\n')[0]}`);
+        throw fail('function_boot_error', `The function failed to start: ${reason.split('\n')[0]}`);
       }
       await new Promise((r) => setTimeout(r, 3));
     }

@@ -14,7 +14,7 @@
 import http from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError, notFound, unauthorized } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { REF_SYMBOL } from '../http/data-plane.ts';
 import { sendError } from '../http/envelopes.ts';
@@ -41,7 +41,7 @@ const streaming = new WeakMap<FastifyRequest, Invoked>();
 
 type Route = { Params: { name: string; '*'?: string } };
 
-const missing = (name: string) => notFound(`No function named "${name}" is deployed in this project.`, 'function_not_found');
+const missing = (name: string) => fail('function_not_found', `No function named "${name}" is deployed in this project.`);
 
 function hasBody(request: FastifyRequest): boolean {
   if (NO_BODY.has(request.method)) return false;
@@ -80,14 +80,14 @@ function functionRequest(request: FastifyRequest): Invocation {
 async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>, reply: FastifyReply) {
   if (UNCARRIED.includes(request.method)) {
     reply.header('allow', CARRIED.join(', '));
-    throw new HearthError(405, 'method_not_allowed', `The functions runtime cannot carry ${request.method} requests; a function may be called with ${CARRIED.join(', ')}.`);
+    throw fail('method_not_allowed', `The functions runtime cannot carry ${request.method} requests; a function may be called with ${CARRIED.join(', ')}.`);
   }
   const { project, auth } = request.hearth;
   const { name } = request.params;
   const fn = isFunctionName(name) ? await runtime.store.get(project.ref, name) : null;
   // Without credentials a missing function is a 401 too, so names cannot be probed.
   if (!auth && request.method !== 'OPTIONS' && (!fn || fn.verifyJwt)) {
-    throw unauthorized('This function needs the project\'s API key or a user access token: send Authorization: Bearer <key or token>.', 'no_api_key');
+    throw fail('no_api_key', 'This function needs the project\'s API key or a user access token: send Authorization: Bearer <key or token>.');
   }
   if (!fn) throw missing(name);
   const response = await runtime.invoke(project.ref, name, functionRequest(request), fn);

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Config } from '../config.ts';
-import { HearthError, notFound } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { bundleFunction, stopBundler } from './bundle.ts';
 import { Instance, sweepOrphans, type InstanceLog, type Invocation } from './instance.ts';
 import { functionNetworkPolicy, type NetworkPolicy } from './network.ts';
@@ -197,7 +197,7 @@ export class FunctionsRuntime {
    * `current` is the function's record when the caller has just read it.
    */
   async invoke(projectRef: string, name: string, invocation: Invocation, current?: FunctionRecord): Promise<Invoked> {
-    if (this.stopped) throw new HearthError(503, 'functions_stopped', 'The functions runtime is shutting down.');
+    if (this.stopped) throw fail('functions_stopped');
     assertFunctionName(name);
     // A redeploy or a crash can retire the instance between lookup and use; look again then.
     for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
@@ -207,7 +207,7 @@ export class FunctionsRuntime {
       const instance = await this.acquire(projectRef, record);
       if (instance) return this.run(projectRef, record, instance, invocation);
     }
-    throw new HearthError(503, 'function_unavailable', `The function "${name}" kept changing or stopping while this request waited; try again.`);
+    throw fail('function_unavailable', `The function "${name}" kept changing or stopping while this request waited; try again.`);
   }
 
   /** The workflows' `function` step: POSTs `body` as JSON, returns the status and the (JSON if possible) body. */
@@ -241,7 +241,7 @@ export class FunctionsRuntime {
 
   async shutdown(): Promise<void> {
     this.stopped = true;
-    const stopping = new HearthError(503, 'functions_stopped', 'The functions runtime is shutting down.');
+    const stopping = fail('functions_stopped');
     for (const stop of [...this.active]) stop(stopping);
     for (const timer of this.idleTimers.values()) clearTimeout(timer);
     this.idleTimers.clear();
@@ -253,7 +253,7 @@ export class FunctionsRuntime {
   }
 
   private missing(name: string): HearthError {
-    return notFound(`No function named "${name}" is deployed in this project.`, 'function_not_found');
+    return fail('function_not_found', `No function named "${name}" is deployed in this project.`);
   }
 
   /**
@@ -360,7 +360,7 @@ export class FunctionsRuntime {
       // The function may be spinning; nothing else should be sent to this process.
       instance.retired = true;
       this.dropSlot(`${projectRef}/${record.name}`, instance);
-      stop(new HearthError(504, 'function_timeout', `The function did not finish within ${this.timeoutMs} ms.`));
+      stop(fail('function_timeout', `The function did not finish within ${this.timeoutMs} ms.`));
     }, this.timeoutMs).unref();
     this.active.add(stop);
 
@@ -368,7 +368,7 @@ export class FunctionsRuntime {
       response = await instance.forward(invocation, invocationId, (r) => { req = r; });
     } catch (e) {
       // A caller that went away mid-upload is not a crash of the function.
-      const error = stoppedBy ?? (invocation.callerGone() ? new HearthError(499, 'client_cancelled', 'The caller closed the connection before the request was sent.') : await this.failure(instance, e));
+      const error = stoppedBy ?? (invocation.callerGone() ? fail('client_cancelled') : await this.failure(instance, e));
       finish(error.status, error.code);
       throw error;
     }
@@ -378,9 +378,8 @@ export class FunctionsRuntime {
     if (typeof failed === 'string') {
       res.resume();
       finish(500, failed);
-      throw new HearthError(500, failed, failed === 'function_no_handler'
-        ? 'The function has no handler: call Deno.serve(handler) or export default { fetch(req, env) }.'
-        : 'The function threw an error; its logs have the details.');
+      // The worker shim names what failed: no handler, or the handler threw.
+      throw failed === 'function_no_handler' ? fail('function_no_handler') : fail('function_error', 'The function threw an error; its logs have the details.');
     }
     const headers = res.headers;
     delete headers.connection;
@@ -414,10 +413,10 @@ export class FunctionsRuntime {
   private async failure(instance: Instance, error: unknown): Promise<HearthError> {
     if (error instanceof HearthError) return error;
     await Promise.race([instance.closed, new Promise((r) => setTimeout(r, 1000).unref())]);
-    if (instance.exitReason === 'memory') return new HearthError(546, 'function_memory_limit', `The function exceeded its memory limit of ${this.memoryLimitMb} MB and was stopped.`);
+    if (instance.exitReason === 'memory') return fail('function_memory_limit', `The function exceeded its memory limit of ${this.memoryLimitMb} MB and was stopped.`);
     // The process lives on: the function's own code failed, e.g. its response body stream threw.
-    if (instance.alive) return new HearthError(500, 'function_error', 'The function failed while producing its response; its logs have the details.');
-    return new HearthError(502, 'function_crashed', 'The function runtime stopped while handling the request.');
+    if (instance.alive) return fail('function_error');
+    return fail('function_crashed');
   }
 
   /** Called when an instance has no request left: retired ones die now, others after idleMs. */

@@ -5,7 +5,7 @@
  * benchmark use test/functions/dir-store.ts, which keeps files in a folder.
  */
 import { createHash } from 'node:crypto';
-import { badRequest } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 export interface FunctionRecord {
   name: string;
@@ -47,7 +47,7 @@ export interface FunctionLogEntry {
  */
 export function parseLogCursor(cursor: string): { micros: string; seq: string } {
   const m = /^(\d{1,16})-(\d{1,18})$/.exec(cursor);
-  if (!m) throw badRequest('invalid_request', 'before must be the "id" of a log entry already read.');
+  if (!m) throw fail('invalid_request', 'before must be the "id" of a log entry already read.');
   return { micros: m[1]!, seq: m[2]! };
 }
 

@@ -9,8 +9,15 @@
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../context.ts';
 import type { Caller, DbRole } from '../db/with-role.ts';
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
+
+/** An expired access token: the data plane words it as PostgREST does ("JWT expired"), so it is told apart by its type. */
+export class TokenExpired extends HearthError<'bad_jwt'> {
+  constructor() {
+    super('bad_jwt', 'The access token has expired; refresh the session.');
+  }
+}
 
 export interface DataPlaneAuth {
   caller: Caller;
@@ -29,7 +36,7 @@ export const anonymousCaller = (): Caller => ({ role: 'anon', claims: { role: 'a
 
 function bearer(header: string): string {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) throw new HearthError(401, 'bad_authorization', 'The Authorization header must be "Bearer <key or access token>".');
+  if (!m) throw fail('bad_authorization');
   return m[1]!;
 }
 
@@ -67,7 +74,7 @@ async function verifySignature(project: ProjectRuntime, token: string, clock: Cl
       token,
       (header) => {
         const key = header.kid ? project.verifyKeys.get(header.kid) : undefined;
-        if (!key) throw new HearthError(401, 'bad_jwt', 'The access token was not signed by this project (unknown kid).');
+        if (!key) throw fail('bad_jwt');
         return key;
       },
       // A token without exp would never expire: only tokens this project issued with a lifetime count.
@@ -76,11 +83,11 @@ async function verifySignature(project: ProjectRuntime, token: string, clock: Cl
     return payload;
   } catch (err) {
     if (err instanceof HearthError) throw err;
-    if (err instanceof joseErrors.JWTExpired) throw new HearthError(401, 'bad_jwt', 'The access token has expired; refresh the session.');
+    if (err instanceof joseErrors.JWTExpired) throw new TokenExpired();
     if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'exp') {
-      throw new HearthError(401, 'bad_jwt', 'The access token has no exp claim; only tokens with an expiry are accepted.');
+      throw fail('bad_jwt', 'The access token has no exp claim; only tokens with an expiry are accepted.');
     }
-    throw new HearthError(401, 'bad_jwt', 'The access token is invalid (bad signature or malformed).');
+    throw fail('bad_jwt', 'The access token is invalid (bad signature or malformed).');
   }
 }
 
@@ -111,7 +118,7 @@ async function keyTypeOf(registry: ProjectRegistry, project: ProjectRuntime, ...
     if (!candidate) continue;
     const key = await registry.resolveKey(candidate);
     if (!key || key.projectId !== project.id) {
-      throw new HearthError(401, 'invalid_api_key', 'Invalid API key: it is not a key of this project.');
+      throw fail('invalid_api_key');
     }
     keyType = keyType === 'secret' ? 'secret' : key.type;
   }
@@ -125,7 +132,7 @@ function userAuth(project: ProjectRuntime, token: string, keyType: DataPlaneAuth
 
 function userCaller(claims: JWTPayload, keyType: DataPlaneAuth['keyType']): DataPlaneAuth {
   const role = claims.role as DbRole;
-  if (!ROLES.includes(role)) throw new HearthError(401, 'bad_jwt', 'The access token carries an unknown role.');
+  if (!ROLES.includes(role)) throw fail('bad_jwt', 'The access token carries an unknown role.');
   return { caller: { role, claims: claims as Record<string, unknown> }, keyType, user: claims };
 }
 

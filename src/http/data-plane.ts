@@ -10,7 +10,7 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { RequestUsage } from '../platform/request-usage.ts';
 import { authenticate, type DataPlaneAuth } from './credentials.ts';
@@ -74,7 +74,7 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
 
   /** Everything past the project lookup; synchronous when the caller and the project's quota are already known. */
   function admit(request: FastifyRequest, reply: FastifyReply, ref: string | undefined, project: ProjectRuntime | null): void | Promise<void> {
-    if (!project) throw new HearthError(404, 'project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.');
+    if (!project) throw fail('project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.');
     // (routeOptions is a getter that builds an object: read once.)
     const config = request.routeOptions.config;
     // A route whose permission is in its URL takes no credentials: stale ones (an expired
@@ -87,7 +87,7 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
 
   function admitCaller(request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, project: ProjectRuntime, auth: DataPlaneAuth | null): void | Promise<void> {
     if (!auth && !config?.public && !config?.ignoreCredentials) {
-      throw new HearthError(401, 'no_api_key', 'No API key found in the request: send the project key in the apikey header or as Authorization: Bearer.');
+      throw fail('no_api_key');
     }
     // Counted once it is known to be the project's own traffic (daily request quota).
     const counted = usage.admit(project, reply);

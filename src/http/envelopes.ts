@@ -15,7 +15,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DatabaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.ts';
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { drainRefusedBody } from './refused-body.ts';
 
 export type Area = 'rest' | 'auth' | 'storage' | 'functions' | 'realtime' | 'management';
@@ -57,13 +57,14 @@ export function toHearthError(err: unknown): HearthError | null {
   if (!f || typeof f !== 'object') return null;
   if (isDatabaseUnavailable(f)) return new DatabaseUnavailable();
   if (f.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || f.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || f.name === 'SyntaxError') {
-    return new HearthError(400, 'invalid_request', `The request body is not valid JSON: ${f.message}`);
+    return fail('invalid_request', `The request body is not valid JSON: ${f.message}`);
   }
-  if (f.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HearthError(413, 'payload_too_large', 'The request body is larger than this route accepts.');
-  if (f.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new HearthError(415, 'unsupported_media_type', `Unsupported Content-Type: ${f.message}`);
-  if (f.validation) return new HearthError(400, 'invalid_request', `Invalid request: ${f.message}`);
+  if (f.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return fail('payload_too_large');
+  if (f.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return fail('unsupported_media_type', `Unsupported Content-Type: ${f.message}`);
+  if (f.validation) return fail('invalid_request', `Invalid request: ${f.message}`);
+  // Fastify's other refusals (a Content-Length that does not match, a bad URL) are 400, and 414 for a path parameter over its length limit.
   if (typeof f.statusCode === 'number' && f.statusCode >= 400 && f.statusCode < 500) {
-    return new HearthError(f.statusCode, 'invalid_request', f.message);
+    return fail('invalid_request', f.message, { status: f.statusCode === 414 ? 414 : 400 });
   }
   return null;
 }
@@ -73,7 +74,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
   let e = toHearthError(err);
   if (!e) {
     request.log.error({ err }, 'unhandled error');
-    e = new HearthError(500, 'internal_error', 'Something went wrong on our side; the error is logged.');
+    e = fail('internal_error');
   }
   drainRefusedBody(request, reply, err);
   if (e instanceof DatabaseUnavailable) reply.header('retry-after', String(e.retryAfterSeconds));

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError, forbidden, notFound, unauthorized } from '../errors.ts';
+import { fail } from '../errors.ts';
 import {
   MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole, organizationExists,
   type Account, type MemberRole,
@@ -32,7 +32,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function objectBody(request: FastifyRequest): Record<string, unknown> {
   const b = request.body;
-  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new HearthError(400, 'invalid_request', 'The body must be a JSON object.');
+  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw fail('invalid_request', 'The body must be a JSON object.');
   return b as Record<string, unknown>;
 }
 
@@ -60,16 +60,16 @@ export interface ManagementAccess {
 export function managementAccess(p: Platform): ManagementAccess {
   return {
     account(request) {
-      if (!request.account) throw unauthorized('Sign in first: send Authorization: Bearer <management session token>.');
+      if (!request.account) throw fail('unauthorized', 'Sign in first: send Authorization: Bearer <management session token>.');
       return request.account;
     },
     async project(request, ref, roles = MEMBER_ROLES) {
       const account = this.account(request);
       const project = await findProject(p.dbs.control, ref);
-      if (!project) throw notFound(`There is no project with ref "${ref}".`);
+      if (!project) throw fail('not_found', `There is no project with ref "${ref}".`);
       const role = await memberRole(p.dbs.control, project.organization_id, account.id);
-      if (!role) throw forbidden('This project belongs to an organization you are not a member of.');
-      if (!roles.includes(role)) throw forbidden(`This needs the ${roles.join(' or ')} role; you are ${role}.`);
+      if (!role) throw fail('forbidden', 'This project belongs to an organization you are not a member of.');
+      if (!roles.includes(role)) throw fail('forbidden', `This needs the ${roles.join(' or ')} role; you are ${role}.`);
       return { project, role };
     },
   };
@@ -85,7 +85,7 @@ export function refuseNonJsonBodies(app: FastifyInstance): void {
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     if ((body as string).trim() === '') return done(null, undefined);
     const type = request.headers['content-type'] ?? 'none';
-    done(new HearthError(400, 'invalid_request', `The body must be JSON sent with Content-Type: application/json (got Content-Type: ${type}).`));
+    done(fail('invalid_request', `The body must be JSON sent with Content-Type: application/json (got Content-Type: ${type}).`));
   });
 }
 
@@ -96,9 +96,9 @@ export function refuseNonJsonBodies(app: FastifyInstance): void {
 export function requireSession(p: Platform) {
   return async (request: FastifyRequest) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    if (!m) throw unauthorized('Missing bearer token: send Authorization: Bearer <management session token>.');
+    if (!m) throw fail('unauthorized', 'Missing bearer token: send Authorization: Bearer <management session token>.');
     const account = await accountForToken(p, m[1]!);
-    if (!account) throw unauthorized('The session token is invalid or expired (project API keys are not accepted here).');
+    if (!account) throw fail('unauthorized', 'The session token is invalid or expired (project API keys are not accepted here).');
     request.account = account;
   };
 }
@@ -133,11 +133,11 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   });
 
   async function orgRole(request: FastifyRequest, id: string): Promise<MemberRole> {
-    if (!UUID.test(id)) throw notFound(`There is no organization with id "${id}".`);
+    if (!UUID.test(id)) throw fail('not_found', `There is no organization with id "${id}".`);
     const role = await memberRole(p.dbs.control, id, access.account(request).id);
     if (!role) {
       const exists = await organizationExists(p.dbs.control, id);
-      throw exists ? forbidden('You are not a member of this organization.') : notFound(`There is no organization with id "${id}".`);
+      throw exists ? fail('forbidden', 'You are not a member of this organization.') : fail('not_found', `There is no organization with id "${id}".`);
     }
     return role;
   }
@@ -149,11 +149,11 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.post<{ Params: { id: string } }>('/v1/organizations/:id/members', async (request, reply) => {
     const role = await orgRole(request, request.params.id);
-    if (role === 'developer') throw forbidden('Only owners and admins add members.');
+    if (role === 'developer') throw fail('forbidden', 'Only owners and admins add members.');
     const body = objectBody(request);
     const newRole = body.role ?? 'developer';
-    if (!MEMBER_ROLES.includes(newRole as MemberRole)) throw new HearthError(400, 'invalid_role', 'role must be owner, admin or developer.');
-    if (newRole === 'owner' && role !== 'owner') throw forbidden('Only an owner can add another owner.');
+    if (!MEMBER_ROLES.includes(newRole as MemberRole)) throw fail('invalid_role');
+    if (newRole === 'owner' && role !== 'owner') throw fail('forbidden', 'Only an owner can add another owner.');
     const member = await addMember(p.dbs.control, request.params.id, checkEmail(body.email), body.password, newRole as MemberRole);
     return reply.code(201).send(member);
   });
@@ -167,9 +167,9 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     const body = objectBody(request);
     const name = checkDisplayName(body.name);
     const orgId = body.organization_id;
-    if (typeof orgId !== 'string' || !UUID.test(orgId)) throw new HearthError(400, 'invalid_organization', 'organization_id must be the id of one of your organizations.');
+    if (typeof orgId !== 'string' || !UUID.test(orgId)) throw fail('invalid_organization');
     const role = await orgRole(request, orgId);
-    if (role === 'developer') throw forbidden('Only owners and admins create projects.');
+    if (role === 'developer') throw fail('forbidden', 'Only owners and admins create projects.');
     const row = await createProject(p, { name, organizationId: orgId });
     return reply.code(201).send(projectJson(p, row));
   });
@@ -183,7 +183,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     const { project } = await access.project(request, request.params.ref, ADMINS);
     const body = (request.body ?? {}) as Record<string, unknown>;
     if (body.confirm !== project.ref) {
-      throw new HearthError(400, 'confirmation_required', `Deleting drops the project's database. Send {"confirm": "${project.ref}"} to confirm.`);
+      throw fail('confirmation_required', `Deleting drops the project's database. Send {"confirm": "${project.ref}"} to confirm.`);
     }
     await deleteProject(p, project);
     registry.onChange({ kind: 'project', projectId: project.id });

@@ -11,7 +11,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 export type AllowList = Array<[Address, number]>;
@@ -33,11 +33,7 @@ export function parseAllowList(entries: string[]): AllowList {
       const address = ipaddr.parse(entry);
       return [address, address.kind() === 'ipv4' ? 32 : 128];
     } catch {
-      throw new HearthError(
-        400,
-        'invalid_config',
-        `HEARTH_OUTBOUND_ALLOW entry "${entry}" is not an IP address or CIDR range; write it like 127.0.0.1/32 or ::1/128.`,
-      );
+      throw fail('invalid_config', `HEARTH_OUTBOUND_ALLOW entry "${entry}" is not an IP address or CIDR range; write it like 127.0.0.1/32 or ::1/128.`);
     }
   });
 }

@@ -2,7 +2,7 @@
  * Platform accounts (the people who run projects), organizations, members and
  * management sessions. Sessions are opaque bearer tokens stored as hashes.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
 import { throttledLogin } from './login-throttle.ts';
@@ -25,14 +25,14 @@ const EMAIL = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]{1,255}$/u;
 
 export function checkEmail(email: unknown): string {
   if (typeof email !== 'string' || !EMAIL.test(email) || email.length > 320 || unstorableText(email)) {
-    throw new HearthError(400, 'invalid_email', 'email must be an e-mail address such as ada@example.com.');
+    throw fail('invalid_email');
   }
   return email.trim();
 }
 
 export function checkNewPassword(password: unknown): string {
   if (typeof password !== 'string' || password.length < 10 || password.length > 128) {
-    throw new HearthError(400, 'invalid_password', 'password must be a string of 10 to 128 characters.');
+    throw fail('invalid_password');
   }
   return password;
 }
@@ -43,7 +43,7 @@ export async function createAccount(sql: Sql, email: string, password: string): 
     const [row] = await sql`insert into platform.accounts (email, password_hash) values (${email}, ${hash}) returning id, email`;
     return row as Account;
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw new HearthError(409, 'email_taken', `An account with e-mail ${email} already exists.`);
+    if ((err as { code?: string }).code === '23505') throw fail('email_taken', `An account with e-mail ${email} already exists.`);
     throw err;
   }
 }
@@ -64,13 +64,13 @@ export async function createSession(p: Platform, accountId: string, seconds = SE
 /** POST /v1/login: a management session for the right e-mail and password, under the sign-in throttle. */
 export async function login(p: Platform, email: unknown, password: unknown, clientIp: string) {
   if (typeof email !== 'string' || typeof password !== 'string') {
-    throw new HearthError(400, 'invalid_request', 'Send {"email": "...", "password": "..."}.');
+    throw fail('invalid_request', 'Send {"email": "...", "password": "..."}.');
   }
   const account = await throttledLogin(p, email, clientIp, async () => {
     // An address the database cannot hold has no account; the dummy verify below still runs.
     const found = unstorableText(email) ? undefined : await findAccountByEmail(p.dbs.control, email);
     const ok = await verifyPassword(found?.password_hash, password);
-    if (!found || !ok) throw new HearthError(401, 'invalid_credentials', 'Wrong e-mail or password.');
+    if (!found || !ok) throw fail('invalid_credentials', 'Wrong e-mail or password.');
     return found;
   });
   return createSession(p, account.id);
@@ -145,7 +145,7 @@ export async function addMember(sql: Sql, organizationId: string, email: string,
     }
     const [added] = await tx`insert into platform.members (organization_id, account_id, role)
       values (${organizationId}, ${id}, ${role}) on conflict do nothing returning account_id`;
-    if (!added) throw new HearthError(409, 'already_member', `${email} is already a member of this organization.`);
+    if (!added) throw fail('already_member', `${email} is already a member of this organization.`);
     return { account_id: id, email, role, created };
   });
 }

@@ -14,7 +14,7 @@
 import type pg from 'pg';
 import { lazy } from '../lazy.ts';
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { projectDbUrl } from './connection-info.ts';
 import type { ProjectRow } from './projects.ts';
 
@@ -45,21 +45,21 @@ export class SqlError extends HearthError {
     message: string,
     readonly sql: { sqlstate: string; position: number | null; detail: string | null; hint: string | null; where: string | null },
   ) {
-    super(400, 'sql_error', message, sql.detail, sql.hint);
+    super('sql_error', message, { details: sql.detail, hint: sql.hint });
   }
 }
 
 export function checkQueryInput(body: Record<string, unknown>): QueryInput {
   for (const key of Object.keys(body)) {
-    if (!['query', 'format', 'timeout_ms'].includes(key)) throw new HearthError(400, 'invalid_request', `Unknown field "${key}": send {query, format?, timeout_ms?}.`);
+    if (!['query', 'format', 'timeout_ms'].includes(key)) throw fail('invalid_request', `Unknown field "${key}": send {query, format?, timeout_ms?}.`);
   }
   const { query, format = 'rows', timeout_ms = QUERY_TIMEOUT_MS } = body;
-  if (typeof query !== 'string' || query.trim() === '') throw new HearthError(400, 'invalid_request', 'query must be a non-empty string of SQL.');
-  if (Buffer.byteLength(query) > MAX_QUERY_BYTES) throw new HearthError(400, 'invalid_request', 'query is longer than 1 MiB.');
-  if (query.includes('\u0000')) throw new HearthError(400, 'invalid_request', 'query must not contain NUL characters.');
-  if (format !== 'rows' && format !== 'results') throw new HearthError(400, 'invalid_request', 'format must be "rows" or "results".');
+  if (typeof query !== 'string' || query.trim() === '') throw fail('invalid_request', 'query must be a non-empty string of SQL.');
+  if (Buffer.byteLength(query) > MAX_QUERY_BYTES) throw fail('invalid_request', 'query is longer than 1 MiB.');
+  if (query.includes('\u0000')) throw fail('invalid_request', 'query must not contain NUL characters.');
+  if (format !== 'rows' && format !== 'results') throw fail('invalid_request', 'format must be "rows" or "results".');
   if (typeof timeout_ms !== 'number' || !Number.isInteger(timeout_ms) || timeout_ms < 1 || timeout_ms > QUERY_TIMEOUT_CAP_MS) {
-    throw new HearthError(400, 'invalid_request', `timeout_ms must be an integer from 1 to ${QUERY_TIMEOUT_CAP_MS}.`);
+    throw fail('invalid_request', `timeout_ms must be an integer from 1 to ${QUERY_TIMEOUT_CAP_MS}.`);
   }
   return { query, format, timeoutMs: timeout_ms };
 }

@@ -4,8 +4,13 @@
  * wrong type, out of range: 400 naming the field), applied in one transaction
  * together with its audit row, and announced to every Hearth process.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type postgres from 'postgres';
+import { authSettings } from '../auth/settings.ts';
+import { apiSettings } from '../rest/settings.ts';
+import { realtimeSettings } from '../realtime/settings.ts';
+import { storageSettings } from '../storage/settings.ts';
+import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
 import type { AreaSpec, CheckContext, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';
@@ -33,7 +38,7 @@ export function registerConfigArea(area: string, fields: AreaSpec): void {
 function spec(area: string): AreaSpec {
   // A Map, not an object: "constructor" or "__proto__" in the URL finds nothing.
   const s = configAreas.get(area);
-  if (!s) throw new HearthError(404, 'not_found', `There is no config area "${area}"; areas are ${[...configAreas.keys()].sort().join(', ')}.`);
+  if (!s) throw fail('not_found', `There is no config area "${area}"; areas are ${[...configAreas.keys()].sort().join(', ')}.`);
   return s;
 }
 
@@ -75,15 +80,15 @@ export function redact(area: string, settings: Settings): Settings {
 export function validatePatch(area: string, patch: unknown, ctx: CheckContext): Settings {
   const fields = spec(area);
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
-    throw new HearthError(400, 'invalid_request', 'The body must be a JSON object of settings to change.');
+    throw fail('invalid_request', 'The body must be a JSON object of settings to change.');
   }
   const out: Settings = {};
   for (const [name, value] of Object.entries(patch)) {
     const field = Object.hasOwn(fields, name) ? fields[name] : undefined;
     if (!field) {
-      throw new HearthError(400, 'unknown_field', `config/${area} has no field "${name}". Known fields: ${Object.keys(fields).join(', ')}.`);
+      throw fail('unknown_field', `config/${area} has no field "${name}". Known fields: ${Object.keys(fields).join(', ')}.`);
     }
-    const bad = (why: string) => new HearthError(400, 'invalid_field', `config/${area}.${name} ${why}.`);
+    const bad = (why: string) => fail('invalid_field', `config/${area}.${name} ${why}.`);
     if (value === null) {
       out[name] = null; // back to the default
       continue;

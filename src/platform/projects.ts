@@ -5,7 +5,7 @@
  * nothing behind: a failure at any step drops what the earlier steps made.
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { Platform } from '../context.ts';
 import { migrate } from '../db/migrate.ts';
 import type { Sql } from '../db/pools.ts';
@@ -114,7 +114,7 @@ async function migrateNewProject(p: Platform, dbName: string, owner: string): Pr
 
 export async function deleteProject(p: Platform, project: ProjectRow): Promise<void> {
   if (project.is_default) {
-    throw new HearthError(409, 'default_project', 'The default project (served at the server root) cannot be deleted.');
+    throw fail('default_project');
   }
   await p.dbs.control.begin(async (tx) => {
     await tx`delete from platform.projects where id = ${project.id}`;

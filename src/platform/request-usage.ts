@@ -13,7 +13,7 @@
  * a key can spend a project's quota.
  */
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRuntime } from './registry.ts';
 
 /** config/limits. null: no quota (the self-hosted default). */
@@ -82,7 +82,7 @@ export class RequestUsage {
     if (quota !== null && count.known + count.pending >= quota) {
       const seconds = Math.max(1, Math.ceil((this.day.to - now) / 1000));
       reply.header('retry-after', String(seconds));
-      throw new HearthError(429, 'over_request_quota', `This project has used its daily request quota (${quota} requests per UTC day, config/limits daily_request_quota); it resets in ${seconds} s.`);
+      throw fail('over_request_quota', `This project has used its daily request quota (${quota} requests per UTC day, config/limits daily_request_quota); it resets in ${seconds} s.`);
     }
     count.pending++;
   }

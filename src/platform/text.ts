@@ -8,7 +8,7 @@
  * checked before it reaches the database, so such a value is a 400 naming the
  * field rather than a 500.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -56,9 +56,9 @@ export function unstorableJson(value: unknown, path: string): string | null {
 /** The name of an organization or a project: 1-64 characters after trimming, storable. */
 export function checkDisplayName(name: unknown): string {
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > 64) {
-    throw new HearthError(400, 'invalid_name', 'name must be a non-empty string of at most 64 characters.');
+    throw fail('invalid_name', 'name must be a non-empty string of at most 64 characters.');
   }
   const unstorable = unstorableText(name);
-  if (unstorable) throw new HearthError(400, 'invalid_name', `name ${unstorable}.`);
+  if (unstorable) throw fail('invalid_name', `name ${unstorable}.`);
   return name.trim();
 }

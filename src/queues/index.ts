@@ -11,7 +11,7 @@
  * it costs no extra round trip beyond BEGIN and COMMIT.
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 const QUEUE_NAME = /^[a-z][a-z0-9_]{0,47}$/;
 
@@ -31,11 +31,7 @@ export function isValidQueueName(name: unknown): name is string {
 
 function checkName(queue: string): void {
   if (!isValidQueueName(queue)) {
-    throw new HearthError(
-      400,
-      'invalid_queue',
-      `Invalid queue name ${JSON.stringify(queue)}: use a lower-case letter followed by up to 47 lower-case letters, digits or underscores.`,
-    );
+    throw fail('invalid_queue', `Invalid queue name ${JSON.stringify(queue)}: use a lower-case letter followed by up to 47 lower-case letters, digits or underscores.`);
   }
 }
 
@@ -56,7 +52,7 @@ async function asQueueOwner<T>(sql: postgres.Sql, queue: string, fn: (tx: postgr
     })) as T;
   } catch (err) {
     if ((err as { code?: string }).code === '42P01') {
-      throw new HearthError(404, 'not_found', `Queue "${queue}" does not exist. Create it with select pgmq.create('${queue}');`);
+      throw fail('not_found', `Queue "${queue}" does not exist. Create it with select pgmq.create('${queue}');`);
     }
     throw err;
   }
@@ -65,7 +61,7 @@ async function asQueueOwner<T>(sql: postgres.Sql, queue: string, fn: (tx: postgr
 /** Enqueues one message, visible after delaySeconds; returns its id. */
 export async function sendMessage(sql: postgres.Sql, queue: string, msg: unknown, delaySeconds = 0): Promise<string> {
   if (!Number.isInteger(delaySeconds) || delaySeconds < 0) {
-    throw new HearthError(400, 'invalid_request', `Queue delay must be a whole number of seconds, zero or more; got ${delaySeconds}.`);
+    throw fail('invalid_request', `Queue delay must be a whole number of seconds, zero or more; got ${delaySeconds}.`);
   }
   const [row] = await asQueueOwner(
     sql,

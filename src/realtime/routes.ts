@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { maySend } from './authorization.ts';
 import { attachRealtime } from './server.ts';
@@ -26,21 +26,21 @@ interface OutMessage {
 const MAX_MESSAGES = 100;
 
 function checkName(what: string, v: unknown): string {
-  if (typeof v !== 'string' || !v || Buffer.byteLength(v) > 255) throw new HearthError(400, 'invalid_message', `${what} must be a string of 1 to 255 bytes.`);
+  if (typeof v !== 'string' || !v || Buffer.byteLength(v) > 255) throw fail('invalid_message', `${what} must be a string of 1 to 255 bytes.`);
   return v;
 }
 
 async function publish(request: FastifyRequest, messages: OutMessage[]): Promise<void> {
   const { project, auth } = request.hearth;
   const limits = limitsOf(await project.settings('realtime'));
-  if (!limits.enabled) throw new HearthError(403, 'realtime_disabled', 'Realtime is disabled for this project (config/realtime enabled).');
+  if (!limits.enabled) throw fail('realtime_disabled');
   for (const m of messages) {
     const size = m.binary ? m.binary.length : Buffer.byteLength(JSON.stringify(m.payload ?? {}));
-    if (size > limits.maxPayloadBytes) throw new HearthError(413, 'payload_too_large', `A message payload is at most ${limits.maxPayloadBytes} bytes (config/realtime max_payload_size_in_kb).`);
+    if (size > limits.maxPayloadBytes) throw fail('payload_too_large', `A message payload is at most ${limits.maxPayloadBytes} bytes (config/realtime max_payload_size_in_kb).`);
   }
   const caller = auth!.caller;
   const refused = await maySend(project.sql, caller, messages.filter((m) => m.private).map((m) => m.topic));
-  if (refused !== null) throw new HearthError(403, 'unauthorized', `You do not have permissions to write to the private topic "${refused}" (INSERT policies of realtime.messages).`);
+  if (refused !== null) throw fail('forbidden', `You do not have permissions to write to the private topic "${refused}" (INSERT policies of realtime.messages).`);
   await relayAll(project, messages);
 }
 
@@ -61,10 +61,10 @@ export async function realtimeRoutes(app: FastifyInstance, opts: { p: Platform; 
   app.post('/realtime/v1/api/broadcast', async (request, reply) => {
     const body = request.body;
     if (!isObject(body) || !Array.isArray(body.messages) || !body.messages.length || body.messages.length > MAX_MESSAGES) {
-      throw new HearthError(400, 'invalid_request', `The body must be {"messages": [{topic, event, payload, private}]} with 1 to ${MAX_MESSAGES} messages.`);
+      throw fail('invalid_request', `The body must be {"messages": [{topic, event, payload, private}]} with 1 to ${MAX_MESSAGES} messages.`);
     }
     const messages = body.messages.map((m: unknown, i: number): OutMessage => {
-      if (!isObject(m)) throw new HearthError(400, 'invalid_message', `messages[${i}] must be an object.`);
+      if (!isObject(m)) throw fail('invalid_message', `messages[${i}] must be an object.`);
       return { topic: checkName(`messages[${i}].topic`, m.topic), event: checkName(`messages[${i}].event`, m.event), payload: m.payload, binary: null, private: m.private === true };
     });
     await publish(request, messages);
@@ -82,7 +82,7 @@ export async function realtimeRoutes(app: FastifyInstance, opts: { p: Platform; 
         binary,
         private: request.query.private === 'true',
       };
-      if (!binary && request.body === undefined) throw new HearthError(400, 'invalid_request', 'The body is the payload to broadcast (JSON, or bytes as application/octet-stream).');
+      if (!binary && request.body === undefined) throw fail('invalid_request', 'The body is the payload to broadcast (JSON, or bytes as application/octet-stream).');
       await publish(request, [message]);
       return reply.code(202).send();
     },

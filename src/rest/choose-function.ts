@@ -13,7 +13,7 @@
  *   is the fallback when no overload matches by name.
  * - More than one candidate is 300 PGRST203 (SPEC 7 rules only on embeds).
  */
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import type { RestFunction } from './schema-cache.ts';
 import { closest } from './suggest.ts';
 
@@ -73,13 +73,7 @@ const byArity = (a: RestFunction, b: RestFunction) => a.args.length - b.args.len
 const signature = (f: RestFunction) => `${f.schema}.${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`;
 
 function ambiguous(fns: RestFunction[]): HearthError {
-  return new HearthError(
-    300,
-    'PGRST203',
-    `Could not choose the best candidate function between: ${[...fns].sort(byArity).map(signature).join(', ')}`,
-    null,
-    'Try renaming the parameters or the function itself in the database so function overloading can be resolved',
-  );
+  return fail('PGRST203', `Could not choose the best candidate function between: ${[...fns].sort(byArity).map(signature).join(', ')}`, { hint: 'Try renaming the parameters or the function itself in the database so function overloading can be resolved' });
 }
 
 function notFound(schema: string, name: string, call: CallShape, overloads: RestFunction[], callableNames: () => Iterable<string>): HearthError {
@@ -99,11 +93,5 @@ function notFound(schema: string, name: string, call: CallShape, overloads: Rest
       : closest([...callableNames()].filter((n) => n !== name), name, 0.75);
     if (match) hint = `Perhaps you meant to call the function ${overloads.length ? `${func}${match}` : `${schema}.${match}`}`;
   }
-  return new HearthError(
-    404,
-    'PGRST202',
-    `Could not find the function ${func}${raw ? '' : keys.length ? `(${keys.join(', ')})` : ' without parameters'} in the schema cache`,
-    `Searched for the function ${func}${searched}, but no matches were found in the schema cache.`,
-    hint,
-  );
+  return fail('PGRST202', `Could not find the function ${func}${raw ? '' : keys.length ? `(${keys.join(', ')})` : ' without parameters'} in the schema cache`, { details: `Searched for the function ${func}${searched}, but no matches were found in the schema cache.`, hint: hint });
 }

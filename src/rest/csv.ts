@@ -3,7 +3,7 @@
  * first line names the columns, each further line is a row. RFC 4180 quoting;
  * an unquoted empty field or NULL is SQL null, a quoted "" the empty string.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 export function parseCsv(text: string): Record<string, unknown>[] {
   const records = splitRecords(text);
@@ -11,7 +11,7 @@ export function parseCsv(text: string): Record<string, unknown>[] {
   const header = records[0].map((f) => f.value);
   return records.slice(1).map((fields, i) => {
     if (fields.length !== header.length) {
-      throw new HearthError(400, 'PGRST102', 'Invalid CSV body', `Line ${i + 2} has ${fields.length} fields; the header has ${header.length}.`);
+      throw fail('PGRST102', 'Invalid CSV body', { details: `Line ${i + 2} has ${fields.length} fields; the header has ${header.length}.` });
     }
     return Object.fromEntries(header.map((name, j) => [name, !fields[j].quoted && (fields[j].value === '' || fields[j].value === 'NULL') ? null : fields[j].value]));
   });
@@ -33,7 +33,7 @@ function splitRecords(text: string): CsvField[][] {
       quoted = true;
       i++;
       for (;;) {
-        if (i >= text.length) throw new HearthError(400, 'PGRST102', 'Invalid CSV body', 'A quoted field is not closed.');
+        if (i >= text.length) throw fail('PGRST102', 'Invalid CSV body', { details: 'A quoted field is not closed.' });
         if (text[i] === '"' && text[i + 1] === '"') {
           value += '"';
           i += 2;

@@ -7,7 +7,7 @@
  * are shown to everyone.
  */
 import { DatabaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.ts';
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 
 export interface RestErrorBody {
   message: string;
@@ -114,15 +114,9 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'content-type']);
 
 const raiseParseError = (part: 'MESSAGE' | 'DETAIL', text: string | undefined) =>
-  new HearthError(
-    500,
-    'PGRST121',
-    `Could not parse JSON in the "RAISE SQLSTATE 'PGRST'" error`,
-    part === 'DETAIL' && text === undefined ? 'DETAIL is missing in the RAISE statement' : `Invalid JSON value for ${part}: '${text ?? ''}'`,
-    part === 'MESSAGE'
+  fail('PGRST121', undefined, { details: part === 'DETAIL' && text === undefined ? 'DETAIL is missing in the RAISE statement' : `Invalid JSON value for ${part}: '${text ?? ''}'`, hint: part === 'MESSAGE'
       ? "MESSAGE must be a JSON object with obligatory keys: 'code', 'message' and optional keys: 'details', 'hint'."
-      : "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: 'status_text'.",
-  );
+      : "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: 'status_text'." });
 
 function parseJsonObject(text: string | undefined): Record<string, unknown> | null {
   try {

@@ -8,7 +8,7 @@
  * URL and the headers that shape it (read-cache.ts).
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { type Caller, withRole, withRoleStatement } from '../db/with-role.ts';
 import { isObject, renderRestError } from './errors.ts';
 import { type MediaType, appliedHeader, chooseSchema, negotiate, nullsStripped, parsePrefer, parseRange, type PlanRequest, planRequest, type Preferences, wantsTimezone } from './headers.ts';
@@ -106,7 +106,7 @@ const queryParams = (req: RestRequest) => (typeof req.query === 'string' ? new U
 
 function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
   if (!deps.planEnabled && req.headers.accept?.includes('vnd.pgrst.plan') && planRequest(req.headers.accept)) {
-    throw new HearthError(406, 'PGRST107', 'Query plans (Accept: application/vnd.pgrst.plan) are not enabled for this project', null, 'An owner can enable them with the config/api setting db_plan_enabled.');
+    throw fail('PGRST107', undefined, { hint: 'An owner can enable them with the config/api setting db_plan_enabled.' });
   }
   if (isRead(req.method)) {
     const hit = cachedRead(deps.cache, req);
@@ -118,7 +118,7 @@ function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
   if (req.method === 'OPTIONS') return Promise.resolve(options(deps, schema, segments));
   if (segments.length === 0) return openApi(deps, req, schema);
   if (segments.length === 2 && segments[0] === 'rpc') return rpc(deps, req, schema, segments[1]);
-  if (segments.length !== 1) throw new HearthError(404, 'PGRST125', `Invalid path specified in request URL: /rest/v1/${path}`);
+  if (segments.length !== 1) throw fail('PGRST125', `Invalid path specified in request URL: /rest/v1/${path}`);
   const rel = deps.cache.relations.get(relationKey(schema, segments[0]));
   if (!rel) throw unknownRelation(schema, segments[0]);
   switch (req.method) {
@@ -131,7 +131,7 @@ function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
     case 'PUT':
       return write(deps, req, rel);
     default:
-      throw new HearthError(405, 'PGRST117', `Unsupported HTTP method: ${req.method}`);
+      throw fail('PGRST117', `Unsupported HTTP method: ${req.method}`);
   }
 }
 
@@ -147,7 +147,7 @@ function options(deps: RestDeps, schema: string, segments: string[]): RestRespon
   else if (segments.length === 2 && segments[0] === 'rpc') {
     const fns = (deps.cache.functions.get(relationKey(schema, segments[1])) ?? []).filter((f) => f.callable);
     if (!fns.length) {
-      throw new HearthError(404, 'PGRST202', `Could not find the function ${schema}.${segments[1]} in the schema cache`, null, 'If it was created just now, retry: the schema cache reloads on every schema change.');
+      throw fail('PGRST202', `Could not find the function ${schema}.${segments[1]} in the schema cache`, { hint: 'If it was created just now, retry: the schema cache reloads on every schema change.' });
     }
     allow = fns.every((f) => f.volatility === 'volatile') ? ['OPTIONS', 'POST'] : ['OPTIONS', 'GET', 'HEAD', 'POST'];
   } else if (segments.length === 1) {
@@ -160,13 +160,13 @@ function options(deps: RestDeps, schema: string, segments: string[]): RestRespon
     if (w.update) allow.push('PATCH');
     if (w.delete) allow.push('DELETE');
   } else {
-    throw new HearthError(404, 'PGRST125', `Invalid path specified in request URL: /rest/v1/${segments.join('/')}`);
+    throw fail('PGRST125', `Invalid path specified in request URL: /rest/v1/${segments.join('/')}`);
   }
   return { status: 200, headers: { allow: allow.join(',') }, body: null };
 }
 
 const unknownRelation = (schema: string, name: string) =>
-  new HearthError(404, 'PGRST205', `Could not find the table '${schema}.${name}' in the schema cache`, null, 'If it was created just now, retry: the schema cache reloads on every schema change.');
+  fail('PGRST205', `Could not find the table '${schema}.${name}' in the schema cache`, { hint: 'If it was created just now, retry: the schema cache reloads on every schema change.' });
 
 // ---------------------------------------------------------------- running
 
@@ -268,7 +268,7 @@ function maxAffected(prefs: Preferences): number | null {
   return prefs.handling === 'strict' ? prefs['max-affected'] : null;
 }
 
-const maxAffectedError = (n: number) => new HearthError(400, 'PGRST124', 'Query result exceeds max-affected preference constraint', `The query affects ${n} rows`, null);
+const maxAffectedError = (n: number) => fail('PGRST124', undefined, { details: `The query affects ${n} rows` });
 
 /** Preferences every request honours when given: tx, handling, timezone, and max-affected where it applied. */
 function common(prefs: Preferences, max: number | null): Partial<Preferences> {
@@ -276,7 +276,7 @@ function common(prefs: Preferences, max: number | null): Partial<Preferences> {
 }
 
 const singularError = (n: number) =>
-  new HearthError(406, 'PGRST116', 'Cannot coerce the result to a single JSON object', `The result contains ${n} rows`, null);
+  fail('PGRST116', undefined, { details: `The result contains ${n} rows` });
 
 /** The body of exactly one row, or PGRST116. json_agg renders one element as "[<element>]". */
 function singleObject(o: Outcome): string {
@@ -325,7 +325,7 @@ function page(parsed: ParsedQuery, rangeHeader: string | undefined): { limit: nu
 function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, offset: number, plan: Plan, o: Outcome & { planned: number | null }, applied: Partial<Preferences>): RestResponse {
   const total = resolveTotal(prefs, o);
   if (total !== null && offset > total && offset > 0) {
-    throw new HearthError(416, 'PGRST103', 'Requested range not satisfiable', `An offset of ${offset} was requested, but there are only ${total} rows.`);
+    throw fail('PGRST103', undefined, { details: `An offset of ${offset} was requested, but there are only ${total} rows.` });
   }
   const upper = offset + o.pageTotal - 1;
   const range = o.pageTotal > 0 && total !== 0 ? `${offset}-${upper}` : '*';
@@ -364,7 +364,7 @@ async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<R
 
 // ---------------------------------------------------------------- writes
 
-const invalidBody = (details: string) => new HearthError(400, 'PGRST102', 'Empty or invalid json', details, null);
+const invalidBody = (details: string) => fail('PGRST102', undefined, { details: details });
 
 /** The body's media type without parameters; none given means JSON, as in PostgREST. */
 const bodyType = (req: RestRequest) => (req.headers['content-type'] || 'application/json').split(';')[0].trim().toLowerCase();
@@ -372,7 +372,7 @@ const bodyType = (req: RestRequest) => (req.headers['content-type'] || 'applicat
 function jsonBody(req: RestRequest): unknown {
   const type = bodyType(req);
   if (type === 'text/csv') {
-    if (typeof req.body !== 'string') throw new HearthError(400, 'PGRST102', 'Invalid CSV body', 'Send the CSV text as the request body.');
+    if (typeof req.body !== 'string') throw fail('PGRST102', 'Invalid CSV body', { details: 'Send the CSV text as the request body.' });
     return parseCsv(req.body);
   }
   if (type === 'application/x-www-form-urlencoded') {
@@ -381,7 +381,7 @@ function jsonBody(req: RestRequest): unknown {
     return Object.fromEntries(new URLSearchParams(req.body));
   }
   // PostgREST refuses any other body type rather than guessing it is JSON.
-  if (type !== 'application/json') throw new HearthError(400, 'PGRST102', `Content-Type not acceptable: ${type}`);
+  if (type !== 'application/json') throw fail('PGRST102', `Content-Type not acceptable: ${type}`);
   if (typeof req.body !== 'string') {
     if (req.body === undefined || req.body === null) throw invalidBody('The request has no body.');
     return req.body;
@@ -401,7 +401,7 @@ function insertRows(body: unknown, columnsParam: string[] | null): { rows: Recor
   for (const row of rows) {
     const keys = Object.keys(row);
     if (keys.length !== columns.length || !keys.every((k) => columns.includes(k))) {
-      throw new HearthError(400, 'PGRST102', 'All object keys must match', null, 'Give every object the same keys, or name the columns with ?columns=a,b (missing keys are then null, or the default with Prefer: missing=default).');
+      throw fail('PGRST102', 'All object keys must match', { hint: 'Give every object the same keys, or name the columns with ?columns=a,b (missing keys are then null, or the default with Prefer: missing=default).' });
     }
   }
   return { rows, columns };
@@ -415,7 +415,7 @@ function insertRows(body: unknown, columnsParam: string[] | null): { rows: Recor
 function putKey(rel: Relation, parsed: ParsedQuery, rangeHeader: string | undefined): { column: string; value: string }[] {
   const root = parsed.nodes.get('')!;
   if (root.limit !== null || root.offset !== null || rangeHeader) {
-    throw new HearthError(400, 'PGRST114', 'Range header and limit/offset query parameters are not allowed for PUT', null, 'PUT writes exactly one row: remove them.');
+    throw fail('PGRST114', undefined, { hint: 'PUT writes exactly one row: remove them.' });
   }
   const match: { column: string; value: string }[] = [];
   for (const c of root.conditions) {
@@ -428,19 +428,13 @@ function putKey(rel: Relation, parsed: ParsedQuery, rangeHeader: string | undefi
   }
   const pk = rel.primaryKey;
   if (!pk.length || match.length !== pk.length || !pk.every((k) => match.some((m) => m.column === k))) {
-    throw new HearthError(
-      405,
-      'PGRST105',
-      'Filters must include all and only primary key columns with \'eq\' operators',
-      pk.length ? `The primary key of '${rel.name}' is (${pk.join(', ')}).` : `'${rel.name}' has no primary key.`,
-      pk.length ? `Filter each key column with eq and nothing else, such as ?${pk.map((k) => `${k}=eq.<value>`).join('&')}.` : 'Use POST with Prefer: resolution=merge-duplicates and on_conflict instead.',
-    );
+    throw fail('PGRST105', undefined, { details: pk.length ? `The primary key of '${rel.name}' is (${pk.join(', ')}).` : `'${rel.name}' has no primary key.`, hint: pk.length ? `Filter each key column with eq and nothing else, such as ?${pk.map((k) => `${k}=eq.<value>`).join('&')}.` : 'Use POST with Prefer: resolution=merge-duplicates and on_conflict instead.' });
   }
   return match;
 }
 
 const putMismatch = () =>
-  new HearthError(400, 'PGRST115', 'Payload values do not match URL in primary key column(s)', null, 'Send one JSON object whose primary key values equal the eq filters of the URL.');
+  fail('PGRST115', undefined, { hint: 'Send one JSON object whose primary key values equal the eq filters of the URL.' });
 
 async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
   const explain = planRequest(req.headers.accept);
@@ -462,7 +456,7 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
     if (prefs.resolution) {
       const columnsOf = parsed.onConflict ?? rel.primaryKey;
       if (!columnsOf.length) {
-        throw new HearthError(400, 'PGRST100', `Cannot upsert into '${rel.name}': it has no primary key and no on_conflict was given`, null, 'Name the unique columns that identify a row: ?on_conflict=col1,col2');
+        throw fail('PGRST100', `Cannot upsert into '${rel.name}': it has no primary key and no on_conflict was given`, { hint: 'Name the unique columns that identify a row: ?on_conflict=col1,col2' });
       }
       onConflict = { columns: columnsOf, resolution: prefs.resolution === 'merge-duplicates' ? ('merge' as const) : ('ignore' as const) };
       applied.resolution = prefs.resolution;
@@ -482,7 +476,7 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
   } else {
     if (!parsed.nodes.get('')!.conditions.length) {
       // Supabase's safeupdate answers the same code for an unfiltered write.
-      throw new HearthError(400, '21000', `${req.method === 'PATCH' ? 'UPDATE' : 'DELETE'} requires a WHERE clause`, null, 'Add a filter, such as ?id=eq.1; to touch every row, filter on a condition every row meets.');
+      throw fail('21000', `${req.method === 'PATCH' ? 'UPDATE' : 'DELETE'} requires a WHERE clause`, { hint: 'Add a filter, such as ?id=eq.1; to touch every row, filter on a condition every row meets.' });
     }
     if (req.method === 'PATCH') {
       const patch = jsonBody(req);
@@ -543,7 +537,7 @@ const RAW_BODY_TYPES = ['text/plain', 'text/xml', 'application/octet-stream'];
 async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: string): Promise<RestResponse> {
   const fns = deps.cache.functions.get(relationKey(schema, name)) ?? [];
   if (!isRead(req.method) && req.method !== 'POST') {
-    throw new HearthError(405, 'PGRST101', 'For functions, only GET, HEAD and POST verbs are allowed');
+    throw fail('PGRST101');
   }
   const explain = planRequest(req.headers.accept);
   const accept = explain ? explain.for : req.headers.accept;
@@ -586,13 +580,13 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
     }
   }
   if (isRead(req.method) && fn.volatility === 'volatile') {
-    throw new HearthError(405, 'PGRST101', `The function ${schema}.${name} is volatile: call it with POST`, null, 'Mark it STABLE or IMMUTABLE if it only reads, to allow GET.');
+    throw fail('PGRST101', `The function ${schema}.${name} is volatile: call it with POST`, { hint: 'Mark it STABLE or IMMUTABLE if it only reads, to allow GET.' });
   }
 
   // max-affected limits the rows a set-returning call answers (after limit/offset).
   const max = maxAffected(prefs);
   if (max !== null && !fn.returnsSet) {
-    throw new HearthError(400, 'PGRST128', 'Function must return SETOF or TABLE when max-affected preference is used with handling=strict', null, 'Drop max-affected for this function, or make it return a set.');
+    throw fail('PGRST128', undefined, { hint: 'Drop max-affected for this function, or make it return a set.' });
   }
 
   const { limit, offset } = page(parsed, req.headers.range);
@@ -624,7 +618,7 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
 // ---------------------------------------------------------------- openapi
 
 async function openApi(deps: RestDeps, req: RestRequest, schema: string): Promise<RestResponse> {
-  if (!isRead(req.method)) throw new HearthError(405, 'PGRST117', `Unsupported HTTP method: ${req.method}`);
+  if (!isRead(req.method)) throw fail('PGRST117', `Unsupported HTTP method: ${req.method}`);
   negotiate(req.headers.accept, ['openapi']);
   const rows = await withRole(deps.sql, deps.caller, (tx) => tx.unsafe(ACCESSIBLE_SQL, [schema]), { method: req.method, path: '/rest/v1/', headers: req.headers });
   const doc = buildOpenApi(deps.cache, schema, accessibleFrom(rows));

@@ -4,7 +4,7 @@
  * (PostgREST's lenient handling) unless the request says `handling=strict`,
  * which makes them a 400 PGRST122; applied ones are echoed in Preference-Applied.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 export interface Preferences {
   return: 'representation' | 'minimal' | 'headers-only' | null;
@@ -62,7 +62,7 @@ export function parsePrefer(header: string | undefined, timezones: ReadonlySet<s
     if (prefs[key] === null) (prefs as unknown as Record<string, string | number>)[key] = parsed;
   }
   if (prefs.handling === 'strict' && invalid.length) {
-    throw new HearthError(400, 'PGRST122', 'Invalid preferences given with handling=strict', `Invalid preferences: ${invalid.join(', ')}`, 'Remove them, or send handling=lenient to have them ignored.');
+    throw fail('PGRST122', undefined, { details: `Invalid preferences: ${invalid.join(', ')}`, hint: 'Remove them, or send handling=lenient to have them ignored.' });
   }
   return prefs;
 }
@@ -101,7 +101,7 @@ export function negotiate(accept: string | undefined, allowed: readonly MediaTyp
     if (type && allowed.includes(type)) return type;
     if (type === 'json' && allowed.includes('openapi')) return 'openapi';
   }
-  throw new HearthError(406, 'PGRST107', `None of these media types are available: ${accept}`, null, `Accept one of: ${allowed.map(mediaName).join(', ')}.`);
+  throw fail('PGRST107', `None of these media types are available: ${accept}`, { hint: `Accept one of: ${allowed.map(mediaName).join(', ')}.` });
 }
 
 /** `explain()`: the plan of the statement a request would run, instead of its result. */
@@ -151,7 +151,7 @@ export function parseRange(header: string | undefined): { first: number; last: n
   const first = Number(m[1]);
   const last = m[2] === undefined ? null : Number(m[2]);
   if (last !== null && last < first) {
-    throw new HearthError(416, 'PGRST103', 'Requested range not satisfiable', `The Range header asks for items ${first}-${last}: the last item comes before the first.`);
+    throw fail('PGRST103', undefined, { details: `The Range header asks for items ${first}-${last}: the last item comes before the first.` });
   }
   return { first, last };
 }
@@ -160,7 +160,7 @@ export function parseRange(header: string | undefined): { first: number; last: n
 export function chooseSchema(schemas: string[], profile: string | undefined): string {
   if (profile === undefined || profile === '') return schemas[0];
   if (!schemas.includes(profile)) {
-    throw new HearthError(406, 'PGRST106', `The schema must be one of the following: ${schemas.join(', ')}`, null, null);
+    throw fail('PGRST106', `The schema must be one of the following: ${schemas.join(', ')}`);
   }
   return profile;
 }

@@ -4,7 +4,7 @@
  * against the schema cache and quotes them. Every malformed input is a 400
  * PGRST100 whose message names the parameter and whose details say where.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 export interface JsonStep {
   arrow: '->' | '->>';
@@ -127,7 +127,7 @@ export interface ParsedQuery {
 }
 
 const parseError = (what: string, raw: string, details: string) =>
-  new HearthError(400, 'PGRST100', `failed to parse ${what} (${raw})`, details);
+  fail('PGRST100', `failed to parse ${what} (${raw})`, { details: details });
 
 /** A tiny cursor over one parameter value; errors name the parameter. */
 class Cursor {

@@ -10,7 +10,7 @@
  *
  * The statement always answers one row: (total, page_total, body).
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import {
   type AggregateItem,
   BINARY_OPERATORS,
@@ -61,7 +61,7 @@ function jsonText(value: unknown): string {
   try {
     return JSON.stringify(value);
   } catch (err) {
-    if (err instanceof RangeError) throw new HearthError(400, 'PGRST102', 'The JSON body is nested too deeply.');
+    if (err instanceof RangeError) throw fail('PGRST102', 'The JSON body is nested too deeply.');
     throw err;
   }
 }
@@ -92,13 +92,7 @@ class Context {
     for (const [path, o] of this.parsed.nodes) {
       const empty = !o.conditions.length && !o.order && o.limit === null && o.offset === null;
       if (!this.used.has(path) && !empty) {
-        throw new HearthError(
-          400,
-          'PGRST108',
-          `'${path}' is not an embedded resource in this request`,
-          null,
-          `Verify that '${path}' is included in the 'select' query parameter.`,
-        );
+        throw fail('PGRST108', `'${path}' is not an embedded resource in this request`, { hint: `Verify that '${path}' is included in the 'select' query parameter.` });
       }
     }
   }
@@ -143,22 +137,16 @@ function resolveNode(ctx: Context, rel: Relation, items: SelectItem[], path: str
     const key = item.alias ?? item.relation;
     if (keys.has(key)) {
       // Two embeds under one name: PostgREST's SQL names both laterals alike and Postgres refuses it.
-      throw new HearthError(400, '42712', `table name "${rel.name}_${key}_${depthOf(path) + 1}" specified more than once`, null, null);
+      throw fail('42712', `table name "${rel.name}_${key}_${depthOf(path) + 1}" specified more than once`);
     }
     keys.add(key);
     if (item.spread && !relationship.toOne) {
-      throw new HearthError(
-        400,
-        'PGRST119',
-        `A spread operation on '${item.relation}' is not possible`,
-        `'${rel.name}' and '${item.relation}' do not form a many-to-one or one-to-one relationship`,
-        'Spread only a to-one relationship; embed a to-many relationship as an array instead.',
-      );
+      throw fail('PGRST119', `A spread operation on '${item.relation}' is not possible`, { details: `'${rel.name}' and '${item.relation}' do not form a many-to-one or one-to-one relationship`, hint: 'Spread only a to-one relationship; embed a to-many relationship as an array instead.' });
     }
     const child = resolveNode(ctx, relationship.target, item.select, path ? `${path}.${key}` : key);
     const o = child.options;
     if (item.spread && (o.order || o.limit !== null || o.offset !== null)) {
-      throw new HearthError(400, 'PGRST119', `order, limit and offset cannot be applied to the spread '${key}'`, null, 'Apply them to the parent instead.');
+      throw fail('PGRST119', `order, limit and offset cannot be applied to the spread '${key}'`, { hint: 'Apply them to the parent instead.' });
     }
     node.embeds.set(item, { key, item, relationship, node: child, lateral: ctx.alias(), orderFields: [], spreadKeys: [] });
   }
@@ -170,7 +158,7 @@ function resolveNode(ctx: Context, rel: Relation, items: SelectItem[], path: str
 /** Postgres's 42703 as PostgREST's SQL draws it: an embedded table is aliased <table>_<depth>. */
 const columnMissing = (node: Node, name: string) => {
   const depth = depthOf(node.path);
-  return new HearthError(400, '42703', `column ${node.rel.name}${depth ? `_${depth}` : ''}.${name} does not exist`, null, null);
+  return fail('42703', `column ${node.rel.name}${depth ? `_${depth}` : ''}.${name} does not exist`);
 };
 
 /** A JSON path step that indexes an array (`->0`, `->-1`) rather than naming a key. */
@@ -233,7 +221,7 @@ function filterSql(ctx: Context, node: Node, f: Filter, onEmbedFilter: (e: Embed
     onEmbedFilter(embed);
     sql = embed.relationship.toOne ? `${embed.lateral}.body IS NULL` : `${embed.lateral}.n = 0`;
   } else if (embed) {
-    throw new HearthError(400, 'PGRST120', `Bad operator on the '${embed.key}' embedded resource`, 'Only is null or not is null filters are allowed on embedded resources', null);
+    throw fail('PGRST120', `Bad operator on the '${embed.key}' embedded resource`, { details: 'Only is null or not is null filters are allowed on embedded resources' });
   } else {
     const { sql: expr, type } = typedFieldExpr(ctx, node, f.field);
     switch (op.op) {
@@ -343,10 +331,10 @@ function emitNode(ctx: Context, node: Node, hoisted?: Embed['hoisted']): Emitted
     if (!term.relation) return null;
     const embed = findEmbedByKey(node, term.relation);
     if (!embed) {
-      throw new HearthError(400, 'PGRST108', `'${term.relation}' is not an embedded resource in this request`, null, `Verify that '${term.relation}' is included in the 'select' query parameter.`);
+      throw fail('PGRST108', `'${term.relation}' is not an embedded resource in this request`, { hint: `Verify that '${term.relation}' is included in the 'select' query parameter.` });
     }
     if (!embed.relationship.toOne || embed.item.spread) {
-      throw new HearthError(400, 'PGRST118', `A related order on '${term.relation}' is not possible`, `'${node.rel.name}' and '${term.relation}' do not form a many-to-one or one-to-one relationship, or '${term.relation}' is a spread`);
+      throw fail('PGRST118', `A related order on '${term.relation}' is not possible`, { details: `'${node.rel.name}' and '${term.relation}' do not form a many-to-one or one-to-one relationship, or '${term.relation}' is a spread` });
     }
     embed.orderFields.push(term.field);
     const expr = `${embed.lateral}."_hearth_o${embed.orderFields.length - 1}"`;
@@ -426,11 +414,11 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   const child = embed.node;
   const { relationship: r, item } = embed;
   if (item.spread && item.select.some((s) => s.type === 'star')) {
-    throw new HearthError(400, 'PGRST100', `failed to parse select parameter (...${item.relation}(*))`, '"*" does not expand inside a spread; name the columns to merge.');
+    throw fail('PGRST100', `failed to parse select parameter (...${item.relation}(*))`, { details: '"*" does not expand inside a spread; name the columns to merge.' });
   }
   if (hoistsAggregates(embed)) {
     if (child.embeds.size) {
-      throw new HearthError(400, 'PGRST127', `Aggregate functions inside the spread '${embed.key}' cannot be combined with embeds inside it`, null, 'Select only columns and aggregates inside a spread that aggregates.');
+      throw fail('PGRST127', `Aggregate functions inside the spread '${embed.key}' cannot be combined with embeds inside it`, { hint: 'Select only columns and aggregates inside a spread that aggregates.' });
     }
     embed.hoisted = new Map();
   }
@@ -449,7 +437,7 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   } else if (r.toOne && em.groupBy) {
     // Aggregates in a to-one embed aggregate its (at most one) row, grouped by its other columns, as in PostgREST.
     if (embed.orderFields.length) {
-      throw new HearthError(400, 'PGRST127', `order on '${embed.key}' is not supported: it aggregates`, null, 'Order by a column of an embed without aggregate functions.');
+      throw fail('PGRST127', `order on '${embed.key}' is not supported: it aggregates`, { hint: 'Order by a column of an embed without aggregate functions.' });
     }
     sql = `SELECT row_to_json(_hearth_r) AS body FROM (SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}${groupBySql(em)}) _hearth_r`;
   } else if (r.toOne) {
@@ -559,7 +547,7 @@ export interface WriteOptions {
 function checkColumns(rel: Relation, columns: string[]) {
   for (const name of columns) {
     if (!rel.columnMap.has(name)) {
-      throw new HearthError(400, 'PGRST204', `Could not find the '${name}' column of '${rel.name}' in the schema cache`, null, null);
+      throw fail('PGRST204', `Could not find the '${name}' column of '${rel.name}' in the schema cache`);
     }
   }
 }
@@ -582,12 +570,12 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
   const conditions = mutation.kind === 'insert' ? [] : root.options.conditions;
   const filters = conditions.map((c) =>
     conditionSql(ctx, root, c, () => {
-      throw new HearthError(400, 'PGRST100', 'Filters on embedded resources cannot select the rows to write', null, 'Filter on the columns of the table itself.');
+      throw fail('PGRST100', 'Filters on embedded resources cannot select the rows to write', { hint: 'Filter on the columns of the table itself.' });
     }),
   );
   const { order, limit, offset } = root.options;
   if (mutation.kind === 'insert' && (order || limit !== null || offset !== null)) {
-    throw new HearthError(400, 'PGRST127', 'order, limit and offset are not supported on inserts', null, 'Remove them from the query string.');
+    throw fail('PGRST127', 'order, limit and offset are not supported on inserts', { hint: 'Remove them from the query string.' });
   }
   let where = filters.length ? ` WHERE ${filters.join(' AND ')}` : '';
   if (limit !== null || offset !== null) where = limitedWhere(ctx, root, where, order ?? [], limit, offset);
@@ -667,10 +655,10 @@ function limitedWhere(ctx: Context, root: Node, where: string, order: OrderTerm[
   const rel = root.rel;
   const keys = rel.primaryKey.length ? rel.primaryKey.map(ident) : rel.kind === 'table' ? ['ctid'] : null;
   if (!keys) {
-    throw new HearthError(400, 'PGRST127', `limit and offset on an update or delete of '${rel.name}' need a primary key`, `'${rel.name}' is a ${rel.kind} without a primary key, so its rows cannot be picked out one by one.`, 'Select the rows with filters instead.');
+    throw fail('PGRST127', `limit and offset on an update or delete of '${rel.name}' need a primary key`, { details: `'${rel.name}' is a ${rel.kind} without a primary key, so its rows cannot be picked out one by one.`, hint: 'Select the rows with filters instead.' });
   }
   const orderBy = order.map((term) => {
-    if (term.relation) throw new HearthError(400, 'PGRST127', 'order on an embedded resource is not supported on writes', null, 'Order by columns of the table itself.');
+    if (term.relation) throw fail('PGRST127', 'order on an embedded resource is not supported on writes', { hint: 'Order by columns of the table itself.' });
     return orderSql(term, fieldExpr(ctx, root, term.field));
   });
   const page = (limit !== null ? ` LIMIT ${ctx.param(limit)}` : '') + (offset !== null ? ` OFFSET ${ctx.param(offset)}` : '');

@@ -9,8 +9,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import type { Settings } from '../platform/settings-schema.ts';
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { sendError } from '../http/envelopes.ts';
+import { TokenExpired } from '../http/credentials.ts';
 import { handleRest } from './handle.ts';
 import { createSchemaCacheStore, type SchemaCache, type SchemaCacheStore } from './schema-cache.ts';
 
@@ -65,9 +66,8 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS'];
  */
 function asPostgrestJwtError(err: unknown): { error: unknown; challenge: string | null } {
   if (!(err instanceof HearthError) || err.code !== 'bad_jwt') return { error: err, challenge: null };
-  // The data plane's only wording for an expired token says "expired".
-  const message = /expired/i.test(err.message) ? 'JWT expired' : err.message;
-  return { error: new HearthError(401, 'PGRST301', message), challenge: `Bearer error="invalid_token", error_description=${JSON.stringify(message)}` };
+  const message = err instanceof TokenExpired ? 'JWT expired' : err.message;
+  return { error: fail('PGRST301', message), challenge: `Bearer error="invalid_token", error_description=${JSON.stringify(message)}` };
 }
 
 export async function restRoutes(app: FastifyInstance): Promise<void> {

@@ -5,7 +5,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { answerClientError } from './client-errors.ts';
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { managementRoutes } from '../management/routes.ts';
 import { cors } from './cors.ts';
@@ -73,7 +73,7 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   app.decorateRequest('account', null);
   app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
   app.setNotFoundHandler((request, reply) => {
-    const e = new HearthError(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+    const e = fail('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
     return reply.code(404).send(envelope(areaOf(request.url), e));
   });
 

@@ -6,17 +6,17 @@
  */
 import type { ConnectionError } from 'fastify';
 import type { Socket } from 'node:net';
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { areaOf, envelope } from '../http/envelopes.ts';
 
 function refusal(err: ConnectionError): [number, string, HearthError] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return [408, 'Request Timeout', new HearthError(408, 'request_timeout', 'The request did not arrive in time.')];
+    return [408, 'Request Timeout', fail('request_timeout')];
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    return [431, 'Request Header Fields Too Large', new HearthError(431, 'headers_too_large', 'The request headers are larger than the server accepts (16 KiB in all).')];
+    return [431, 'Request Header Fields Too Large', fail('headers_too_large')];
   }
-  return [400, 'Bad Request', new HearthError(400, 'malformed_request', `The request is not valid HTTP (${err.code ?? 'parse error'}): check the request line and the header names and values.`)];
+  return [400, 'Bad Request', fail('malformed_request', `The request is not valid HTTP (${err.code ?? 'parse error'}): check the request line and the header names and values.`)];
 }
 
 /** The path of the request line, as the area is chosen from it (a /project/{ref} prefix dropped). */

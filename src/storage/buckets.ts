@@ -3,7 +3,7 @@
  * the platform on the project database; the routes check the caller.
  */
 import type { Sql } from '../db/pools.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { checkBucketName, checkMimeList, parseSizeLimit } from './rules.ts';
 
 export interface Bucket {
@@ -28,11 +28,11 @@ export interface BucketInput {
 
 const COLUMNS = `id, 'STANDARD' as type, name, owner_sub as owner, public, file_size_limit::int as file_size_limit, allowed_mime_types, created_at, updated_at`;
 
-const bucketNotFound = () => new HearthError(404, 'bucket_not_found', 'Bucket not found.');
+const bucketNotFound = () => fail('bucket_not_found');
 
 function checkPublic(value: unknown): boolean | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw new HearthError(400, 'invalid_request', 'public must be true or false.');
+  if (typeof value !== 'boolean') throw fail('invalid_request', 'public must be true or false.');
   return value;
 }
 
@@ -40,9 +40,9 @@ function checkPublic(value: unknown): boolean | undefined {
 function checkType(value: unknown): void {
   if (value === undefined || value === null || value === 'STANDARD') return;
   if (value === 'ANALYTICS' || value === 'VECTOR') {
-    throw new HearthError(501, 'not_implemented', `${value} buckets are not available in Hearth; create a STANDARD bucket (omit type).`);
+    throw fail('not_implemented', `${value} buckets are not available in Hearth; create a STANDARD bucket (omit type).`);
   }
-  throw new HearthError(400, 'invalid_request', 'type must be STANDARD (the only bucket type Hearth has), or left out.');
+  throw fail('invalid_request', 'type must be STANDARD (the only bucket type Hearth has), or left out.');
 }
 
 export async function createBucket(sql: Sql, name: unknown, input: BucketInput): Promise<Bucket> {
@@ -56,7 +56,7 @@ export async function createBucket(sql: Sql, name: unknown, input: BucketInput):
      on conflict (id) do nothing returning ${COLUMNS}`,
     [id, isPublic, limit, mimes as never],
   );
-  if (!row) throw new HearthError(409, 'bucket_exists', `A bucket named "${id}" already exists.`);
+  if (!row) throw fail('bucket_exists', `A bucket named "${id}" already exists.`);
   return row as unknown as Bucket;
 }
 
@@ -75,12 +75,12 @@ export async function listBuckets(
   const limit = q.limit === undefined ? 1000 : Number(q.limit);
   const offset = q.offset === undefined ? 0 : Number(q.offset);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || !Number.isSafeInteger(offset) || offset < 0) {
-    throw new HearthError(400, 'invalid_request', 'limit must be 1-1000 and offset 0 or more.');
+    throw fail('invalid_request', 'limit must be 1-1000 and offset 0 or more.');
   }
   const column = q.sortColumn ?? 'name';
   const order = (q.sortOrder ?? 'asc').toLowerCase();
   if (!SORTABLE.has(column) || (order !== 'asc' && order !== 'desc')) {
-    throw new HearthError(400, 'invalid_request', 'sortColumn must be id, name, created_at or updated_at and sortOrder asc or desc.');
+    throw fail('invalid_request', 'sortColumn must be id, name, created_at or updated_at and sortOrder asc or desc.');
   }
   // column and order are checked against fixed lists above.
   return (await sql.unsafe(
@@ -116,5 +116,5 @@ export async function deleteBucket(sql: Sql, id: string): Promise<void> {
     and not exists (select 1 from storage.objects o where o.bucket = b.id) returning id`;
   if (rows.length) return;
   await getBucket(sql, id);
-  throw new HearthError(409, 'bucket_not_empty', `The bucket "${id}" still holds objects; empty it first (POST /storage/v1/bucket/${id}/empty).`);
+  throw fail('bucket_not_empty', `The bucket "${id}" still holds objects; empty it first (POST /storage/v1/bucket/${id}/empty).`);
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { withRole, type Caller, type RequestInfo } from '../db/with-role.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import { getBucket } from './buckets.ts';
 import { bytesKey, type StorageContext } from './context.ts';
@@ -32,11 +32,11 @@ export function checkCopyBody(body: unknown): { bucketId: string; sourceKey: str
   const b = (body ?? {}) as Record<string, unknown>;
   for (const field of ['bucketId', 'sourceKey', 'destinationKey']) {
     if (typeof b[field] !== 'string' || b[field] === '') {
-      throw new HearthError(400, 'invalid_request', `${field} is required: send {bucketId, sourceKey, destinationKey, destinationBucket?}.`);
+      throw fail('invalid_request', `${field} is required: send {bucketId, sourceKey, destinationKey, destinationBucket?}.`);
     }
   }
   if (b.destinationBucket !== undefined && b.destinationBucket !== null && typeof b.destinationBucket !== 'string') {
-    throw new HearthError(400, 'invalid_request', 'destinationBucket must be a bucket name.');
+    throw fail('invalid_request', 'destinationBucket must be a bucket name.');
   }
   return {
     bucketId: b.bucketId as string,

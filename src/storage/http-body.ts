@@ -8,7 +8,7 @@ import busboy from 'busboy';
 import type { FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { PassThrough, pipeline } from 'node:stream';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { cacheControlOf, parseUserMetadata } from './rules.ts';
 
 export interface UploadBody {
@@ -56,7 +56,7 @@ export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
       // The upload pipes `body` and hears its error; when the upload stopped reading early (a
       // refusal by RLS or a limit), nobody else listens, and an unheard error ends the process.
       body.on('error', () => {});
-      stream.on('error', (err) => body.destroy(new HearthError(400, 'invalid_request', `The multipart body could not be read: ${err.message}.`)));
+      stream.on('error', (err) => body.destroy(fail('invalid_request', `The multipart body could not be read: ${err.message}.`)));
       stream.pipe(body);
       try {
         resolve({
@@ -72,11 +72,11 @@ export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
       }
     });
     form.on('close', () => {
-      if (!found) reject(new HearthError(400, 'invalid_request', 'The multipart form has no file part.'));
+      if (!found) reject(fail('invalid_request', 'The multipart form has no file part.'));
     });
     // pipeline destroys the form (and so the file stream) when the client goes away mid-body.
     pipeline(request.raw, form, (err) => {
-      if (err && !found) reject(new HearthError(400, 'invalid_request', `The multipart body could not be read: ${err.message}`));
+      if (err && !found) reject(fail('invalid_request', `The multipart body could not be read: ${err.message}`));
     });
   });
 }

@@ -1,7 +1,7 @@
 /** Small helpers the storage routes share. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestInfo } from '../db/with-role.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { DataPlaneAuth } from '../http/credentials.ts';
 import { bytesKey, type StorageContext } from './context.ts';
 import type { ObjectRow } from './objects.ts';
@@ -11,14 +11,14 @@ export type Params = { bucket: string; '*': string };
 
 export function authOf(request: FastifyRequest): DataPlaneAuth {
   const auth = request.hearth.auth;
-  if (!auth) throw new HearthError(401, 'no_api_key', 'No API key found in the request: send the project key in the apikey header or as Authorization: Bearer.');
+  if (!auth) throw fail('no_api_key');
   return auth;
 }
 
 export function requireService(request: FastifyRequest): DataPlaneAuth {
   const auth = authOf(request);
   if (auth.caller.role !== 'service_role') {
-    throw new HearthError(403, 'forbidden', 'Bucket management needs the secret key (role service_role).');
+    throw fail('forbidden', 'Bucket management needs the secret key (role service_role).');
   }
   return auth;
 }
@@ -42,7 +42,7 @@ export async function sendObject(s: StorageContext, request: FastifyRequest, rep
   const query = request.query as Record<string, string | undefined>;
   // It is repeated (twice encoded) in Content-Disposition: a long one would make a header clients cannot read.
   if (query.download !== undefined && query.download.length > MAX_DOWNLOAD_NAME) {
-    throw new HearthError(400, 'invalid_request', `download= names the saved file: at most ${MAX_DOWNLOAD_NAME} characters.`);
+    throw fail('invalid_request', `download= names the saved file: at most ${MAX_DOWNLOAD_NAME} characters.`);
   }
   const plan = planServe(
     o,

@@ -5,7 +5,7 @@
  * the read policies admit. A prefix is always a folder ("a" lists "a/...").
  */
 import type postgres from 'postgres';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { fileMetadata, type ObjectRow } from './objects.ts';
 
 export interface ListOptions {
@@ -19,7 +19,7 @@ export interface ListOptions {
 const SORT_COLUMNS: Record<string, string> = { name: 'child', created_at: 'created_at', updated_at: 'updated_at', last_accessed_at: 'updated_at' };
 
 function checkOptions(o: ListOptions) {
-  const bad = (why: string) => new HearthError(400, 'invalid_request', `Invalid list request: ${why}.`);
+  const bad = (why: string) => fail('invalid_request', `Invalid list request: ${why}.`);
   const given = o.prefix ?? '';
   if (typeof given !== 'string') throw bad('prefix must be a string');
   let prefix = given.replace(/^\/+/, '');
@@ -112,7 +112,7 @@ const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
 
 function decodeCursor(value: string): Cursor {
-  const bad = () => new HearthError(400, 'invalid_request', 'Invalid list-v2 request: cursor is not one this server issued (pass nextCursor unchanged).');
+  const bad = () => fail('invalid_request', 'Invalid list-v2 request: cursor is not one this server issued (pass nextCursor unchanged).');
   let c: Cursor;
   try {
     c = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
@@ -127,7 +127,7 @@ function decodeCursor(value: string): Cursor {
 }
 
 function checkV2Options(o: ListV2Options) {
-  const bad = (why: string) => new HearthError(400, 'invalid_request', `Invalid list-v2 request: ${why}.`);
+  const bad = (why: string) => fail('invalid_request', `Invalid list-v2 request: ${why}.`);
   const prefix = o.prefix ?? '';
   if (typeof prefix !== 'string') throw bad('prefix must be a string');
   const limit = o.limit ?? 1000;

@@ -7,10 +7,10 @@
  */
 import { Blake3Hasher } from '@napi-rs/blake-hash';
 import { Transform, type TransformCallback } from 'node:stream';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 
 export const tooLarge = (limit: number) =>
-  new HearthError(413, 'entity_too_large', `The object exceeded the maximum allowed size of ${limit} bytes (the smaller of 50 MiB, the project's file_size_limit and the bucket's).`);
+  fail('entity_too_large', `The object exceeded the maximum allowed size of ${limit} bytes (the smaller of 50 MiB, the project's file_size_limit and the bucket's).`);
 
 export class Meter extends Transform {
   size = 0;

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { withRole } from '../db/with-role.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { getBucket } from './buckets.ts';
 import type { StorageContext } from './context.ts';
 import { checkCopyBody, copyObject, moveObject } from './copy.ts';
@@ -71,7 +71,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const expiresIn = checkExpiresIn(body.expiresIn ?? (request.query.expiresIn !== undefined ? Number(request.query.expiresIn) : MULTI_SIGN_DEFAULT_SECONDS));
     const paths = body.paths;
     if (!Array.isArray(paths) || paths.length === 0 || paths.length > 1000 || !paths.every((p) => typeof p === 'string')) {
-      throw new HearthError(400, 'invalid_request', 'The body must be {"expiresIn": seconds, "paths": [object names]} or an array of object names, 1 to 1000 of them.');
+      throw fail('invalid_request', 'The body must be {"expiresIn": seconds, "paths": [object names]} or an array of object names, 1 to 1000 of them.');
     }
     const bucket = request.params.bucket;
     const visible = await withRole(
@@ -128,7 +128,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const { project } = request.hearth;
     const names = request.body?.prefixes;
     if (!Array.isArray(names) || names.length === 0 || names.length > 1000 || !names.every((n) => typeof n === 'string')) {
-      throw new HearthError(400, 'invalid_request', 'prefixes must be a list of 1 to 1000 exact object names.');
+      throw fail('invalid_request', 'prefixes must be a list of 1 to 1000 exact object names.');
     }
     await getBucket(project.sql, request.params.bucket);
     const removed = await mapped(() =>

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { sendError } from '../http/envelopes.ts';
 import { createBackend } from './backend/index.ts';
 import type { StorageContext } from './context.ts';
@@ -76,10 +76,10 @@ const UNSUPPORTED: Record<string, string> = {
 async function unsupportedRoutes(app: FastifyInstance) {
   for (const [path, message] of Object.entries(UNSUPPORTED)) {
     app.all(`/${path}`, async () => {
-      throw new HearthError(501, 'not_implemented', message);
+      throw fail('not_implemented', message);
     });
     app.all(`/${path}/*`, async () => {
-      throw new HearthError(501, 'not_implemented', message);
+      throw fail('not_implemented', message);
     });
   }
 }

@@ -3,7 +3,7 @@
  * size limits (SPEC 8), MIME types, Cache-Control, and which types a browser
  * may render inline on the platform's origin.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { unstorableText } from '../platform/text.ts';
 
 export const MAX_OBJECT_BYTES = 50 * 1024 * 1024;
@@ -13,18 +13,18 @@ const RESERVED_BUCKETS = new Set(['public', 'sign', 'list', 'list-v2', 'copy', '
 
 export function checkBucketName(name: unknown): string {
   if (typeof name !== 'string' || !/^[a-z0-9._-]{2,63}$/.test(name)) {
-    throw new HearthError(400, 'invalid_bucket_name', 'A bucket name is 2-63 characters of a-z, 0-9, dot, underscore and hyphen.');
+    throw fail('invalid_bucket_name');
   }
   if (RESERVED_BUCKETS.has(name)) {
-    throw new HearthError(400, 'invalid_bucket_name', `"${name}" is a reserved word of the storage API; choose another bucket name.`);
+    throw fail('invalid_bucket_name', `"${name}" is a reserved word of the storage API; choose another bucket name.`);
   }
   // ".." is a dot segment: clients (fetch, URL) resolve it away, so no route could ever name this bucket.
-  if (name === '..') throw new HearthError(400, 'invalid_bucket_name', 'A bucket cannot be named "..": URLs resolve it to the parent path.');
+  if (name === '..') throw fail('invalid_bucket_name', 'A bucket cannot be named "..": URLs resolve it to the parent path.');
   return name;
 }
 
 export function checkObjectName(name: unknown): string {
-  const bad = (why: string) => new HearthError(400, 'invalid_key', `Invalid object name: ${why}.`);
+  const bad = (why: string) => fail('invalid_key', `Invalid object name: ${why}.`);
   if (typeof name !== 'string' || name.length === 0) throw bad('it is empty');
   if (Buffer.byteLength(name) > 1024) throw bad('it is longer than 1024 bytes');
   // eslint-disable-next-line no-control-regex
@@ -50,7 +50,7 @@ export function parseSizeLimit(value: unknown): number | null {
   const unit = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9 }[(m?.[2] ?? 'b').toLowerCase() as 'b'];
   const bytes = m ? Math.round(Number(m[1]) * unit) : NaN;
   if (!Number.isFinite(bytes) || bytes < 1 || bytes > MAX_OBJECT_BYTES) {
-    throw new HearthError(400, 'invalid_file_size_limit', `file_size_limit must be a size between 1 byte and 50 MiB (52428800; e.g. 1000000 or "5MB"), got ${JSON.stringify(value)}.`);
+    throw fail('invalid_file_size_limit', `file_size_limit must be a size between 1 byte and 50 MiB (52428800; e.g. 1000000 or "5MB"), got ${JSON.stringify(value)}.`);
   }
   return bytes;
 }
@@ -60,7 +60,7 @@ const MIME = /^[a-z0-9!#$&^_.+-]+\/(\*|[a-z0-9!#$&^_.+-]+)$/i;
 export function checkMimeList(value: unknown): string[] | null {
   if (value === null || value === undefined) return null;
   if (!Array.isArray(value) || value.length > 100 || !value.every((v) => typeof v === 'string' && MIME.test(v))) {
-    throw new HearthError(400, 'invalid_mime_types', 'allowed_mime_types must be a list of MIME types such as "image/png" or "image/*".');
+    throw fail('invalid_mime_types');
   }
   return value.map((v: string) => v.toLowerCase());
 }
@@ -71,11 +71,11 @@ export const essence = (contentType: string) => contentType.split(';')[0]!.trim(
 export function checkContentType(contentType: string, allowed: string[] | null): void {
   const type = essence(contentType);
   if (!MIME.test(type) || type.endsWith('/*')) {
-    throw new HearthError(400, 'invalid_mime_type', `"${contentType}" is not a valid Content-Type.`);
+    throw fail('invalid_mime_type', `"${contentType}" is not a valid Content-Type.`, { status: 400 });
   }
   // An empty list restricts nothing, as in Supabase Storage.
   if (allowed?.length && !allowed.some((a) => a === type || (a.endsWith('/*') && type.startsWith(a.slice(0, -1))))) {
-    throw new HearthError(415, 'invalid_mime_type', `This bucket does not accept ${type}; it accepts ${allowed.join(', ')}.`);
+    throw fail('invalid_mime_type', `This bucket does not accept ${type}; it accepts ${allowed.join(', ')}.`);
   }
 }
 
@@ -84,7 +84,7 @@ export function cacheControlOf(value: string | undefined): string {
   if (!value) return 'no-cache';
   if (/^\d{1,10}$/.test(value)) return `max-age=${value}`;
   if (/^[a-z0-9=, -]{1,200}$/i.test(value)) return value;
-  throw new HearthError(400, 'invalid_cache_control', 'Cache-Control must be directives such as "max-age=3600".');
+  throw fail('invalid_cache_control');
 }
 
 /** SPEC 4.2: images, text, JSON, PDF, audio and video render inline. */
@@ -106,7 +106,7 @@ export const rendersInline = (contentType: string) => {
 /** x-metadata: base64 of a JSON object, at most 8 KiB. */
 export function parseUserMetadata(value: string | undefined, encoded: boolean): Record<string, unknown> {
   if (!value) return {};
-  const bad = () => new HearthError(400, 'invalid_metadata', 'Metadata must be a JSON object of at most 8 KiB (x-metadata: base64 of it).');
+  const bad = () => fail('invalid_metadata');
   let parsed: unknown;
   try {
     parsed = JSON.parse(encoded ? Buffer.from(value, 'base64').toString('utf8') : value);

@@ -8,7 +8,7 @@
  */
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 
 export const UPLOAD_TOKEN_SECONDS = 2 * 3600;
@@ -25,7 +25,7 @@ export interface SignedClaims {
 export function checkExpiresIn(value: unknown): number {
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
   if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_EXPIRES_IN) {
-    throw new HearthError(400, 'invalid_expires_in', 'expiresIn must be a whole number of seconds, at least 1.');
+    throw fail('invalid_expires_in');
   }
   return n as number;
 }
@@ -40,7 +40,7 @@ export async function signToken(project: ProjectRuntime, clock: Clock, claims: S
     .sign(key);
 }
 
-const invalid = () => new HearthError(400, 'invalid_signature', 'The signed URL is invalid: its token was altered or belongs to another object.');
+const invalid = () => fail('invalid_signature');
 
 /**
  * Verified signed-URL tokens per project runtime (a key rotation makes a new
@@ -66,7 +66,7 @@ async function verifiedPayload(project: ProjectRuntime, clock: Clock, token: str
       { algorithms: ['ES256'], currentDate: clock.now(), requiredClaims: ['exp'] },
     ));
   } catch (err) {
-    if (err instanceof joseErrors.JWTExpired) throw new HearthError(400, 'signed_url_expired', 'The signed URL has expired; ask for a new one.');
+    if (err instanceof joseErrors.JWTExpired) throw fail('signed_url_expired');
     throw invalid();
   }
   if (!cache) verified.set(project, (cache = new Map()));
@@ -78,7 +78,7 @@ async function verifiedPayload(project: ProjectRuntime, clock: Clock, token: str
 /** The claims of a token minted for exactly this object and use; 400 otherwise. */
 export async function verifyToken(project: ProjectRuntime, clock: Clock, token: unknown, typ: Kind, bucket: string, name: string): Promise<SignedClaims> {
   if (typeof token !== 'string' || token === '') {
-    throw new HearthError(400, 'missing_token', 'This URL needs its token query parameter.');
+    throw fail('missing_token');
   }
   const payload = await verifiedPayload(project, clock, token);
   if (payload.typ !== typ || payload.url !== `${bucket}/${name}`) throw invalid();

@@ -19,7 +19,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import type { Sql } from '../db/pools.ts';
 import { type Caller, type RequestInfo, rowsOf, withRoleStatements } from '../db/with-role.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import { getBucket, type Bucket } from './buckets.ts';
 import { bytesKey, type StorageContext } from './context.ts';
@@ -57,7 +57,7 @@ const DRY_RUN_FROM_BYTES = 1024 * 1024;
 export const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
 
 export const duplicate = () =>
-  new HearthError(409, 'duplicate', 'The resource already exists: an object of that name holds different bytes. Upload with x-upsert: true (or PUT) to replace it.');
+  fail('duplicate');
 
 export interface Limits {
   maxBytes: number;

@@ -6,14 +6,14 @@
  */
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
-import { HearthError, notFound } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { MasterKey } from '../secrets.ts';
 import { parseAllowList } from '../outbound/address.ts';
 import { FIELDS, validateDefinition, WORKFLOW_NAME, type Action, type Step } from './validate.ts';
 
-export function checkWorkflowName(name: unknown, code = 'invalid_name'): string {
+export function checkWorkflowName(name: unknown, code: 'invalid_name' | 'invalid_workflow' = 'invalid_name'): string {
   if (typeof name !== 'string' || !WORKFLOW_NAME.test(name)) {
-    throw new HearthError(400, code, `Workflow names match ^[a-z0-9][a-z0-9_-]{0,63}$ (got ${JSON.stringify(name)}).`);
+    throw fail(code, `Workflow names match ^[a-z0-9][a-z0-9_-]{0,63}$ (got ${JSON.stringify(name)}).`);
   }
   return name;
 }
@@ -86,18 +86,18 @@ export async function listDefinitions(p: Platform, projectId: string) {
 export async function getDefinition(p: Platform, projectId: string, name: string) {
   const [row] = await p.dbs.control`select name, version, enabled, steps, created_at from platform.workflow_definitions
     where project_id = ${projectId} and name = ${name} order by version desc limit 1`;
-  if (!row) throw notFound(`There is no workflow "${name}" in this project.`);
+  if (!row) throw fail('not_found', `There is no workflow "${name}" in this project.`);
   return { name: row.name, version: row.version, enabled: row.enabled, steps: (row.steps as Step[]).map(redactStep), created_at: row.created_at };
 }
 
 export async function setEnabled(p: Platform, projectId: string, name: string, body: unknown): Promise<void> {
   const enabled = (body as { enabled?: unknown } | null)?.enabled;
   if (typeof body !== 'object' || body === null || typeof enabled !== 'boolean') {
-    throw new HearthError(400, 'invalid_request', 'PATCH takes {"enabled": true|false}; enabled is required.');
+    throw fail('invalid_request', 'PATCH takes {"enabled": true|false}; enabled is required.');
   }
   const rows = await p.dbs.control`update platform.workflow_definitions set enabled = ${enabled}
     where project_id = ${projectId} and name = ${name} returning version`;
-  if (!rows.length) throw notFound(`There is no workflow "${name}" in this project.`);
+  if (!rows.length) throw fail('not_found', `There is no workflow "${name}" in this project.`);
 }
 
 /** Whether any version of the workflow was ever published in the project. */

@@ -8,7 +8,7 @@
  * the outbox forever.
  */
 import type { Platform } from '../context.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import { createOutboundClient, type OutboundClient } from '../outbound/index.ts';
 import { projectRefs } from '../platform/projects.ts';
@@ -24,17 +24,13 @@ export function checkDrainUrl(url: unknown, allowed: string[] = []): string {
     /* reported below */
   }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    throw new HearthError(400, 'invalid_request', 'url must be an absolute http(s) URL of at most 2048 characters.');
+    throw fail('invalid_request', 'url must be an absolute http(s) URL of at most 2048 characters.');
   }
   // The shipper's SSRF guard would refuse such a receiver at every delivery, and the events would
   // be lost without a word: say so now, with the check every saved target gets.
   const reason = targetRefusal(parsed.hostname, parseAllowList(allowed));
   if (reason) {
-    throw new HearthError(
-      400,
-      'invalid_request',
-      `The log drain ${parsed.hostname} is ${reason}, which the platform does not connect to; a receiver on this machine needs HEARTH_OUTBOUND_ALLOW (for example 127.0.0.1/32).`,
-    );
+    throw fail('invalid_request', `The log drain ${parsed.hostname} is ${reason}, which the platform does not connect to; a receiver on this machine needs HEARTH_OUTBOUND_ALLOW (for example 127.0.0.1/32).`);
   }
   return parsed.toString();
 }

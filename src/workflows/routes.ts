@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
-import { forbidden } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../management/routes.ts';
@@ -29,7 +29,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
   async function gate(request: FastifyRequest<{ Params: Partial<Params> }>, checkEnabled = true): Promise<ProjectRow> {
     const { project } = await access.project(request, request.params.ref!, ['owner', 'admin']);
     if (checkEnabled && !(await workflowsEnabled(p.dbs.control, project.id))) {
-      throw forbidden('Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.');
+      throw fail('forbidden', 'Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.');
     }
     return project;
   }

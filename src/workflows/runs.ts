@@ -6,7 +6,7 @@
  */
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
-import { HearthError, conflict, forbidden, notFound } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { recordEvent } from './events.ts';
 import { loadVersion, workflowExists } from './definitions.ts';
 import { readSettings } from '../platform/project-config.ts';
@@ -46,17 +46,17 @@ export function checkIdempotencyKey(key: unknown): string | null {
   if (key === undefined || key === null) return null;
   // Characters are counted as code points, so a key of 200 emoji is 200 characters, not 400.
   if (typeof key !== 'string' || key.length === 0 || [...key].length > IDEMPOTENCY_KEY_MAX) {
-    throw new HearthError(400, 'invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
+    throw fail('invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
   }
   const problem = unstorableJson(key, 'idempotency_key');
-  if (problem) throw new HearthError(400, 'invalid_request', `${problem}.`);
+  if (problem) throw fail('invalid_request', `${problem}.`);
   return key;
 }
 
 /** A JSON value from a request (run input, signal payload) that the database can store. */
 export function checkRequestJson(value: unknown, field: string): unknown {
   const problem = unstorableJson(value, field);
-  if (problem) throw new HearthError(400, 'invalid_request', `${problem}, which the database cannot store.`);
+  if (problem) throw fail('invalid_request', `${problem}, which the database cannot store.`);
   return value;
 }
 
@@ -79,10 +79,10 @@ export async function startRun(
 ): Promise<Started> {
   const key = opts.idempotencyKey ?? null;
   if (key !== null && (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX * 2)) {
-    throw new HearthError(400, 'invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
+    throw fail('invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
   }
   const work = async (tx: postgres.TransactionSql): Promise<Started> => {
-    if (!(await workflowsEnabled(tx, project.id))) throw forbidden('Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.');
+    if (!(await workflowsEnabled(tx, project.id))) throw fail('forbidden', 'Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.');
     if (key !== null) {
       const [existing] = await tx`select id, status from platform.workflow_runs
         where project_id = ${project.id} and workflow = ${workflow} and idempotency_key = ${key}`;
@@ -90,7 +90,7 @@ export async function startRun(
     }
     const [def] = await tx`select max(version) as version from platform.workflow_definitions
       where project_id = ${project.id} and name = ${workflow} and enabled`;
-    if (!def?.version) throw notFound(`Workflow "${workflow}" has no enabled version in this project.`);
+    if (!def?.version) throw fail('not_found', `Workflow "${workflow}" has no enabled version in this project.`);
     const version = def.version as number;
     // Through tx: a second pooled connection per start could exhaust the pool under load.
     const steps = await loadVersion(p, project.id, workflow, version, tx);
@@ -127,7 +127,7 @@ export async function startRun(
 }
 
 function checkRunId(id: string): void {
-  if (!UUID.test(id)) throw notFound(`There is no run "${id}" of this workflow.`);
+  if (!UUID.test(id)) throw fail('not_found', `There is no run "${id}" of this workflow.`);
 }
 
 function runJson(r: postgres.Row) {
@@ -149,7 +149,7 @@ function runJson(r: postgres.Row) {
 }
 
 export async function listRuns(p: Platform, projectId: string, workflow: string) {
-  if (!(await workflowExists(p, projectId, workflow))) throw notFound(`There is no workflow "${workflow}" in this project.`);
+  if (!(await workflowExists(p, projectId, workflow))) throw fail('not_found', `There is no workflow "${workflow}" in this project.`);
   const rows = await p.dbs.control`select * from platform.workflow_runs
     where project_id = ${projectId} and workflow = ${workflow} order by created_at desc, id desc limit ${RUN_LIST_MAX}`;
   return rows.map(runJson);
@@ -159,7 +159,7 @@ export async function getRun(p: Platform, projectId: string, workflow: string, i
   checkRunId(id);
   const [run] = await p.dbs.control`select * from platform.workflow_runs
     where id = ${id} and project_id = ${projectId} and workflow = ${workflow}`;
-  if (!run) throw notFound(`There is no run "${id}" of workflow "${workflow}" in this project.`);
+  if (!run) throw fail('not_found', `There is no run "${id}" of workflow "${workflow}" in this project.`);
   const steps = await p.dbs.control`select * from platform.workflow_run_steps where run_id = ${id}
     order by position, compensating, parent_step_id nulls first, created_at, key`;
   return {
@@ -186,7 +186,7 @@ async function lockRun(tx: postgres.TransactionSql, projectId: string, workflow:
   checkRunId(id);
   const [run] = await tx`select id, project_id, workflow, status from platform.workflow_runs
     where id = ${id} and project_id = ${projectId} and workflow = ${workflow} for update`;
-  if (!run) throw notFound(`There is no run "${id}" of workflow "${workflow}" in this project.`);
+  if (!run) throw fail('not_found', `There is no run "${id}" of workflow "${workflow}" in this project.`);
   return run;
 }
 
@@ -199,7 +199,7 @@ async function lockRun(tx: postgres.TransactionSql, projectId: string, workflow:
 export async function cancelRun(p: Platform, projectId: string, workflow: string, id: string) {
   return p.dbs.control.begin(async (tx) => {
     const run = await lockRun(tx, projectId, workflow, id);
-    if (!ACTIVE.includes(run.status as string)) throw conflict('run_finished', `The run is already ${run.status}; only pending, running or waiting runs can be cancelled.`);
+    if (!ACTIVE.includes(run.status as string)) throw fail('run_finished', `The run is already ${run.status}; only pending, running or waiting runs can be cancelled.`);
     await cancelTree(p, tx, [id]);
     return { id, status: 'cancelled' };
   });
@@ -230,15 +230,15 @@ export async function cancelTree(p: Platform, tx: postgres.TransactionSql, ids: 
 
 export async function sendSignal(p: Platform, projectId: string, workflow: string, id: string, body: unknown) {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new HearthError(400, 'invalid_request', 'The body must be a JSON object {signal, payload?, idempotency_key?}.');
+    throw fail('invalid_request', 'The body must be a JSON object {signal, payload?, idempotency_key?}.');
   }
   const b = body as Record<string, unknown>;
   if (typeof b.signal !== 'string' || !SIGNAL_NAME.test(b.signal)) {
-    throw new HearthError(400, 'invalid_signal', 'signal must be a name of 1-100 letters, digits or "_.:-".');
+    throw fail('invalid_signal');
   }
   const payload = checkRequestJson(b.payload ?? null, 'payload');
   if (Buffer.byteLength(JSON.stringify(payload)) > SIGNAL_PAYLOAD_MAX) {
-    throw new HearthError(400, 'invalid_request', 'The signal payload is over 32 KiB.');
+    throw fail('invalid_request', 'The signal payload is over 32 KiB.');
   }
   const key = checkIdempotencyKey(b.idempotency_key);
   return p.dbs.control.begin(async (tx) => {
@@ -247,7 +247,7 @@ export async function sendSignal(p: Platform, projectId: string, workflow: strin
       const [seen] = await tx`select id, run_id, signal, created_at from platform.workflow_signals where run_id = ${id} and idempotency_key = ${key}`;
       if (seen) return { created: false, signal: { ...seen } };
     }
-    if (!ACTIVE.includes(run.status as string)) throw conflict('run_finished', `The run is already ${run.status}; signals go to pending, running or waiting runs.`);
+    if (!ACTIVE.includes(run.status as string)) throw fail('run_finished', `The run is already ${run.status}; signals go to pending, running or waiting runs.`);
     const now = p.clock.now();
     const [signal] = await tx`insert into platform.workflow_signals (project_id, run_id, signal, payload, idempotency_key, created_at)
       values (${projectId}, ${id}, ${b.signal as string}, ${jsonText(payload)}::text::jsonb, ${key}, ${now})

@@ -15,7 +15,7 @@
  * Neither drain runs for a project whose workflows are off.
  */
 import type { Platform } from '../context.ts';
-import { HearthError, conflict, notFound } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { projectsWithSettingOn } from '../platform/project-config.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
@@ -41,7 +41,7 @@ const UNBINDABLE = new Set(['42501', '42809', '0A000']);
 async function requireWorkflow(p: Platform, projectId: string, workflow: unknown): Promise<string> {
   const name = checkWorkflowName(workflow, 'invalid_workflow');
   const [row] = await p.dbs.control`select 1 from platform.workflow_definitions where project_id = ${projectId} and name = ${name} limit 1`;
-  if (!row) throw notFound(`There is no workflow "${name}" in this project.`);
+  if (!row) throw fail('not_found', `There is no workflow "${name}" in this project.`);
   return name;
 }
 
@@ -54,22 +54,22 @@ export async function listQueueTriggers(p: Platform, projectId: string) {
 
 export async function createQueueTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, body: Record<string, unknown>) {
   const queue = body.queue;
-  if (!isValidQueueName(queue)) throw new HearthError(400, 'invalid_queue', 'queue must be a queue name matching ^[a-z][a-z0-9_]{0,47}$.');
-  if (queue.startsWith('service_')) throw new HearthError(400, 'invalid_queue', 'Queue names beginning with "service_" are reserved and cannot be bound.');
+  if (!isValidQueueName(queue)) throw fail('invalid_queue');
+  if (queue.startsWith('service_')) throw fail('invalid_queue', 'Queue names beginning with "service_" are reserved and cannot be bound.');
   const workflow = await requireWorkflow(p, project.id, body.workflow);
   const runtime = await registry.byReference(project.ref);
   if (!runtime || !(await queueExists(runtime.sql, queue))) {
-    throw new HearthError(400, 'invalid_queue', `Queue "${queue}" does not exist; create it first with select pgmq.create('${queue}');`);
+    throw fail('invalid_queue', `Queue "${queue}" does not exist; create it first with select pgmq.create('${queue}');`);
   }
   const [row] = await p.dbs.control`insert into platform.workflow_queue_triggers (project_id, queue, workflow)
     values (${project.id}, ${queue}, ${workflow}) on conflict (project_id, queue) do nothing returning *`;
-  if (!row) throw conflict('queue_bound', `Queue "${queue}" is already bound to a workflow; a queue feeds one workflow only.`);
+  if (!row) throw fail('queue_bound', `Queue "${queue}" is already bound to a workflow; a queue feeds one workflow only.`);
   return queueJson(row);
 }
 
 export async function deleteQueueTrigger(p: Platform, projectId: string, id: string): Promise<void> {
   const rows = UUID.test(id) ? await p.dbs.control`delete from platform.workflow_queue_triggers where id = ${id} and project_id = ${projectId} returning id` : [];
-  if (!rows.length) throw notFound(`There is no queue trigger "${id}" in this project.`);
+  if (!rows.length) throw fail('not_found', `There is no queue trigger "${id}" in this project.`);
 }
 
 const rowJson = (r: Record<string, unknown>) => ({
@@ -92,19 +92,19 @@ function parseTable(table: unknown): { schema: string; name: string } {
     const [schema, name] = parts.length === 2 ? parts : ['public', parts[0]];
     if (parts.length <= 2 && IDENT.test(schema!) && IDENT.test(name!)) return { schema: schema!, name: name! };
   }
-  throw new HearthError(400, 'invalid_table', 'table must be a table name, optionally schema-qualified ("orders" or "app.orders").');
+  throw fail('invalid_table');
 }
 
 function parseEvents(events: unknown): string[] {
   if (!Array.isArray(events) || events.length === 0 || events.some((e) => !EVENTS.includes(e)) || new Set(events).size !== events.length) {
-    throw new HearthError(400, 'invalid_events', 'events must be a non-empty list of distinct values among "insert", "update" and "delete".');
+    throw fail('invalid_events');
   }
   return EVENTS.filter((e) => events.includes(e));
 }
 
 function parseFilter(filter: unknown): Record<string, unknown> | null {
   if (filter === undefined || filter === null) return null;
-  const bad = (why: string) => new HearthError(400, 'invalid_filter', `filter ${why}.`);
+  const bad = (why: string) => fail('invalid_filter', `filter ${why}.`);
   if (typeof filter !== 'object' || Array.isArray(filter)) throw bad('must be a flat object of column -> string, number, boolean or null');
   const entries = Object.entries(filter);
   if (entries.length > FILTER_KEYS) throw bad(`has ${entries.length} keys; at most ${FILTER_KEYS} are allowed`);
@@ -113,7 +113,7 @@ function parseFilter(filter: unknown): Record<string, unknown> | null {
     if (v !== null && !['string', 'number', 'boolean'].includes(typeof v)) throw bad(`value of "${k}" must be a string, number, boolean or null`);
   }
   const unstorable = unstorableJson(filter, 'filter');
-  if (unstorable) throw new HearthError(400, 'invalid_filter', `${unstorable}, which the database cannot store.`);
+  if (unstorable) throw fail('invalid_filter', `${unstorable}, which the database cannot store.`);
   return filter as Record<string, unknown>;
 }
 
@@ -126,31 +126,31 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
   const filter = parseFilter(body.filter);
   const workflow = await requireWorkflow(p, project.id, body.workflow);
   const runtime = await registry.byReference(project.ref);
-  if (!runtime) throw notFound(`There is no project with ref "${project.ref}".`);
+  if (!runtime) throw fail('not_found', `There is no project with ref "${project.ref}".`);
   const [found] = await runtime.sql`select array(select a.attname::text from pg_catalog.pg_attribute a
         where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns,
       pg_catalog.pg_get_userbyid(c.relowner) as owner, c.relkind
     from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${schema} and c.relname = ${name} and c.relkind in ('r', 'p', 'v', 'm', 'f')`;
-  if (!found) throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} does not exist in the project database; create it first.`);
+  if (!found) throw fail('invalid_table', `Table ${schema}.${name} does not exist in the project database; create it first.`);
   if (found.relkind !== 'r' && found.relkind !== 'p') {
     const what = { v: 'a view', m: 'a materialized view', f: 'a foreign table' }[found.relkind as 'v'];
-    throw new HearthError(400, 'invalid_table', `${schema}.${name} is ${what}, not a table; a row binding installs a row trigger, so bind the table it reads from.`);
+    throw fail('invalid_table', `${schema}.${name} is ${what}, not a table; a row binding installs a row trigger, so bind the table it reads from.`);
   }
   // The trigger is installed with the platform's rights, so only the project's own tables may get one:
   // a capture trigger on a platform table (auth, storage, the capture table itself) would copy
   // password hashes into run inputs or recurse on every write.
   if (found.owner !== project.owner_role) {
-    throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} belongs to the platform, not to the project; only tables the project owner role owns can be bound.`);
+    throw fail('invalid_table', `Table ${schema}.${name} belongs to the platform, not to the project; only tables the project owner role owns can be bound.`);
   }
   // A filter on a column the table lacks would never match: refuse it instead of binding silently dead.
   const missing = Object.keys(filter ?? {}).filter((k) => !(found.columns as string[]).includes(k));
-  if (missing.length) throw new HearthError(400, 'invalid_filter', `filter names ${missing.map((k) => `"${k}"`).join(', ')}, not a column of ${schema}.${name}.`);
+  if (missing.length) throw fail('invalid_filter', `filter names ${missing.map((k) => `"${k}"`).join(', ')}, not a column of ${schema}.${name}.`);
   return p.dbs.control.begin(async (tx) => {
     const [row] = await tx`insert into platform.workflow_row_triggers (project_id, schema_name, table_name, events, filter, workflow)
       values (${project.id}, ${schema}, ${name}, ${events}, ${filter === null ? null : tx.json(filter as never)}, ${workflow})
       on conflict (project_id, schema_name, table_name, workflow) do nothing returning *`;
-    if (!row) throw conflict('table_bound', `Table ${schema}.${name} is already bound to workflow "${workflow}".`);
+    if (!row) throw fail('table_bound', `Table ${schema}.${name} is already bound to workflow "${workflow}".`);
     // The trigger goes in while the binding row is uncommitted: if installing fails, neither exists.
     // Identifiers are quoted; the binding id and filter are platform-made literals.
     // No filter is passed as {}, which every row contains (the JSON text null would match none).
@@ -161,7 +161,7 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
       )
       .catch((err: { code?: string; message?: string }) => {
         // System catalogs and other tables that take no user triggers are the caller's mistake, not ours.
-        if (err.code && UNBINDABLE.has(err.code)) throw new HearthError(400, 'invalid_table', `Table ${schema}.${name} cannot be bound: ${err.message}.`);
+        if (err.code && UNBINDABLE.has(err.code)) throw fail('invalid_table', `Table ${schema}.${name} cannot be bound: ${err.message}.`);
         throw err;
       });
     return rowJson(row);
@@ -170,7 +170,7 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
 
 export async function deleteRowTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, id: string): Promise<void> {
   const [row] = UUID.test(id) ? await p.dbs.control`select * from platform.workflow_row_triggers where id = ${id} and project_id = ${project.id}` : [];
-  if (!row) throw notFound(`There is no row trigger "${id}" in this project.`);
+  if (!row) throw fail('not_found', `There is no row trigger "${id}" in this project.`);
   const runtime = await registry.byReference(project.ref);
   if (runtime) {
     const [table] = await runtime.sql`select to_regclass(${`${quoteIdent(row.schema_name as string)}.${quoteIdent(row.table_name as string)}`}) as t`;

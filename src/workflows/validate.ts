@@ -5,7 +5,7 @@
  * normalised step list with every default filled in, which is what the
  * engine reads back.
  */
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { targetRefusal, type AllowList } from '../outbound/address.ts';
 import { unstorableJson } from '../platform/text.ts';
 
@@ -77,7 +77,7 @@ export const FIELDS: Record<Kind, string[]> = {
   subworkflow: ['key', 'kind', 'payload', 'target', 'timeout_seconds'],
 };
 
-const invalid = (message: string) => new HearthError(400, 'invalid_definition', message);
+const invalid = (message: string) => fail('invalid_definition', message);
 
 /** Seconds in a duration such as 45s, 30m, 1h30m, 72h, 2d; null when it is not one. */
 export function parseDuration(text: unknown): number | null {
@@ -247,7 +247,7 @@ export interface Definition {
  */
 export function validateDefinition(body: unknown, allow: AllowList): Definition {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new HearthError(400, 'invalid_request', 'The body must be a JSON object {enabled?, steps: [step]}.');
+    throw fail('invalid_request', 'The body must be a JSON object {enabled?, steps: [step]}.');
   }
   const b = body as Record<string, unknown>;
   for (const f of Object.keys(b)) {
@@ -256,7 +256,7 @@ export function validateDefinition(body: unknown, allow: AllowList): Definition 
       throw invalid(`The definition has an unknown field "${f}"; it takes enabled and steps.`);
     }
   }
-  if (b.enabled !== undefined && typeof b.enabled !== 'boolean') throw new HearthError(400, 'invalid_request', 'enabled must be true or false.');
+  if (b.enabled !== undefined && typeof b.enabled !== 'boolean') throw fail('invalid_request', 'enabled must be true or false.');
   if (!Array.isArray(b.steps) || b.steps.length === 0) throw invalid('steps must be a non-empty array of steps.');
   const unstorable = unstorableJson(b.steps, 'steps');
   if (unstorable) throw invalid(`${unstorable}, which the database cannot store.`);

@@ -80,7 +80,7 @@ describe('auth.admin users', () => {
       [{ email: uniqueEmail(), password: 'password123' }, 400, 'leaked_password'],
       [{ email: 'not-an-address', password: goodPassword() }, 400, 'validation_failed'],
       [{ password: goodPassword() }, 400, 'validation_failed'],
-      [{ email: uniqueEmail(), phone: '+4712345678' }, 422, 'phone_provider_disabled'],
+      [{ email: uniqueEmail(), phone: '+4712345678' }, 400, 'phone_provider_disabled'],
       [{ email: uniqueEmail(), ban_duration: 'forever' }, 400, 'validation_failed'],
       [{ email: uniqueEmail(), ban_duration: '99999999999h' }, 400, 'validation_failed'],
       [{ email: uniqueEmail(), id: 'nope' }, 400, 'validation_failed'],
@@ -360,7 +360,8 @@ describe('resend, reauthenticate, settings, health', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error_code, 'validation_failed');
     const sms = await authApi(h, 'POST', '/resend', { body: { type: 'sms', phone: '+4712345678' } });
-    assert.equal(sms.status, 422);
+    assert.equal(sms.status, 400);
+    assert.equal(sms.body.error_code, 'phone_provider_disabled');
   });
 
   test('reauthenticate mails a nonce that PUT /user takes instead of current_password', async () => {

@@ -12,7 +12,7 @@ after(async () => {
 });
 
 describe('management sessions', () => {
-  test('POST /v1/login returns a bearer session; wrong password is 401', async () => {
+  test('POST /v1/login returns a bearer session; wrong password is 400 invalid_credentials, as GoTrue answers it', async () => {
     const owner = h.hearth.owner;
     const ok = await h.api('POST', '/v1/login', { body: { email: owner.email, password: owner.password }, token: null });
     assert.equal(ok.status, 200);
@@ -21,7 +21,7 @@ describe('management sessions', () => {
     const orgs = await h.api('GET', '/v1/organizations', { token: ok.body.access_token });
     assert.equal(orgs.status, 200);
     const bad = await h.api('POST', '/v1/login', { body: { email: owner.email, password: 'wrong-password!!' }, token: null });
-    assert.equal(bad.status, 401);
+    assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_credentials');
   });
 
@@ -336,7 +336,7 @@ describe('edge cases a conformance sweep found', () => {
     assert.equal(member.status, 400);
     assert.equal(member.body.error.code, 'invalid_email');
     const login = await h.api('POST', '/v1/login', { token: null, body: { email: 'x\u0000@example.com', password: 'a-long-password' } });
-    assert.equal(login.status, 401);
+    assert.equal(login.status, 400);
     assert.equal(login.body.error.code, 'invalid_credentials');
   });
 

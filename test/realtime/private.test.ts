@@ -80,7 +80,9 @@ describe('private channels', () => {
     assert.equal((await send(await t.token(ALICE))).status, 202);
     const denied = await send(await t.token(BOB));
     assert.equal(denied.status, 403);
-    assert.match((await denied.json()).error, /private topic "room:1"/);
+    const body = await denied.json();
+    assert.equal(body.code, 'forbidden');
+    assert.match(body.error, /private topic "room:1"/);
     assert.equal((await send(t.h.info.SECRET_KEY)).status, 202);
   });
 });

@@ -7,7 +7,7 @@ import { copyFile, mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { HearthError } from '../../errors.ts';
+import { fail } from '../../errors.ts';
 import type { ByteRange, BytesBackend } from './types.ts';
 
 /**
@@ -27,7 +27,7 @@ const READ_BUFFER = 256 * 1024;
 const GATHER_UP_TO = 64 * 1024;
 
 const missing = (err: unknown) => {
-  if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new HearthError(404, 'not_found', 'The object bytes are missing.');
+  if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fail('not_found', 'The object bytes are missing.');
   return err;
 };
 
@@ -106,7 +106,7 @@ export class FsBackend implements BytesBackend {
     try {
       await copyFile(this.file(from), target);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HearthError(404, 'not_found', 'Object not found.');
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw fail('not_found', 'Object not found.');
       throw err;
     }
   }

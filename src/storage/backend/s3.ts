@@ -20,7 +20,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config.ts';
-import { HearthError } from '../../errors.ts';
+import { fail } from '../../errors.ts';
 import type { ByteRange, BytesBackend } from './types.ts';
 
 const PART_SIZE = 8 * 1024 * 1024;
@@ -30,7 +30,7 @@ export class S3Backend implements BytesBackend {
   private readonly bucket: string;
 
   constructor(s3: Config['s3']) {
-    if (!s3.bucket) throw new HearthError(400, 'invalid_config', 'HEARTH_STORAGE_BACKEND=s3 needs HEARTH_S3_BUCKET.');
+    if (!s3.bucket) throw fail('invalid_config', 'HEARTH_STORAGE_BACKEND=s3 needs HEARTH_S3_BUCKET.');
     this.bucket = s3.bucket;
     this.client = new S3Client({
       region: s3.region,
@@ -89,7 +89,7 @@ export class S3Backend implements BytesBackend {
       return res.Body as Readable;
     } catch (err) {
       if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') {
-        throw new HearthError(404, 'not_found', 'The object bytes are missing.');
+        throw fail('not_found', 'The object bytes are missing.');
       }
       throw err;
     }
@@ -103,7 +103,7 @@ export class S3Backend implements BytesBackend {
     try {
       await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: `${this.bucket}/${encodeURIComponent(from).replaceAll('%2F', '/')}` }));
     } catch (err) {
-      if ((err as { name?: string }).name === 'NoSuchKey') throw new HearthError(404, 'not_found', 'Object not found.');
+      if ((err as { name?: string }).name === 'NoSuchKey') throw fail('not_found', 'Object not found.');
       throw err;
     }
   }
