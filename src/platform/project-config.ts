@@ -6,11 +6,6 @@
  */
 import { fail } from '../errors.ts';
 import type postgres from 'postgres';
-import { authSettings } from '../auth/settings.ts';
-import { apiSettings } from '../rest/settings.ts';
-import { realtimeSettings } from '../realtime/settings.ts';
-import { storageSettings } from '../storage/settings.ts';
-import { workflowSettings } from '../workflows/settings.ts';
 import type { Sql } from '../db/pools.ts';
 import type { AreaSpec, CheckContext, Settings } from './settings-schema.ts';
 import { announce } from './changes.ts';

@@ -13,7 +13,7 @@
  *   is the fallback when no overload matches by name.
  * - More than one candidate is 300 PGRST203 (SPEC 7 rules only on embeds).
  */
-import { fail, HearthError } from '../errors.ts';
+import { fail, type HearthError } from '../errors.ts';
 import type { RestFunction } from './schema-cache.ts';
 import { closest } from './suggest.ts';
 

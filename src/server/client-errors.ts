@@ -6,7 +6,7 @@
  */
 import type { ConnectionError } from 'fastify';
 import type { Socket } from 'node:net';
-import { fail, HearthError } from '../errors.ts';
+import { fail, type HearthError } from '../errors.ts';
 import { areaOf, envelope } from '../http/envelopes.ts';
 
 function refusal(err: ConnectionError): [number, string, HearthError] {
