@@ -17,7 +17,7 @@ const SRC = path.resolve(import.meta.dirname, '../src');
 
 /** Lowest first; a layer may import only the layers before it. */
 const LAYERS: [layer: string, members: string[]][] = [
-  ['base', ['errors.ts', 'config.ts', 'lazy.ts', 'secrets.ts', 'outbound']],
+  ['base', ['errors.ts', 'error-catalogue.ts', 'config.ts', 'lazy.ts', 'secrets.ts', 'outbound']],
   ['db', ['db']],
   ['context', ['context.ts', 'periodic.ts']],
   ['platform', ['platform']],
