@@ -6,11 +6,15 @@
  */
 import { json, jsonParseLinter } from '@codemirror/lang-json';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
+import { syntaxHighlighting } from '@codemirror/language';
 import { linter, lintGutter, setDiagnostics } from '@codemirror/lint';
-import { EditorState } from '@codemirror/state';
+import { Compartment, EditorState } from '@codemirror/state';
 import { EditorView, keymap } from '@codemirror/view';
+import { classHighlighter } from '@lezer/highlight';
 import { basicSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
+
+const darkScheme = matchMedia('(prefers-color-scheme: dark)');
 
 export interface EditorHandle {
   view: EditorView;
@@ -38,6 +42,9 @@ export function CodeEditor(props: CodeEditorProps) {
   const emitted = useRef<string[]>([]);
 
   useEffect(() => {
+    // The editor follows the system scheme as the page does: CodeMirror's own dark variants (cursor,
+    // selection, tooltips) by its darkTheme facet, token colours by classes style.css colours per scheme.
+    const scheme = new Compartment();
     const language = props.language === 'sql' ? [sql({ dialect: PostgreSQL, schema: props.tables, upperCaseKeywords: false })] : [json(), linter(jsonParseLinter())];
     const v = new EditorView({
       parent: host.current!,
@@ -48,6 +55,8 @@ export function CodeEditor(props: CodeEditorProps) {
           // The page's CSP admits CodeMirror's <style> elements by the nonce index.html carries.
           EditorView.cspNonce.of(document.querySelector<HTMLMetaElement>('meta[name="style-nonce"]')?.content ?? ''),
           basicSetup,
+          syntaxHighlighting(classHighlighter),
+          scheme.of(EditorView.darkTheme.of(darkScheme.matches)),
           lintGutter(),
           ...language,
           EditorView.contentAttributes.of({ 'aria-label': props.label }),
@@ -61,6 +70,8 @@ export function CodeEditor(props: CodeEditorProps) {
       }),
     });
     view.current = v;
+    const onScheme = () => v.dispatch({ effects: scheme.reconfigure(EditorView.darkTheme.of(darkScheme.matches)) });
+    darkScheme.addEventListener('change', onScheme);
     props.handle?.({
       view: v,
       markError(offset, message) {
@@ -74,7 +85,10 @@ export function CodeEditor(props: CodeEditorProps) {
         v.dispatch(setDiagnostics(v.state, []));
       },
     });
-    return () => v.destroy();
+    return () => {
+      darkScheme.removeEventListener('change', onScheme);
+      v.destroy();
+    };
   }, []);
 
   // A value set from outside (a query from the history) replaces the document; one the editor reported

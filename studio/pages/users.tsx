@@ -125,7 +125,7 @@ export function UsersPage({ project }: { project: Project }) {
                       type="button"
                       class="small"
                       disabled={busy}
-                      aria-label={`Sign out ${u.email} everywhere`}
+                      aria-label={`Sign out everywhere: ${u.email}`}
                       onClick={() =>
                         act(`${u.email} is signed out everywhere: their refresh tokens no longer work, and access tokens already issued expire within the hour.`, () =>
                           data(project.ref, 'POST', `/auth/v1/admin/users/${u.id}/logout`),

@@ -169,6 +169,24 @@ describe('Hearth Studio', () => {
     await dialog.getByRole('button', { name: 'Run' }).click();
     await page.getByRole('cell', { name: 'tags', exact: true }).waitFor();
     await axeCheck('table editor: structure');
+
+    // The primary key after creation: a second column joins it (its own dialog), then leaves it (the column's edit).
+    const primaryKey = async () =>
+      (await h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query: `select array_agg(a.attname::text order by a.attnum) as key from pg_constraint k join pg_attribute a on a.attrelid = k.conrelid and a.attnum = any (k.conkey) where k.conrelid = 'notes'::regclass and k.contype = 'p'` } })).body[0].key;
+    await page.getByRole('button', { name: 'Change primary key' }).click();
+    const keyDialog = page.getByRole('dialog', { name: 'Primary key of notes' });
+    await keyDialog.getByLabel('created_at').check();
+    await keyDialog.getByTestId('sql-preview').filter({ hasText: 'drop constraint "notes_pkey";\nalter table "public"."notes" add primary key ("id", "created_at");' }).waitFor();
+    await axeCheck('table editor: primary key dialog');
+    await keyDialog.getByRole('button', { name: 'Run' }).click();
+    await page.getByText('Primary key: id, created_at').waitFor();
+    assert.deepEqual(await primaryKey(), ['id', 'created_at']);
+    await page.getByRole('button', { name: 'Edit column created_at' }).click();
+    await page.getByRole('dialog').getByLabel('Primary key').uncheck();
+    await page.getByRole('dialog').getByRole('button', { name: 'Run' }).click();
+    await page.getByText('Primary key: id', { exact: true }).waitFor();
+    assert.deepEqual(await primaryKey(), ['id']);
+
     await page.getByRole('link', { name: /^Policies/ }).click();
     await page.getByRole('button', { name: 'Enable RLS' }).click();
     await page.getByRole('link', { name: 'Policies (RLS on)' }).waitFor();
@@ -229,6 +247,21 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Unban friend@studio.test' }).click();
     await page.getByRole('button', { name: 'Ban friend@studio.test' }).waitFor();
     await axeCheck('users');
+
+    // Create a user, who signs in; "Sign out everywhere" ends that session: its refresh token stops working.
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('dialog').getByLabel('E-mail').fill('member@studio.test');
+    await page.getByRole('dialog').getByLabel(/^Password/).fill('Member-password-1');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('status').filter({ hasText: 'member@studio.test created.' }).waitFor();
+    const userAuth = (path: string, body: unknown) => h.api('POST', `/project/${ref}/auth/v1${path}`, { body, token: null, headers: { apikey: secret } });
+    const session = await userAuth('/token?grant_type=password', { email: 'member@studio.test', password: 'Member-password-1' });
+    assert.equal(session.status, 200);
+    await page.getByRole('button', { name: 'Sign out everywhere: member@studio.test' }).click();
+    await page.getByRole('status').filter({ hasText: 'member@studio.test is signed out everywhere' }).waitFor();
+    const refresh = await userAuth('/token?grant_type=refresh_token', { refresh_token: session.body.refresh_token });
+    assert.equal(refresh.status, 401);
+    assert.equal(refresh.body.error_code, 'invalid_grant');
     await page.getByLabel('Search by e-mail').fill('nobody');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No user matches "nobody".').waitFor();
