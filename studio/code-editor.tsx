@@ -21,9 +21,12 @@ export interface EditorHandle {
   /** Underlines from the 0-based offset to the end of its word (or a character) with the message. */
   markError(offset: number, message: string): void;
   clearErrors(): void;
+  /** Replaces the text (a query loaded from the history) and focuses the editor. */
+  setText(text: string): void;
 }
 
 export interface CodeEditorProps {
+  /** The initial text; later changes go through the handle's setText. */
   value: string;
   language: 'sql' | 'json';
   label: string;
@@ -38,8 +41,6 @@ export function CodeEditor(props: CodeEditorProps) {
   const latest = useRef(props);
   latest.current = props;
   const view = useRef<EditorView | null>(null);
-  // What the editor itself last reported: a render carrying that value (or an older one) is not news.
-  const emitted = useRef<string[]>([]);
 
   useEffect(() => {
     // The editor follows the system scheme as the page does: CodeMirror's own dark variants (cursor,
@@ -61,10 +62,7 @@ export function CodeEditor(props: CodeEditorProps) {
           ...language,
           EditorView.contentAttributes.of({ 'aria-label': props.label }),
           EditorView.updateListener.of((u) => {
-            if (!u.docChanged) return;
-            const text = u.state.doc.toString();
-            emitted.current = [...emitted.current.slice(-50), text];
-            latest.current.onChange(text);
+            if (u.docChanged) latest.current.onChange(u.state.doc.toString());
           }),
         ],
       }),
@@ -84,21 +82,16 @@ export function CodeEditor(props: CodeEditorProps) {
       clearErrors() {
         v.dispatch(setDiagnostics(v.state, []));
       },
+      setText(text) {
+        v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text }, selection: { anchor: text.length } });
+        v.focus();
+      },
     });
     return () => {
       darkScheme.removeEventListener('change', onScheme);
       v.destroy();
     };
   }, []);
-
-  // A value set from outside (a query from the history) replaces the document; one the editor reported
-  // itself, arriving in a later render while typing went on, must not (it would undo the newer keystrokes).
-  useEffect(() => {
-    const v = view.current;
-    if (!v || v.state.doc.toString() === props.value || emitted.current.includes(props.value)) return;
-    emitted.current = [];
-    v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
-  }, [props.value]);
 
   return <div class={`code-editor ${props.language}`} ref={host} />;
 }

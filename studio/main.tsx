@@ -87,4 +87,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = ''; // index.html's "Loading Hearth Studio…", shown until this script runs
+render(<App />, root);

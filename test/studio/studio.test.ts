@@ -20,6 +20,9 @@ let secret = '';
 const OWNER = { email: 'owner@studio.test', password: 'Studio-owner-pw-1' };
 const DEVELOPER = { email: 'dev@studio.test', password: 'Studio-dev-pw-12' };
 const XSS = '<img src=x onerror=alert(1)>';
+/** A 1×1 PNG and a one-page PDF, for the previews. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+const PDF = '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
 /** Pages checked with axe-core, and what it found on them. */
 const axeFindings: string[] = [];
@@ -84,6 +87,7 @@ describe('Hearth Studio', () => {
     const storage = await page.evaluate(() => ({ local: localStorage.length, session: Object.keys(sessionStorage) }));
     assert.equal(storage.local, 0);
     assert.deepEqual(storage.session, ['hearth.studio.session']);
+    assert.equal(await page.getByText('Loading Hearth Studio').count(), 0);
     await axeCheck('projects');
   });
 
@@ -212,6 +216,7 @@ describe('Hearth Studio', () => {
     await page.keyboard.press('Control+Enter');
     await page.getByRole('heading', { name: 'Result 2: SELECT · 1 row' }).waitFor();
     await page.getByRole('heading', { name: 'Result 1: SELECT · 1 row' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^2 statements in [\d.]+ ms$/ }).waitFor();
     assert.equal(await page.getByRole('region', { name: 'Result 2' }).getByRole('cell').textContent(), XSS);
     await axeCheck('sql editor: results');
 
@@ -223,8 +228,22 @@ describe('Hearth Studio', () => {
     await error.filter({ hasText: 'relation "no_such_table" does not exist' }).waitFor();
     assert.match((await error.textContent())!, /42P01.*at character 15/);
     assert.equal(await page.locator('.cm-lintRange-error').textContent(), 'no_such_table');
-    await page.getByRole('button', { name: 'select 1 as one;' }).waitFor();
     await axeCheck('sql editor: error');
+
+    // A query from the history goes back into the editor and runs again.
+    await page.getByRole('button', { name: 'select 1 as one;' }).click();
+    assert.equal(await editor.innerText(), 'select 1 as one;\nselect body from notes;');
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('heading', { name: 'Result 2: SELECT · 1 row' }).waitFor();
+
+    // The statement timeout is the one asked for.
+    await page.getByLabel('Statement timeout (seconds)').fill('1');
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('select pg_sleep(5)');
+    await page.keyboard.press('Control+Enter');
+    await error.filter({ hasText: 'canceling statement due to statement timeout' }).waitFor();
+    assert.match((await error.textContent())!, /57014/);
   });
 
   test('users: invite one (the mail arrives), ban and unban, search', async () => {
@@ -306,6 +325,67 @@ describe('Hearth Studio', () => {
     assert.match(await res.text(), /^Hello from Studio/);
     await page.getByRole('button', { name: 'Close' }).click();
     await axeCheck('storage: files');
+  });
+
+  test('storage: drops two files (a progress bar each), previews an image and a PDF, moves, deletes, edits, empties and deletes the bucket', async () => {
+    const { page } = b;
+    // What a drag from the desktop delivers: a drop event whose DataTransfer holds the files.
+    const files = await page.evaluateHandle(
+      ([png, pdf]) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([Uint8Array.from(atob(png!), (c) => c.charCodeAt(0))], 'dot.png', { type: 'image/png' }));
+        dt.items.add(new File([pdf!], 'doc.pdf', { type: 'application/pdf' }));
+        return dt;
+      },
+      [PNG, PDF],
+    );
+    await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: files });
+    for (const name of ['dot.png', 'doc.pdf']) {
+      const bar = page.getByRole('progressbar', { name: `Upload of ${name}` });
+      await page.waitForFunction((el) => (el as HTMLProgressElement).value === 1, await bar.elementHandle());
+    }
+    await page.getByRole('button', { name: 'dot.png' }).click();
+    const image = page.getByRole('img', { name: 'Preview of dot.png' });
+    await page.waitForFunction((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth === 1, await image.elementHandle());
+    await page.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('button', { name: 'doc.pdf' }).click();
+    // The PDF's bytes came with the key in a header; the frame shows them from a blob: URL (the CSP admits it).
+    assert.match((await page.locator('iframe[title="Preview of doc.pdf"]').getAttribute('src'))!, /^blob:/);
+    await page.getByRole('button', { name: 'Close' }).click();
+
+    // Move dot.png into a folder, open the folder, delete it there.
+    await page.getByRole('button', { name: 'dot.png' }).click();
+    await page.getByLabel('Move to').fill('images/dot.png');
+    await page.getByRole('button', { name: 'Move', exact: true }).click();
+    await page.getByRole('link', { name: 'images/' }).click();
+    await page.getByRole('button', { name: 'dot.png' }).click();
+    await page.getByRole('button', { name: 'Delete file' }).click();
+    await page.getByRole('dialog', { name: 'Delete images/dot.png?' }).getByRole('button', { name: 'Delete file' }).click();
+    await page.getByText('This folder is empty').waitFor();
+    const listed = await h.api('POST', `/project/${ref}/storage/v1/object/list/docs`, { body: { prefix: '' }, token: secret, headers: { apikey: secret } });
+    assert.deepEqual(listed.body.map((e: { name: string }) => e.name).sort(), ['doc.pdf', 'hello.txt']);
+
+    await page.getByRole('link', { name: 'docs', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit bucket' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit bucket docs' });
+    await edit.getByRole('checkbox', { name: /^Public/ }).check();
+    await edit.getByLabel(/^Allowed MIME types/).fill('text/plain, application/pdf');
+    await axeCheck('storage: edit bucket');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Types: text/plain, application/pdf.').waitFor();
+    const bucket = await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, { token: secret, headers: { apikey: secret } });
+    assert.deepEqual([bucket.body.public, bucket.body.allowed_mime_types], [true, ['text/plain', 'application/pdf']]);
+
+    await page.getByRole('button', { name: 'Empty bucket' }).click();
+    await page.getByLabel('Type docs to confirm').fill('docs');
+    await axeCheck('storage: confirm');
+    await page.getByRole('dialog').getByRole('button', { name: 'Empty bucket' }).click();
+    await page.getByText('This folder is empty').waitFor();
+    await page.getByRole('button', { name: 'Delete bucket' }).click();
+    await page.getByLabel('Type docs to confirm').fill('docs');
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket' }).click();
+    await page.getByText('No buckets yet.').waitFor();
+    assert.equal((await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, { token: secret, headers: { apikey: secret } })).status, 404);
   });
 
   test('a developer member sees the projects but cannot delete one', async () => {
