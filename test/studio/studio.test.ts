@@ -1,10 +1,12 @@
 /**
  * Hearth Studio in headless chromium against a real Hearth: serving (CSP,
  * compression, the / redirect), sign-in, projects, the table editor (rows
- * seen through /rest/v1), the XSS row, the SQL editor's error mark, inviting
- * a user (the mail reaches a real SMTP server), storage upload, preview and
- * signed URL, a developer who cannot delete a project, and axe-core on
- * every page. One browser, one page, steps in order.
+ * seen through /rest/v1, structure with a changed primary key, policies),
+ * the XSS row, the SQL editor (error mark, history, timeout), users (an
+ * invitation reaching a real SMTP server, sign out everywhere), storage
+ * (drag and drop, previews, signed URL, buckets), keyboard use, a developer
+ * who cannot delete a project, and axe-core on every page in the light and
+ * the dark scheme. One browser, one page, steps in order.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -105,7 +107,10 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Reveal' }).click();
     assert.equal(await page.getByTestId('secret-key').textContent(), secret);
     assert.match((await page.getByTestId('env-block').textContent())!, new RegExp(`PROJECT_REF=${ref}\\nPUBLISHABLE_KEY=\\S+\\nSECRET_KEY=${secret}`));
+    // The connection string as Supabase shows it: everything but the password, which the API never sends.
+    const dbPort = new URL(process.env.DATABASE_URL!).port || '5432';
     await page.getByTestId('db-url').filter({ hasText: `hearth_${ref}_owner` }).waitFor();
+    assert.match((await page.getByTestId('db-url').textContent())!, new RegExp(`^postgresql://hearth_${ref}_owner:\\[YOUR-PASSWORD\\]@127\\.0\\.0\\.1:${dbPort}/\\w+$`));
     assert.ok(!page.url().includes(secret));
     await axeCheck('overview');
   });
@@ -161,7 +166,7 @@ describe('Hearth Studio', () => {
     assert.deepEqual(b.problems, []);
   });
 
-  test('structure and policies: adds a column, turns RLS on, adds and drops a policy', async () => {
+  test('structure and policies: adds a column, changes the primary key, turns RLS on, adds and drops a policy', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Structure' }).click();
     await page.getByRole('button', { name: 'Add column' }).click();
@@ -205,7 +210,7 @@ describe('Hearth Studio', () => {
     await page.getByText('No policies on notes.').waitFor();
   });
 
-  test('SQL editor: result sets with row counts, and an error marked where PostgreSQL says', async () => {
+  test('SQL editor: result sets with row counts and timing, an error marked where PostgreSQL says, the history, the statement timeout', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'SQL editor' }).click();
 
@@ -246,7 +251,7 @@ describe('Hearth Studio', () => {
     assert.match((await error.textContent())!, /57014/);
   });
 
-  test('users: invite one (the mail arrives), ban and unban, search', async () => {
+  test('users: invite (the mail arrives), ban and unban, create, sign out everywhere, recovery link, delete, search', async () => {
     const { page } = b;
     const auth = await h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { smtp_host: '127.0.0.1', smtp_port: inbox.port, smtp_admin_email: 'auth@studio.test', site_url: 'http://app.test' } });
     assert.equal(auth.status, 200);
@@ -281,6 +286,15 @@ describe('Hearth Studio', () => {
     const refresh = await userAuth('/token?grant_type=refresh_token', { refresh_token: session.body.refresh_token });
     assert.equal(refresh.status, 401);
     assert.equal(refresh.body.error_code, 'invalid_grant');
+
+    await page.getByRole('button', { name: 'Send recovery link to member@studio.test' }).click();
+    await page.getByRole('status').filter({ hasText: 'Recovery link sent to member@studio.test.' }).waitFor();
+    assert.match((await inbox.next('member@studio.test')).text, /verify\?token=/);
+    await page.getByRole('button', { name: 'Delete member@studio.test' }).click();
+    await axeCheck('users: delete dialog');
+    await page.getByRole('dialog', { name: 'Delete member@studio.test?' }).getByRole('button', { name: 'Delete user' }).click();
+    await page.getByRole('status').filter({ hasText: 'member@studio.test deleted.' }).waitFor();
+    await page.getByRole('cell', { name: 'member@studio.test', exact: true }).waitFor({ state: 'detached' });
     await page.getByLabel('Search by e-mail').fill('nobody');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No user matches "nobody".').waitFor();
@@ -386,6 +400,34 @@ describe('Hearth Studio', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket' }).click();
     await page.getByText('No buckets yet.').waitFor();
     assert.equal((await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, { token: secret, headers: { apikey: secret } })).status, 404);
+  });
+
+  test('keyboard: the skip link keeps the page, a dialog is opened, left and confirmed by keys; an owner deletes a project', async () => {
+    const { page } = b;
+    const [org] = (await h.api('GET', '/v1/organizations')).body;
+    const scratch = (await h.api('POST', '/v1/projects', { body: { name: 'Scratch', organization_id: org.id } })).body.ref;
+    await page.reload();
+    await page.getByRole('heading', { name: 'Storage' }).waitFor();
+    const route = page.url();
+    const focused = () => page.evaluate(() => document.activeElement?.id || document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent);
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'Skip to content');
+    await page.keyboard.press('Enter');
+    assert.equal(await focused(), 'main');
+    assert.equal(page.url(), route);
+
+    await page.getByRole('link', { name: 'Hearth Studio' }).click();
+    await page.getByRole('button', { name: 'Delete project Scratch' }).focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getByLabel(/Type .* to confirm/).evaluate((el) => el === document.activeElement), true);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    assert.equal(await focused(), 'Delete project Scratch');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(scratch);
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Scratch' }).waitFor({ state: 'detached' });
+    assert.equal((await h.api('GET', `/v1/projects/${scratch}`)).status, 404);
   });
 
   test('a developer member sees the projects but cannot delete one', async () => {
