@@ -166,7 +166,3 @@ export const runSql = (ref: string, query: string, timeoutMs?: number) =>
 /** The rows of the last statement. */
 export const sqlRows = async <T = Record<string, unknown>>(ref: string, query: string) =>
   (await mgmt<T[]>('POST', `/v1/projects/${encodeURIComponent(ref)}/database/query`, { query }));
-
-/** SQL text quoting (database/query takes no parameters): a literal and an identifier. */
-export const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
-export const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;

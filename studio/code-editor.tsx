@@ -6,20 +6,27 @@
  */
 import { json, jsonParseLinter } from '@codemirror/lang-json';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
+import { syntaxHighlighting } from '@codemirror/language';
 import { linter, lintGutter, setDiagnostics } from '@codemirror/lint';
-import { EditorState } from '@codemirror/state';
+import { Compartment, EditorState } from '@codemirror/state';
 import { EditorView, keymap } from '@codemirror/view';
+import { classHighlighter } from '@lezer/highlight';
 import { basicSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
+
+const darkScheme = matchMedia('(prefers-color-scheme: dark)');
 
 export interface EditorHandle {
   view: EditorView;
   /** Underlines from the 0-based offset to the end of its word (or a character) with the message. */
   markError(offset: number, message: string): void;
   clearErrors(): void;
+  /** Replaces the text (a query loaded from the history) and focuses the editor. */
+  setText(text: string): void;
 }
 
 export interface CodeEditorProps {
+  /** The initial text; later changes go through the handle's setText. */
   value: string;
   language: 'sql' | 'json';
   label: string;
@@ -34,10 +41,11 @@ export function CodeEditor(props: CodeEditorProps) {
   const latest = useRef(props);
   latest.current = props;
   const view = useRef<EditorView | null>(null);
-  // What the editor itself last reported: a render carrying that value (or an older one) is not news.
-  const emitted = useRef<string[]>([]);
 
   useEffect(() => {
+    // The editor follows the system scheme as the page does: CodeMirror's own dark variants (cursor,
+    // selection, tooltips) by its darkTheme facet, token colours by classes style.css colours per scheme.
+    const scheme = new Compartment();
     const language = props.language === 'sql' ? [sql({ dialect: PostgreSQL, schema: props.tables, upperCaseKeywords: false })] : [json(), linter(jsonParseLinter())];
     const v = new EditorView({
       parent: host.current!,
@@ -48,19 +56,20 @@ export function CodeEditor(props: CodeEditorProps) {
           // The page's CSP admits CodeMirror's <style> elements by the nonce index.html carries.
           EditorView.cspNonce.of(document.querySelector<HTMLMetaElement>('meta[name="style-nonce"]')?.content ?? ''),
           basicSetup,
+          syntaxHighlighting(classHighlighter),
+          scheme.of(EditorView.darkTheme.of(darkScheme.matches)),
           lintGutter(),
           ...language,
           EditorView.contentAttributes.of({ 'aria-label': props.label }),
           EditorView.updateListener.of((u) => {
-            if (!u.docChanged) return;
-            const text = u.state.doc.toString();
-            emitted.current = [...emitted.current.slice(-50), text];
-            latest.current.onChange(text);
+            if (u.docChanged) latest.current.onChange(u.state.doc.toString());
           }),
         ],
       }),
     });
     view.current = v;
+    const onScheme = () => v.dispatch({ effects: scheme.reconfigure(EditorView.darkTheme.of(darkScheme.matches)) });
+    darkScheme.addEventListener('change', onScheme);
     props.handle?.({
       view: v,
       markError(offset, message) {
@@ -73,18 +82,16 @@ export function CodeEditor(props: CodeEditorProps) {
       clearErrors() {
         v.dispatch(setDiagnostics(v.state, []));
       },
+      setText(text) {
+        v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text }, selection: { anchor: text.length } });
+        v.focus();
+      },
     });
-    return () => v.destroy();
+    return () => {
+      darkScheme.removeEventListener('change', onScheme);
+      v.destroy();
+    };
   }, []);
-
-  // A value set from outside (a query from the history) replaces the document; one the editor reported
-  // itself, arriving in a later render while typing went on, must not (it would undo the newer keystrokes).
-  useEffect(() => {
-    const v = view.current;
-    if (!v || v.state.doc.toString() === props.value || emitted.current.includes(props.value)) return;
-    emitted.current = [];
-    v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
-  }, [props.value]);
 
   return <div class={`code-editor ${props.language}`} ref={host} />;
 }

@@ -69,7 +69,15 @@ function App() {
   if (!signedIn()) return <SignInPage />;
   return (
     <>
-      <a class="skip" href="#main">
+      {/* Routes live in the hash, so the skip link moves focus itself rather than navigating to #main. */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')!.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
@@ -87,4 +95,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = ''; // index.html's "Loading Hearth Studio…", shown until this script runs
+render(<App />, root);

@@ -79,16 +79,23 @@ export function useAction(): [(f: () => Promise<unknown>) => Promise<boolean>, b
   return [run, busy, error, setError];
 }
 
-/** A modal dialog (the native <dialog>: focus kept inside, Escape closes). */
+/**
+ * A modal dialog (the native <dialog>: focus kept inside, Escape closes);
+ * when it goes, focus goes back to what opened it.
+ */
 export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
     const d = ref.current!;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (!d.open) d.showModal();
     const close = () => props.onClose();
     d.addEventListener('close', close);
-    return () => d.removeEventListener('close', close);
+    return () => {
+      d.removeEventListener('close', close);
+      if (opener?.isConnected) opener.focus();
+    };
   }, []);
   return (
     <dialog ref={ref} class={props.wide ? 'wide' : ''} aria-labelledby={titleId}>

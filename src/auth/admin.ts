@@ -10,6 +10,7 @@ import { fail } from '../errors.ts';
 import { hashPassword } from './passwords.ts';
 import { now, type AuthContext } from './context.ts';
 import { deleteFactor } from './factors.ts';
+import { revokeByAccessToken } from './sessions.ts';
 import { deliver } from './mailer.ts';
 import { emailChangeMail, inviteMail, signupMail, verifyLink, type LinkType } from './messages.ts';
 import { issueOneTime, type Purpose } from './one-time.ts';
@@ -179,6 +180,15 @@ export async function adminDeleteUser(ctx: AuthContext, id: string, soft: boolea
     await tx`delete from auth.mfa_factors where user_id = ${id}`;
     await tx`delete from auth.one_time_tokens where user_id = ${id}`;
   });
+}
+
+/**
+ * POST /admin/users/{id}/logout: ends every session of the user, as their own
+ * `/logout?scope=global` would; their refresh tokens stop working at once.
+ */
+export async function adminSignOut(ctx: AuthContext, id: string): Promise<void> {
+  if (!(await findUserById(ctx.project.sql, id))) throw userNotFound();
+  await revokeByAccessToken(ctx, id, null, 'global');
 }
 
 export async function adminListFactors(ctx: AuthContext, userId: string) {

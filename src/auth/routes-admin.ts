@@ -14,6 +14,7 @@ import {
   adminDeleteUser,
   adminGetUser,
   adminListFactors,
+  adminSignOut,
   adminUpdateUser,
   generateLink,
   inviteUser,
@@ -141,6 +142,13 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     const soft = optionalBoolean(objectBody(request.body), 'should_soft_delete') ?? false;
     await adminDeleteUser(await ctxOf(request), id, soft);
     return {};
+  });
+
+  // Hearth's own route: GoTrue signs a user out only with that user's access token (auth.admin.signOut(jwt)).
+  app.post<IdParams>('/auth/v1/admin/users/:id/logout', async (request, reply) => {
+    requireAdmin(request);
+    await adminSignOut(await ctxOf(request), idParam(request.params.id, 'user'));
+    return reply.code(204).send();
   });
 
   app.get<IdParams>('/auth/v1/admin/users/:id/factors', async (request) => {

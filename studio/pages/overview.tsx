@@ -8,19 +8,32 @@ import { CopyButton, ErrorNote, Loading, useLoad } from '../ui.tsx';
 
 const HIDDEN = '••••••••••••••••';
 
+/**
+ * Where a client reaches PostgreSQL: the address Hearth itself connects to,
+ * unless that is this machine's loopback (or a Unix socket), when the
+ * database is on the host serving this page.
+ */
+function dbHost(serverAddr: string | null): string {
+  if (!serverAddr || serverAddr === '::1' || serverAddr.startsWith('127.')) return location.hostname;
+  return serverAddr.includes(':') ? `[${serverAddr}]` : serverAddr;
+}
+
 export function OverviewPage({ project }: { project: Project }) {
   const keys = useLoad(() => apiKeys(project.ref), [project.ref]);
-  // The direct connection's role, database and port, as the owner role sees them (owners and admins only).
+  // The direct connection's role, database, server address and port, as the owner role sees them (owners and admins only).
   const db = useLoad(
-    () => sqlRows<{ user: string; db: string; port: number }>(project.ref, 'select current_user as "user", current_database() as db, current_setting(\'port\')::int as port'),
+    () =>
+      sqlRows<{ user: string; db: string; port: number; addr: string | null }>(
+        project.ref,
+        'select current_user as "user", current_database() as db, current_setting(\'port\')::int as port, host(inet_server_addr()) as addr',
+      ),
     [project.ref],
   );
   const [reveal, setReveal] = useState(false);
   const publishable = keys.data?.find((k) => k.type === 'publishable')?.api_key ?? '';
   const secret = keys.data?.find((k) => k.type === 'secret')?.api_key ?? '';
-  const host = location.hostname;
   const row = db.data?.[0];
-  const dbUrl = row ? `postgresql://${row.user}:[YOUR-PASSWORD]@${host}:${row.port}/${row.db}` : '';
+  const dbUrl = row ? `postgresql://${row.user}:[YOUR-PASSWORD]@${dbHost(row.addr)}:${row.port}/${row.db}` : '';
   const env = [
     ['BASE_URL', project.base_url],
     ['API_URL', project.api_url],
@@ -81,7 +94,9 @@ export function OverviewPage({ project }: { project: Project }) {
         <p>
           <code data-testid="db-url">{dbUrl || '…'}</code> {dbUrl && <CopyButton text={dbUrl} label="Copy connection string" />}
           <br />
-          <span class="muted">The password is the one in `hearth status` (DB_URL); the API never sends it.</span>
+          <span class="muted">
+            [YOUR-PASSWORD] stands for the owner role's password, as in Supabase: the API never sends it. `hearth status` on the server prints the whole DB_URL.
+          </span>
         </p>
       )}
       <h2>Environment</h2>

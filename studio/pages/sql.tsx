@@ -111,7 +111,7 @@ export function SqlPage({ project }: { project: Project }) {
         <ul class="history">
           {history.map((h) => (
             <li key={h}>
-              <button type="button" class="link" onClick={() => setQuery(h)} title="Load into the editor">
+              <button type="button" class="link" onClick={() => (setQuery(h), editor.current?.setText(h))} title="Load into the editor">
                 {h.length > 200 ? `${h.slice(0, 200)}…` : h}
               </button>
             </li>

@@ -1,19 +1,23 @@
-/** Create a table: name, schema and columns (type, default, primary key, not null, unique, reference); the SQL is shown before it runs. */
+/**
+ * Create a table: name, schema and columns (type, default, primary key, not
+ * null, unique, reference with its ON DELETE action); several primary key
+ * columns make a composite key. The SQL is shown before it runs.
+ */
 import { useState } from 'preact/hooks';
 import { runSql, type Project } from '../api.ts';
 import { go } from '../router.ts';
-import { createTableSql, type ColumnSpec } from '../table-sql.ts';
+import { createTableSql, ON_DELETE, type ColumnSpec } from '../table-sql.ts';
 import { ErrorNote, useAction } from '../ui.tsx';
 
 export const TYPES = ['bigint', 'integer', 'text', 'boolean', 'numeric', 'double precision', 'uuid', 'timestamptz', 'date', 'jsonb', 'bytea'];
 
-export const newColumn = (over: Partial<ColumnSpec> = {}): ColumnSpec => ({ name: '', type: 'text', default: '', notNull: false, unique: false, primaryKey: false, references: '', ...over });
+export const newColumn = (over: Partial<ColumnSpec> = {}): ColumnSpec => ({ name: '', type: 'text', default: '', notNull: false, unique: false, primaryKey: false, references: '', onDelete: 'no action', ...over });
 
-/** The inputs of one column definition, shared by "create table" and "add column". */
+/** The inputs of one column definition, shared by "create table", "add column" and "edit column". */
 export function ColumnFields({ c, n, onChange }: { c: ColumnSpec; n: number; onChange: (c: ColumnSpec) => void }) {
   const set = (k: keyof ColumnSpec) => (e: Event) => {
-    const el = e.currentTarget as HTMLInputElement;
-    onChange({ ...c, [k]: el.type === 'checkbox' ? el.checked : el.value });
+    const el = e.currentTarget as HTMLInputElement | HTMLSelectElement;
+    onChange({ ...c, [k]: el instanceof HTMLInputElement && el.type === 'checkbox' ? el.checked : el.value });
   };
   return (
     <fieldset class="column-fields">
@@ -34,11 +38,19 @@ export function ColumnFields({ c, n, onChange }: { c: ColumnSpec; n: number; onC
         References
         <input value={c.references} onInput={set('references')} placeholder="table(column)" />
       </label>
+      <label>
+        On delete
+        <select value={c.onDelete} onChange={set('onDelete')} disabled={!c.references.trim()}>
+          {ON_DELETE.map((a) => (
+            <option key={a}>{a}</option>
+          ))}
+        </select>
+      </label>
       <label class="check">
         <input type="checkbox" checked={c.primaryKey} onChange={set('primaryKey')} /> Primary key
       </label>
       <label class="check">
-        <input type="checkbox" checked={c.notNull} onChange={set('notNull')} /> Not null
+        <input type="checkbox" checked={c.notNull || c.primaryKey} disabled={c.primaryKey} onChange={set('notNull')} /> Not null
       </label>
       <label class="check">
         <input type="checkbox" checked={c.unique} onChange={set('unique')} /> Unique

@@ -1,7 +1,7 @@
 /**
  * The project's users through the GoTrue admin API (/auth/v1/admin, secret
  * key): search and pages, create and invite, recovery link, ban and unban,
- * delete.
+ * sign out everywhere (Hearth's POST /admin/users/{id}/logout), delete.
  */
 import { useState } from 'preact/hooks';
 import { data, type Project } from '../api.ts';
@@ -114,12 +114,25 @@ export function UsersPage({ project }: { project: Project }) {
                       disabled={busy}
                       aria-label={`${isBanned(u) ? 'Unban' : 'Ban'} ${u.email}`}
                       onClick={() =>
-                        act(isBanned(u) ? `${u.email} may sign in again.` : `${u.email} is banned and signed out.`, () =>
+                        act(isBanned(u) ? `${u.email} may sign in again.` : `${u.email} is banned: they can neither sign in nor refresh a session.`, () =>
                           data(project.ref, 'PUT', `/auth/v1/admin/users/${u.id}`, { body: { ban_duration: isBanned(u) ? 'none' : '876000h' } }),
                         )
                       }
                     >
                       {isBanned(u) ? 'Unban' : 'Ban'}
+                    </button>
+                    <button
+                      type="button"
+                      class="small"
+                      disabled={busy}
+                      aria-label={`Sign out everywhere: ${u.email}`}
+                      onClick={() =>
+                        act(`${u.email} is signed out everywhere: their refresh tokens no longer work, and access tokens already issued expire within the hour.`, () =>
+                          data(project.ref, 'POST', `/auth/v1/admin/users/${u.id}/logout`),
+                        )
+                      }
+                    >
+                      Sign out everywhere
                     </button>
                     <button type="button" class="small danger" aria-label={`Delete ${u.email}`} onClick={() => setDeleting(u)}>
                       Delete

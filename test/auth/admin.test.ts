@@ -154,6 +154,29 @@ describe('auth.admin users', () => {
     assert.equal((await client(h).auth.signInWithPassword({ email, password })).error, null);
   });
 
+  test('POST /admin/users/{id}/logout ends every session of the user; their refresh tokens stop working', async () => {
+    const email = uniqueEmail('signout');
+    const password = goodPassword();
+    const { data } = await admin.auth.admin.createUser({ email, password, email_confirm: true });
+    const sessions = [];
+    for (let i = 0; i < 2; i++) sessions.push((await client(h).auth.signInWithPassword({ email, password })).data.session!);
+    const out = await asAdmin('POST', `/admin/users/${data.user!.id}/logout`);
+    assert.equal(out.status, 204);
+    for (const s of sessions) {
+      const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: s.refresh_token } });
+      assert.equal(refresh.status, 401);
+      assert.equal(refresh.body.error_code, 'invalid_grant');
+      // An access token outlives its session until it expires, but cannot start anything new.
+      const enrol = await authApi(h, 'POST', '/factors', { body: { factor_type: 'totp' }, token: s.access_token });
+      assert.equal(enrol.status, 403);
+      assert.equal(enrol.body.error_code, 'session_not_found');
+    }
+    assert.equal((await client(h).auth.signInWithPassword({ email, password })).error, null);
+    const unknown = await asAdmin('POST', '/admin/users/00000000-0000-0000-0000-000000000000/logout');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error_code, 'user_not_found');
+  });
+
   test('listUsers pages with x-total-count and link headers', async () => {
     for (let i = 0; i < 3; i++) await admin.auth.admin.createUser({ email: uniqueEmail('list'), email_confirm: true });
     const all = await asAdmin('GET', '/admin/users?page=1&per_page=2');
@@ -226,6 +249,7 @@ describe('admin access', () => {
       ['POST', '/admin/users'],
       ['GET', '/admin/users/00000000-0000-0000-0000-000000000000'],
       ['DELETE', '/admin/users/00000000-0000-0000-0000-000000000000'],
+      ['POST', '/admin/users/00000000-0000-0000-0000-000000000000/logout'],
       ['POST', '/admin/generate_link'],
       ['POST', '/invite'],
     ];

@@ -15,7 +15,7 @@ export interface StudioBrowser {
   page: Page;
   /** Console CSP reports, uncaught page errors and alert()s seen so far. */
   problems: string[];
-  /** axe-core violations of impact serious or critical on the page as it is now. */
+  /** axe-core violations of impact serious or critical on the page as it is now, in the light and in the dark scheme. */
   axe(): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -45,10 +45,19 @@ export async function startStudioBrowser(colorScheme: 'light' | 'dark' = 'light'
     problems,
     async axe() {
       if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-      const result = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
-      return (result.violations as { id: string; impact: string; help: string; nodes: { target: string[] }[] }[])
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      const found: string[] = [];
+      // The Studio follows prefers-color-scheme: each scheme has its own colours to check.
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        // The page hears of the change (matchMedia's change event, which the editors follow) at its next frames.
+        await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+        const result = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
+        for (const v of result.violations as { id: string; impact: string; help: string; nodes: { target: string[] }[] }[]) {
+          if (v.impact === 'serious' || v.impact === 'critical') found.push(`${scheme}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+        }
+      }
+      await page.emulateMedia({ colorScheme });
+      return found;
     },
     close: () => browser.close(),
   };

@@ -1,10 +1,12 @@
 /**
  * Hearth Studio in headless chromium against a real Hearth: serving (CSP,
  * compression, the / redirect), sign-in, projects, the table editor (rows
- * seen through /rest/v1), the XSS row, the SQL editor's error mark, inviting
- * a user (the mail reaches a real SMTP server), storage upload, preview and
- * signed URL, a developer who cannot delete a project, and axe-core on
- * every page. One browser, one page, steps in order.
+ * seen through /rest/v1, structure with a changed primary key, policies),
+ * the XSS row, the SQL editor (error mark, history, timeout), users (an
+ * invitation reaching a real SMTP server, sign out everywhere), storage
+ * (drag and drop, previews, signed URL, buckets), keyboard use, a developer
+ * who cannot delete a project, and axe-core on every page in the light and
+ * the dark scheme. One browser, one page, steps in order.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +22,9 @@ let secret = '';
 const OWNER = { email: 'owner@studio.test', password: 'Studio-owner-pw-1' };
 const DEVELOPER = { email: 'dev@studio.test', password: 'Studio-dev-pw-12' };
 const XSS = '<img src=x onerror=alert(1)>';
+/** A 1×1 PNG and a one-page PDF, for the previews. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+const PDF = '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
 /** Pages checked with axe-core, and what it found on them. */
 const axeFindings: string[] = [];
@@ -84,6 +89,7 @@ describe('Hearth Studio', () => {
     const storage = await page.evaluate(() => ({ local: localStorage.length, session: Object.keys(sessionStorage) }));
     assert.equal(storage.local, 0);
     assert.deepEqual(storage.session, ['hearth.studio.session']);
+    assert.equal(await page.getByText('Loading Hearth Studio').count(), 0);
     await axeCheck('projects');
   });
 
@@ -101,7 +107,10 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Reveal' }).click();
     assert.equal(await page.getByTestId('secret-key').textContent(), secret);
     assert.match((await page.getByTestId('env-block').textContent())!, new RegExp(`PROJECT_REF=${ref}\\nPUBLISHABLE_KEY=\\S+\\nSECRET_KEY=${secret}`));
+    // The connection string as Supabase shows it: everything but the password, which the API never sends.
+    const dbPort = new URL(process.env.DATABASE_URL!).port || '5432';
     await page.getByTestId('db-url').filter({ hasText: `hearth_${ref}_owner` }).waitFor();
+    assert.match((await page.getByTestId('db-url').textContent())!, new RegExp(`^postgresql://hearth_${ref}_owner:\\[YOUR-PASSWORD\\]@127\\.0\\.0\\.1:${dbPort}/\\w+$`));
     assert.ok(!page.url().includes(secret));
     await axeCheck('overview');
   });
@@ -157,7 +166,7 @@ describe('Hearth Studio', () => {
     assert.deepEqual(b.problems, []);
   });
 
-  test('structure and policies: adds a column, turns RLS on, adds and drops a policy', async () => {
+  test('structure and policies: adds a column, changes the primary key, turns RLS on, adds and drops a policy', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Structure' }).click();
     await page.getByRole('button', { name: 'Add column' }).click();
@@ -169,6 +178,24 @@ describe('Hearth Studio', () => {
     await dialog.getByRole('button', { name: 'Run' }).click();
     await page.getByRole('cell', { name: 'tags', exact: true }).waitFor();
     await axeCheck('table editor: structure');
+
+    // The primary key after creation: a second column joins it (its own dialog), then leaves it (the column's edit).
+    const primaryKey = async () =>
+      (await h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query: `select array_agg(a.attname::text order by a.attnum) as key from pg_constraint k join pg_attribute a on a.attrelid = k.conrelid and a.attnum = any (k.conkey) where k.conrelid = 'notes'::regclass and k.contype = 'p'` } })).body[0].key;
+    await page.getByRole('button', { name: 'Change primary key' }).click();
+    const keyDialog = page.getByRole('dialog', { name: 'Primary key of notes' });
+    await keyDialog.getByLabel('created_at').check();
+    await keyDialog.getByTestId('sql-preview').filter({ hasText: 'drop constraint "notes_pkey";\nalter table "public"."notes" add primary key ("id", "created_at");' }).waitFor();
+    await axeCheck('table editor: primary key dialog');
+    await keyDialog.getByRole('button', { name: 'Run' }).click();
+    await page.getByText('Primary key: id, created_at').waitFor();
+    assert.deepEqual(await primaryKey(), ['id', 'created_at']);
+    await page.getByRole('button', { name: 'Edit column created_at' }).click();
+    await page.getByRole('dialog').getByLabel('Primary key').uncheck();
+    await page.getByRole('dialog').getByRole('button', { name: 'Run' }).click();
+    await page.getByText('Primary key: id', { exact: true }).waitFor();
+    assert.deepEqual(await primaryKey(), ['id']);
+
     await page.getByRole('link', { name: /^Policies/ }).click();
     await page.getByRole('button', { name: 'Enable RLS' }).click();
     await page.getByRole('link', { name: 'Policies (RLS on)' }).waitFor();
@@ -183,7 +210,7 @@ describe('Hearth Studio', () => {
     await page.getByText('No policies on notes.').waitFor();
   });
 
-  test('SQL editor: result sets with row counts, and an error marked where PostgreSQL says', async () => {
+  test('SQL editor: result sets with row counts and timing, an error marked where PostgreSQL says, the history, the statement timeout', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'SQL editor' }).click();
 
@@ -194,6 +221,7 @@ describe('Hearth Studio', () => {
     await page.keyboard.press('Control+Enter');
     await page.getByRole('heading', { name: 'Result 2: SELECT · 1 row' }).waitFor();
     await page.getByRole('heading', { name: 'Result 1: SELECT · 1 row' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^2 statements in [\d.]+ ms$/ }).waitFor();
     assert.equal(await page.getByRole('region', { name: 'Result 2' }).getByRole('cell').textContent(), XSS);
     await axeCheck('sql editor: results');
 
@@ -205,11 +233,25 @@ describe('Hearth Studio', () => {
     await error.filter({ hasText: 'relation "no_such_table" does not exist' }).waitFor();
     assert.match((await error.textContent())!, /42P01.*at character 15/);
     assert.equal(await page.locator('.cm-lintRange-error').textContent(), 'no_such_table');
-    await page.getByRole('button', { name: 'select 1 as one;' }).waitFor();
     await axeCheck('sql editor: error');
+
+    // A query from the history goes back into the editor and runs again.
+    await page.getByRole('button', { name: 'select 1 as one;' }).click();
+    assert.equal(await editor.innerText(), 'select 1 as one;\nselect body from notes;');
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('heading', { name: 'Result 2: SELECT · 1 row' }).waitFor();
+
+    // The statement timeout is the one asked for.
+    await page.getByLabel('Statement timeout (seconds)').fill('1');
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('select pg_sleep(5)');
+    await page.keyboard.press('Control+Enter');
+    await error.filter({ hasText: 'canceling statement due to statement timeout' }).waitFor();
+    assert.match((await error.textContent())!, /57014/);
   });
 
-  test('users: invite one (the mail arrives), ban and unban, search', async () => {
+  test('users: invite (the mail arrives), ban and unban, create, sign out everywhere, recovery link, delete, search', async () => {
     const { page } = b;
     const auth = await h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { smtp_host: '127.0.0.1', smtp_port: inbox.port, smtp_admin_email: 'auth@studio.test', site_url: 'http://app.test' } });
     assert.equal(auth.status, 200);
@@ -229,6 +271,30 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Unban friend@studio.test' }).click();
     await page.getByRole('button', { name: 'Ban friend@studio.test' }).waitFor();
     await axeCheck('users');
+
+    // Create a user, who signs in; "Sign out everywhere" ends that session: its refresh token stops working.
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('dialog').getByLabel('E-mail').fill('member@studio.test');
+    await page.getByRole('dialog').getByLabel(/^Password/).fill('Member-password-1');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('status').filter({ hasText: 'member@studio.test created.' }).waitFor();
+    const userAuth = (path: string, body: unknown) => h.api('POST', `/project/${ref}/auth/v1${path}`, { body, token: null, headers: { apikey: secret } });
+    const session = await userAuth('/token?grant_type=password', { email: 'member@studio.test', password: 'Member-password-1' });
+    assert.equal(session.status, 200);
+    await page.getByRole('button', { name: 'Sign out everywhere: member@studio.test' }).click();
+    await page.getByRole('status').filter({ hasText: 'member@studio.test is signed out everywhere' }).waitFor();
+    const refresh = await userAuth('/token?grant_type=refresh_token', { refresh_token: session.body.refresh_token });
+    assert.equal(refresh.status, 401);
+    assert.equal(refresh.body.error_code, 'invalid_grant');
+
+    await page.getByRole('button', { name: 'Send recovery link to member@studio.test' }).click();
+    await page.getByRole('status').filter({ hasText: 'Recovery link sent to member@studio.test.' }).waitFor();
+    assert.match((await inbox.next('member@studio.test')).text, /verify\?token=/);
+    await page.getByRole('button', { name: 'Delete member@studio.test' }).click();
+    await axeCheck('users: delete dialog');
+    await page.getByRole('dialog', { name: 'Delete member@studio.test?' }).getByRole('button', { name: 'Delete user' }).click();
+    await page.getByRole('status').filter({ hasText: 'member@studio.test deleted.' }).waitFor();
+    await page.getByRole('cell', { name: 'member@studio.test', exact: true }).waitFor({ state: 'detached' });
     await page.getByLabel('Search by e-mail').fill('nobody');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No user matches "nobody".').waitFor();
@@ -273,6 +339,95 @@ describe('Hearth Studio', () => {
     assert.match(await res.text(), /^Hello from Studio/);
     await page.getByRole('button', { name: 'Close' }).click();
     await axeCheck('storage: files');
+  });
+
+  test('storage: drops two files (a progress bar each), previews an image and a PDF, moves, deletes, edits, empties and deletes the bucket', async () => {
+    const { page } = b;
+    // What a drag from the desktop delivers: a drop event whose DataTransfer holds the files.
+    const files = await page.evaluateHandle(
+      ([png, pdf]) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([Uint8Array.from(atob(png!), (c) => c.charCodeAt(0))], 'dot.png', { type: 'image/png' }));
+        dt.items.add(new File([pdf!], 'doc.pdf', { type: 'application/pdf' }));
+        return dt;
+      },
+      [PNG, PDF],
+    );
+    await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: files });
+    for (const name of ['dot.png', 'doc.pdf']) {
+      const bar = page.getByRole('progressbar', { name: `Upload of ${name}` });
+      await page.waitForFunction((el) => (el as HTMLProgressElement).value === 1, await bar.elementHandle());
+    }
+    await page.getByRole('button', { name: 'dot.png' }).click();
+    const image = page.getByRole('img', { name: 'Preview of dot.png' });
+    await page.waitForFunction((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth === 1, await image.elementHandle());
+    await page.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('button', { name: 'doc.pdf' }).click();
+    // The PDF's bytes came with the key in a header; the frame shows them from a blob: URL (the CSP admits it).
+    assert.match((await page.locator('iframe[title="Preview of doc.pdf"]').getAttribute('src'))!, /^blob:/);
+    await page.getByRole('button', { name: 'Close' }).click();
+
+    // Move dot.png into a folder, open the folder, delete it there.
+    await page.getByRole('button', { name: 'dot.png' }).click();
+    await page.getByLabel('Move to').fill('images/dot.png');
+    await page.getByRole('button', { name: 'Move', exact: true }).click();
+    await page.getByRole('link', { name: 'images/' }).click();
+    await page.getByRole('button', { name: 'dot.png' }).click();
+    await page.getByRole('button', { name: 'Delete file' }).click();
+    await page.getByRole('dialog', { name: 'Delete images/dot.png?' }).getByRole('button', { name: 'Delete file' }).click();
+    await page.getByText('This folder is empty').waitFor();
+    const listed = await h.api('POST', `/project/${ref}/storage/v1/object/list/docs`, { body: { prefix: '' }, token: secret, headers: { apikey: secret } });
+    assert.deepEqual(listed.body.map((e: { name: string }) => e.name).sort(), ['doc.pdf', 'hello.txt']);
+
+    await page.getByRole('link', { name: 'docs', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit bucket' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit bucket docs' });
+    await edit.getByRole('checkbox', { name: /^Public/ }).check();
+    await edit.getByLabel(/^Allowed MIME types/).fill('text/plain, application/pdf');
+    await axeCheck('storage: edit bucket');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Types: text/plain, application/pdf.').waitFor();
+    const bucket = await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, { token: secret, headers: { apikey: secret } });
+    assert.deepEqual([bucket.body.public, bucket.body.allowed_mime_types], [true, ['text/plain', 'application/pdf']]);
+
+    await page.getByRole('button', { name: 'Empty bucket' }).click();
+    await page.getByLabel('Type docs to confirm').fill('docs');
+    await axeCheck('storage: confirm');
+    await page.getByRole('dialog').getByRole('button', { name: 'Empty bucket' }).click();
+    await page.getByText('This folder is empty').waitFor();
+    await page.getByRole('button', { name: 'Delete bucket' }).click();
+    await page.getByLabel('Type docs to confirm').fill('docs');
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket' }).click();
+    await page.getByText('No buckets yet.').waitFor();
+    assert.equal((await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, { token: secret, headers: { apikey: secret } })).status, 404);
+  });
+
+  test('keyboard: the skip link keeps the page, a dialog is opened, left and confirmed by keys; an owner deletes a project', async () => {
+    const { page } = b;
+    const [org] = (await h.api('GET', '/v1/organizations')).body;
+    const scratch = (await h.api('POST', '/v1/projects', { body: { name: 'Scratch', organization_id: org.id } })).body.ref;
+    await page.reload();
+    await page.getByRole('heading', { name: 'Storage' }).waitFor();
+    const route = page.url();
+    const focused = () => page.evaluate(() => document.activeElement?.id || document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent);
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'Skip to content');
+    await page.keyboard.press('Enter');
+    assert.equal(await focused(), 'main');
+    assert.equal(page.url(), route);
+
+    await page.getByRole('link', { name: 'Hearth Studio' }).click();
+    await page.getByRole('button', { name: 'Delete project Scratch' }).focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getByLabel(/Type .* to confirm/).evaluate((el) => el === document.activeElement), true);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    assert.equal(await focused(), 'Delete project Scratch');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(scratch);
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Scratch' }).waitFor({ state: 'detached' });
+    assert.equal((await h.api('GET', `/v1/projects/${scratch}`)).status, 404);
   });
 
   test('a developer member sees the projects but cannot delete one', async () => {
