@@ -227,6 +227,8 @@ export const CATALOGUE = {
 
   // realtime
   invalid_message: { status: 400, areas: ['realtime'], message: 'A broadcast message is malformed.' },
+  unavailable: { status: 503, areas: ['realtime'], message: 'Realtime could not accept the connection; retry shortly.' },
+  unsupported_vsn: { status: 400, areas: ['realtime'], message: 'vsn must be 1.0.0 or 2.0.0.' },
   realtime_disabled: { status: 403, areas: ['realtime'], message: 'Realtime is disabled for this project (config/realtime enabled).' },
 
   // queues
