@@ -24,7 +24,6 @@ export interface CatalogueEntry {
   otherStatuses?: Readonly<Record<number, string>>;
 }
 
-// 302: answered as a redirect, the code in error_code of the fragment or query (GoTrue's redirect errors).
 export const CATALOGUE = {
   // http
   bad_authorization: { status: 401, areas: ['http'], message: 'The Authorization header must be "Bearer <key or access token>".' },
@@ -33,8 +32,12 @@ export const CATALOGUE = {
   headers_too_large: { status: 431, areas: ['http'], message: 'The request headers are larger than the server accepts (16 KiB in all).' },
   internal_error: { status: 500, areas: ['http'], message: 'Something went wrong on our side; the error is logged.' },
   invalid_api_key: { status: 401, areas: ['http'], message: 'Invalid API key: it is not a key of this project.' },
-  invalid_request: { status: 400, areas: ['http', 'auth', 'storage', 'management', 'functions', 'realtime', 'queues', 'workflows'], message: 'The request is not valid: check its body and parameters against the docs.',
-    otherStatuses: { 414: 'Supabase Storage: Fastify refuses a path parameter over its length limit with 414 and Storage relays the status.' } },
+  invalid_request: {
+    status: 400,
+    areas: ['http', 'auth', 'storage', 'management', 'functions', 'realtime', 'queues', 'workflows'],
+    message: 'The request is not valid: check its body and parameters against the docs.',
+    otherStatuses: { 414: 'Supabase Storage: Fastify refuses a path parameter over its length limit with 414, and Storage relays the status.' },
+  },
   malformed_request: { status: 400, areas: ['http'], message: 'The request is not valid HTTP: check the request line and the header names and values.' },
   no_api_key: { status: 401, areas: ['http', 'storage', 'functions'], message: 'No API key found in the request: send the project key in the apikey header or as Authorization: Bearer.' },
   not_found: { status: 404, areas: ['http', 'auth', 'storage', 'management', 'queues', 'workflows', 'cron'], message: 'Not found.' },
@@ -46,6 +49,7 @@ export const CATALOGUE = {
   // auth
   bad_code_challenge: { status: 400, areas: ['auth'], message: 'code_challenge_method must be S256 (plain is not accepted).' },
   bad_code_verifier: { status: 400, areas: ['auth'], message: 'code_verifier does not match the code_challenge this flow started with.' },
+  // 302: only ever a redirect, the code in error_code of its fragment or query (GoTrue's redirect errors).
   bad_oauth_state: { status: 302, areas: ['auth'], message: 'The sign-in flow is unknown, expired or already finished; start again.' },
   bad_redirect: { status: 400, areas: ['auth'], message: 'redirect_to is not on the redirect allowlist of this project.' },
   conflict: { status: 409, areas: ['auth'], message: 'The user is still referenced by a table (a foreign key without on delete cascade).' },
