@@ -24,17 +24,20 @@ export interface CatalogueEntry {
   otherStatuses?: Readonly<Record<number, string>>;
 }
 
-// 302: answered as a redirect, the code in error_code of the fragment or query (GoTrue's redirect errors).
 export const CATALOGUE = {
   // http
   bad_authorization: { status: 401, areas: ['http'], message: 'The Authorization header must be "Bearer <key or access token>".' },
-  bad_jwt: { status: 401, areas: ['http'], message: 'The access token was not signed by this project (unknown kid).' },
+  bad_jwt: { status: 401, areas: ['http'], message: 'The access token is invalid or expired: sign in again, or refresh the session.' },
   database_unavailable: { status: 503, areas: ['http'], message: 'The database is not reachable right now (restarting, or busy with too many connections); retry shortly.' },
   headers_too_large: { status: 431, areas: ['http'], message: 'The request headers are larger than the server accepts (16 KiB in all).' },
   internal_error: { status: 500, areas: ['http'], message: 'Something went wrong on our side; the error is logged.' },
   invalid_api_key: { status: 401, areas: ['http'], message: 'Invalid API key: it is not a key of this project.' },
-  invalid_request: { status: 400, areas: ['http', 'auth', 'storage', 'management', 'functions', 'realtime', 'queues', 'workflows'], message: 'The request is not valid: check its body and parameters against the docs.',
-    otherStatuses: { 414: 'Supabase Storage: Fastify refuses a path parameter over its length limit with 414 and Storage relays the status.' } },
+  invalid_request: {
+    status: 400,
+    areas: ['http', 'auth', 'storage', 'management', 'functions', 'realtime', 'queues', 'workflows'],
+    message: 'The request is not valid: check its body and parameters against the docs.',
+    otherStatuses: { 414: 'Supabase Storage: Fastify refuses a path parameter over its length limit with 414, and Storage relays the status.' },
+  },
   malformed_request: { status: 400, areas: ['http'], message: 'The request is not valid HTTP: check the request line and the header names and values.' },
   no_api_key: { status: 401, areas: ['http', 'storage', 'functions'], message: 'No API key found in the request: send the project key in the apikey header or as Authorization: Bearer.' },
   not_found: { status: 404, areas: ['http', 'auth', 'storage', 'management', 'queues', 'workflows', 'cron'], message: 'Not found.' },
@@ -46,6 +49,7 @@ export const CATALOGUE = {
   // auth
   bad_code_challenge: { status: 400, areas: ['auth'], message: 'code_challenge_method must be S256 (plain is not accepted).' },
   bad_code_verifier: { status: 400, areas: ['auth'], message: 'code_verifier does not match the code_challenge this flow started with.' },
+  // 302: only ever a redirect, the code in error_code of its fragment or query (GoTrue's redirect errors).
   bad_oauth_state: { status: 302, areas: ['auth'], message: 'The sign-in flow is unknown, expired or already finished; start again.' },
   bad_redirect: { status: 400, areas: ['auth'], message: 'redirect_to is not on the redirect allowlist of this project.' },
   conflict: { status: 409, areas: ['auth'], message: 'The user is still referenced by a table (a foreign key without on delete cascade).' },
@@ -164,10 +168,8 @@ export const CATALOGUE = {
   bucket_not_found: { status: 404, areas: ['storage'], message: 'Bucket not found.' },
   duplicate: { status: 409, areas: ['storage'], message: 'The resource already exists: an object of that name holds different bytes. Upload with x-upsert: true (or PUT) to replace it.' },
   entity_too_large: { status: 413, areas: ['storage'], message: 'The object exceeded the maximum allowed size.' },
-  forbidden: { status: 403, areas: ['storage', 'management', 'workflows'], message: 'You are not allowed to do this.' },
   invalid_bucket_name: { status: 400, areas: ['storage'], message: 'A bucket name is 2-63 characters of a-z, 0-9, dot, underscore and hyphen.' },
   invalid_cache_control: { status: 400, areas: ['storage'], message: 'Cache-Control must be directives such as "max-age=3600".' },
-  invalid_config: { status: 400, areas: ['storage', 'management', 'workflows', 'start'], message: 'A setting has a value it cannot take; the message names the setting and the values it accepts.' },
   invalid_expires_in: { status: 400, areas: ['storage'], message: 'expiresIn must be a whole number of seconds, at least 1.' },
   invalid_file_size_limit: { status: 400, areas: ['storage'], message: 'file_size_limit must be a number of bytes or a size such as "10MB".' },
   invalid_key: { status: 400, areas: ['storage'], message: 'Invalid object name.' },
@@ -191,6 +193,7 @@ export const CATALOGUE = {
   already_member: { status: 409, areas: ['management'], message: 'This person is already a member of this organization.' },
   confirmation_required: { status: 400, areas: ['management'], message: 'Deleting drops the project\'s database: send {"confirm": "<project ref>"} to confirm.' },
   default_project: { status: 409, areas: ['management'], message: 'The default project (served at the server root) cannot be deleted.' },
+  forbidden: { status: 403, areas: ['management', 'storage', 'realtime', 'workflows'], message: 'You are not allowed to do this.' },
   invalid_email: { status: 400, areas: ['management'], message: 'email must be an e-mail address such as ada@example.com.' },
   invalid_field: { status: 400, areas: ['management'], message: 'A config field has a value it cannot take.' },
   invalid_name: { status: 400, areas: ['management', 'workflows', 'cron'], message: 'A name in the request is malformed; the message gives the pattern it must match.' },
@@ -228,6 +231,8 @@ export const CATALOGUE = {
 
   // realtime
   invalid_message: { status: 400, areas: ['realtime'], message: 'A broadcast message is malformed.' },
+  unavailable: { status: 503, areas: ['realtime'], message: 'Realtime could not accept the connection; retry shortly.' },
+  unsupported_vsn: { status: 400, areas: ['realtime'], message: 'vsn must be 1.0.0 or 2.0.0.' },
   realtime_disabled: { status: 403, areas: ['realtime'], message: 'Realtime is disabled for this project (config/realtime enabled).' },
 
   // queues
@@ -258,6 +263,7 @@ export const CATALOGUE = {
   database_not_started: { status: 503, areas: ['start'], message: 'PostgreSQL could not be started.' },
   database_not_stopped: { status: 503, areas: ['start'], message: 'A PostgreSQL left running in the data folder did not stop.' },
   driver_unpatched: { status: 500, areas: ['start'], message: 'The PostgreSQL driver is not patched as Hearth needs (reinstall with npm ci).' },
+  invalid_config: { status: 400, areas: ['start'], message: 'A setting has a value it cannot take; the message names the setting and the values it accepts.' },
   migration_changed: { status: 500, areas: ['start'], message: 'A migration file was changed after it was applied.' },
   not_running: { status: 503, areas: ['start'], message: 'Cannot reach Hearth\'s database. Is Hearth running?' },
   not_started: { status: 404, areas: ['start'], message: 'Hearth has not finished its first start yet.' },

@@ -188,7 +188,7 @@ export async function createUserWithSession(
  */
 export function assertNotBanned(ctx: AuthContext, user: UserRow, status: 400 | 403 = 400): void {
   if (user.banned_until && user.banned_until.getTime() > now(ctx).getTime()) {
-    throw fail('user_banned', undefined, { status: status });
+    throw fail('user_banned', undefined, { status });
   }
 }
 

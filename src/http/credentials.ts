@@ -74,7 +74,7 @@ async function verifySignature(project: ProjectRuntime, token: string, clock: Cl
       token,
       (header) => {
         const key = header.kid ? project.verifyKeys.get(header.kid) : undefined;
-        if (!key) throw fail('bad_jwt');
+        if (!key) throw fail('bad_jwt', 'The access token was not signed by this project (unknown kid).');
         return key;
       },
       // A token without exp would never expire: only tokens this project issued with a lifetime count.

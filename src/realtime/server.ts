@@ -7,7 +7,7 @@
  * with a JSON body. Sockets silent for longer than the heartbeat timeout are
  * closed (realtime-js sends a heartbeat every 25 s).
  */
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
@@ -15,7 +15,7 @@ import type { Platform } from '../context.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { REF_SYMBOL, rewriteProjectUrl } from '../http/data-plane.ts';
 import { authenticate } from '../http/credentials.ts';
-import { HearthError } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { Refusal } from './channel.ts';
 import { Connection, type ConnectionDeps } from './connection.ts';
 import { ProjectHub } from './hub.ts';
@@ -34,9 +34,9 @@ export interface RealtimeServer {
   close(): Promise<void>;
 }
 
-function refuse(socket: Duplex, status: number, code: string, message: string): void {
+function refuse(socket: Duplex, { status, code, message }: HearthError): void {
   const body = JSON.stringify({ error: message, code, message });
-  const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request';
+  const reason = STATUS_CODES[status] ?? 'Error';
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
@@ -60,22 +60,22 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = rewrite(req as unknown as { url?: string; headers: Record<string, unknown> });
     const parsed = new URL(url, 'http://x');
-    if (!PATH.test(parsed.pathname)) return refuse(socket, 404, 'not_found', `No WebSocket endpoint at ${parsed.pathname.slice(0, 200)}; realtime is at /realtime/v1/websocket.`);
+    if (!PATH.test(parsed.pathname)) return refuse(socket, fail('not_found', `No WebSocket endpoint at ${parsed.pathname.slice(0, 200)}; realtime is at /realtime/v1/websocket.`));
     const vsn = parsed.searchParams.get('vsn') ?? '1.0.0';
-    if (vsn !== '1.0.0' && vsn !== '2.0.0') return refuse(socket, 400, 'unsupported_vsn', 'vsn must be 1.0.0 or 2.0.0.');
+    if (vsn !== '1.0.0' && vsn !== '2.0.0') return refuse(socket, fail('unsupported_vsn'));
     const ref = (req as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
     const project = await (ref ? registry.byReference(ref) : registry.defaultProject());
-    if (!project) return refuse(socket, 404, 'project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.');
+    if (!project) return refuse(socket, fail('project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.'));
     const apikey = parsed.searchParams.get('apikey') ?? (req.headers.apikey as string | undefined);
-    if (!apikey) return refuse(socket, 401, 'no_api_key', 'No API key: connect with ?apikey=<the project key>.');
+    if (!apikey) return refuse(socket, fail('no_api_key', 'No API key: connect with ?apikey=<the project key>.'));
     let auth: Awaited<ReturnType<typeof authenticate>>;
     try {
       auth = await authenticate(registry, project, { apikey }, p.clock);
     } catch (err) {
-      if (err instanceof HearthError) return refuse(socket, err.status, err.code, err.message);
+      if (err instanceof HearthError) return refuse(socket, err);
       throw err;
     }
-    if (!auth) return refuse(socket, 401, 'no_api_key', 'No API key: connect with ?apikey=<the project key>.');
+    if (!auth) return refuse(socket, fail('no_api_key', 'No API key: connect with ?apikey=<the project key>.'));
     const limits = limitsOf(await project.settings('realtime'));
     // Over the limit, the socket still opens, so the client hears why: every join is refused with it.
     const refusal = sockets.get(project.id) >= limits.maxConcurrentUsers
@@ -93,7 +93,7 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
     socket.on('error', () => {}); // a client vanishing mid-handshake
     upgrade(req, socket, head).catch((err) => {
       p.log.error({ err }, 'realtime: upgrade failed');
-      refuse(socket, 503, 'unavailable', 'Realtime could not accept the connection; retry shortly.');
+      refuse(socket, fail('unavailable'));
     });
   };
   app.server.on('upgrade', onUpgrade);

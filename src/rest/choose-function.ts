@@ -73,7 +73,13 @@ const byArity = (a: RestFunction, b: RestFunction) => a.args.length - b.args.len
 const signature = (f: RestFunction) => `${f.schema}.${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`;
 
 function ambiguous(fns: RestFunction[]): HearthError {
-  return fail('PGRST203', `Could not choose the best candidate function between: ${[...fns].sort(byArity).map(signature).join(', ')}`, { hint: 'Try renaming the parameters or the function itself in the database so function overloading can be resolved' });
+  return fail(
+    'PGRST203',
+    `Could not choose the best candidate function between: ${[...fns].sort(byArity).map(signature).join(', ')}`,
+    {
+      hint: 'Try renaming the parameters or the function itself in the database so function overloading can be resolved',
+    },
+  );
 }
 
 function notFound(schema: string, name: string, call: CallShape, overloads: RestFunction[], callableNames: () => Iterable<string>): HearthError {
@@ -93,5 +99,12 @@ function notFound(schema: string, name: string, call: CallShape, overloads: Rest
       : closest([...callableNames()].filter((n) => n !== name), name, 0.75);
     if (match) hint = `Perhaps you meant to call the function ${overloads.length ? `${func}${match}` : `${schema}.${match}`}`;
   }
-  return fail('PGRST202', `Could not find the function ${func}${raw ? '' : keys.length ? `(${keys.join(', ')})` : ' without parameters'} in the schema cache`, { details: `Searched for the function ${func}${searched}, but no matches were found in the schema cache.`, hint: hint });
+  return fail(
+    'PGRST202',
+    `Could not find the function ${func}${raw ? '' : keys.length ? `(${keys.join(', ')})` : ' without parameters'} in the schema cache`,
+    {
+      details: `Searched for the function ${func}${searched}, but no matches were found in the schema cache.`,
+      hint,
+    },
+  );
 }

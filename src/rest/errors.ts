@@ -114,9 +114,16 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'content-type']);
 
 const raiseParseError = (part: 'MESSAGE' | 'DETAIL', text: string | undefined) =>
-  fail('PGRST121', undefined, { details: part === 'DETAIL' && text === undefined ? 'DETAIL is missing in the RAISE statement' : `Invalid JSON value for ${part}: '${text ?? ''}'`, hint: part === 'MESSAGE'
-      ? "MESSAGE must be a JSON object with obligatory keys: 'code', 'message' and optional keys: 'details', 'hint'."
-      : "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: 'status_text'." });
+  fail(
+    'PGRST121',
+    undefined,
+    {
+      details: part === 'DETAIL' && text === undefined ? 'DETAIL is missing in the RAISE statement' : `Invalid JSON value for ${part}: '${text ?? ''}'`,
+      hint: part === 'MESSAGE'
+        ? "MESSAGE must be a JSON object with obligatory keys: 'code', 'message' and optional keys: 'details', 'hint'."
+        : "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: 'status_text'.",
+    },
+  );
 
 function parseJsonObject(text: string | undefined): Record<string, unknown> | null {
   try {

@@ -364,7 +364,7 @@ async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<R
 
 // ---------------------------------------------------------------- writes
 
-const invalidBody = (details: string) => fail('PGRST102', undefined, { details: details });
+const invalidBody = (details: string) => fail('PGRST102', undefined, { details });
 
 /** The body's media type without parameters; none given means JSON, as in PostgREST. */
 const bodyType = (req: RestRequest) => (req.headers['content-type'] || 'application/json').split(';')[0].trim().toLowerCase();

@@ -127,7 +127,7 @@ export interface ParsedQuery {
 }
 
 const parseError = (what: string, raw: string, details: string) =>
-  fail('PGRST100', `failed to parse ${what} (${raw})`, { details: details });
+  fail('PGRST100', `failed to parse ${what} (${raw})`, { details });
 
 /** A tiny cursor over one parameter value; errors name the parameter. */
 class Cursor {

@@ -103,14 +103,35 @@ export function findRelationship(cache: SchemaCache, parent: Relation, targetNam
   if (found.length === 1) return found[0];
   if (found.length > 1) {
     // SPEC 7: 400, where PostgREST answers 300.
-    throw fail('PGRST201', `Could not embed because more than one relationship was found for '${parent.name}' and '${targetName}'`, { details: found.map((r) => describe(r, parent)).join('; '), hint: `Try changing '${targetName}' to one of the following: ${found.map((r) => `'${targetName}!${r.fk!.constraint}'`).join(', ')}. Find the desired relationship in the 'details' key.` });
+    throw fail(
+      'PGRST201',
+      `Could not embed because more than one relationship was found for '${parent.name}' and '${targetName}'`,
+      {
+        details: found.map((r) => describe(r, parent)).join('; '),
+        hint: `Try changing '${targetName}' to one of the following: ${found.map((r) => `'${targetName}!${r.fk!.constraint}'`).join(', ')}. Find the desired relationship in the 'details' key.`,
+      },
+    );
   }
   const target = cache.relations.get(relationKey(parent.schema, targetName));
   const junction = target && findJunction(cache, parent, target, hint);
   if (junction) {
-    throw fail('PGRST127', `Embedding '${targetName}' from '${parent.name}' needs the many-to-many relationship through '${junction.name}', which is not supported`, { details: `'${parent.name}' and '${targetName}' are joined only through the junction table '${junction.name}'.`, hint: `Embed the junction table instead: select=*,${junction.name}(${targetName}(*))` });
+    throw fail(
+      'PGRST127',
+      `Embedding '${targetName}' from '${parent.name}' needs the many-to-many relationship through '${junction.name}', which is not supported`,
+      {
+        details: `'${parent.name}' and '${targetName}' are joined only through the junction table '${junction.name}'.`,
+        hint: `Embed the junction table instead: select=*,${junction.name}(${targetName}(*))`,
+      },
+    );
   }
-  throw fail('PGRST200', `Could not find a relationship between '${parent.name}' and '${targetName}' in the schema cache`, { details: `Searched for a foreign key relationship between '${parent.name}' and '${targetName}${hint ? `' using the hint '${hint}` : ''}' in the schema '${parent.schema}', but no matches were found.`, hint: noRelationshipHint(cache, parent, targetName, all) });
+  throw fail(
+    'PGRST200',
+    `Could not find a relationship between '${parent.name}' and '${targetName}' in the schema cache`,
+    {
+      details: `Searched for a foreign key relationship between '${parent.name}' and '${targetName}${hint ? `' using the hint '${hint}` : ''}' in the schema '${parent.schema}', but no matches were found.`,
+      hint: noRelationshipHint(cache, parent, targetName, all),
+    },
+  );
 }
 
 /**

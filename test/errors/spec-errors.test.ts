@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { goodPassword, uniqueEmail } from '../auth/helpers.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { until } from '../helpers/poll.ts';
 import { storedFiles } from '../storage/setup.ts';
 import { enableWorkflows } from '../workflows/helpers.ts';
 
@@ -33,6 +34,8 @@ before(async () => {
     create table public.post_tags (post_id int references public.posts (id), tag_id int references public.tags (id), primary key (post_id, tag_id));
     create table public.logs (msg text not null);
     create table public.orders (id serial primary key, status text);
+    create table public.notes (id int primary key);
+    alter table public.notes enable row level security;
     insert into public.authors values (1, 'Ada'), (2, 'Grace');
     insert into public.posts values (1, 'one', 1, 2), (2, 'two', 2, 1);
     insert into public.logs values ('kept'), ('also kept');
@@ -46,7 +49,7 @@ after(async () => {
 const PROJECT_TABLES = [
   'auth.users', 'auth.identities', 'auth.mfa_factors', 'auth.mfa_challenges', 'auth.sessions', 'auth.refresh_tokens',
   'auth.one_time_tokens', 'auth.flow_state', 'storage.buckets', 'storage.objects', 'storage.pending_bytes', 'pgmq.meta',
-  'public.authors', 'public.posts', 'public.tags', 'public.post_tags', 'public.logs', 'public.orders',
+  'public.authors', 'public.posts', 'public.tags', 'public.post_tags', 'public.logs', 'public.orders', 'public.notes',
 ];
 const CONTROL_TABLES = [
   'platform.workflow_definitions', 'platform.workflow_runs', 'platform.workflow_run_steps', 'platform.workflow_signals',
@@ -99,8 +102,8 @@ describe('auth (SPEC 4.1, 5, 7, 8): {error: {code, message}}', () => {
       ['sign-up with a 9-character password', () => authCall('POST', '/signup', { body: { email: uniqueEmail(), password: 'Short-pw1' } }), 422, 'weak_password'],
       ['password change without current_password', put({ password: goodPassword(), data: { plan: 'pro' } }), 400, 'reauthentication_required'],
       ['e-mail change without current_password', put({ email: uniqueEmail(), data: { plan: 'pro' } }), 400, 'reauthentication_required'],
-      ['password change with a wrong current_password', put({ password: goodPassword(), current_password: 'wrong-password-1', data: { plan: 'pro' } }), 401, null],
-      ['e-mail change with a wrong current_password', put({ email: uniqueEmail(), current_password: 'wrong-password-1', data: { plan: 'pro' } }), 401, null],
+      ['password change with a wrong current_password', put({ password: goodPassword(), current_password: 'wrong-password-1', data: { plan: 'pro' } }), 401, 'invalid_current_password'],
+      ['e-mail change with a wrong current_password', put({ email: uniqueEmail(), current_password: 'wrong-password-1', data: { plan: 'pro' } }), 401, 'invalid_current_password'],
       ['password change to a breached password', put({ password: 'password123', current_password: password, data: { plan: 'pro' } }), 400, 'leaked_password'],
       ['an e-mail code for a new address with redirect_to off the allowlist', () => authCall('POST', `/otp?redirect_to=${encodeURIComponent('http://evil.test/')}`, { body: { email: uniqueEmail() } }), 400, 'bad_redirect'],
       ['a passkey enrolment before rpId and origins are set', () => authCall('POST', '/factors', { token: session.access_token, body: { factor_type: 'webauthn', friendly_name: 'key' } }), 422, 'webauthn_not_configured'],
@@ -114,6 +117,34 @@ describe('auth (SPEC 4.1, 5, 7, 8): {error: {code, message}}', () => {
       if (code) assert.equal(res.body.error.code, code, what);
     }
     assert.equal((await authCall('POST', '/token?grant_type=password', { body: { email, password } })).status, 200, 'the old password still signs in');
+  });
+
+  test('a refresh token used a second time is 401 invalid_grant', async () => {
+    const signIn = await authCall('POST', '/token?grant_type=password', { body: { email, password } });
+    assert.equal(signIn.status, 200);
+    const refresh = () => authCall('POST', '/token?grant_type=refresh_token', { body: { refresh_token: signIn.body.refresh_token } });
+    assert.equal((await refresh()).status, 200);
+    const again = await refresh();
+    assert.equal(again.status, 401);
+    assert.equal(again.body.error.code, 'invalid_grant');
+  });
+
+  // SPEC 7's notes: refusals whose status SPEC does not show.
+  test('a disabled social provider is 400 provider_disabled; a code after five wrong tries is 429 otp_locked', async () => {
+    const provider = await refusedWithoutWrites('disabled provider', () => authCall('GET', '/authorize?provider=github'));
+    assert.equal(provider.status, 400);
+    assert.equal(provider.body.error.code, 'provider_disabled');
+    const address = uniqueEmail('locked');
+    assert.equal((await authCall('POST', '/otp', { body: { email: address } })).status, 200);
+    // The code is issued after the answer, with its mail.
+    const project = h.hearth.p.dbs.project(h.hearth.project.db_name);
+    const issued = await until(async () => (await project`select count(*)::int as n from auth.one_time_tokens where email = ${address}`)[0]!.n as number, (n) => n > 0);
+    assert.equal(issued, 1);
+    const verify = () => authCall('POST', '/verify', { body: { type: 'email', email: address, token: '000000' } });
+    for (let i = 0; i < 5; i++) assert.equal((await verify()).status, 403);
+    const locked = await verify();
+    assert.equal(locked.status, 429);
+    assert.equal(locked.body.error.code, 'otp_locked');
   });
 
   test('a bad magic link is a 302 with error=access_denied&error_code=otp_expired and changes nothing', async () => {
@@ -139,7 +170,7 @@ describe('storage (SPEC 4.2, 5, 7, 8): {error: {code, message}}', () => {
   test('other bytes under an existing name are 409; a private bucket without a policy refuses with the RLS message; neither writes', async () => {
     const other = await refusedWithoutWrites('409 upload', () => upload('private-files/report.txt', 'second'));
     assert.equal(other.status, 409);
-    assert.equal(typeof other.body.error.code, 'string');
+    assert.equal(other.body.error.code, 'duplicate');
     const denied = await refusedWithoutWrites('RLS upload', () => upload('private-files/mine.txt', 'x', h.info.PUBLISHABLE_KEY));
     assert.equal(denied.status, 403);
     assert.equal(denied.body.error.code, 'row_level_security');
@@ -158,7 +189,7 @@ describe('storage (SPEC 4.2, 5, 7, 8): {error: {code, message}}', () => {
     url.searchParams.set('token', `${url.searchParams.get('token')!}x`);
     const res = await fetch(url);
     assert.equal(res.status, 400);
-    assert.equal(typeof (await res.json()).error.code, 'string');
+    assert.equal((await res.json()).error.code, 'invalid_signature');
   });
 
   test('an upload over the project quota is 422 quota_exceeded and writes nothing', async () => {
@@ -236,6 +267,17 @@ describe('data (SPEC 4.3, 7): flat {message, code, details, hint}', () => {
       const res = await refusedWithoutWrites(method, () => rest(method, 'logs', { body: method === 'PATCH' ? { msg: 'all' } : undefined, token: h.info.SECRET_KEY }));
       assert.ok(res.status >= 400 && res.status < 500, `${method}: ${res.status}`);
       assertEnvelope(res.body, '21000', method);
+    }
+  });
+
+  test('a row-security denial is 42501 with a generic text: 401 for the publishable key, 403 for a user', async () => {
+    const signUp = await h.api('POST', '/auth/v1/signup', { token: h.info.PUBLISHABLE_KEY, body: { email: uniqueEmail('rls'), password: goodPassword() } });
+    assert.equal(signUp.status, 201);
+    for (const [token, status] of [[h.info.PUBLISHABLE_KEY, 401], [signUp.body.access_token, 403]] as const) {
+      const res = await refusedWithoutWrites(`insert as ${status}`, () => rest('POST', 'notes', { body: { id: 1 }, token }));
+      assert.equal(res.status, status, JSON.stringify(res.body));
+      assertEnvelope(res.body, '42501', `insert as ${status}`);
+      assert.equal(res.body.details, null);
     }
   });
 
