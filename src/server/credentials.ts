@@ -10,7 +10,7 @@ import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../context.ts';
 import type { Caller, DbRole } from '../db/with-role.ts';
 import { HearthError } from '../errors.ts';
-import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
+import type { ProjectRegistry, ProjectRuntime, ResolvedKey } from '../platform/registry.ts';
 
 export interface DataPlaneAuth {
   caller: Caller;
@@ -101,20 +101,23 @@ export function authenticate(
   // A Bearer that is not a JWT is a key too.
   const bearerKey = authorization && !jwt ? bearer(authorization) : null;
   if (!apikey && !bearerKey) return jwt ? userAuth(project, jwt, null, clock) : null;
-  return keyTypeOf(registry, project, apikey, bearerKey).then((keyType) => (jwt ? userAuth(project, jwt, keyType, clock) : keyAuth(project, keyType)));
+  const withKey = (keyType: 'publishable' | 'secret') => (jwt ? userAuth(project, jwt, keyType, clock) : keyAuth(project, keyType));
+  // Keys seen lately are answered from the registry's cache without a promise (most requests).
+  const known = [apikey, bearerKey].map((k) => (k ? registry.knownKey(k) : null));
+  if (known.every((k) => k !== undefined)) return withKey(keyTypeOf(project, known as (ResolvedKey | null)[], [apikey, bearerKey]));
+  return Promise.all([apikey, bearerKey].map((k) => (k ? registry.resolveKey(k) : null))).then((keys) => withKey(keyTypeOf(project, keys, [apikey, bearerKey])));
 }
 
-/** The strongest type of the keys sent (secret over publishable); each must be a key of this project. */
-async function keyTypeOf(registry: ProjectRegistry, project: ProjectRuntime, ...candidates: (string | null | undefined)[]): Promise<'publishable' | 'secret'> {
+/** The strongest type of the keys sent (secret over publishable); each sent key must be a key of this project. */
+function keyTypeOf(project: ProjectRuntime, keys: (ResolvedKey | null)[], sent: (string | null | undefined)[]): 'publishable' | 'secret' {
   let keyType: 'publishable' | 'secret' | null = null;
-  for (const candidate of candidates) {
-    if (!candidate) continue;
-    const key = await registry.resolveKey(candidate);
+  keys.forEach((key, i) => {
+    if (!sent[i]) return;
     if (!key || key.projectId !== project.id) {
       throw new HearthError(401, 'invalid_api_key', 'Invalid API key: it is not a key of this project.');
     }
     keyType = keyType === 'secret' ? 'secret' : key.type;
-  }
+  });
   return keyType!;
 }
 
