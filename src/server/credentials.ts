@@ -101,24 +101,30 @@ export function authenticate(
   // A Bearer that is not a JWT is a key too.
   const bearerKey = authorization && !jwt ? bearer(authorization) : null;
   if (!apikey && !bearerKey) return jwt ? userAuth(project, jwt, null, clock) : null;
-  const withKey = (keyType: 'publishable' | 'secret') => (jwt ? userAuth(project, jwt, keyType, clock) : keyAuth(project, keyType));
   // Keys seen lately are answered from the registry's cache without a promise (most requests).
-  const known = [apikey, bearerKey].map((k) => (k ? registry.knownKey(k) : null));
-  if (known.every((k) => k !== undefined)) return withKey(keyTypeOf(project, known as (ResolvedKey | null)[], [apikey, bearerKey]));
-  return Promise.all([apikey, bearerKey].map((k) => (k ? registry.resolveKey(k) : null))).then((keys) => withKey(keyTypeOf(project, keys, [apikey, bearerKey])));
+  // (No closures here: this runs on every request.)
+  const knownApikey = apikey ? registry.knownKey(apikey) : null;
+  const knownBearer = bearerKey ? registry.knownKey(bearerKey) : null;
+  if (knownApikey !== undefined && knownBearer !== undefined) return withKey(project, jwt, strongest(project, knownApikey, knownBearer, apikey, bearerKey), clock);
+  return Promise.all([apikey ? registry.resolveKey(apikey) : null, bearerKey ? registry.resolveKey(bearerKey) : null]).then(([a, b]) =>
+    withKey(project, jwt, strongest(project, a, b, apikey, bearerKey), clock),
+  );
 }
 
-/** The strongest type of the keys sent (secret over publishable); each sent key must be a key of this project. */
-function keyTypeOf(project: ProjectRuntime, keys: (ResolvedKey | null)[], sent: (string | null | undefined)[]): 'publishable' | 'secret' {
-  let keyType: 'publishable' | 'secret' | null = null;
-  keys.forEach((key, i) => {
-    if (!sent[i]) return;
-    if (!key || key.projectId !== project.id) {
-      throw new HearthError(401, 'invalid_api_key', 'Invalid API key: it is not a key of this project.');
-    }
-    keyType = keyType === 'secret' ? 'secret' : key.type;
-  });
-  return keyType!;
+function withKey(project: ProjectRuntime, jwt: string | null, keyType: 'publishable' | 'secret', clock: Clock): DataPlaneAuth | Promise<DataPlaneAuth> {
+  return jwt ? userAuth(project, jwt, keyType, clock) : keyAuth(project, keyType);
+}
+
+function checkedKey(project: ProjectRuntime, key: ResolvedKey | null): ResolvedKey {
+  if (!key || key.projectId !== project.id) throw new HearthError(401, 'invalid_api_key', 'Invalid API key: it is not a key of this project.');
+  return key;
+}
+
+/** The stronger type of the keys sent (secret over publishable); each sent key must be a key of this project. */
+function strongest(project: ProjectRuntime, fromApikey: ResolvedKey | null, fromBearer: ResolvedKey | null, apikey: unknown, bearerKey: unknown): 'publishable' | 'secret' {
+  const a = apikey ? checkedKey(project, fromApikey).type : null;
+  const b = bearerKey ? checkedKey(project, fromBearer).type : null;
+  return a === 'secret' || b === 'secret' ? 'secret' : (a ?? b)!;
 }
 
 function userAuth(project: ProjectRuntime, token: string, keyType: DataPlaneAuth['keyType'], clock: Clock): DataPlaneAuth | Promise<DataPlaneAuth> {
