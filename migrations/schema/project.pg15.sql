@@ -337,6 +337,47 @@ end $$;
 ALTER FUNCTION pgmq._create(queue_name text, unlogged boolean) OWNER TO postgres;
 
 --
+-- Name: _queue_table(text, text); Type: FUNCTION; Schema: pgmq; Owner: postgres
+--
+
+CREATE FUNCTION pgmq._queue_table(queue_name text, kind text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    AS $_$
+declare
+  name text;
+begin
+  -- The same rule as pgmq.validate_queue_name, whose error a bad name gets.
+  if queue_name is null or queue_name !~ '^[a-z][a-z0-9_]{0,47}$' then
+    perform pgmq.validate_queue_name(queue_name);
+  end if;
+  -- A valid name needs no quoting: [a-z][a-z0-9_]* is a plain identifier.
+  name := 'pgmq.' || kind || '_' || queue_name;
+  if pg_catalog.to_regclass(name) is null then
+    raise exception 'queue % does not exist', pg_catalog.quote_literal(queue_name)
+      using errcode = '42P01', hint = pg_catalog.format('Create it first: select pgmq.create(%L);', queue_name);
+  end if;
+  return name;
+end $_$;
+
+
+ALTER FUNCTION pgmq._queue_table(queue_name text, kind text) OWNER TO postgres;
+
+--
+-- Name: _send(text, jsonb, jsonb, timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: postgres
+--
+
+CREATE FUNCTION pgmq._send(queue_name text, msg jsonb, headers jsonb, vt timestamp with time zone) RETURNS SETOF bigint
+    LANGUAGE plpgsql
+    AS $_$
+begin
+  return query execute 'insert into ' || pgmq._queue_table(queue_name, 'q') || ' (vt, message, headers) values ($1, $2, $3) returning msg_id'
+    using vt, msg, headers;
+end $_$;
+
+
+ALTER FUNCTION pgmq._send(queue_name text, msg jsonb, headers jsonb, vt timestamp with time zone) OWNER TO postgres;
+
+--
 -- Name: _table(text, text); Type: FUNCTION; Schema: pgmq; Owner: postgres
 --
 
@@ -360,6 +401,23 @@ end $$;
 ALTER FUNCTION pgmq._table(queue_name text, kind text) OWNER TO postgres;
 
 --
+-- Name: _visible_after(integer); Type: FUNCTION; Schema: pgmq; Owner: postgres
+--
+
+CREATE FUNCTION pgmq._visible_after(seconds integer) RETURNS timestamp with time zone
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if seconds < 0 then
+    raise exception 'delay must be zero or more seconds, got %', seconds using errcode = '22023';
+  end if;
+  return pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => coalesce(seconds, 0));
+end $$;
+
+
+ALTER FUNCTION pgmq._visible_after(seconds integer) OWNER TO postgres;
+
+--
 -- Name: archive(text, bigint[]); Type: FUNCTION; Schema: pgmq; Owner: postgres
 --
 
@@ -375,7 +433,7 @@ begin
      insert into %s (msg_id, read_ct, enqueued_at, vt, message, headers)
      select msg_id, read_ct, enqueued_at, vt, message, headers from d
      returning msg_id',
-    pgmq._table(queue_name, 'q'), pgmq._table(queue_name, 'a'))
+    pgmq._queue_table(queue_name, 'q'), pgmq._queue_table(queue_name, 'a'))
     using msg_ids;
 end $_$;
 
@@ -387,9 +445,12 @@ ALTER FUNCTION pgmq.archive(queue_name text, msg_ids bigint[]) OWNER TO postgres
 --
 
 CREATE FUNCTION pgmq.archive(queue_name text, msg_id bigint) RETURNS boolean
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select exists (select from pgmq.archive(queue_name, array[msg_id])) $$;
+    AS $$
+begin
+  return exists (select from pgmq.archive(queue_name, array[msg_id]));
+end $$;
 
 
 ALTER FUNCTION pgmq.archive(queue_name text, msg_id bigint) OWNER TO postgres;
@@ -471,7 +532,7 @@ CREATE FUNCTION pgmq.delete(queue_name text, msg_ids bigint[]) RETURNS SETOF big
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 begin
-  return query execute format('delete from %s where msg_id = any($1) returning msg_id', pgmq._table(queue_name, 'q'))
+  return query execute 'delete from ' || pgmq._queue_table(queue_name, 'q') || ' where msg_id = any($1) returning msg_id'
     using msg_ids;
 end $_$;
 
@@ -483,9 +544,16 @@ ALTER FUNCTION pgmq.delete(queue_name text, msg_ids bigint[]) OWNER TO postgres;
 --
 
 CREATE FUNCTION pgmq.delete(queue_name text, msg_id bigint) RETURNS boolean
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select exists (select from pgmq."delete"(queue_name, array[msg_id])) $$;
+    AS $_$
+declare
+  deleted bigint;
+begin
+  execute 'delete from ' || pgmq._queue_table(queue_name, 'q') || ' where msg_id = $1 returning msg_id'
+    into deleted using msg_id;
+  return deleted is not null;
+end $_$;
 
 
 ALTER FUNCTION pgmq.delete(queue_name text, msg_id bigint) OWNER TO postgres;
@@ -663,18 +731,17 @@ CREATE FUNCTION pgmq.read(queue_name text, vt integer, qty integer, conditional 
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  t text := pgmq._table(queue_name, 'q');
+  t text := pgmq._queue_table(queue_name, 'q');
 begin
   return query execute format(
-    'with c as (
-       select msg_id from %1$s
-       where vt <= clock_timestamp() and ($3 = ''{}''::jsonb or message @> $3)
-       order by msg_id
-       limit $1
-       for update skip locked),
-     u as (
+    'with u as (
        update %1$s m set vt = clock_timestamp() + make_interval(secs => $2), read_ct = m.read_ct + 1
-       from c where m.msg_id = c.msg_id
+       where m.msg_id = any (array(
+         select msg_id from %1$s
+         where vt <= clock_timestamp() and ($3 = ''{}''::jsonb or message @> $3)
+         order by msg_id
+         limit $1
+         for update skip locked))
        returning m.msg_id, m.read_ct, m.enqueued_at, m.vt, m.message, m.headers)
      select * from u order by msg_id', t)
     using qty, vt, coalesce(conditional, '{}'::jsonb);
@@ -711,9 +778,12 @@ ALTER FUNCTION pgmq.read_with_poll(queue_name text, vt integer, qty integer, max
 --
 
 CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, delay integer DEFAULT 0) RETURNS SETOF bigint
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select pgmq.send(queue_name, msg, null::jsonb, pgmq._after(delay)) $$;
+    AS $$
+begin
+  return query select pgmq._send(queue_name, msg, null::jsonb, pgmq._visible_after(delay));
+end $$;
 
 
 ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, delay integer) OWNER TO postgres;
@@ -723,9 +793,12 @@ ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, delay integer) OWNER TO pos
 --
 
 CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb) RETURNS SETOF bigint
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select pgmq.send(queue_name, msg, headers, clock_timestamp()) $$;
+    AS $$
+begin
+  return query select pgmq._send(queue_name, msg, headers, clock_timestamp());
+end $$;
 
 
 ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb) OWNER TO postgres;
@@ -735,9 +808,12 @@ ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb) OWNER TO pos
 --
 
 CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, delay timestamp with time zone) RETURNS SETOF bigint
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select pgmq.send(queue_name, msg, null::jsonb, delay) $$;
+    AS $$
+begin
+  return query select pgmq._send(queue_name, msg, null::jsonb, coalesce(delay, clock_timestamp()));
+end $$;
 
 
 ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, delay timestamp with time zone) OWNER TO postgres;
@@ -747,9 +823,12 @@ ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, delay timestamp with time z
 --
 
 CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer) RETURNS SETOF bigint
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select pgmq.send(queue_name, msg, headers, pgmq._after(delay)) $$;
+    AS $$
+begin
+  return query select pgmq._send(queue_name, msg, headers, pgmq._visible_after(delay));
+end $$;
 
 
 ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer) OWNER TO postgres;
@@ -761,13 +840,10 @@ ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay intege
 CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay timestamp with time zone) RETURNS SETOF bigint
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $_$
+    AS $$
 begin
-  return query execute format(
-    'insert into %s (vt, message, headers) values ($1, $2, $3) returning msg_id',
-    pgmq._table(queue_name, 'q'))
-    using coalesce(delay, clock_timestamp()), msg, headers;
-end $_$;
+  return query select pgmq._send(queue_name, msg, headers, coalesce(delay, clock_timestamp()));
+end $$;
 
 
 ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay timestamp with time zone) OWNER TO postgres;
@@ -2523,6 +2599,28 @@ GRANT ALL ON FUNCTION pgmq._create(queue_name text, unlogged boolean) TO hearth_
 
 
 --
+-- Name: FUNCTION _queue_table(queue_name text, kind text); Type: ACL; Schema: pgmq; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pgmq._queue_table(queue_name text, kind text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._queue_table(queue_name text, kind text) TO hearth_<ref>_owner;
+GRANT ALL ON FUNCTION pgmq._queue_table(queue_name text, kind text) TO anon;
+GRANT ALL ON FUNCTION pgmq._queue_table(queue_name text, kind text) TO authenticated;
+GRANT ALL ON FUNCTION pgmq._queue_table(queue_name text, kind text) TO service_role;
+
+
+--
+-- Name: FUNCTION _send(queue_name text, msg jsonb, headers jsonb, vt timestamp with time zone); Type: ACL; Schema: pgmq; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pgmq._send(queue_name text, msg jsonb, headers jsonb, vt timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._send(queue_name text, msg jsonb, headers jsonb, vt timestamp with time zone) TO hearth_<ref>_owner;
+GRANT ALL ON FUNCTION pgmq._send(queue_name text, msg jsonb, headers jsonb, vt timestamp with time zone) TO anon;
+GRANT ALL ON FUNCTION pgmq._send(queue_name text, msg jsonb, headers jsonb, vt timestamp with time zone) TO authenticated;
+GRANT ALL ON FUNCTION pgmq._send(queue_name text, msg jsonb, headers jsonb, vt timestamp with time zone) TO service_role;
+
+
+--
 -- Name: FUNCTION _table(queue_name text, kind text); Type: ACL; Schema: pgmq; Owner: postgres
 --
 
@@ -2531,6 +2629,17 @@ GRANT ALL ON FUNCTION pgmq._table(queue_name text, kind text) TO hearth_<ref>_ow
 GRANT ALL ON FUNCTION pgmq._table(queue_name text, kind text) TO anon;
 GRANT ALL ON FUNCTION pgmq._table(queue_name text, kind text) TO authenticated;
 GRANT ALL ON FUNCTION pgmq._table(queue_name text, kind text) TO service_role;
+
+
+--
+-- Name: FUNCTION _visible_after(seconds integer); Type: ACL; Schema: pgmq; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pgmq._visible_after(seconds integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._visible_after(seconds integer) TO hearth_<ref>_owner;
+GRANT ALL ON FUNCTION pgmq._visible_after(seconds integer) TO anon;
+GRANT ALL ON FUNCTION pgmq._visible_after(seconds integer) TO authenticated;
+GRANT ALL ON FUNCTION pgmq._visible_after(seconds integer) TO service_role;
 
 
 --

@@ -69,10 +69,11 @@ type Step = Statement | ((conn: postgres.ReservedSql) => Promise<postgres.RowLis
 export async function pipelined(sql: postgres.Sql, begin: string, steps: Step[], end: 'commit' | 'rollback'): Promise<Outcome[]> {
   const conn = await sql.reserve();
   try {
+    // BEGIN and the end prepared too: the server parses each once per connection, not per request.
     const sent = [
-      conn.unsafe(begin).execute(),
+      conn.unsafe(begin, [], { prepare: true }).execute(),
       ...steps.map((s) => (typeof s === 'function' ? s(conn) : conn.unsafe(s.text, s.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute())),
-      conn.unsafe(end).execute(),
+      conn.unsafe(end, [], { prepare: true }).execute(),
     ];
     const results = await Promise.allSettled(sent);
     if (results.some((r) => r.status === 'rejected')) await rollback(conn);

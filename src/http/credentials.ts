@@ -10,7 +10,7 @@ import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../context.ts';
 import type { Caller, DbRole } from '../db/with-role.ts';
 import { fail, HearthError } from '../errors.ts';
-import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
+import type { ProjectRegistry, ProjectRuntime, ResolvedKey } from '../platform/registry.ts';
 
 /** An expired access token: the data plane words it as PostgREST does ("JWT expired"), so it is told apart by its type. */
 export class TokenExpired extends HearthError<'bad_jwt'> {
@@ -108,21 +108,30 @@ export function authenticate(
   // A Bearer that is not a JWT is a key too.
   const bearerKey = authorization && !jwt ? bearer(authorization) : null;
   if (!apikey && !bearerKey) return jwt ? userAuth(project, jwt, null, clock) : null;
-  return keyTypeOf(registry, project, apikey, bearerKey).then((keyType) => (jwt ? userAuth(project, jwt, keyType, clock) : keyAuth(project, keyType)));
+  // Keys seen lately are answered from the registry's cache without a promise (most requests).
+  // (No closures here: this runs on every request.)
+  const knownApikey = apikey ? registry.knownKey(apikey) : null;
+  const knownBearer = bearerKey ? registry.knownKey(bearerKey) : null;
+  if (knownApikey !== undefined && knownBearer !== undefined) return withKey(project, jwt, strongest(project, knownApikey, knownBearer, apikey, bearerKey), clock);
+  return Promise.all([apikey ? registry.resolveKey(apikey) : null, bearerKey ? registry.resolveKey(bearerKey) : null]).then(([a, b]) =>
+    withKey(project, jwt, strongest(project, a, b, apikey, bearerKey), clock),
+  );
 }
 
-/** The strongest type of the keys sent (secret over publishable); each must be a key of this project. */
-async function keyTypeOf(registry: ProjectRegistry, project: ProjectRuntime, ...candidates: (string | null | undefined)[]): Promise<'publishable' | 'secret'> {
-  let keyType: 'publishable' | 'secret' | null = null;
-  for (const candidate of candidates) {
-    if (!candidate) continue;
-    const key = await registry.resolveKey(candidate);
-    if (!key || key.projectId !== project.id) {
-      throw fail('invalid_api_key');
-    }
-    keyType = keyType === 'secret' ? 'secret' : key.type;
-  }
-  return keyType!;
+function withKey(project: ProjectRuntime, jwt: string | null, keyType: 'publishable' | 'secret', clock: Clock): DataPlaneAuth | Promise<DataPlaneAuth> {
+  return jwt ? userAuth(project, jwt, keyType, clock) : keyAuth(project, keyType);
+}
+
+function checkedKey(project: ProjectRuntime, key: ResolvedKey | null): ResolvedKey {
+  if (!key || key.projectId !== project.id) throw fail('invalid_api_key');
+  return key;
+}
+
+/** The stronger type of the keys sent (secret over publishable); each sent key must be a key of this project. */
+function strongest(project: ProjectRuntime, fromApikey: ResolvedKey | null, fromBearer: ResolvedKey | null, apikey: unknown, bearerKey: unknown): 'publishable' | 'secret' {
+  const a = apikey ? checkedKey(project, fromApikey).type : null;
+  const b = bearerKey ? checkedKey(project, fromBearer).type : null;
+  return a === 'secret' || b === 'secret' ? 'secret' : (a ?? b)!;
 }
 
 function userAuth(project: ProjectRuntime, token: string, keyType: DataPlaneAuth['keyType'], clock: Clock): DataPlaneAuth | Promise<DataPlaneAuth> {

@@ -148,11 +148,20 @@ export class ProjectRegistry {
     return new ProjectRuntime(this.p, row, { keys }, verifyKeys, Date.now());
   }
 
+  /**
+   * resolveKey's answer while it is cached (misses included), else undefined:
+   * lets the data plane admit a request with a known key without a promise.
+   * Keyed by the key itself (held only in this process's memory), so a hit costs no hashing.
+   */
+  knownKey(apiKey: string): ResolvedKey | null | undefined {
+    const hit = this.keys.get(apiKey);
+    return hit && Date.now() - hit.at < TTL_MS ? hit.key : undefined;
+  }
+
   /** Which project and kind an API key is, or null. Cached briefly, misses included. */
   async resolveKey(apiKey: string): Promise<ResolvedKey | null> {
-    // Keyed by the key itself (held only in this process's memory), so a hit costs no hashing.
-    const hit = this.keys.get(apiKey);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.key;
+    const known = this.knownKey(apiKey);
+    if (known !== undefined) return known;
     const [row] = await this.p.dbs.control`select project_id, type from platform.api_keys where key_hash = ${sha256(apiKey)}`;
     const key = row ? { projectId: row.project_id as string, type: row.type as ResolvedKey['type'] } : null;
     if (this.keys.size > 10_000) this.keys.clear();

@@ -26,9 +26,10 @@ export interface BucketInput {
   allowed_mime_types?: unknown;
 }
 
-const COLUMNS = `id, 'STANDARD' as type, name, owner_sub as owner, public, file_size_limit::int as file_size_limit, allowed_mime_types, created_at, updated_at`;
+/** A bucket row's columns as Bucket names them (exported for statements that read a bucket with other things). */
+export const BUCKET_COLUMNS = `id, 'STANDARD' as type, name, owner_sub as owner, public, file_size_limit::int as file_size_limit, allowed_mime_types, created_at, updated_at`;
 
-const bucketNotFound = () => fail('bucket_not_found');
+export const bucketNotFound = () => fail('bucket_not_found');
 
 function checkPublic(value: unknown): boolean | undefined {
   if (value === undefined) return undefined;
@@ -53,7 +54,7 @@ export async function createBucket(sql: Sql, name: unknown, input: BucketInput):
   const mimes = checkMimeList(input.allowed_mime_types);
   const [row] = await sql.unsafe(
     `insert into storage.buckets (id, name, public, file_size_limit, allowed_mime_types) values ($1, $1, $2, $3, $4)
-     on conflict (id) do nothing returning ${COLUMNS}`,
+     on conflict (id) do nothing returning ${BUCKET_COLUMNS}`,
     [id, isPublic, limit, mimes as never],
   );
   if (!row) throw fail('bucket_exists', `A bucket named "${id}" already exists.`);
@@ -61,7 +62,7 @@ export async function createBucket(sql: Sql, name: unknown, input: BucketInput):
 }
 
 export async function getBucket(sql: Sql, id: string): Promise<Bucket> {
-  const [row] = await sql.unsafe(`select ${COLUMNS} from storage.buckets where id = $1`, [id]);
+  const [row] = await sql.unsafe(`select ${BUCKET_COLUMNS} from storage.buckets where id = $1`, [id]);
   if (!row) throw bucketNotFound();
   return row as unknown as Bucket;
 }
@@ -85,7 +86,7 @@ export async function listBuckets(
   // column and order are checked against fixed lists above.
   return (await sql.unsafe(
     // Names are lower case, so this matches case-insensitively, as Supabase's ilike does.
-    `select ${COLUMNS} from storage.buckets where ($1::text is null or strpos(name, lower($1)) > 0)
+    `select ${BUCKET_COLUMNS} from storage.buckets where ($1::text is null or strpos(name, lower($1)) > 0)
      order by ${column} ${order}, id limit $2 offset $3`,
     [q.search ?? null, limit, offset],
   )) as unknown as Bucket[];

@@ -52,9 +52,23 @@ describe('queue names', () => {
     ['49 characters', 'a'.repeat(49)],
     ['null', null],
   ];
+  /** Every per-message entry point (migration 044 gives them one table lookup): each overload of send, read, delete, archive. */
+  const MESSAGE_CALLS = [
+    "select pgmq.send($1, '{}')",
+    "select pgmq.send($1, '{}', 0)",
+    "select pgmq.send($1, '{}', now())",
+    "select pgmq.send($1, '{}', '{}'::jsonb)",
+    "select pgmq.send($1, '{}', '{}'::jsonb, 0)",
+    "select pgmq.send($1, '{}', '{}'::jsonb, now())",
+    'select * from pgmq.read($1, 30, 1)',
+    'select pgmq.delete($1, 1::bigint)',
+    'select pgmq.delete($1, array[1]::bigint[])',
+    'select pgmq.archive($1, 1::bigint)',
+    'select pgmq.archive($1, array[1]::bigint[])',
+  ];
   for (const [what, name] of bad) {
-    it(`refuses ${what} in create, send and read`, async () => {
-      for (const call of ['select pgmq.create($1)', "select pgmq.send($1, '{}')", 'select * from pgmq.read($1, 30, 1)']) {
+    it(`refuses ${what} in create, send, read, delete and archive`, async () => {
+      for (const call of ['select pgmq.create($1)', ...MESSAGE_CALLS]) {
         const err = await sqlError(owner.query(call, [name]));
         assert.equal(err.code, '22023', `${call}: ${err.message}`);
         assert.match(err.message, /invalid queue name/);
@@ -70,10 +84,12 @@ describe('queue names', () => {
     assert.deepEqual(await rows(owner, 'select pgmq.drop_queue($1) as dropped', [name]), [{ dropped: true }]);
   });
 
-  it('names a missing queue clearly', async () => {
-    const err = await sqlError(owner.query(`select pgmq.send('missing', '{}')`));
-    assert.equal(err.code, '42P01');
-    assert.equal(err.message, `queue 'missing' does not exist`);
+  it('names a missing queue clearly in every message call', async () => {
+    for (const call of MESSAGE_CALLS) {
+      const err = await sqlError(owner.query(call, ['missing']));
+      assert.equal(err.code, '42P01', call);
+      assert.equal(err.message, `queue 'missing' does not exist`, call);
+    }
   });
 });
 
