@@ -456,9 +456,12 @@ describe('Hearth Studio', () => {
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     assert.equal(await focused(), 'Delete project Scratch');
     await page.keyboard.press('Enter');
+    // Keys go where focus is: type only once the dialog has put it in the confirm field.
+    await page.waitForFunction(() => document.activeElement?.closest('dialog') && document.activeElement.tagName === 'INPUT');
     await page.keyboard.type(scratch);
     await page.keyboard.press('Enter');
-    await page.getByRole('link', { name: 'Scratch' }).waitFor({ state: 'detached' });
+    // Dropping a database can take a while on a loaded machine.
+    await page.getByRole('link', { name: 'Scratch' }).waitFor({ state: 'detached', timeout: 30_000 });
     assert.equal((await h.api('GET', `/v1/projects/${scratch}`)).status, 404);
   });
 
