@@ -34,6 +34,7 @@ interface Filter {
 }
 
 const isJson = (type: string) => type === 'json' || type === 'jsonb';
+const count = (n: number) => n.toLocaleString('en');
 /** A PostgREST filter value: commas, parentheses and quotes need the value in double quotes. */
 const filterValue = (v: string) => (/[,()"\\:]/.test(v) ? `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : v);
 
@@ -62,6 +63,7 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
   const pk = cols.filter((c) => c.pk);
   const total = rows.data?.total ?? null;
   const first = page * PAGE;
+  const pages = total === null ? null : Math.max(1, Math.ceil(total / PAGE));
   const names = cols.map((c) => c.name);
 
   return (
@@ -123,6 +125,8 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
       {rows.data && rows.data.rows.length === 0 && <Empty>No rows{filters.length ? ' match these filters' : ' yet'}.</Empty>}
       {rows.data && rows.data.rows.length > 0 && (
         <Grid
+          // A new page, order or filter starts at the top; a reload after an edit keeps the place.
+          key={`${page} ${JSON.stringify(sorting)} ${JSON.stringify(filters)}`}
           label={`Rows of ${table.name}`}
           columns={names.length ? names : Object.keys(rows.data.rows[0]!)}
           rows={rows.data.rows}
@@ -137,11 +141,27 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
           Previous
         </button>
         <span role="status">
-          {rows.data ? `Rows ${rows.data.rows.length ? first + 1 : 0}–${first + rows.data.rows.length}${total !== null ? ` of ${total.toLocaleString('en')}` : ''}` : ''}
+          {rows.data ? `Rows ${count(rows.data.rows.length ? first + 1 : 0)}–${count(first + rows.data.rows.length)}${total !== null ? ` of ${count(total)}` : ''}` : ''}
         </span>
         <button type="button" disabled={!rows.data || (total !== null ? first + PAGE >= total : rows.data.rows.length < PAGE)} onClick={() => setPage(page + 1)}>
           Next
         </button>
+        {pages !== null && pages > 1 && (
+          <form
+            class="inline"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const n = Number(new FormData(e.currentTarget).get('page'));
+              if (Number.isInteger(n) && n >= 1 && n <= pages) setPage(n - 1);
+            }}
+          >
+            <label class="inline">
+              Go to page
+              <input key={page} name="page" type="number" class="narrow" min={1} max={pages} defaultValue={String(page + 1)} />
+              of {count(pages)}
+            </label>
+          </form>
+        )}
       </div>
       {editing && (
         <RowDialog
