@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import postgres from 'postgres';
 import { sendMessage } from '../../src/queues/index.ts';
-import { createProjectDb, type ProjectDb } from './project-db.ts';
+import { createProjectDb, type ProjectDb } from '../helpers/project-db.ts';
 
 let project: ProjectDb;
 let owner: pg.Client;
