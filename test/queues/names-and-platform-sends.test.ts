@@ -1,4 +1,4 @@
-// Third conformance sweep of SPEC 2.15, 4.4 and 8 for queues, over a real
+// SPEC 2.15, 4.4 and 8 for queues, over a real
 // `pg` connection as the project owner: a malformed queue name is refused
 // with the rule in the error message itself (clients often show no HINT),
 // and the platform's own sends keep a JSON null body as JSON null.
