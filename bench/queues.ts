@@ -15,7 +15,7 @@
 import { pathToFileURL } from 'node:url';
 import { Logger, makeWorkerUtils, run, runMigrations } from 'graphile-worker';
 import pg from 'pg';
-import { createProjectDb } from '../test/queues/project-db.ts';
+import { createProjectDb } from '../test/helpers/project-db.ts';
 
 const MESSAGES = 2000;
 const WARMUP = 100;

@@ -24,6 +24,10 @@
 //              tells the pool whether the connection never became ready, and why.
 //   ReadyForQuery  a connection opened for a reserve() without a types fetch is
 //              handed to the pool's queue (it was left in "connecting" for good).
+//   CommandComplete  a simple query sent with the option `everyResult` (only
+//              src/platform/database-query.ts does) resolves to one result per
+//              statement, each with its command, count and columns, as pg does;
+//              upstream keeps only the statements that returned rows.
 // index.js
 //   reserve    a waiting reserve() that a failed connect rejects leaves the queue
 //              (a later connection was handed to it and leaked); once the
@@ -257,8 +261,25 @@ const edits = [
   }
 `,
   ],
-];
+  [
+    'connection.js',
+    `    if (query.options.simple)
+      return BindComplete()
+`,
+    `    if (query.options.simple)
+      return query.options.everyResult ? nextResult() : BindComplete() ${MARK}: database/query
 
+  // One result per statement of a simple query, each with its own columns (upstream starts a
+  // new result only at a row description, so statements without rows were overwritten).
+  function nextResult() {
+    result.columns = query.statement.columns || []
+    ;(results = results || []).push(result)
+    result = new Result()
+    query.statement.columns = null
+  }
+`,
+  ],
+];
 function fail(message) {
   console.error(`patch-postgres: ${message}`);
   process.exit(1);

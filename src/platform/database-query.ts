@@ -6,13 +6,15 @@
  * The statements run on a connection that logs in AS the owner role, never on
  * the platform's superuser pool with SET ROLE: a query could RESET ROLE there.
  * Several statements are sent as one simple-protocol query, so PostgreSQL runs
- * them in one implicit transaction unless they manage their own. It uses `pg`
- * rather than the platform's `postgres` driver, which keeps only the results
- * of statements that return rows when several are sent at once (an editor
- * needs every statement's command and row count).
+ * them in one implicit transaction unless they manage their own. An editor
+ * needs every statement's command and row count: the query is sent with the
+ * option `everyResult` of Hearth's driver patch (scripts/patch-postgres.js),
+ * which gives one result per statement where postgres.js upstream keeps only
+ * the statements that returned rows.
  */
-import type pg from 'pg';
-import { lazy } from '../lazy.ts';
+import { Readable, Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { fail, HearthError } from '../errors.ts';
 import { projectDbUrl } from './connection-info.ts';
@@ -64,10 +66,8 @@ export function checkQueryInput(body: Record<string, unknown>): QueryInput {
   return { query, format, timeoutMs: timeout_ms };
 }
 
-const driver = lazy(async () => (await import('pg')).default);
-
-function asSqlError(err: unknown, DatabaseError: typeof pg.DatabaseError): SqlError | null {
-  if (!(err instanceof DatabaseError) || typeof err.code !== 'string') return null;
+function asSqlError(err: unknown): SqlError | null {
+  if (!(err instanceof postgres.PostgresError) || typeof err.code !== 'string') return null;
   // 53300 and the like are the server's state, not the query's fault: let the
   // shared handler answer 503 database_unavailable.
   if (/^(53|57P|08)/.test(err.code)) return null;
@@ -81,32 +81,49 @@ function asSqlError(err: unknown, DatabaseError: typeof pg.DatabaseError): SqlEr
   });
 }
 
+/** A statement's result as the patched driver gives it with `everyResult`. */
+type StatementRows = postgres.RowList<Record<string, unknown>[]> & { columns: { name: string; type: number }[] };
+
+/**
+ * COPY ... FROM STDIN or TO STDOUT resolves to a stream: there is no client
+ * here to send or take the data. The copy is failed (in) or drained (out) so
+ * the connection ends cleanly, and the request is refused.
+ */
+async function refuseCopy(stream: Writable | Readable): Promise<never> {
+  if (stream instanceof Writable) stream.on('error', () => {}).destroy(new Error('database/query has no data to send'));
+  else await finished(stream.resume()).catch(() => {});
+  throw new HearthError(400, 'invalid_request', 'COPY from STDIN or to STDOUT needs a client that sends or takes the data: database/query cannot run it. Use INSERT or SELECT instead.');
+}
+
 /** Runs the statements as the owner role; every statement's result, in order. */
 export async function runOwnerQuery(p: Platform, project: ProjectRow, input: QueryInput): Promise<{ results: StatementResult[]; duration_ms: number }> {
-  const { Client, DatabaseError } = await driver();
-  const client = new Client({
-    connectionString: projectDbUrl(p, project),
-    application_name: 'hearth database/query',
-    statement_timeout: input.timeoutMs,
-    idle_in_transaction_session_timeout: input.timeoutMs,
+  // max 1: the statements may open and end transactions of their own (BEGIN; ...; COMMIT).
+  const sql = postgres(projectDbUrl(p, project), {
+    max: 1,
+    onnotice: () => {},
+    connection: {
+      application_name: 'hearth database/query',
+      statement_timeout: input.timeoutMs,
+      idle_in_transaction_session_timeout: input.timeoutMs,
+    },
   });
-  client.on('error', () => {}); // a dropped connection fails the query below; nothing else to do
   try {
-    await client.connect();
     const started = performance.now();
-    const raw = (await client.query(input.query)) as pg.QueryResult | pg.QueryResult[];
+    const raw: unknown = await sql.unsafe(input.query, [], { everyResult: true } as postgres.UnsafeQueryOptions);
     const duration_ms = Math.round((performance.now() - started) * 10) / 10;
-    const results = (Array.isArray(raw) ? raw : [raw]).map((r) => ({
-      command: r.command ?? null,
-      row_count: r.rowCount,
-      columns: (r.fields ?? []).map((f) => ({ name: f.name, type_oid: f.dataTypeID })),
-      rows: r.rows,
+    if (raw instanceof Writable || raw instanceof Readable) await refuseCopy(raw);
+    const results = (raw as StatementRows[]).map((r) => ({
+      // pg's shape: the first word of the command tag ("CREATE" for CREATE TABLE), null for an empty query.
+      command: r.command ? r.command.split(' ')[0]! : null,
+      row_count: r.count ?? null,
+      columns: r.columns.map((c) => ({ name: c.name, type_oid: c.type })),
+      rows: [...r],
     }));
     return { results, duration_ms };
   } catch (err) {
-    throw asSqlError(err, DatabaseError) ?? err;
+    throw asSqlError(err) ?? err;
   } finally {
-    await client.end().catch(() => {});
+    await sql.end().catch(() => {});
   }
 }
 

@@ -14,6 +14,7 @@ import { authOf, isUpsert, requestInfo, type Params } from './http-common.ts';
 import { listObjects, listObjectsV2, type ListOptions, type ListV2Options } from './list.ts';
 import { deleteObjects, etagOf, fileObject, findObjectAs, objectNotFound, type ObjectRow } from './objects.ts';
 import { mapped } from './pg-errors.ts';
+import { unreadable } from './read-refusal.ts';
 import { checkObjectName } from './rules.ts';
 import { checkExpiresIn, signToken, UPLOAD_TOKEN_SECONDS } from './signed.ts';
 import { discard, dryRun, SERVICE, stage } from './upload.ts';
@@ -57,8 +58,9 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);
     const expiresIn = checkExpiresIn(request.body?.expiresIn);
-    const o = await findObjectAs(project.sql, authOf(request).caller, request.params.bucket, name, requestInfo(request));
-    if (!o) throw objectNotFound();
+    const caller = authOf(request).caller;
+    const o = await findObjectAs(project.sql, caller, request.params.bucket, name, requestInfo(request));
+    if (!o) throw await unreadable(project.sql, caller, request.params.bucket, requestInfo(request));
     const token = await signToken(project, s.p.clock, { url: `${o.bucket}/${o.name}`, typ: 'storage.download' }, expiresIn);
     return { signedURL: downloadPath(o.bucket, o.name, token) };
   });
@@ -154,8 +156,9 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
   const info = async (request: FastifyRequest<{ Params: Params }>) => {
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);
-    const o = await findObjectAs(project.sql, authOf(request).caller, request.params.bucket, name, requestInfo(request));
-    if (!o) throw objectNotFound();
+    const caller = authOf(request).caller;
+    const o = await findObjectAs(project.sql, caller, request.params.bucket, name, requestInfo(request));
+    if (!o) throw await unreadable(project.sql, caller, request.params.bucket, requestInfo(request));
     return infoOf(o);
   };
   app.get('/object/info/:bucket/*', info);

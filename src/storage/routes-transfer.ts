@@ -10,6 +10,7 @@ import type { StorageContext } from './context.ts';
 import { readUploadBody } from './http-body.ts';
 import { authOf, isUpsert, requestInfo, sendObject, type Params } from './http-common.ts';
 import { findObject, findObjectAs, objectNotFound, type ObjectRow } from './objects.ts';
+import { unreadable } from './read-refusal.ts';
 import { checkObjectName } from './rules.ts';
 import { verifyToken } from './signed.ts';
 import { upload, type Uploaded, type Uploader } from './upload.ts';
@@ -69,8 +70,9 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
   const authenticated = async (request: FastifyRequest<Route>, reply: FastifyReply) => {
     const { project } = request.hearth;
     const name = checkObjectName(request.params['*']);
-    const o = await findObjectAs(project.sql, authOf(request).caller, request.params.bucket, name, requestInfo(request));
-    if (!o) throw objectNotFound();
+    const caller = authOf(request).caller;
+    const o = await findObjectAs(project.sql, caller, request.params.bucket, name, requestInfo(request));
+    if (!o) throw await unreadable(project.sql, caller, request.params.bucket, requestInfo(request));
     return sendObject(s, request, reply, project, o);
   };
   // HEAD is routed explicitly: Fastify's automatic HEAD would reset Content-Length to 0.

@@ -1,6 +1,6 @@
 /**
- * Edge cases found by a black-box conformance sweep (SPEC 2.16, 3.1, 4.1, 5,
- * 7, 8 against GoTrue's behaviour): input PostgreSQL cannot store, GoTrue's
+ * Edge cases of SPEC 2.16, 3.1, 4.1, 5, 7 and 8, each compared with GoTrue's
+ * behaviour: input PostgreSQL cannot store, GoTrue's
  * error extras, PUT /user rules, and access tokens that outlive their
  * session.
  */

@@ -1,4 +1,4 @@
-// Third conformance sweep of SPEC 2.14, 4.5 and 8 for cron: a JSON null
+// SPEC 2.14, 4.5 and 8 for cron: a JSON null
 // payload reaches the queue and the run as JSON null, @nicknames and a
 // seconds field are refused saying why, and bodies that are not JSON are 400
 // invalid_request. The scheduler is driven directly (role api: no background

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { StatementResult } from '../../src/platform/database-query.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 
 let h: TestHearth;
@@ -45,6 +46,33 @@ describe('POST /v1/projects/{ref}/database/query', () => {
     assert.deepEqual(res.body.results.slice(1).map((r: { row_count: number }) => r.row_count), [3, 3, 3]);
     assert.deepEqual(res.body.results[2].columns.map((c: { name: string }) => c.name), ['n', 't']);
     assert.deepEqual(res.body.results[2].rows[0], { n: 1, t: '1' });
+  });
+
+  test('each statement keeps its own columns, a batch may manage its own transaction, values come as JSON', async () => {
+    const res = await h.api('POST', path, {
+      body: {
+        format: 'results',
+        query: "select 1 as one; begin; create table typed (id int8, tags int[], doc jsonb, day date, price numeric); insert into typed values (1, '{1,2}', '{\"a\":1}', '2024-02-03', 1.50); commit; select * from typed; ;",
+      },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.results.map((r: StatementResult) => [r.command, r.row_count, r.columns.map((c) => c.name)]),
+      [['SELECT', 1, ['one']], ['BEGIN', null, []], ['CREATE', null, []], ['INSERT', 1, []], ['COMMIT', null, []], ['SELECT', 1, ['id', 'tags', 'doc', 'day', 'price']]],
+    );
+    assert.deepEqual(res.body.results[5].columns.map((c: { type_oid: number }) => c.type_oid), [20, 1007, 3802, 1082, 1700]);
+    assert.deepEqual(res.body.results[5].rows, [{ id: '1', tags: [1, 2], doc: { a: 1 }, day: '2024-02-03T00:00:00.000Z', price: '1.50' }]);
+  });
+
+  test('COPY from STDIN or to STDOUT is 400 invalid_request (no client to send or take the data), and the next query runs', async () => {
+    await h.api('POST', path, { body: { query: 'create table copied (n int)' } });
+    for (const query of ['copy copied from stdin', 'select 1; copy (select 1) to stdout']) {
+      const res = await h.api('POST', path, { body: { query } });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'invalid_request');
+    }
+    const next = await h.api('POST', path, { body: { query: 'select count(*)::int as n from copied' } });
+    assert.deepEqual(next.body, [{ n: 0 }]);
   });
 
   test('a failing statement is 400 sql_error with the SQLSTATE and position, and nothing of the batch stays', async () => {

@@ -281,7 +281,7 @@ describe('bad input', () => {
   });
 });
 
-describe('edge cases a conformance sweep found', () => {
+describe('odd names, strings and races the management API refuses cleanly', () => {
   const ref = () => h.info.PROJECT_REF;
   const configRows = async () =>
     (await h.hearth.p.dbs.control`select area, settings from platform.project_config c

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
 import type { HearthError } from '../../src/errors.ts';
 import { archiveMessage, deleteMessage, isValidQueueName, queueExists, readMessages, sendMessage } from '../../src/queues/index.ts';
-import { createProjectDb, type ProjectDb } from './project-db.ts';
+import { createProjectDb, type ProjectDb } from '../helpers/project-db.ts';
 
 let project: ProjectDb;
 let platform: postgres.Sql; // a superuser pool, as the platform's project pool is

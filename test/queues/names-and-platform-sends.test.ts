@@ -1,4 +1,4 @@
-// Third conformance sweep of SPEC 2.15, 4.4 and 8 for queues, over a real
+// SPEC 2.15, 4.4 and 8 for queues, over a real
 // `pg` connection as the project owner: a malformed queue name is refused
 // with the rule in the error message itself (clients often show no HINT),
 // and the platform's own sends keep a JSON null body as JSON null.
@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import postgres from 'postgres';
 import { sendMessage } from '../../src/queues/index.ts';
-import { createProjectDb, type ProjectDb } from './project-db.ts';
+import { createProjectDb, type ProjectDb } from '../helpers/project-db.ts';
 
 let project: ProjectDb;
 let owner: pg.Client;

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { createProjectDb, type ProjectDb, urlFor } from './project-db.ts';
+import { migrations } from '../../src/db/migrate.ts';
+import { createProjectDb, type ProjectDb, urlFor } from '../helpers/project-db.ts';
 
 let project: ProjectDb;
 let owner: pg.Client;
@@ -326,16 +327,31 @@ describe('privileges', () => {
   });
 
   it("keeps another project's owner out of this database", async () => {
-    const other = await createProjectDb();
+    // Every test database has the same owner (test/helpers/project-db.ts): another project's
+    // owner is a login role with CONNECT on its own database only, as the platform makes them.
+    const other = `${project.database}_other_owner`;
+    const admin = await connect(project.adminUrl);
+    await admin.query(`create role "${other}" login password 'other'`);
     try {
-      const url = new URL(other.ownerUrl); // its own credentials, this project's database
-      url.pathname = `/${project.database}`;
-      const c = new pg.Client({ connectionString: url.toString() });
+      const c = new pg.Client({ connectionString: urlFor(project.database, other, 'other') });
       const err = await sqlError(c.connect());
       assert.match(err.message, /permission denied for database/);
       await c.end().catch(() => {});
     } finally {
-      await other.drop();
+      await admin.query(`drop role "${other}"`);
     }
+  });
+});
+
+describe('the pgmq migrations', () => {
+  it('can run again on a database that has them, queues and messages included', async () => {
+    await owner.query(`select pgmq.create('again')`);
+    await owner.query(`select pgmq.send('again', '{"n": 1}')`);
+    const admin = await connect(project.adminUrl);
+    for (const m of migrations('project').filter((m) => /^04[013]_pgmq/.test(m.id))) {
+      await admin.query(`begin; ${m.text.replaceAll('{{owner}}', project.owner)}; commit`);
+    }
+    const [message] = await rows<{ message: unknown }>(owner, `select message from pgmq.read('again', 30, 1)`);
+    assert.deepEqual(message?.message, { n: 1 });
   });
 });

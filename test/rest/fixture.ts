@@ -1,20 +1,19 @@
 /**
- * A fresh project database per test file: 001_base + the REST migrations, a
- * fixture schema owned by a non-superuser owner role (RLS, composite keys, two
+ * A fresh project database per test file (test/helpers/project-db.ts: every
+ * project migration, as the platform applies them), a
+ * fixture schema owned by its non-superuser owner role (RLS, composite keys, two
  * FKs between the same tables, one-to-one, a junction, a view, functions of
  * every return shape), and helpers to call handleRest as anon, a user, or the
  * secret key. close() drops the database and ends every connection.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import type { Caller } from '../../src/db/with-role.ts';
 import { handleRest, type RestResponse } from '../../src/rest/handle.ts';
 import { loadSchemaCache, type SchemaCache } from '../../src/rest/schema-cache.ts';
-import { withCreateLock } from '../helpers/create-lock.ts';
+import { createProjectDb, OWNER } from '../helpers/project-db.ts';
 
-export const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-export const OWNER = 'hearth_test_owner';
+export { OWNER };
 
 export const ALICE = '00000000-0000-4000-8000-00000000000a';
 export const BOB = '00000000-0000-4000-8000-00000000000b';
@@ -99,33 +98,14 @@ export interface Project {
   close(): Promise<void>;
 }
 
-export function migrationSql(file: string): string {
-  return readFileSync(new URL(`../../migrations/project/${file}`, import.meta.url), 'utf8').replaceAll('{{owner}}', OWNER);
-}
-
 export async function createProject(): Promise<Project> {
-  const name = `hearth_rest_${randomBytes(6).toString('hex')}`;
-  const server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-  try {
-    await server.unsafe(`do $$ begin create role ${OWNER} login; exception when duplicate_object or unique_violation then null; end $$`);
-    await server.unsafe(`create database ${name}`);
-  } finally {
-    await server.end();
-  }
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  const admin = postgres(url.toString(), { max: 2, onnotice: () => {} });
-  await withCreateLock(async () => {
-    await admin.unsafe(migrationSql('001_base.sql'));
-    await admin.unsafe(migrationSql('020_rest_schema_reload.sql'));
-  });
-  await admin.unsafe(`set role ${OWNER}`);
-  await admin.unsafe(FIXTURE);
-  await admin.unsafe('reset role');
-  const sql = postgres(url.toString(), { max: 4, onnotice: () => {} });
+  const db = await createProjectDb();
+  const admin = postgres(db.adminUrl, { max: 2, onnotice: () => {} });
+  await admin.unsafe(`set role ${OWNER}; ${FIXTURE}; reset role`);
+  const sql = postgres(db.adminUrl, { max: 4, onnotice: () => {} });
 
   const project: Project = {
-    name,
+    name: db.database,
     admin,
     sql,
     cache: await loadSchemaCache(sql, ['public']),
@@ -146,9 +126,7 @@ export async function createProject(): Promise<Project> {
     async close() {
       await sql.end();
       await admin.end();
-      const s = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-      await s.unsafe(`drop database if exists ${name} with (force)`);
-      await s.end();
+      await db.drop();
     },
   };
   return project;

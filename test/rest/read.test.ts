@@ -326,3 +326,15 @@ describe('media types', () => {
     assert.deepEqual(res.json, { code: 'PGRST106', message: 'The schema must be one of the following: public', details: null, hint: null });
   });
 });
+
+describe('paging', () => {
+  test('a limit or offset of any size is accepted: the limit is capped, a far offset finds nothing', async () => {
+    const big = await p.call('anon', 'GET', 'posts?select=id&order=id&limit=10000000000000');
+    assert.equal(big.status, 200, big.body ?? '');
+    assert.deepEqual(big.json, [{ id: 1 }, { id: 2 }, { id: 3 }]);
+    const far = await p.call('anon', 'GET', 'posts?select=id&offset=99999999999999');
+    assert.deepEqual([far.status, far.headers['content-range'], far.json], [200, '*/*', []]);
+    const counted = await p.call('anon', 'GET', 'posts?select=id&offset=99999999999999', { headers: { prefer: 'count=exact' } });
+    assert.deepEqual([counted.status, (counted.json as { code: string }).code], [416, 'PGRST103']);
+  });
+});

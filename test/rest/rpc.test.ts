@@ -3,11 +3,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createSchemaCacheStore } from '../../src/rest/schema-cache.ts';
-import { ALICE, createProject, type Project } from './fixture.ts';
+import { ALICE, createProject, OWNER, type Project } from './fixture.ts';
 
 let p: Project;
 before(async () => {
   p = await createProject();
+  await p.admin.unsafe(`set role ${OWNER};
+    create function sum_all(variadic nums int[]) returns int language sql immutable as 'select sum(n)::int from unnest(nums) n';
+    reset role`);
+  await p.reload();
 });
 after(() => p.close());
 
@@ -121,5 +125,18 @@ describe('schema reload', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('rpc with a VARIADIC argument', () => {
+  test('a VARIADIC argument takes a JSON array (POST) or repeated parameters (GET)', async () => {
+    const post = await p.call('anon', 'POST', 'rpc/sum_all', { body: { nums: [1, 2, 3] } });
+    assert.equal(post.status, 200, post.body ?? '');
+    assert.equal(post.body, '6');
+    const get = await p.call('anon', 'GET', 'rpc/sum_all?nums=1&nums=5');
+    assert.equal(get.status, 200, get.body ?? '');
+    assert.equal(get.body, '6');
+    const one = await p.call('anon', 'GET', 'rpc/sum_all?nums=4');
+    assert.equal(one.body, '4');
   });
 });

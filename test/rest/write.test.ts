@@ -173,3 +173,24 @@ describe('update and delete', () => {
     assert.equal(res.status, 204);
   });
 });
+
+describe('PATCH columns and bodies of other types', () => {
+  test('PATCH with ?columns= sets only the named columns', async () => {
+    const res = await p.call('service', 'PATCH', 'posts?id=eq.2&columns=body&select=title,body', {
+      body: { body: 'patched', title: 'ignored' },
+      headers: { prefer: 'return=representation' },
+    });
+    assert.equal(res.status, 200, res.body ?? '');
+    assert.deepEqual(res.json, [{ title: 'Second thoughts', body: 'patched' }]);
+  });
+
+  test('a body that is neither JSON, CSV nor a form is 400 PGRST102 and writes nothing', async () => {
+    for (const method of ['POST', 'PATCH']) {
+      const res = await p.call('service', method, 'logs?msg=eq.plain', { body: '{"msg":"plain"}', headers: { 'content-type': 'text/plain' } });
+      assert.equal(res.status, 400, `${method} ${res.body}`);
+      assert.deepEqual(res.json, { message: 'Content-Type not acceptable: text/plain', code: 'PGRST102', details: null, hint: null });
+    }
+    const rows = await p.admin.unsafe(`select count(*)::int as n from logs where msg = 'plain'`);
+    assert.equal(rows[0].n, 0);
+  });
+});

@@ -61,6 +61,44 @@ function slowPost(path: string, mib: number, headers: Record<string, string | nu
   });
 }
 
+/** Writes the whole body in one req.end() before reading anything, as most clients do. */
+function postWhole(path: string, body: Buffer, headers: Record<string, string | number>): Promise<Outcome> {
+  const url = new URL(h.url + path);
+  const out: Outcome = { status: null, body: '', error: null, written: false };
+  return new Promise((resolve) => {
+    let pending = 2; // the write and the response
+    const settle = () => --pending === 0 && resolve(out);
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...headers, 'content-length': body.length } }, (res) => {
+      out.status = res.statusCode ?? null;
+      res.on('data', (c) => (out.body += c));
+      res.on('end', settle);
+    });
+    req.on('error', (err) => {
+      out.error ??= (err as NodeJS.ErrnoException).code ?? err.message;
+      resolve(out);
+    });
+    req.end(body, () => {
+      out.written = true;
+      settle();
+    });
+  });
+}
+
+test('a 12 MiB body written whole before reading gets its 413, on POST /v1/projects and on a data route', async () => {
+  const body = Buffer.alloc(12 * 1024 * 1024, 'a');
+  const management = await postWhole('/v1/projects', body, { 'content-type': 'application/json', authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}` });
+  assert.equal(management.error, null);
+  assert.equal(management.status, 413);
+  assert.equal(JSON.parse(management.body).code, 'payload_too_large');
+  assert.ok(management.written, 'the client wrote its whole body');
+
+  const data = await postWhole('/rest/v1/notes', body, { 'content-type': 'application/json', apikey: h.info.PUBLISHABLE_KEY });
+  assert.equal(data.error, null);
+  assert.equal(data.status, 413);
+  assert.ok(data.written, 'the client wrote its whole body');
+  assert.equal(JSON.parse(data.body).code, 'payload_too_large');
+});
+
 test('a 12 MiB body to a 1 MiB route is answered 413 payload_too_large, and the whole body is taken', async () => {
   const res = await slowPost('/v1/projects', 12, { 'content-type': 'application/json', 'content-length': 12 * 1024 * 1024, authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}` });
   assert.equal(res.error, null);

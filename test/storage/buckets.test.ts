@@ -90,3 +90,47 @@ describe('buckets (secret key only)', () => {
     assert.equal(badList.status, 400);
   });
 });
+
+const errorCode = async (res: Response) => (await res.json()).error.code as string;
+
+describe('bucket rules as Supabase reads them', () => {
+  test('a bucket named ".." is refused: no URL could address it', async () => {
+    const res = await t.raw('POST', '/bucket', { json: { name: '..' } });
+    assert.equal(res.status, 400);
+    assert.equal(await errorCode(res), 'invalid_bucket_name');
+    assert.equal((await t.raw('POST', '/bucket', { json: { name: '...' } })).status, 200);
+  });
+
+  test('"list-v2" is reserved: storage-js listV2() posts to /object/list-v2/{bucket}', async () => {
+    const res = await t.raw('POST', '/bucket', { json: { name: 'list-v2' } });
+    assert.equal(res.status, 400);
+    assert.equal(await errorCode(res), 'invalid_bucket_name');
+  });
+
+  test('file_size_limit strings use decimal units: "1MB" is 1,000,000 bytes', async () => {
+    const s = t.service.storage;
+    assert.equal((await s.createBucket('decimal', { public: false, fileSizeLimit: '1MB' })).error, null);
+    assert.equal((await s.getBucket('decimal')).data!.file_size_limit, 1_000_000);
+    const over = await t.raw('POST', '/object/decimal/over.bin', { body: Buffer.alloc(1_000_001), headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(over.status, 413);
+    assert.equal(await errorCode(over), 'entity_too_large');
+    const fits = await t.raw('POST', '/object/decimal/fits.bin', { body: Buffer.alloc(1_000_000), headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(fits.status, 201);
+
+    assert.equal((await s.updateBucket('decimal', { public: false, fileSizeLimit: '1.5KB' })).error, null);
+    assert.equal((await s.getBucket('decimal')).data!.file_size_limit, 1500);
+    // "50MB" (50,000,000) is under the 50 MiB ceiling; "53MB" is over it.
+    assert.equal((await s.updateBucket('decimal', { public: false, fileSizeLimit: '50MB' })).error, null);
+    const tooBig = await t.raw('PUT', '/bucket/decimal', { json: { file_size_limit: '53MB' } });
+    assert.equal(tooBig.status, 400);
+    assert.equal(await errorCode(tooBig), 'invalid_file_size_limit');
+  });
+
+  test('an empty allowed_mime_types list restricts nothing', async () => {
+    assert.equal((await t.service.storage.createBucket('anytype', { public: false, allowedMimeTypes: [] })).error, null);
+    for (const type of ['image/png', 'application/octet-stream', 'text/plain; charset=utf-8']) {
+      const res = await t.raw('POST', `/object/anytype/${type.replace(/\W/g, '-')}`, { body: 'x', headers: { 'content-type': type } });
+      assert.equal(res.status, 201, type);
+    }
+  });
+});

@@ -30,7 +30,7 @@ describe('storage RLS', () => {
     assert.equal(raw.status, 403);
     assert.equal((await raw.json()).error.code, 'row_level_security');
     await t.service.storage.from('private').upload('secret.txt', Buffer.from('s'));
-    assert.equal(status(await alice.storage.from('private').download('secret.txt')), 404);
+    assert.equal(status(await alice.storage.from('private').download('secret.txt')), 403);
     assert.deepEqual((await alice.storage.from('private').list()).data, []);
     assert.equal(storedFiles(t.h).length, 1, 'refused uploads store nothing');
   });
@@ -102,9 +102,78 @@ describe('storage RLS', () => {
     const gold = await t.as(ALICE, { app_metadata: { plan: 'gold' } });
     const free = await t.as(BOB, { app_metadata: { plan: 'free' } });
     assert.equal(await (await gold.storage.from('vip').download('lounge.txt')).data!.text(), 'welcome');
-    assert.equal(status(await free.storage.from('vip').download('lounge.txt')), 404);
+    assert.equal(status(await free.storage.from('vip').download('lounge.txt')), 403, 'no policy admits the free plan to vip');
     assert.deepEqual((await gold.storage.from('vip').list()).data!.map((e) => e.name), ['lounge.txt']);
     assert.deepEqual((await free.storage.from('vip').list()).data, []);
+  });
+});
+
+describe('reads refused by RLS (SPEC 7)', () => {
+  const refused = async (res: Response, what: string) => {
+    assert.equal(res.status, 403, what);
+    if (!what.startsWith('HEAD')) {
+      const body = await res.json();
+      assert.equal(body.error.code, 'row_level_security', what);
+      assert.equal(body.message, 'new row violates row-level security policy', what);
+    }
+  };
+  const routes = (bucket: string, name: string): [string, string, unknown?][] => [
+    ['GET', `/object/${bucket}/${name}`],
+    ['HEAD', `/object/${bucket}/${name}`],
+    ['GET', `/object/authenticated/${bucket}/${name}`],
+    ['GET', `/object/info/${bucket}/${name}`],
+    ['GET', `/object/info/authenticated/${bucket}/${name}`],
+    ['POST', `/object/sign/${bucket}/${name}`, { expiresIn: 60 }],
+  ];
+
+  test('in a private bucket where no policy admits the caller: download, info and sign are 403, for a stored name and a missing one alike', async () => {
+    await t.service.storage.createBucket('closed');
+    assert.equal((await t.service.storage.from('closed').upload('kept.txt', Buffer.from('kept'))).error, null);
+    const alice = await t.as(ALICE);
+    const token = await t.token(ALICE);
+    for (const name of ['kept.txt', 'never-stored.txt']) {
+      for (const [what, r] of [
+        ['download', await alice.storage.from('closed').download(name)],
+        ['info', await alice.storage.from('closed').info(name)],
+        ['createSignedUrl', await alice.storage.from('closed').createSignedUrl(name, 60)],
+      ] as const) {
+        assert.equal(status(r), 403, `${what} ${name}`);
+        assert.equal(r.data, null);
+      }
+      for (const [method, path, json] of routes('closed', name)) {
+        await refused(await t.raw(method, path, { token, json, headers: { apikey: t.h.info.PUBLISHABLE_KEY } }), `${method} ${path}`);
+      }
+      // No key but the publishable one (anon): the same.
+      await refused(await t.raw('GET', `/object/closed/${name}`, { token: t.h.info.PUBLISHABLE_KEY }), `anon ${name}`);
+    }
+  });
+
+  test('where the caller may read some objects of the bucket, one they cannot see is 404 not_found, as a missing one is', async () => {
+    // "homes": Bob reads his own folder only (the policies of the test above).
+    const bob = await t.as(BOB);
+    assert.equal((await bob.storage.from('homes').upload(`${BOB}/mine.txt`, Buffer.from('mine'))).error, null);
+    assert.equal((await t.service.storage.from('homes').upload(`${ALICE}/hers.txt`, Buffer.from('hers'))).error, null);
+    const token = await t.token(BOB);
+    for (const name of [`${ALICE}/hers.txt`, `${ALICE}/never-stored.txt`]) {
+      assert.equal(status(await bob.storage.from('homes').download(name)), 404, name);
+      assert.equal(status(await bob.storage.from('homes').info(name)), 404, name);
+      assert.equal(status(await bob.storage.from('homes').createSignedUrl(name, 60)), 404, name);
+      for (const [method, path, json] of routes('homes', name)) {
+        const res = await t.raw(method, path, { token, json, headers: { apikey: t.h.info.PUBLISHABLE_KEY } });
+        assert.equal(res.status, 404, `${method} ${path}`);
+        if (method !== 'HEAD') assert.equal((await res.json()).error.code, 'not_found', `${method} ${path}`);
+      }
+    }
+  });
+
+  test('the secret key (bypasses RLS) and public buckets keep 404 for a missing object', async () => {
+    await t.service.storage.createBucket('empty-private');
+    assert.equal(status(await t.service.storage.from('empty-private').download('nothing.txt')), 404);
+    assert.equal((await t.raw('GET', '/object/info/empty-private/nothing.txt')).status, 404);
+    await t.service.storage.createBucket('open', { public: true });
+    const alice = await t.as(ALICE);
+    assert.equal(status(await alice.storage.from('open').download('nothing.txt')), 404);
+    assert.equal(status(await alice.storage.from('open').createSignedUrl('nothing.txt', 60)), 404);
   });
 });
 
@@ -144,7 +213,7 @@ describe('signed URLs', () => {
     assert.equal((await expired.json()).error.code, 'signed_url_expired');
 
     const free = await t.as(BOB, { app_metadata: { plan: 'free' } });
-    assert.equal(status(await free.storage.from('vip').createSignedUrl('lounge.txt', 60)), 404);
+    assert.equal(status(await free.storage.from('vip').createSignedUrl('lounge.txt', 60)), 403);
     const bad = await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: 0 } });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).error.code, 'invalid_expires_in');

@@ -1,5 +1,5 @@
 /**
- * Third conformance sweep: every storage-js call that reached a route Hearth
+ * Every storage-js call that reached a route Hearth
  * did not have (listV2, the info spellings, CDN / vector / analytics
  * clients), each compared with Supabase Storage and the SPEC.
  */

@@ -1,4 +1,4 @@
-// Third conformance sweep of SPEC 2.8-2.13, 4.6 and 7 for workflows, as a
+// SPEC 2.8-2.13, 4.6 and 7 for workflows, as a
 // user sees them over HTTP and SQL: an explicit JSON null is a value (run
 // input, signal payload, queue message body), bodies that are not JSON are
 // 400 invalid_request whatever their Content-Type, numbers JSON cannot carry
