@@ -18,6 +18,7 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
   queues: () => import('./queues.ts'),
   realtime: () => import('./realtime.ts'),
   cli: () => import('./cli.ts'),
+  process: () => import('./process.ts'),
   studio: () => import('./studio.ts'),
 };
 

@@ -3,13 +3,16 @@
  * `hearth projects list|create|delete` and `hearth keys`.
  */
 import { readFileSync } from 'node:fs';
-import { confirm, input, password } from '@inquirer/prompts';
 import type { Command } from 'commander';
 import { appFolder, writeLink } from './app-folder.ts';
 import { Api, ApiError, connect, target, type ProjectJson } from './api.ts';
 import { forgetLogin, saveLogin } from './credentials.ts';
 import { CliError, print, type Output } from './output.ts';
 import { act, examples, optionsOf, outputOption } from './program.ts';
+import { lazy } from '../lazy.ts';
+
+/** The terminal prompts (with their encoding tables): loaded only when a question is asked at a terminal, never by `hearth start`. */
+const prompts = lazy(() => import('@inquirer/prompts'));
 
 const DEFAULT_URL = 'http://127.0.0.1:54321';
 
@@ -17,7 +20,7 @@ const DEFAULT_URL = 'http://127.0.0.1:54321';
 export async function confirmed(question: string, yes: boolean | undefined): Promise<boolean> {
   if (yes) return true;
   if (!process.stdin.isTTY) throw new CliError(`${question} Pass --yes to confirm when not at a terminal.`);
-  return confirm({ message: question, default: false });
+  return (await prompts()).confirm({ message: question, default: false });
 }
 
 /** Checks a token against the server (and that the server is Hearth): the account's projects. */
@@ -35,9 +38,9 @@ async function login(opts: { url: string; email?: string }): Promise<number> {
   if (!token) {
     // At a terminal both are asked; in a script the e-mail comes from --email and the password from stdin.
     const tty = process.stdin.isTTY;
-    email = opts.email ?? (tty ? await input({ message: 'E-mail' }) : null);
+    email = opts.email ?? (tty ? await (await prompts()).input({ message: 'E-mail' }) : null);
     if (!email) throw new CliError('Pass --email (and the password on stdin), or set HEARTH_ACCESS_TOKEN to a management token.');
-    const secret = tty ? await password({ message: 'Password', mask: '*' }) : readFileSync(0, 'utf8').split('\n')[0]!;
+    const secret = tty ? await (await prompts()).password({ message: 'Password', mask: '*' }) : readFileSync(0, 'utf8').split('\n')[0]!;
     const res = await fetch(`${url}/v1/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

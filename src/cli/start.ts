@@ -2,6 +2,8 @@ import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import { fail } from '../errors.ts';
+import { startEmbedded } from '../db/embedded.ts';
+import { createLogger } from '../server/logger.ts';
 import { firstOwner } from '../platform/accounts.ts';
 import { connectionInfo } from '../platform/connection-info.ts';
 
@@ -11,8 +13,13 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 /** `hearth start`: runs until SIGINT/SIGTERM/SIGHUP, then drains and stops cleanly. Returns -1 (keep running). */
 export async function runStart(config: Config): Promise<number> {
   const started = Date.now();
+  // The embedded PostgreSQL starts while the server's modules load: a restart
+  // waits for the slower of the two (a few hundred ms each), not their sum.
+  const log = await createLogger(config);
+  const embedded = config.databaseUrl ? undefined : startEmbedded(config.dataDir, config.dbPort, log);
+  embedded?.catch(() => {}); // its failure is reported where startHearth awaits it
   const { startHearth } = await import('../server/runtime.ts');
-  const hearth = await startHearth(config).catch((err) => {
+  const hearth = await startHearth(config, { log, embedded }).catch((err) => {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     throw fail('port_in_use', `${config.host}:${config.port} is already in use (another Hearth?): choose another port with HEARTH_PORT or --port.`);
   });

@@ -36,12 +36,17 @@ interface Logger {
 }
 
 function postgresUser(): { uid: number; gid: number } {
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  // One `id` (`uid=105(postgres) gid=111(postgres) ...`) rather than one per number: each is a process spawned before every start.
+  const ids = () => {
+    const m = /uid=(\d+)\S* gid=(\d+)/.exec(execFileSync('id', ['postgres'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }));
+    if (!m) throw new Error('unexpected output of `id postgres`');
+    return { uid: Number(m[1]), gid: Number(m[2]) };
+  };
   try {
-    return { uid: id('-u'), gid: id('-g') };
+    return ids();
   } catch {
     execFileSync('sh', ['-c', 'getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -d /nonexistent -s /usr/sbin/nologin postgres']);
-    return { uid: id('-u'), gid: id('-g') };
+    return ids();
   }
 }
 

@@ -92,7 +92,7 @@ type StatementRows = postgres.RowList<Record<string, unknown>[]> & { columns: { 
 async function refuseCopy(stream: Writable | Readable): Promise<never> {
   if (stream instanceof Writable) stream.on('error', () => {}).destroy(new Error('database/query has no data to send'));
   else await finished(stream.resume()).catch(() => {});
-  throw new HearthError(400, 'invalid_request', 'COPY from STDIN or to STDOUT needs a client that sends or takes the data: database/query cannot run it. Use INSERT or SELECT instead.');
+  throw fail('invalid_request', 'COPY from STDIN or to STDOUT needs a client that sends or takes the data: database/query cannot run it. Use INSERT or SELECT instead.');
 }
 
 /** Runs the statements as the owner role; every statement's result, in order. */

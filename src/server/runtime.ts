@@ -39,6 +39,8 @@ export interface StartOptions {
   clock?: Clock;
   log?: Logger;
   faults?: Faults;
+  /** The embedded PostgreSQL, already starting (`hearth start` begins it before loading this module); else started here when there is no DATABASE_URL. */
+  embedded?: Promise<EmbeddedCluster>;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   let embedded: EmbeddedCluster | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbedded(config.dataDir, config.dbPort, log);
+    embedded = await (opts.embedded ?? startEmbedded(config.dataDir, config.dbPort, log));
     databaseUrl = embedded.url;
   }
   if (config.outboundAllow.length) {

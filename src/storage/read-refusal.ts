@@ -15,10 +15,10 @@
  */
 import type postgres from 'postgres';
 import { type Caller, type RequestInfo, withRoleStatement } from '../db/with-role.ts';
-import { HearthError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { objectNotFound } from './objects.ts';
 
-export const readRefused = () => new HearthError(403, 'row_level_security', 'new row violates row-level security policy');
+export const readRefused = () => fail('row_level_security');
 
 const SEES = `select (select rolbypassrls from pg_roles where rolname = current_user) as bypass,
   exists (select 1 from storage.objects where bucket = $1) as sees_any`;
