@@ -15,7 +15,7 @@
  */
 import type postgres from 'postgres';
 import { type Caller, type RequestInfo, withRoleStatement } from '../db/with-role.ts';
-import { fail } from '../errors.ts';
+import { fail, type HearthError } from '../errors.ts';
 import { objectNotFound } from './objects.ts';
 
 export const readRefused = () => fail('row_level_security');
