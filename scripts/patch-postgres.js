@@ -24,6 +24,9 @@
 //              tells the pool whether the connection never became ready, and why.
 //   ReadyForQuery  a connection opened for a reserve() without a types fetch is
 //              handed to the pool's queue (it was left in "connecting" for good).
+//              The array-types fetch a new connection runs first no longer rejects
+//              without a handler when the connection closes during it (the close
+//              already fails the reserve() waiting for that connection).
 //   CommandComplete  a simple query sent with the option `everyResult` (only
 //              src/platform/database-query.ts does) resolves to one result per
 //              statement, each with its command, count and columns, as pg does;
@@ -277,6 +280,15 @@ const edits = [
     result = new Result()
     query.statement.columns = null
   }
+`,
+  ],
+  [
+    'connection.js',
+    `        initial.reserve && (initial = null)
+        return fetchArrayTypes()
+`,
+    `        initial.reserve && (initial = null)
+        return fetchArrayTypes().catch(() => {}) ${MARK}: a close during the fetch fails the waiting queries itself; this promise had no handler
 `,
   ],
 ];
