@@ -168,5 +168,4 @@ export const sqlRows = async <T = Record<string, unknown>>(ref: string, query: s
   (await mgmt<T[]>('POST', `/v1/projects/${encodeURIComponent(ref)}/database/query`, { query }));
 
 /** SQL text quoting (database/query takes no parameters): a literal and an identifier. */
-export const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
-export const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
+export { quoteIdent as ident, quoteLiteral as literal } from '../src/db/ident.ts';

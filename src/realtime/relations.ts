@@ -5,6 +5,7 @@
  * for a short while and re-read when a change carries a column the cache
  * does not know.
  */
+import { quoteIdent } from '../db/ident.ts';
 import type { Sql } from '../db/pools.ts';
 import type { DbRole } from '../db/with-role.ts';
 
@@ -24,12 +25,11 @@ export interface Relation {
 }
 
 const TTL_MS = 10_000;
-const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 function visibleSql(schema: string, table: string, primaryKey: string[]): string | null {
   if (!primaryKey.length) return null;
-  const rel = `${ident(schema)}.${ident(table)}`;
-  const cols = primaryKey.map(ident);
+  const rel = `${quoteIdent(schema)}.${quoteIdent(table)}`;
+  const cols = primaryKey.map(quoteIdent);
   return `select exists (select 1 from only ${rel} t where (${cols.map((c) => `t.${c}`).join(', ')}) =
     (select ${cols.map((c) => `r.${c}`).join(', ')} from jsonb_populate_record(null::${rel}, $1) r))`;
 }
