@@ -19,7 +19,7 @@ const SRC = path.resolve(import.meta.dirname, '../src');
 const LAYERS: [layer: string, members: string[]][] = [
   ['base', ['errors.ts', 'config.ts', 'lazy.ts', 'secrets.ts', 'outbound']],
   ['db', ['db']],
-  ['context', ['context.ts', 'periodic.ts']],
+  ['context', ['context.ts', 'periodic.ts', 'cache.ts']],
   ['platform', ['platform']],
   ['http', ['http']],
   ['areas', ['auth', 'rest', 'storage', 'functions', 'workflows', 'cron', 'realtime', 'queues', 'studio', 'management']],

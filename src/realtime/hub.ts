@@ -63,7 +63,7 @@ export class ProjectHub {
     private readonly p: Platform,
     readonly project: ProjectRuntime,
   ) {
-    this.relations = new RelationCache(project.sql);
+    this.relations = new RelationCache(project.sql, p.clock);
   }
 
   get sql(): Sql {
