@@ -5,8 +5,9 @@
  */
 
 /** SQL text quoting (database/query takes no parameters): a literal and an identifier. */
-export const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
-export const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
+import { quoteIdent as ident, quoteLiteral as literal } from '../src/db/ident.ts';
+
+export { ident, literal };
 
 export interface TableRef {
   schema: string;

@@ -2,11 +2,9 @@
 // assembles the areas, the areas use the HTTP kit and the platform, and
 // everything rests on db, the context and the base. A file may import its own
 // folder, a lower layer or a module of its own layer (areas use each other),
-// never a higher one, and no import may close a circle. For the direction
-// `import type` counts too: a type dependency is a dependency. Circles between
-// files count runtime imports only (type-only ones are erased and cannot
-// change what loads first); circles between folders count both. A new folder
-// must be given a layer here.
+// never a higher one, and no import may close a circle, between files or
+// between folders. `import type` counts too: a type dependency is a
+// dependency. A new folder must be given a layer here.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -19,7 +17,7 @@ const SRC = path.resolve(import.meta.dirname, '../src');
 const LAYERS: [layer: string, members: string[]][] = [
   ['base', ['errors.ts', 'error-catalogue.ts', 'config.ts', 'lazy.ts', 'secrets.ts', 'outbound']],
   ['db', ['db']],
-  ['context', ['context.ts', 'periodic.ts']],
+  ['context', ['context.ts', 'periodic.ts', 'cache.ts']],
   ['platform', ['platform']],
   ['http', ['http']],
   ['areas', ['auth', 'rest', 'storage', 'functions', 'workflows', 'cron', 'realtime', 'queues', 'studio', 'management']],
@@ -52,27 +50,17 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-interface Import {
-  to: string;
-  typeOnly: boolean;
-}
-
-/** A module's relative imports: static, dynamic, re-exports, each marked when only types come through. */
-function importsOf(file: string): { spec: string; typeOnly: boolean }[] {
+/** A module's import specifiers: static, dynamic, type-only, re-exports, `import('...')` types. */
+function importsOf(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
-  const out: { spec: string; typeOnly: boolean }[] = [];
+  const out: string[] = [];
   const visit = (node: ts.Node) => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      const clause = node.importClause;
-      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : null;
-      const typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
-      out.push({ spec: node.moduleSpecifier.text, typeOnly });
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      out.push({ spec: node.moduleSpecifier.text, typeOnly: node.isTypeOnly });
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      out.push(node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
-      out.push({ spec: node.arguments[0].text, typeOnly: false });
+      out.push(node.arguments[0].text);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
-      out.push({ spec: node.argument.literal.text, typeOnly: true });
+      out.push(node.argument.literal.text);
     }
     ts.forEachChild(node, visit);
   };
@@ -81,13 +69,13 @@ function importsOf(file: string): { spec: string; typeOnly: boolean }[] {
 }
 
 /** Every relative import of every src file, as paths under src/. */
-function importGraph(): Map<string, Import[]> {
-  const graph = new Map<string, Import[]>();
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
   for (const file of sourceFiles(SRC)) {
     const imports = importsOf(file)
-      .filter((i) => i.spec.startsWith('.'))
-      .map((i) => ({ to: path.relative(SRC, path.resolve(path.dirname(file), i.spec)).split(path.sep).join('/'), typeOnly: i.typeOnly }))
-      .filter((i) => !i.to.startsWith('..')); // e.g. scripts/postgres-patch.json: outside src, no layer
+      .filter((spec) => spec.startsWith('.'))
+      .map((spec) => path.relative(SRC, path.resolve(path.dirname(file), spec)).split(path.sep).join('/'))
+      .filter((to) => !to.startsWith('..')); // e.g. scripts/postgres-patch.json: outside src, no layer
     graph.set(path.relative(SRC, file).split(path.sep).join('/'), imports);
   }
   return graph;
@@ -148,7 +136,7 @@ test('every import in src/ points down the layers', () => {
   const graph = importGraph();
   assert.ok(graph.size > 100, `read ${graph.size} files`);
   const wrong = [...graph].flatMap(([from, imports]) =>
-    imports.flatMap(({ to }) => {
+    imports.flatMap((to) => {
       const why = refusal(from, to);
       return why ? [`src/${from} -> src/${to} (${why})`] : [];
     }),
@@ -158,12 +146,11 @@ test('every import in src/ points down the layers', () => {
 
 test('no import circle between files or between folders', () => {
   const graph = importGraph();
-  const runtime = new Map([...graph].map(([from, imports]) => [from, imports.filter((i) => !i.typeOnly).map((i) => i.to)]));
-  assert.deepEqual(circles(runtime), []);
+  assert.deepEqual(circles(graph), []);
   const byModule = new Map<string, string[]>();
   for (const [from, imports] of graph) {
     const edges = byModule.get(moduleOf(from)) ?? [];
-    for (const { to } of imports) if (moduleOf(to) !== moduleOf(from)) edges.push(moduleOf(to));
+    for (const to of imports) if (moduleOf(to) !== moduleOf(from)) edges.push(moduleOf(to));
     byModule.set(moduleOf(from), edges);
   }
   assert.deepEqual(circles(byModule), []);

@@ -1,12 +1,6 @@
 /** Small helpers for SQL text the CLI sends through database/query. */
 
-/**
- * A string as an SQL literal. The E'' form with backslashes doubled reads the
- * same whatever standard_conforming_strings the project's role has set.
- */
-export function literal(value: string): string {
-  return `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
-}
+export { quoteLiteral as literal } from '../db/ident.ts';
 
 /** The 1-based line of a 1-based character position (PostgreSQL counts characters, not bytes). */
 export function lineOf(text: string, position: number): number {

@@ -16,6 +16,7 @@
  * At most once: a process that dies after claiming a fire does not deliver it,
  * and nobody retries; the run stays "running" in the history.
  */
+import { newCache } from '../cache.ts';
 import type { Platform } from '../context.ts';
 import { projectRefs } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
@@ -45,11 +46,11 @@ export interface FireResult extends Outcome {
   minute: Date;
 }
 
-const schedules = new Map<string, Schedule>();
+/** Parsed schedules by expression: every minute re-reads every job's. */
+const schedules = newCache<string, Schedule>({ max: 10_000 });
 function scheduleOf(expression: string): Schedule {
   let s = schedules.get(expression);
   if (!s) {
-    if (schedules.size > 10_000) schedules.clear();
     s = parseSchedule(expression);
     schedules.set(expression, s);
   }

@@ -12,6 +12,7 @@
  * while it runs removes it too: what it read cannot stick.
  */
 import type postgres from 'postgres';
+import { cachedLoad, newCache, type Cache } from '../cache.ts';
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
 import { lockProject, projectIdOf } from '../platform/projects.ts';
@@ -26,11 +27,6 @@ const TTL_MS = 5_000;
 interface Announcement {
   ref: string;
   name?: string;
-}
-
-interface Entry<T> {
-  value: Promise<T>;
-  at: number;
 }
 
 
@@ -62,11 +58,15 @@ function toLogEntry(r: postgres.Row): FunctionLogEntry {
 }
 
 export class DbFunctionStore implements FunctionStore {
-  private readonly current = new Map<string, Entry<FunctionRecord | null>>();
-  private readonly secrets = new Map<string, Entry<ProjectSecrets>>();
+  /** The current version of each function (by ref/name) and each project's secrets (by ref), for TTL_MS. */
+  private readonly current: Cache<string, Promise<FunctionRecord | null>>;
+  private readonly secrets: Cache<string, Promise<ProjectSecrets>>;
   private unlisten: (() => Promise<void>) | null = null;
 
-  constructor(private readonly p: Platform) {}
+  constructor(private readonly p: Platform) {
+    this.current = newCache({ max: 5000, ttlMs: TTL_MS, clock: p.clock });
+    this.secrets = newCache({ max: 1000, ttlMs: TTL_MS, clock: p.clock });
+  }
 
   private get sql(): Sql {
     return this.p.dbs.control;
@@ -98,15 +98,6 @@ export class DbFunctionStore implements FunctionStore {
     await tx`select pg_notify(${FUNCTIONS_CHANNEL}, ${JSON.stringify(a)})`;
   }
 
-  /** A cached value younger than the TTL, else `load()`; a failed load is not kept. */
-  private cached<T>(map: Map<string, Entry<T>>, key: string, load: (previous: Promise<T> | null) => Promise<T>): Promise<T> {
-    const hit = map.get(key);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
-    const entry = { value: load(hit?.value ?? null), at: Date.now() };
-    map.set(key, entry);
-    entry.value.catch(() => { if (map.get(key) === entry) map.delete(key); });
-    return entry.value;
-  }
 
   async publish(ref: string, name: string, draft: FunctionDraft): Promise<FunctionRecord> {
     const record = await this.sql.begin(async (tx) => {
@@ -127,9 +118,9 @@ export class DbFunctionStore implements FunctionStore {
   }
 
   get(ref: string, name: string): Promise<FunctionRecord | null> {
-    return this.cached(this.current, `${ref}/${name}`, async (previous) => {
+    return cachedLoad(this.current, `${ref}/${name}`, async (previous) => {
       // After the TTL, refetch the (possibly large) record only if the version moved.
-      const old = previous && (await previous.catch(() => null));
+      const old = previous ? await previous.catch(() => null) : null;
       const [head] = await this.sql`select version from platform.functions
         where project_id = ${projectIdOf(this.sql, ref)} and name = ${name} order by version desc limit 1`;
       if (!head) return null;
@@ -158,7 +149,7 @@ export class DbFunctionStore implements FunctionStore {
   }
 
   getSecrets(ref: string): Promise<ProjectSecrets> {
-    return this.cached(this.secrets, ref, async () => {
+    return cachedLoad(this.secrets, ref, async () => {
       const rows = await this.sql`select name, value_encrypted from platform.function_secrets
         where project_id = ${projectIdOf(this.sql, ref)} order by name`;
       const values: Record<string, string> = {};

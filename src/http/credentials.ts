@@ -7,6 +7,7 @@
  * `exp` is 401.
  */
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { newCache, type Cache } from '../cache.ts';
 import type { Clock } from '../context.ts';
 import type { Caller, DbRole } from '../db/with-role.ts';
 import { fail, HearthError } from '../errors.ts';
@@ -41,14 +42,16 @@ function bearer(header: string): string {
 }
 
 /**
- * Verified tokens, so a client sending the same access token on every request
- * pays the ES256 verification once (as PostgREST's JWT cache does). Keyed by
- * the signature, which is short to hash (the whole token is hundreds of
- * characters); a hit must be the same token of the same project, and expiry
- * is still checked on every use.
+ * Verified tokens, per project, so a client sending the same access token on
+ * every request pays the ES256 verification once (as PostgREST's JWT cache
+ * does). Keyed by the signature, which is short to hash (the whole token is
+ * hundreds of characters); a hit must be the same token, an entry leaves when
+ * the token expires, and expiry is still checked on every use.
  */
-const verified = new Map<string, { token: string; projectId: string; claims: JWTPayload }>();
-const VERIFIED_MAX = 10_000;
+const VERIFIED_MAX = 2000;
+type Verified = Cache<string, { token: string; claims: JWTPayload }>;
+const verifiedOf = (project: ProjectRuntime, clock: Clock): Verified =>
+  project.cached('http:verified-tokens', () => newCache({ max: VERIFIED_MAX, clock }));
 
 export async function verifyAccessToken(project: ProjectRuntime, token: string, clock: Clock): Promise<JWTPayload> {
   return claimsOf(project, token, clock);
@@ -57,13 +60,13 @@ export async function verifyAccessToken(project: ProjectRuntime, token: string, 
 /** The token's claims: synchronously when this token was verified before and has not expired since. */
 function claimsOf(project: ProjectRuntime, token: string, clock: Clock): JWTPayload | Promise<JWTPayload> {
   const signature = token.slice(token.lastIndexOf('.') + 1);
+  const verified = verifiedOf(project, clock);
   const hit = verified.get(signature);
-  if (hit && hit.token === token && hit.projectId === project.id && typeof hit.claims.exp === 'number' && hit.claims.exp * 1000 > clock.now().getTime()) {
+  if (hit && hit.token === token && typeof hit.claims.exp === 'number' && hit.claims.exp * 1000 > clock.now().getTime()) {
     return hit.claims;
   }
   return verifySignature(project, token, clock).then((claims) => {
-    if (verified.size >= VERIFIED_MAX) verified.clear();
-    verified.set(signature, { token, projectId: project.id, claims });
+    verified.set(signature, { token, claims }, { ttl: Math.max(1, (claims.exp as number) * 1000 - clock.now().getTime()) });
     return claims;
   });
 }

@@ -5,6 +5,7 @@
  * processes stay consistent through Postgres alone.
  */
 import type { CryptoKey, KeyObject } from 'jose';
+import { cachedLoad, newCache, type Cache } from '../cache.ts';
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
 import type { Change } from './changes.ts';
@@ -16,6 +17,8 @@ import { importPrivateKey, importPublicKey, type PublicJwk } from './signing-key
 
 type Key = CryptoKey | KeyObject | Uint8Array;
 const TTL_MS = 30_000;
+/** Project runtimes kept at most (each holds a pool, closed when idle, and the REST schema cache). */
+const MAX_RUNTIMES = 1000;
 
 export class ProjectRuntime {
   readonly id: string;
@@ -25,7 +28,7 @@ export class ProjectRuntime {
   /** The JWKS document, serialised once: it is served on every token verification by clients. */
   readonly jwksJson: string;
   private signer: Promise<{ kid: string; key: Key }> | null = null;
-  private readonly settingsCache = new Map<string, Promise<Settings>>();
+  private readonly settingsCache = newCache<string, Promise<Settings>>({ max: 32 });
   private readonly memo = new Map<string, { value: unknown; dispose?: () => unknown }>();
 
   constructor(
@@ -53,13 +56,7 @@ export class ProjectRuntime {
   }
 
   settings(area: string): Promise<Settings> {
-    let s = this.settingsCache.get(area);
-    if (!s) {
-      s = readSettings(this.p.dbs.control, this.id, area);
-      s.catch(() => this.settingsCache.delete(area));
-      this.settingsCache.set(area, s);
-    }
-    return s;
+    return cachedLoad(this.settingsCache, area, () => readSettings(this.p.dbs.control, this.id, area));
   }
 
   forgetSettings(area?: string): void {
@@ -90,34 +87,45 @@ export interface ResolvedKey {
 }
 
 export class ProjectRegistry {
-  private readonly byRef = new Map<string, Promise<ProjectRuntime | null>>();
-  private readonly keys = new Map<string, { key: ResolvedKey | null; at: number }>();
+  /** Runtimes of the projects in use; one pushed out (the least recently used past MAX_RUNTIMES) is disposed. */
+  private readonly byRef = newCache<string, Promise<ProjectRuntime | null>>({
+    max: MAX_RUNTIMES,
+    dispose: (entry) => void entry.then((rt) => rt?.dispose()).catch(() => {}),
+  });
+  /** API keys resolved, misses included, for TTL_MS. */
+  private readonly keys: Cache<string, { key: ResolvedKey | null }>;
   private defaultRef: string | null = null;
 
-  constructor(private readonly p: Platform) {}
+  constructor(private readonly p: Platform) {
+    this.keys = newCache({ max: 10_000, ttlMs: TTL_MS, clock: p.clock });
+  }
+
+  private now(): number {
+    return this.p.clock.now().getTime();
+  }
 
   async byReference(ref: string): Promise<ProjectRuntime | null> {
     let entry = this.byRef.get(ref);
     if (entry) {
       const rt = await entry;
-      if (!rt || Date.now() - rt.loadedAt < TTL_MS) return rt;
+      if (!rt || this.now() - rt.loadedAt < TTL_MS) return rt;
       // Past the TTL (the safety net for a missed announcement) the runtime is confirmed, not
       // rebuilt: a rebuild would throw away the REST schema cache, its read plans and its LISTEN
       // connection every 30 s under steady load. One request confirms; the others go on meanwhile.
-      rt.loadedAt = Date.now();
+      rt.loadedAt = this.now();
       if (await this.unchanged(rt).catch(() => false)) {
         rt.forgetSettings();
         return rt;
       }
-      if (this.byRef.get(ref) === entry) this.drop(ref);
+      if (this.byRef.peek(ref) === entry) this.byRef.delete(ref);
     }
     entry = this.load(ref);
     this.byRef.set(ref, entry);
     const rt = await entry.catch((err) => {
-      this.byRef.delete(ref);
+      if (this.byRef.peek(ref) === entry) this.byRef.delete(ref);
       throw err;
     });
-    if (!rt) this.byRef.delete(ref); // unknown refs are not cached: a project may be created any moment
+    if (!rt && this.byRef.peek(ref) === entry) this.byRef.delete(ref); // unknown refs are not cached: a project may be created any moment
     return rt;
   }
 
@@ -145,7 +153,7 @@ export class ProjectRegistry {
       keys.push(r.public_jwk as PublicJwk);
       verifyKeys.set(r.kid as string, await importPublicKey(r.public_jwk as PublicJwk));
     }
-    return new ProjectRuntime(this.p, row, { keys }, verifyKeys, Date.now());
+    return new ProjectRuntime(this.p, row, { keys }, verifyKeys, this.now());
   }
 
   /**
@@ -155,7 +163,7 @@ export class ProjectRegistry {
    */
   knownKey(apiKey: string): ResolvedKey | null | undefined {
     const hit = this.keys.get(apiKey);
-    return hit && Date.now() - hit.at < TTL_MS ? hit.key : undefined;
+    return hit ? hit.key : undefined;
   }
 
   /** Which project and kind an API key is, or null. Cached briefly, misses included. */
@@ -164,15 +172,8 @@ export class ProjectRegistry {
     if (known !== undefined) return known;
     const [row] = await this.p.dbs.control`select project_id, type from platform.api_keys where key_hash = ${sha256(apiKey)}`;
     const key = row ? { projectId: row.project_id as string, type: row.type as ResolvedKey['type'] } : null;
-    if (this.keys.size > 10_000) this.keys.clear();
-    this.keys.set(apiKey, { key, at: Date.now() });
+    this.keys.set(apiKey, { key });
     return key;
-  }
-
-  private drop(ref: string): void {
-    const entry = this.byRef.get(ref);
-    this.byRef.delete(ref);
-    void entry?.then((rt) => rt?.dispose()).catch(() => {});
   }
 
   /** Applies a change announced by any process. */
@@ -181,7 +182,7 @@ export class ProjectRegistry {
       void entry.then((rt) => {
         if (rt?.id !== change.projectId) return;
         if (change.kind === 'config') rt.forgetSettings(change.area);
-        else this.drop(ref);
+        else if (this.byRef.peek(ref) === entry) this.byRef.delete(ref);
       });
     }
     if (change.kind === 'project') {
@@ -190,6 +191,6 @@ export class ProjectRegistry {
   }
 
   close(): void {
-    for (const ref of [...this.byRef.keys()]) this.drop(ref);
+    this.byRef.clear();
   }
 }

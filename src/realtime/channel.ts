@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../db/with-role.ts';
 import { HearthError } from '../errors.ts';
 import { channelPolicies, OPEN, type Policies } from './authorization.ts';
-import type { Connection } from './connection.ts';
+import type { Clock } from '../context.ts';
 import { topicKeyOf, type PresenceDiff, type ProjectHub } from './hub.ts';
 import { BindingError, parseBindings, type Binding } from './postgres-changes.ts';
 import type { Message, UserBroadcast } from './protocol.ts';
@@ -23,6 +23,20 @@ export class Refusal extends Error {
 
 const MAX_TOPIC_BYTES = 255;
 
+/**
+ * What a channel needs of the socket it was joined on (Connection, in
+ * src/realtime/connection.ts, which imports this module: an interface here
+ * keeps the two from importing each other).
+ */
+export interface ChannelSocket {
+  readonly clock: Clock;
+  callerFor(token: string | null): Promise<{ caller: Caller; exp: number | null }>;
+  hub(): Promise<ProjectHub>;
+  sendMessage(joinRef: string | null, ref: string | null, topic: string, event: string, payloadJson: string): void;
+  sendBroadcast(b: UserBroadcast): boolean;
+  forget(ch: Channel): void;
+}
+
 export class Channel {
   readonly subTopic: string;
   readonly topicKey: string;
@@ -32,7 +46,7 @@ export class Channel {
   private closed = false;
 
   private constructor(
-    readonly conn: Connection,
+    readonly conn: ChannelSocket,
     readonly hub: ProjectHub,
     readonly topic: string,
     readonly joinRef: string | null,
@@ -51,7 +65,7 @@ export class Channel {
   }
 
   /** Checks a phx_join and joins; a Refusal says why not. */
-  static async join(conn: Connection, msg: Message): Promise<Channel> {
+  static async join(conn: ChannelSocket, msg: Message): Promise<Channel> {
     const topic = msg.topic;
     if (Buffer.byteLength(topic) > MAX_TOPIC_BYTES) throw new Refusal('TopicTooLong', `a topic is at most ${MAX_TOPIC_BYTES} bytes`);
     if (!topic.startsWith('realtime:') || topic === 'realtime:') throw new Refusal('UnknownTopic', 'topics are "realtime:<name>"');

@@ -12,8 +12,8 @@ import type { Platform } from '../context.ts';
 import { listenOwnConnection } from '../db/listen.ts';
 import type { Sql } from '../db/pools.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
-import type { Channel } from './channel.ts';
-import { bindingMatches, changeData, type Change } from './postgres-changes.ts';
+import type { Caller } from '../db/with-role.ts';
+import { bindingMatches, changeData, type Binding, type Change } from './postgres-changes.ts';
 import type { UserBroadcast } from './protocol.ts';
 import { RelationCache } from './relations.ts';
 
@@ -46,11 +46,33 @@ interface RelayBody {
   [key: string]: unknown;
 }
 
+/**
+ * What the hub needs of a joined channel (Channel, in src/realtime/channel.ts,
+ * which imports this module: an interface here keeps the two from importing
+ * each other).
+ */
+export interface Subscriber {
+  readonly topicKey: string;
+  readonly subTopic: string;
+  readonly isPrivate: boolean;
+  readonly selfBroadcast: boolean;
+  readonly bindings: Binding[];
+  readonly presenceKey: string;
+  presenceRef: string | null;
+  readonly caller: Caller;
+  readonly claimsJson: string;
+  systemMessage(extension: string, status: 'ok' | 'error', message: string): void;
+  receiveBroadcast(b: UserBroadcast): void;
+  receivePresenceDiff(diff: PresenceDiff): void;
+  pushRaw(event: string, payloadJson: string): void;
+  fail(reason: string): void;
+}
+
 export class ProjectHub {
   readonly node = randomUUID();
   readonly relations: RelationCache;
-  private readonly topics = new Map<string, Set<Channel>>();
-  private readonly changeChannels = new Set<Channel>();
+  private readonly topics = new Map<string, Set<Subscriber>>();
+  private readonly changeChannels = new Set<Subscriber>();
   private listener: Promise<() => Promise<void>> | null = null;
   private ordered: Promise<void> = Promise.resolve();
   private pending = 0;
@@ -63,7 +85,7 @@ export class ProjectHub {
     private readonly p: Platform,
     readonly project: ProjectRuntime,
   ) {
-    this.relations = new RelationCache(project.sql);
+    this.relations = new RelationCache(project.sql, p.clock);
   }
 
   get sql(): Sql {
@@ -88,14 +110,14 @@ export class ProjectHub {
     this.ready().catch((err) => this.p.log.warn({ err, project: this.project.ref }, 'realtime: the relay connection could not be restored'));
   }
 
-  add(ch: Channel): void {
+  add(ch: Subscriber): void {
     let set = this.topics.get(ch.topicKey);
     if (!set) this.topics.set(ch.topicKey, (set = new Set()));
     set.add(ch);
     if (ch.bindings.length) this.changeChannels.add(ch);
   }
 
-  remove(ch: Channel): void {
+  remove(ch: Subscriber): void {
     const set = this.topics.get(ch.topicKey);
     set?.delete(ch);
     if (set && !set.size) this.topics.delete(ch.topicKey);
@@ -116,14 +138,14 @@ export class ProjectHub {
 
   // ---- broadcast
 
-  private deliverBroadcast(topicKey: string, b: UserBroadcast, except: Channel | null): void {
+  private deliverBroadcast(topicKey: string, b: UserBroadcast, except: Subscriber | null): void {
     const set = this.topics.get(topicKey);
     if (!set) return;
     for (const ch of set) if (ch !== except) ch.receiveBroadcast(b);
   }
 
   /** A client's broadcast: to this process's channels now, to the others through the relay. */
-  async broadcast(from: Channel, b: UserBroadcast): Promise<void> {
+  async broadcast(from: Subscriber, b: UserBroadcast): Promise<void> {
     this.deliverBroadcast(from.topicKey, b, from.selfBroadcast ? null : from);
     const payload = b.encoding === 'json' ? (b.body as string) : 'null';
     const bin = b.encoding === 'binary' ? `,"bin":${JSON.stringify((b.body as Buffer).toString('base64'))}` : '';
@@ -137,7 +159,7 @@ export class ProjectHub {
 
   // ---- presence
 
-  async track(ch: Channel, meta: Record<string, unknown>): Promise<void> {
+  async track(ch: Subscriber, meta: Record<string, unknown>): Promise<void> {
     const ref = randomUUID();
     const full = { ...meta, phx_ref: ref };
     const previous = ch.presenceRef;
@@ -155,7 +177,7 @@ export class ProjectHub {
     await this.presenceDiff(ch.topicKey, diff);
   }
 
-  async untrack(ch: Channel): Promise<void> {
+  async untrack(ch: Subscriber): Promise<void> {
     const ref = ch.presenceRef;
     if (!ref) return;
     ch.presenceRef = null;
@@ -247,7 +269,7 @@ export class ProjectHub {
 
   /** Who receives the change (one RLS query for all subscribers that need it), as a function that sends it. */
   private async prepare(c: Change): Promise<(() => void) | null> {
-    const targets: { ch: Channel; ids: number[] }[] = [];
+    const targets: { ch: Subscriber; ids: number[] }[] = [];
     for (const ch of this.changeChannels) {
       const ids = ch.bindings.filter((b) => bindingMatches(b, c)).map((b) => b.id);
       if (ids.length) targets.push({ ch, ids });

@@ -5,6 +5,9 @@
  * for a short while and re-read when a change carries a column the cache
  * does not know.
  */
+import { cachedLoad, newCache, type Cache } from '../cache.ts';
+import type { Clock } from '../context.ts';
+import { quoteIdent } from '../db/ident.ts';
 import type { Sql } from '../db/pools.ts';
 import type { DbRole } from '../db/with-role.ts';
 
@@ -20,16 +23,14 @@ export interface Relation {
   selectable: Record<DbRole, boolean>;
   /** SQL run as a subscriber by realtime.visible_to: is the row with this primary key ($1, JSON) visible? */
   visibleSql: string | null;
-  loadedAt: number;
 }
 
 const TTL_MS = 10_000;
-const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 function visibleSql(schema: string, table: string, primaryKey: string[]): string | null {
   if (!primaryKey.length) return null;
-  const rel = `${ident(schema)}.${ident(table)}`;
-  const cols = primaryKey.map(ident);
+  const rel = `${quoteIdent(schema)}.${quoteIdent(table)}`;
+  const cols = primaryKey.map(quoteIdent);
   return `select exists (select 1 from only ${rel} t where (${cols.map((c) => `t.${c}`).join(', ')}) =
     (select ${cols.map((c) => `r.${c}`).join(', ')} from jsonb_populate_record(null::${rel}, $1) r))`;
 }
@@ -49,9 +50,15 @@ const QUERY = `select c.oid::int8 as relid, n.nspname as schema, c.relname as ta
   where c.relkind in ('r', 'p')`;
 
 export class RelationCache {
-  private readonly cache = new Map<number, Promise<Relation | null>>();
+  /** Tables by oid, for TTL_MS (grants and columns change without telling). */
+  private readonly cache: Cache<number, Promise<Relation | null>>;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    clock: Clock,
+  ) {
+    this.cache = newCache({ max: 1000, ttlMs: TTL_MS, clock });
+  }
 
   private load(where: string, values: unknown[]): Promise<Relation | null> {
     return this.sql.unsafe(`${QUERY} and ${where}`, values as never[]).then(([r]) => {
@@ -67,7 +74,6 @@ export class RelationCache {
         replicaFull: r.replica_full as boolean,
         selectable: { anon: r.anon, authenticated: r.authenticated, service_role: r.service_role } as Relation['selectable'],
         visibleSql: visibleSql(r.schema as string, r.table as string, primaryKey),
-        loadedAt: Date.now(),
       };
     });
   }
@@ -79,14 +85,11 @@ export class RelationCache {
 
   /** A table by oid, from the cache; `record` (a changed row) with a column not in the cache reloads it. */
   async byId(relid: number, record?: Record<string, unknown>): Promise<Relation | null> {
-    let entry = this.cache.get(relid);
+    const entry = this.cache.get(relid);
     let rel = entry ? await entry.catch(() => null) : null;
-    const stale = !rel || Date.now() - rel.loadedAt > TTL_MS || (record && Object.keys(record).some((k) => !rel!.columns.some((c) => c.name === k)));
-    if (stale) {
-      entry = this.load('c.oid = $1', [relid]);
-      this.cache.set(relid, entry);
-      entry.catch(() => this.cache.delete(relid));
-      rel = await entry;
+    if (!rel || (record && Object.keys(record).some((k) => !rel!.columns.some((c) => c.name === k)))) {
+      this.cache.delete(relid);
+      rel = await cachedLoad(this.cache, relid, () => this.load('c.oid = $1', [relid]));
     }
     return rel;
   }

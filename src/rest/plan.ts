@@ -10,6 +10,7 @@
  *
  * The statement always answers one row: (total, page_total, body).
  */
+import { quoteIdent } from '../db/ident.ts';
 import { fail } from '../errors.ts';
 import {
   type AggregateItem,
@@ -47,8 +48,7 @@ export interface Plan {
   source: Statement | null;
 }
 
-export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const qualified = (r: { schema: string; name: string }) => `${ident(r.schema)}.${ident(r.name)}`;
+const qualified = (r: { schema: string; name: string }) => `${quoteIdent(r.schema)}.${quoteIdent(r.name)}`;
 
 /**
  * JSON travels as a text parameter cast in SQL: a parameter the server
@@ -175,7 +175,7 @@ function typedFieldExpr(ctx: Context, node: Node, field: Field): { sql: string; 
   if (!column) throw columnMissing(node, field.name);
   // A computed field is its function applied to the row; ROW(alias.*) also
   // makes a write's RETURNING rows (a CTE, not the table) that row type.
-  let sql = computed ? `${qualified(computed)}(ROW(${node.alias}.*)::${qualified(node.rel)})` : `${node.alias}.${ident(field.name)}`;
+  let sql = computed ? `${qualified(computed)}(ROW(${node.alias}.*)::${qualified(node.rel)})` : `${node.alias}.${quoteIdent(field.name)}`;
   // Arrows on any other column work on its JSON form, as in PostgREST: composite
   // fields, array elements, hstore keys (`location->>lat`, `languages->0`).
   const isJson = column.type === 'json' || column.type === 'jsonb';
@@ -357,23 +357,23 @@ function emitNode(ctx: Context, node: Node, hoisted?: Embed['hoisted']): Emitted
     if (aggregate && hoisted) {
       const column = `_hearth_h${hoisted.size}`;
       const input = aggregate.field ? fieldExpr(ctx, node, aggregate.field) : '1';
-      out.columns.push(`${aggregate.inputCast ? `(${input})::${aggregate.inputCast}` : input} AS ${ident(column)}`);
+      out.columns.push(`${aggregate.inputCast ? `(${input})::${aggregate.inputCast}` : input} AS ${quoteIdent(column)}`);
       out.keys.push(column);
       hoisted.set(column, { key: aggregate.alias ?? aggregate.fn, fn: aggregate.fn, cast: aggregate.cast });
     } else if (aggregate) {
       const key = aggregate.alias ?? aggregate.fn;
-      out.columns.push(`${aggregateSql(ctx, node, aggregate)} AS ${ident(key)}`);
+      out.columns.push(`${aggregateSql(ctx, node, aggregate)} AS ${quoteIdent(key)}`);
       out.keys.push(key);
     } else if (item.type === 'star') {
       for (const col of node.rel.columns) {
-        out.columns.push(`${node.alias}.${ident(col.name)} AS ${ident(col.name)}`);
+        out.columns.push(`${node.alias}.${quoteIdent(col.name)} AS ${quoteIdent(col.name)}`);
         out.keys.push(col.name);
-        grouped(`${node.alias}.${ident(col.name)}`);
+        grouped(`${node.alias}.${quoteIdent(col.name)}`);
       }
     } else if (item.type === 'column') {
       const expr = fieldExpr(ctx, node, item.field);
       const key = columnKey(item.field, item.alias);
-      out.columns.push(`${item.cast ? `(${expr})::${item.cast}` : expr} AS ${ident(key)}`);
+      out.columns.push(`${item.cast ? `(${expr})::${item.cast}` : expr} AS ${quoteIdent(key)}`);
       out.keys.push(key);
       grouped(expr);
     } else if (item.type === 'embed') {
@@ -382,22 +382,22 @@ function emitNode(ctx: Context, node: Node, hoisted?: Embed['hoisted']): Emitted
         for (const key of embed.spreadKeys) {
           const agg = embed.hoisted?.get(key);
           if (agg) {
-            const sql = `${agg.fn}(${embed.lateral}.${ident(key)})`;
-            out.columns.push(`${agg.cast ? `(${sql})::${agg.cast}` : sql} AS ${ident(agg.key)}`);
+            const sql = `${agg.fn}(${embed.lateral}.${quoteIdent(key)})`;
+            out.columns.push(`${agg.cast ? `(${sql})::${agg.cast}` : sql} AS ${quoteIdent(agg.key)}`);
             out.keys.push(agg.key);
             continue;
           }
-          out.columns.push(`${embed.lateral}.${ident(key)} AS ${ident(key)}`);
+          out.columns.push(`${embed.lateral}.${quoteIdent(key)} AS ${quoteIdent(key)}`);
           out.keys.push(key);
-          grouped(`${embed.lateral}.${ident(key)}`);
+          grouped(`${embed.lateral}.${quoteIdent(key)}`);
         }
       } else if (item.select.length && aggregated) {
         // json has no equality operator: an embed groups by its text.
-        out.columns.push(`(${embed.lateral}.body::text)::json AS ${ident(embed.key)}`);
+        out.columns.push(`(${embed.lateral}.body::text)::json AS ${quoteIdent(embed.key)}`);
         out.keys.push(embed.key);
         grouped(`${embed.lateral}.body::text`);
       } else if (item.select.length) {
-        out.columns.push(`${embed.lateral}.body AS ${ident(embed.key)}`);
+        out.columns.push(`${embed.lateral}.body AS ${quoteIdent(embed.key)}`);
         out.keys.push(embed.key);
       }
     }
@@ -425,7 +425,7 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   const em = emitNode(ctx, child, embed.hoisted);
   // A computed relationship's rows are its function applied to the parent row; a foreign key's are joined on its columns.
   const source = r.fn ? `${qualified(r.fn)}(ROW(${parent.alias}.*)::${qualified(parent.rel)})` : qualified(child.rel);
-  const on = r.targetColumns.map((col, i) => `${child.alias}.${ident(col)} = ${parent.alias}.${ident(r.parentColumns[i])}`);
+  const on = r.targetColumns.map((col, i) => `${child.alias}.${quoteIdent(col)} = ${parent.alias}.${quoteIdent(r.parentColumns[i])}`);
   const from = [`${source} AS ${child.alias}`, ...em.joins].join(' ');
   const where = [...on, ...em.where].join(' AND ') || 'TRUE';
   let sql: string;
@@ -462,7 +462,7 @@ function bodySql(format: BodyFormat, scalarColumn: string | null): string {
     // The row's record text without its parentheses is a CSV line.
     return `coalesce(string_agg(substr(_hearth_t::text, 2, length(_hearth_t::text) - 2), E'\\n'), '')`;
   }
-  if (scalarColumn) return `coalesce(json_agg(_hearth_t.${ident(scalarColumn)}), '[]')::text`;
+  if (scalarColumn) return `coalesce(json_agg(_hearth_t.${quoteIdent(scalarColumn)}), '[]')::text`;
   if (format === 'json-stripped') return `coalesce(json_agg(json_strip_nulls(to_json(_hearth_t))), '[]')::text`;
   return `coalesce(json_agg(_hearth_t), '[]')::text`;
 }
@@ -583,7 +583,7 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
   let write: string;
   if (mutation.kind === 'insert') {
     checkColumns(rel, mutation.columns);
-    const cols = mutation.columns.map(ident).join(', ');
+    const cols = mutation.columns.map(quoteIdent).join(', ');
     const json = jsonParam(ctx, mutation.rows);
     let values: string;
     if (mutation.missingDefault) {
@@ -598,12 +598,12 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
       const chunks = [];
       for (let i = 0; i < defaults.length; i += 50) chunks.push(`jsonb_build_object(${defaults.slice(i, i + 50).join(', ')})`);
       const merged = `(${[...chunks, '_hearth_row.j::jsonb'].join(' || ')})::json`;
-      values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${ident(c)}`).join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, ${merged}) AS _hearth_body`;
+      values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${quoteIdent(c)}`).join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, ${merged}) AS _hearth_body`;
     } else {
-      values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${ident(c)}`).join(', ')} FROM json_populate_recordset(NULL::${qualified(rel)}, ${json}) AS _hearth_body`;
+      values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${quoteIdent(c)}`).join(', ')} FROM json_populate_recordset(NULL::${qualified(rel)}, ${json}) AS _hearth_body`;
     }
     if (mutation.match?.length) {
-      values += ` WHERE ${mutation.match.map((m) => `_hearth_body.${ident(m.column)} = ${valueParam(ctx, m.value, rel.columnMap.get(m.column)!.type)}`).join(' AND ')}`;
+      values += ` WHERE ${mutation.match.map((m) => `_hearth_body.${quoteIdent(m.column)} = ${valueParam(ctx, m.value, rel.columnMap.get(m.column)!.type)}`).join(' AND ')}`;
     }
     write = `INSERT INTO ${target}${cols ? ` (${cols})` : ''} ${values}`;
     if (mutation.onConflict) {
@@ -611,12 +611,12 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
       checkColumns(rel, oc.columns);
       const updates = mutation.columns.filter((c) => !oc.columns.includes(c));
       // Updating a key column to itself keeps DO UPDATE (and RETURNING) when only keys were sent.
-      const set = (updates.length ? updates : oc.columns.slice(0, 1)).map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`).join(', ');
-      write += ` ON CONFLICT (${oc.columns.map(ident).join(', ')}) ${oc.resolution === 'merge' ? `DO UPDATE SET ${set}` : 'DO NOTHING'}`;
+      const set = (updates.length ? updates : oc.columns.slice(0, 1)).map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`).join(', ');
+      write += ` ON CONFLICT (${oc.columns.map(quoteIdent).join(', ')}) ${oc.resolution === 'merge' ? `DO UPDATE SET ${set}` : 'DO NOTHING'}`;
     }
   } else if (mutation.kind === 'update') {
     checkColumns(rel, mutation.columns);
-    const set = mutation.columns.map((c) => `${ident(c)} = _hearth_body.${ident(c)}`).join(', ');
+    const set = mutation.columns.map((c) => `${quoteIdent(c)} = _hearth_body.${quoteIdent(c)}`).join(', ');
     write = `UPDATE ${target} SET ${set} FROM json_populate_record(NULL::${qualified(rel)}, ${jsonParam(ctx, mutation.patch)}) AS _hearth_body${where}`;
   } else {
     write = `DELETE FROM ${target}${where}`;
@@ -640,7 +640,7 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
   const body = `count(*) AS page_total, ${bodySql(options.format, null)} AS body FROM (${rows}) _hearth_t`;
   // hearth_source keeps exactly the relation's columns: computed fields take its rows as the relation's row type.
   const text = merging
-    ? `WITH hearth_write AS (${write} RETURNING ${root.alias}.*, ${inserted}), hearth_source AS (SELECT ${rel.columns.map((c) => ident(c.name)).join(', ')} FROM hearth_write) ` +
+    ? `WITH hearth_write AS (${write} RETURNING ${root.alias}.*, ${inserted}), hearth_source AS (SELECT ${rel.columns.map((c) => quoteIdent(c.name)).join(', ')} FROM hearth_write) ` +
       `SELECT NULL::bigint AS total, (SELECT count(*) FILTER (WHERE _hearth_inserted) FROM hearth_write) AS inserted, ${body}`
     : `WITH hearth_source AS (${write} RETURNING ${root.alias}.*) SELECT NULL::bigint AS total, ${body}`;
   return { statement: { text, values: ctx.values }, keys: em.keys, source: null };
@@ -653,7 +653,7 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
  */
 function limitedWhere(ctx: Context, root: Node, where: string, order: OrderTerm[], limit: number | null, offset: number | null): string {
   const rel = root.rel;
-  const keys = rel.primaryKey.length ? rel.primaryKey.map(ident) : rel.kind === 'table' ? ['ctid'] : null;
+  const keys = rel.primaryKey.length ? rel.primaryKey.map(quoteIdent) : rel.kind === 'table' ? ['ctid'] : null;
   if (!keys) {
     throw fail('PGRST127', `limit and offset on an update or delete of '${rel.name}' need a primary key`, { details: `'${rel.name}' is a ${rel.kind} without a primary key, so its rows cannot be picked out one by one.`, hint: 'Select the rows with filters instead.' });
   }
@@ -703,9 +703,9 @@ function callSql(ctx: Context, fn: RestFunction, args: RpcArgs): { call: string;
   }
   const given = fn.args.filter((a) => a.name in args.values);
   if (!given.length) return { call: `${name}()`, argsFrom: null };
-  const record = given.map((a) => `${ident(a.name)} ${a.type}`).join(', ');
+  const record = given.map((a) => `${quoteIdent(a.name)} ${a.type}`).join(', ');
   return {
-    call: `${name}(${given.map((a) => `${a.variadic ? 'VARIADIC ' : ''}${ident(a.name)} := _hearth_args.${ident(a.name)}`).join(', ')})`,
+    call: `${name}(${given.map((a) => `${a.variadic ? 'VARIADIC ' : ''}${quoteIdent(a.name)} := _hearth_args.${quoteIdent(a.name)}`).join(', ')})`,
     argsFrom: `json_to_record(${jsonParam(ctx, args.values)}) AS _hearth_args(${record})`,
   };
 }
@@ -730,7 +730,7 @@ export function planRpc(cache: SchemaCache, fn: RestFunction, args: RpcArgs, par
   const rel = functionRelation(fn);
   const root = resolveNode(ctx, rel, parsed.select, '');
   const scalar = fn.returns === 'scalar';
-  const item = scalar ? `${call} AS ${root.alias}(${ident(fn.name)})` : `${call} AS ${root.alias}`;
+  const item = scalar ? `${call} AS ${root.alias}(${quoteIdent(fn.name)})` : `${call} AS ${root.alias}`;
   const plan = readStatement(ctx, root, { from: from(item), ...options, scalarColumn: scalar && options.format !== 'csv' ? fn.name : null });
   return { ...plan, shape: fn.returnsSet ? 'set' : 'single' };
 }

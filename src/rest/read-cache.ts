@@ -5,6 +5,7 @@
  * (RLS applies when it runs), and a schema reload makes a new SchemaCache, so
  * stale plans go with the old one. Only plans that succeeded are kept.
  */
+import { newCache, type Cache } from '../cache.ts';
 import type { MediaType, PlanRequest, Preferences } from './headers.ts';
 import type { Plan } from './plan.ts';
 import type { SchemaCache } from './schema-cache.ts';
@@ -26,9 +27,9 @@ interface ReadRequest {
   headers: Record<string, string | undefined>;
 }
 
-/** Bounded: a client sending ever-new URLs costs a re-plan, never unbounded memory. */
+/** Bounded: a client sending ever-new URLs costs a re-plan of the least used ones, never unbounded memory. */
 const MAX_ENTRIES = 2000;
-const byCache = new WeakMap<SchemaCache, Map<string, ReadPlan>>();
+const byCache = new WeakMap<SchemaCache, Cache<string, ReadPlan>>();
 
 function key(req: ReadRequest): string {
   const h = req.headers;
@@ -42,7 +43,6 @@ export function cachedRead(cache: SchemaCache, req: ReadRequest): ReadPlan | nul
 
 export function rememberRead(cache: SchemaCache, req: ReadRequest, plan: ReadPlan): void {
   let plans = byCache.get(cache);
-  if (!plans) byCache.set(cache, (plans = new Map()));
-  if (plans.size >= MAX_ENTRIES) plans.clear();
+  if (!plans) byCache.set(cache, (plans = newCache({ max: MAX_ENTRIES })));
   plans.set(key(req), plan);
 }

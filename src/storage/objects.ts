@@ -4,7 +4,7 @@
  * each statement sees and may write.
  */
 import type postgres from 'postgres';
-import { type Caller, type RequestInfo, withRoleStatement } from '../db/with-role.ts';
+import { type Caller, type RequestInfo, withRole, withRoleStatement } from '../db/with-role.ts';
 import { fail } from '../errors.ts';
 
 type Tx = postgres.TransactionSql;
@@ -59,6 +59,12 @@ export async function findObject(tx: Tx | postgres.Sql, bucket: string, name: st
 export async function findObjectAs(sql: postgres.Sql, caller: Caller, bucket: string, name: string, request?: RequestInfo): Promise<ObjectRow | undefined> {
   const [row] = await withRoleStatement(sql, caller, FIND, [bucket, name], request);
   return row as unknown as ObjectRow | undefined;
+}
+
+/** Which of the bucket's objects `names` the caller may read: the policies on storage.objects decide. */
+export async function visibleNames(sql: postgres.Sql, caller: Caller, bucket: string, names: string[], request?: RequestInfo): Promise<Set<string>> {
+  const rows = await withRole(sql, caller, (tx) => tx`select name from storage.objects where bucket = ${bucket} and name = any(${names}::text[])`, request);
+  return new Set(rows.map((r) => r.name as string));
 }
 
 /**

@@ -12,7 +12,7 @@ import type { StorageContext } from './context.ts';
 import { checkCopyBody, copyObject, moveObject } from './copy.ts';
 import { authOf, isUpsert, requestInfo, type Params } from './http-common.ts';
 import { listObjects, listObjectsV2, type ListOptions, type ListV2Options } from './list.ts';
-import { deleteObjects, etagOf, fileObject, findObjectAs, objectNotFound, type ObjectRow } from './objects.ts';
+import { deleteObjects, etagOf, fileObject, findObjectAs, objectNotFound, visibleNames, type ObjectRow } from './objects.ts';
 import { mapped } from './pg-errors.ts';
 import { unreadable } from './read-refusal.ts';
 import { checkObjectName } from './rules.ts';
@@ -76,12 +76,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
       throw fail('invalid_request', 'The body must be {"expiresIn": seconds, "paths": [object names]} or an array of object names, 1 to 1000 of them.');
     }
     const bucket = request.params.bucket;
-    const visible = await withRole(
-      project.sql,
-      authOf(request).caller,
-      async (tx) => new Set((await tx`select name from storage.objects where bucket = ${bucket} and name = any(${paths as string[]}::text[])`).map((r) => r.name as string)),
-      requestInfo(request),
-    );
+    const visible = await visibleNames(project.sql, authOf(request).caller, bucket, paths as string[], requestInfo(request));
     return Promise.all(
       (paths as string[]).map(async (path) => {
         if (!visible.has(path)) return { error: 'Either the object does not exist or you do not have access to it', path, signedURL: null };

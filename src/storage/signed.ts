@@ -7,6 +7,7 @@
  * - upload: valid 2 hours, insert only, records the minting user as owner.
  */
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { newCache } from '../cache.ts';
 import type { Clock } from '../context.ts';
 import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
@@ -44,15 +45,15 @@ const invalid = () => fail('invalid_signature');
 
 /**
  * Verified signed-URL tokens per project runtime (a key rotation makes a new
- * one), so a URL fetched again and again pays the ES256 check once. A hit
- * must still be unexpired now: jose's rule, exp after the current second.
+ * one), so a URL fetched again and again pays the ES256 check once. An entry
+ * leaves when its token expires, and a hit must still be unexpired now:
+ * jose's rule, exp after the current second.
  */
-const verified = new WeakMap<ProjectRuntime, Map<string, Record<string, unknown> & { exp: number }>>();
-const VERIFIED_MAX = 10_000;
+const VERIFIED_MAX = 2000;
 
 async function verifiedPayload(project: ProjectRuntime, clock: Clock, token: string): Promise<Record<string, unknown>> {
-  let cache = verified.get(project);
-  const hit = cache?.get(token);
+  const cache = project.cached('storage:signed-urls', () => newCache<string, Record<string, unknown> & { exp: number }>({ max: VERIFIED_MAX, clock }));
+  const hit = cache.get(token);
   if (hit && hit.exp > Math.floor(clock.now().getTime() / 1000)) return hit;
   let payload: Record<string, unknown>;
   try {
@@ -69,9 +70,8 @@ async function verifiedPayload(project: ProjectRuntime, clock: Clock, token: str
     if (err instanceof joseErrors.JWTExpired) throw fail('signed_url_expired');
     throw invalid();
   }
-  if (!cache) verified.set(project, (cache = new Map()));
-  if (cache.size >= VERIFIED_MAX) cache.clear();
-  cache.set(token, payload as Record<string, unknown> & { exp: number });
+  const exp = (payload as { exp: number }).exp;
+  cache.set(token, payload as Record<string, unknown> & { exp: number }, { ttl: Math.max(1, exp * 1000 - clock.now().getTime()) });
   return payload;
 }
 

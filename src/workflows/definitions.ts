@@ -4,6 +4,7 @@
  * Step secrets are sealed with the master key before they are stored and are
  * shown back only as `secret_set: true`.
  */
+import { newCache } from '../cache.ts';
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
@@ -106,8 +107,8 @@ export async function workflowExists(p: Platform, projectId: string, name: strin
   return Boolean(row);
 }
 
-/** Definitions are immutable, so a loaded version may be kept for the life of the process. */
-const loaded = new Map<string, Step[]>();
+/** Definitions are immutable, so a loaded version needs no lifetime: only the least used leave. */
+const loaded = newCache<string, Step[]>({ max: 5000 });
 
 export async function loadVersion(
   p: Platform,
@@ -124,7 +125,6 @@ export async function loadVersion(
   // A stored definition that is not a step list cannot be run: the engine fails the run (structural failure).
   if (!row || !Array.isArray(row.steps)) return null;
   const steps = row.steps as Step[];
-  if (loaded.size > 5000) loaded.clear();
   loaded.set(key, steps);
   return steps;
 }

@@ -24,7 +24,7 @@ import { checkWorkflowName } from './definitions.ts';
 import { startRun } from './runs.ts';
 import { unstorableJson } from '../platform/text.ts';
 import { truncate } from './steps/index.ts';
-import { quoteIdent } from '../db/ident.ts';
+import { quoteIdent, quoteLiteral as literal } from '../db/ident.ts';
 
 export const QUEUE_VT_SECONDS = 30;
 export const QUEUE_BATCH = 10;
@@ -118,7 +118,6 @@ function parseFilter(filter: unknown): Record<string, unknown> | null {
 }
 
 const triggerName = (id: string) => `hearth_wf_${id.replaceAll('-', '')}`;
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 export async function createRowTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, body: Record<string, unknown>) {
   const { schema, name } = parseTable(body.table);

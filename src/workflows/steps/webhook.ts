@@ -3,12 +3,14 @@
  * HMAC-signed with the step's secret (X-Service-Timestamp/Signature, SPEC
  * 6.2) when it has one. Only a 2xx is delivered.
  */
+import { newCache } from '../../cache.ts';
 import { createOutboundClient, type OutboundClient } from '../../outbound/index.ts';
 import { stepSecret } from '../definitions.ts';
 import type { Action, Step } from '../validate.ts';
 import type { ActionContext, Outcome } from './action.ts';
 
-const clients = new Map<string, OutboundClient>();
+/** One client per timeout (a step's own setting) and allow list: a few in practice, bounded anyway. */
+const clients = newCache<string, OutboundClient>({ max: 100 });
 
 function client(ctx: ActionContext, timeoutMs: number): OutboundClient {
   const key = `${timeoutMs}/${ctx.p.config.outboundAllow.join(',')}`;
