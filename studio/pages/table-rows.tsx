@@ -170,7 +170,6 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
           columns={cols}
           pk={pk}
           row={editing === 'new' ? null : editing}
-          profile={profile}
           onDone={() => (setEditing(null), rows.reload())}
           onClose={() => setEditing(null)}
         />
@@ -185,13 +184,12 @@ interface RowDialogProps {
   columns: ColumnInfo[];
   pk: ColumnInfo[];
   row: Row | null;
-  profile: Record<string, string>;
   onDone: () => void;
   onClose: () => void;
 }
 
 /** Insert (row null) or edit one row: only fields the user changed are sent; JSON columns get the JSON editor. */
-function RowDialog({ project, table, columns, pk, row, profile, onDone, onClose }: RowDialogProps) {
+function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDialogProps) {
   const initial = (c: ColumnInfo) => (row ? (row[c.name] === null ? '' : isJson(c.type) ? JSON.stringify(row[c.name], null, 2) : cellText(row[c.name])) : '');
   const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(columns.map((c) => [c.name, initial(c)])));
   const [nulls, setNulls] = useState<Record<string, boolean>>(() => Object.fromEntries(columns.map((c) => [c.name, !!row && row[c.name] === null])));

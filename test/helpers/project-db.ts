@@ -38,7 +38,7 @@ export interface ProjectDb {
 
 export function urlFor(database: string, user?: string, password = ''): string {
   const u = new URL(SERVER_URL);
-  u.pathname = '/' + database;
+  u.pathname = `/${database}`;
   if (user) {
     u.username = user;
     u.password = password;
@@ -58,7 +58,7 @@ async function ensureTemplate(server: postgres.Sql, template: string): Promise<v
   if (await ready()) return;
   await withCreateLock(async () => {
     if (await ready()) return; // built by another test process meanwhile
-    const stale = await server`select datname from pg_database where datname like ${TEMPLATE_PREFIX + '%'}`;
+    const stale = await server`select datname from pg_database where datname like ${`${TEMPLATE_PREFIX}%`}`;
     for (const { datname } of stale) {
       await server.unsafe(`alter database ${quoteIdent(datname)} is_template false`);
       await server.unsafe(`drop database ${quoteIdent(datname)} with (force)`);
