@@ -33,7 +33,11 @@ const LOAD_SECONDS = 4;
 const PASSWORD = 'Bench-password-for-hearth';
 
 async function post(url: string, body: unknown, key: string, token = key): Promise<any> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', apikey: key, authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', apikey: key, authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${url}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : null;
@@ -107,16 +111,28 @@ interface Measured {
 
 async function measure(plan: LoadPlan): Promise<Measured> {
   const before = process.cpuUsage();
-  const r = await new Promise<{ ok: number; bad: number; firstError: string | null; seconds: number; p99: number }>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', LOADGEN], { stdio: ['pipe', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited ${code}`))));
-    child.stdin.end(JSON.stringify({ ...plan, seconds: LOAD_SECONDS, concurrency: CONCURRENCY, password: PASSWORD }));
-  });
+  const r = await new Promise<{ ok: number; bad: number; firstError: string | null; seconds: number; p99: number }>(
+    (resolve, reject) => {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', LOADGEN], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.on('exit', (code) =>
+        code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited ${code}`)),
+      );
+      child.stdin.end(JSON.stringify({ ...plan, seconds: LOAD_SECONDS, concurrency: CONCURRENCY, password: PASSWORD }));
+    },
+  );
   const cpu = process.cpuUsage(before);
   const total = r.ok + r.bad;
-  return { rps: total / r.seconds, p99: r.p99, cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(total, 1), errors: r.bad, firstError: r.firstError };
+  return {
+    rps: total / r.seconds,
+    p99: r.p99,
+    cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(total, 1),
+    errors: r.bad,
+    firstError: r.firstError,
+  };
 }
 
 /** Statements sent to a pool during `calls` sequential calls, per call (postgres.js's debug hook sees each one). */
@@ -151,26 +167,54 @@ async function referenceServer(h: TestHearth, sql: postgres.Sql): Promise<{ serv
   const iss = `${h.url}/auth/v1`;
   const sign = (user: postgres.Row, session: postgres.Row) => {
     const iat = Math.floor(Date.now() / 1000);
-    return new SignJWT({ sub: user.id, aud: 'authenticated', role: 'authenticated', email: user.email ?? '', app_metadata: user.raw_app_meta_data, user_metadata: user.raw_user_meta_data, session_id: session.id, aal: session.aal, amr: session.amr, is_anonymous: user.is_anonymous })
-      .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' }).setIssuedAt(iat).setExpirationTime(iat + 3600).setIssuer(iss).sign(key);
+    return new SignJWT({
+      sub: user.id,
+      aud: 'authenticated',
+      role: 'authenticated',
+      email: user.email ?? '',
+      app_metadata: user.raw_app_meta_data,
+      user_metadata: user.raw_user_meta_data,
+      session_id: session.id,
+      aal: session.aal,
+      amr: session.amr,
+      is_anonymous: user.is_anonymous,
+    })
+      .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + 3600)
+      .setIssuer(iss)
+      .sign(key);
   };
   const month = () => new Date(Date.now() + 30 * 86400_000);
   const newSession = async (tx: postgres.TransactionSql, user: postgres.Row, method: string) => {
-    const [session] = await tx`insert into auth.sessions (user_id, amr, created_at) values (${user.id}, ${tx.json([{ method, timestamp: Math.floor(Date.now() / 1000) }])}, now()) returning id, aal, amr`;
+    const [session] =
+      await tx`insert into auth.sessions (user_id, amr, created_at) values (${user.id}, ${tx.json([{ method, timestamp: Math.floor(Date.now() / 1000) }])}, now()) returning id, aal, amr`;
     const token = randomToken(40);
     await tx`insert into auth.refresh_tokens (token_hash, session_id, user_id, created_at, expires_at) values (${sha256(token)}, ${session!.id}, ${user.id}, now(), ${month()})`;
     return { session: session!, token };
   };
-  const answer = async (user: postgres.Row, s: { session: postgres.Row; token: string }) =>
-    ({ access_token: await sign(user, s.session), token_type: 'bearer', expires_in: 3600, refresh_token: s.token, user: { id: user.id, email: user.email, user_metadata: user.raw_user_meta_data, app_metadata: user.raw_app_meta_data } });
+  const answer = async (user: postgres.Row, s: { session: postgres.Row; token: string }) => ({
+    access_token: await sign(user, s.session),
+    token_type: 'bearer',
+    expires_in: 3600,
+    refresh_token: s.token,
+    user: {
+      id: user.id,
+      email: user.email,
+      user_metadata: user.raw_user_meta_data,
+      app_metadata: user.raw_app_meta_data,
+    },
+  });
   const signUp = (email: string | null, hash: string | null) =>
     sql.begin(async (tx) => {
       const provider = email ? 'email' : 'anonymous';
-      const [user] = await tx`insert into auth.users (email, encrypted_password, email_confirmed_at, is_anonymous, raw_app_meta_data, last_sign_in_at, created_at, updated_at)
+      const [user] =
+        await tx`insert into auth.users (email, encrypted_password, email_confirmed_at, is_anonymous, raw_app_meta_data, last_sign_in_at, created_at, updated_at)
         values (${email}, ${hash}, ${email ? new Date() : null}, ${!email}, ${tx.json({ provider, providers: [provider] })}, now(), now(), now()) returning *`;
       return { user: user!, s: await newSession(tx, user!, email ? 'password' : 'anonymous') };
     });
-  const claims = async (req: IncomingMessage) => (await jwtVerify(req.headers.authorization!.slice(7), publicKey, { algorithms: ['ES256'] })).payload;
+  const claims = async (req: IncomingMessage) =>
+    (await jwtVerify(req.headers.authorization!.slice(7), publicKey, { algorithms: ['ES256'] })).payload;
 
   const routes: Record<string, (req: IncomingMessage) => Promise<[number, unknown]>> = {
     'POST /auth/v1/signup': async (req) => {
@@ -181,7 +225,8 @@ async function referenceServer(h: TestHearth, sql: postgres.Sql): Promise<{ serv
     'POST /auth/v1/token?grant_type=password': async (req) => {
       const { email, password } = await readBody(req);
       const [user] = await sql`select * from auth.users where email = ${email}`;
-      if (!user || !(await verifyPassword(user.encrypted_password, password))) return [400, { error_code: 'invalid_credentials' }];
+      if (!user || !(await verifyPassword(user.encrypted_password, password)))
+        return [400, { error_code: 'invalid_credentials' }];
       const s = await sql.begin(async (tx) => {
         const s = await newSession(tx, user, 'password');
         await tx`update auth.users set last_sign_in_at = now() where id = ${user.id}`;
@@ -195,7 +240,8 @@ async function referenceServer(h: TestHearth, sql: postgres.Sql): Promise<{ serv
         const [used] = await tx`update auth.refresh_tokens set revoked = true
           where token_hash = ${sha256(refresh_token)} and not revoked and expires_at > now() returning id, session_id, user_id`;
         if (!used) return null;
-        const [session] = await tx`update auth.sessions set refreshed_at = now() where id = ${used.session_id} returning id, aal, amr`;
+        const [session] =
+          await tx`update auth.sessions set refreshed_at = now() where id = ${used.session_id} returning id, aal, amr`;
         const [user] = await tx`select * from auth.users where id = ${used.user_id}`;
         const token = randomToken(40);
         await tx`insert into auth.refresh_tokens (token_hash, session_id, user_id, parent, created_at, expires_at)
@@ -211,7 +257,17 @@ async function referenceServer(h: TestHearth, sql: postgres.Sql): Promise<{ serv
         sql`select * from auth.identities where user_id = ${sub!} order by created_at`,
         sql`select id, factor_type, friendly_name, status, created_at, updated_at from auth.mfa_factors where user_id = ${sub!} order by created_at`,
       ]);
-      return [200, { id: user!.id, email: user!.email, user_metadata: user!.raw_user_meta_data, app_metadata: user!.raw_app_meta_data, identities, factors }];
+      return [
+        200,
+        {
+          id: user!.id,
+          email: user!.email,
+          user_metadata: user!.raw_user_meta_data,
+          app_metadata: user!.raw_app_meta_data,
+          identities,
+          factors,
+        },
+      ];
     },
     'POST /auth/v1/logout': async (req) => {
       const c = await claims(req);
@@ -223,7 +279,10 @@ async function referenceServer(h: TestHearth, sql: postgres.Sql): Promise<{ serv
     const route = routes[`${req.method} ${req.url}`];
     if (!route) return void res.writeHead(404).end();
     route(req).then(
-      ([status, body]) => (body === null ? res.writeHead(status).end() : res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))),
+      ([status, body]) =>
+        body === null
+          ? res.writeHead(status).end()
+          : res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
       (err) => res.writeHead(500).end(JSON.stringify({ error: String(err) })),
     );
   });
@@ -242,7 +301,11 @@ async function fixtures(base: string, key: string, call: Call): Promise<LoadPlan
   if (call === 'refresh' || call === 'user') {
     // One chain per load loop, and one for counting statements.
     for (let i = 0; i <= CONCURRENCY; i++) {
-      const s = await post(`${base}/auth/v1/token?grant_type=password`, { email: plan.emails[i % 4], password: PASSWORD }, key);
+      const s = await post(
+        `${base}/auth/v1/token?grant_type=password`,
+        { email: plan.emails[i % 4], password: PASSWORD },
+        key,
+      );
       plan.tokens.push(s.refresh_token);
       plan.access = s.access_token;
     }
@@ -258,17 +321,33 @@ async function fixtures(base: string, key: string, call: Call): Promise<LoadPlan
 }
 
 /** One sequential call of each kind, to count its statements. */
-function singleCall(plan: LoadPlan, call: Call, state: { refresh: string; sessions: string[] }): () => Promise<unknown> {
+function singleCall(
+  plan: LoadPlan,
+  call: Call,
+  state: { refresh: string; sessions: string[] },
+): () => Promise<unknown> {
   const { base, key } = plan;
   switch (call) {
     case 'signup':
-      return () => post(`${base}/auth/v1/signup`, { email: `one-${randomToken(12, 'abcdefghijklmnopqrstuvwxyz')}@example.test`, password: PASSWORD }, key);
+      return () =>
+        post(
+          `${base}/auth/v1/signup`,
+          { email: `one-${randomToken(12, 'abcdefghijklmnopqrstuvwxyz')}@example.test`, password: PASSWORD },
+          key,
+        );
     case 'signin':
-      return () => post(`${base}/auth/v1/token?grant_type=password`, { email: plan.emails[0], password: PASSWORD }, key);
+      return () =>
+        post(`${base}/auth/v1/token?grant_type=password`, { email: plan.emails[0], password: PASSWORD }, key);
     case 'refresh':
-      return async () => (state.refresh = (await post(`${base}/auth/v1/token?grant_type=refresh_token`, { refresh_token: state.refresh }, key)).refresh_token);
+      return async () =>
+        (state.refresh = (
+          await post(`${base}/auth/v1/token?grant_type=refresh_token`, { refresh_token: state.refresh }, key)
+        ).refresh_token);
     case 'user':
-      return async () => (await fetch(`${base}/auth/v1/user`, { headers: { apikey: key, authorization: `Bearer ${plan.access}` } })).text();
+      return async () =>
+        (
+          await fetch(`${base}/auth/v1/user`, { headers: { apikey: key, authorization: `Bearer ${plan.access}` } })
+        ).text();
     case 'anon':
       return () => post(`${base}/auth/v1/signup`, {}, key);
     case 'logout':
@@ -287,18 +366,30 @@ const CALLS: [Call, string][] = [
 
 async function compareCalls(h: TestHearth, bare: { url: string; sql: postgres.Sql }): Promise<string[]> {
   const project = (await h.hearth.registry.defaultProject())!;
-  const lines = [`${'call'.padEnd(34)} ${'hearth req/s'.padStart(12)} ${'p99 ms'.padStart(7)} ${'cpu ms/req'.padStart(10)} ${'stmts'.padStart(5)}   |  ${'bare req/s'.padStart(10)} ${'p99 ms'.padStart(7)} ${'cpu ms/req'.padStart(10)} ${'stmts'.padStart(5)}   cpu ratio`];
+  const lines = [
+    `${'call'.padEnd(34)} ${'hearth req/s'.padStart(12)} ${'p99 ms'.padStart(7)} ${'cpu ms/req'.padStart(10)} ${'stmts'.padStart(5)}   |  ${'bare req/s'.padStart(10)} ${'p99 ms'.padStart(7)} ${'cpu ms/req'.padStart(10)} ${'stmts'.padStart(5)}   cpu ratio`,
+  ];
   for (const [call, label] of CALLS) {
     const row: string[] = [];
     const cpu = [0, 0];
-    for (const [i, [base, pool]] of ([[h.url, project.sql], [bare.url, bare.sql]] as const).entries()) {
+    for (const [i, [base, pool]] of (
+      [
+        [h.url, project.sql],
+        [bare.url, bare.sql],
+      ] as const
+    ).entries()) {
       const plan = await fixtures(base, h.info.PUBLISHABLE_KEY, call);
       const one = singleCall(plan, call, { refresh: plan.tokens.pop() ?? '', sessions: plan.sessions.splice(0, 5) });
       const stmts = await statementsPerCall([pool], 5, one);
       const m = await measure(plan);
-      if (m.errors) throw new Error(`${label} against ${i ? 'the reference' : 'hearth'}: ${m.errors} errors, first ${m.firstError}`);
+      if (m.errors)
+        throw new Error(
+          `${label} against ${i ? 'the reference' : 'hearth'}: ${m.errors} errors, first ${m.firstError}`,
+        );
       cpu[i] = m.cpuMs;
-      row.push(`${m.rps.toFixed(0).padStart(i ? 10 : 12)} ${m.p99.toFixed(0).padStart(7)} ${m.cpuMs.toFixed(2).padStart(10)} ${String(stmts).padStart(5)}`);
+      row.push(
+        `${m.rps.toFixed(0).padStart(i ? 10 : 12)} ${m.p99.toFixed(0).padStart(7)} ${m.cpuMs.toFixed(2).padStart(10)} ${String(stmts).padStart(5)}`,
+      );
     }
     lines.push(`${label.padEnd(34)} ${row[0]}   |  ${row[1]}   ${(cpu[0]! / cpu[1]!).toFixed(2)}`);
   }
@@ -342,25 +433,40 @@ export async function benchAuth(): Promise<string[]> {
     const clock = h.hearth.p.clock;
     const ours = await perSecond(() => verifyAccessToken(project, a.access_token, clock));
     const bare = await perSecond(() => jwtVerify(a.access_token, publicKey, { algorithms: ['ES256'] }));
-    lines.push(`auth token verifications/s hearth ${ours.toFixed(0)}  bare jose jwtVerify ${bare.toFixed(0)}  ratio ${(ours / bare).toFixed(2)}`);
+    lines.push(
+      `auth token verifications/s hearth ${ours.toFixed(0)}  bare jose jwtVerify ${bare.toFixed(0)}  ratio ${(ours / bare).toFixed(2)}`,
+    );
 
     const argon = await meanMs(10, () => hashPassword('Bench-password-for-hearth'));
-    const signIn = await meanMs(10, () => post(`${h.url}/auth/v1/token?grant_type=password`, { email: `nobody-${Date.now()}@example.test`, password: 'x'.repeat(12) }, key).catch(() => null));
-    lines.push(`auth argon2id hash ${argon.toFixed(1)} ms (m=19 MiB, t=2, p=1); password sign-in (unknown e-mail, dummy verify) ${signIn.toFixed(1)} ms`);
+    const signIn = await meanMs(10, () =>
+      post(
+        `${h.url}/auth/v1/token?grant_type=password`,
+        { email: `nobody-${Date.now()}@example.test`, password: 'x'.repeat(12) },
+        key,
+      ).catch(() => null),
+    );
+    lines.push(
+      `auth argon2id hash ${argon.toFixed(1)} ms (m=19 MiB, t=2, p=1); password sign-in (unknown e-mail, dummy verify) ${signIn.toFixed(1)} ms`,
+    );
 
     const known = `known-${Date.now()}@example.test`;
     await post(`${h.url}/auth/v1/otp`, { email: known }, key);
     const k: number[] = [];
     const u: number[] = [];
     for (let i = 0; i < 40; i++) {
-      for (const [email, into] of [[known, k], [`ghost-${i}-${Date.now()}@example.test`, u]] as const) {
+      for (const [email, into] of [
+        [known, k],
+        [`ghost-${i}-${Date.now()}@example.test`, u],
+      ] as const) {
         const t = performance.now();
         await post(`${h.url}/auth/v1/otp`, { email, create_user: false }, key);
         into.push(performance.now() - t);
       }
     }
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
-    lines.push(`auth /otp latency median   known address ${median(k).toFixed(2)} ms  unknown address ${median(u).toFixed(2)} ms  ratio ${(median(k) / median(u)).toFixed(2)}`);
+    lines.push(
+      `auth /otp latency median   known address ${median(k).toFixed(2)} ms  unknown address ${median(u).toFixed(2)} ms  ratio ${(median(k) / median(u)).toFixed(2)}`,
+    );
   } finally {
     await new Promise((r) => ref.server.close(r));
     await sql.end();

@@ -35,7 +35,8 @@ export async function cliBench(): Promise<string[]> {
     const out: string[] = [];
     const env = remoteEnv(h);
     const org = (await h.api('GET', '/v1/organizations')).body[0].id;
-    const project = async (name: string) => (await h.api('POST', '/v1/projects', { body: { name, organization_id: org } })).body.ref as string;
+    const project = async (name: string) =>
+      (await h.api('POST', '/v1/projects', { body: { name, organization_id: org } })).body.ref as string;
     const dbUrl = async (ref: string) => {
       const [row] = await h.hearth.p.dbs.control`select db_name from platform.projects where ref = ${ref}`;
       const u = new URL(process.env.DATABASE_URL!);
@@ -45,15 +46,28 @@ export async function cliBench(): Promise<string[]> {
 
     // gen types on 200 tables
     const typesRef = await project('Types');
-    const ddl = Array.from({ length: TABLES }, (_, i) => `create table t${i} (id bigint generated always as identity primary key, parent bigint${i ? ` references t${i - 1}` : ''}, name text not null, tags text[], data jsonb, created_at timestamptz not null default now(), price numeric, done boolean default false);`).join('\n');
+    const ddl = Array.from(
+      { length: TABLES },
+      (_, i) =>
+        `create table t${i} (id bigint generated always as identity primary key, parent bigint${i ? ` references t${i - 1}` : ''}, name text not null, tags text[], data jsonb, created_at timestamptz not null default now(), price numeric, done boolean default false);`,
+    ).join('\n');
     await h.api('POST', `/v1/projects/${typesRef}/database/query`, { body: { query: ddl, timeout_ms: 600_000 } });
-    const [genMs, gen] = await timed(() => runHearth(['gen', 'types', 'typescript', '--project-ref', typesRef], { env }));
+    const [genMs, gen] = await timed(() =>
+      runHearth(['gen', 'types', 'typescript', '--project-ref', typesRef], { env }),
+    );
     if (gen.status !== 0) throw new Error(gen.stderr);
     const direct = postgres(await dbUrl(typesRef), { max: 1 });
     const catalogSql = catalogQuery(['public']);
     const [bareGenMs] = await timed(() => direct.unsafe(catalogSql));
     await direct.end();
-    out.push(line(`gen types, ${TABLES} tables (${Math.round(gen.stdout.length / 1024)} KiB of types)`, genMs, bareGenMs, 'catalog query alone'));
+    out.push(
+      line(
+        `gen types, ${TABLES} tables (${Math.round(gen.stdout.length / 1024)} KiB of types)`,
+        genMs,
+        bareGenMs,
+        'catalog query alone',
+      ),
+    );
 
     // db push of 100 migrations
     const app = mkdtempSync(path.join(tmpdir(), 'hearth-bench-cli-'));
@@ -88,7 +102,14 @@ export async function cliBench(): Promise<string[]> {
     const [fullMs, full] = await timed(() => runHearth(['push', '--project-ref', exampleRef], { env, cwd: example }));
     if (full.status !== 0) throw new Error(full.stderr);
     const [helpMs] = await timed(() => runHearth(['--help'], { env }));
-    out.push(line('hearth push of examples/todo-app (3 migrations, 2 settings, 1 function, 1 workflow, 1 cron job)', fullMs, helpMs, '`hearth --help`'));
+    out.push(
+      line(
+        'hearth push of examples/todo-app (3 migrations, 2 settings, 1 function, 1 workflow, 1 cron job)',
+        fullMs,
+        helpMs,
+        '`hearth --help`',
+      ),
+    );
     rmSync(example, { recursive: true, force: true });
     return out;
   });

@@ -11,7 +11,9 @@ import postgres from 'postgres';
 import { signAccessToken } from '../src/auth/access-token.ts';
 import { bareTransaction, compareWithCpu, load, measuredLoad, withHearth } from './lib.ts';
 
-function bareServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>): Promise<{ url: string; close(): Promise<void> }> {
+function bareServer(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     handler(req, res).catch(() => {
       res.statusCode = 500;
@@ -19,10 +21,12 @@ function bareServer(handler: (req: http.IncomingMessage, res: http.ServerRespons
     });
   });
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({
-      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      close: () => new Promise((r) => server.close(() => r())),
-    })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: () => new Promise((r) => server.close(() => r())),
+      }),
+    ),
   );
 }
 
@@ -47,8 +51,16 @@ export async function benchFoundation(): Promise<string[]> {
     const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
     await owner.unsafe(`create function public.noop() returns int language sql stable as 'select 1'`);
     await owner.end();
-    const token = await signAccessToken(project, { sub: '00000000-0000-4000-8000-000000000001', role: 'authenticated', aud: 'authenticated' }, h.clock, 'bench');
-    const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), { max: 10, onnotice: () => {} });
+    const token = await signAccessToken(
+      project,
+      { sub: '00000000-0000-4000-8000-000000000001', role: 'authenticated', aud: 'authenticated' },
+      h.clock,
+      'bench',
+    );
+    const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), {
+      max: 10,
+      onnotice: () => {},
+    });
     const bareQuery = await bareServer(async (_req, res) => {
       const claims = { sub: '00000000-0000-4000-8000-000000000001', role: 'authenticated' };
       const [row] = await bareTransaction(pool, claims, (tx) => tx`select public.noop() as noop`);
@@ -58,7 +70,11 @@ export async function benchFoundation(): Promise<string[]> {
     const headers = { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` };
     const rest = await fetch(`${h.url}/rest/v1/rpc/noop`, { headers });
     if (rest.status === 200) {
-      for (const [u, hd] of [[`${h.url}/rest/v1/rpc/noop`, headers], [bareQuery.url, undefined]] as const) await load(u, { headers: hd, seconds: 2 });
+      for (const [u, hd] of [
+        [`${h.url}/rest/v1/rpc/noop`, headers],
+        [bareQuery.url, undefined],
+      ] as const)
+        await load(u, { headers: hd, seconds: 2 });
       const hearthQuery = await measuredLoad(`${h.url}/rest/v1/rpc/noop`, { headers });
       const bareLoad = await measuredLoad(bareQuery.url);
       lines.push(...compareWithCpu('authenticated no-op query (GET /rest/v1/rpc/noop)', hearthQuery, bareLoad));

@@ -38,7 +38,12 @@ function serve(handler: Handler): Promise<http.Server> {
   const server = http.createServer(async (req, res) => {
     try {
       const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : (Readable.toWeb(req) as ReadableStream);
-      const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers: req.headers as HeadersInit, body, duplex: 'half' } as RequestInit);
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers: req.headers as HeadersInit,
+        body,
+        duplex: 'half',
+      } as RequestInit);
       const response = await handler(request);
       res.writeHead(response.status, Object.fromEntries(response.headers));
       if (response.body) for await (const chunk of response.body) res.write(chunk);
@@ -54,10 +59,13 @@ function serve(handler: Handler): Promise<http.Server> {
 function proxy(socketPath: string): Promise<http.Server> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const server = http.createServer((req, res) => {
-    const upstream = http.request({ socketPath, agent, method: req.method, path: req.url, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
+    const upstream = http.request(
+      { socketPath, agent, method: req.method, path: req.url, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });
@@ -73,13 +81,22 @@ function workerdCpuMs(): number {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (stat.includes('(workerd)') && Number(fields[1]) === process.pid) ticks += Number(fields[11]) + Number(fields[12]);
-    } catch { /* exited meanwhile */ }
+      if (stat.includes('(workerd)') && Number(fields[1]) === process.pid)
+        ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      /* exited meanwhile */
+    }
   }
   return ticks * 10;
 }
 
-interface Result { rps: number; p99: number; errors: number; cpuMs: number; workerdMs: number }
+interface Result {
+  rps: number;
+  p99: number;
+  errors: number;
+  cpuMs: number;
+  workerdMs: number;
+}
 
 async function load(url: string, headers: Record<string, string> = {}): Promise<Result> {
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
@@ -89,15 +106,25 @@ async function load(url: string, headers: Record<string, string> = {}): Promise<
   const workerd = workerdCpuMs();
   const child = spawn(process.execPath, [...args, url], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
-  child.stdout.on('data', (d) => { out += d; });
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
   await new Promise((r) => child.on('close', r));
   const used = process.cpuUsage(cpu);
   const workerdMs = workerdCpuMs() - workerd;
-  const result = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+  const result = JSON.parse(out) as {
+    requests: { average: number; total: number };
+    latency: { p99: number };
+    errors: number;
+    non2xx: number;
+  };
   const n = Math.max(1, result.requests.total);
   return {
-    rps: Math.round(result.requests.average), p99: result.latency.p99, errors: result.errors + result.non2xx,
-    cpuMs: (used.user + used.system) / 1000 / n, workerdMs: workerdMs / n,
+    rps: Math.round(result.requests.average),
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+    cpuMs: (used.user + used.system) / 1000 / n,
+    workerdMs: workerdMs / n,
   };
 }
 
@@ -113,7 +140,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 export async function benchFunctions(): Promise<string> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-fn-bench-'));
-  const runtime = createFunctionsRuntime(loadConfig({}, { dataDir }), { store: new DirFunctionStore(path.join(dataDir, 'functions')) });
+  const runtime = createFunctionsRuntime(loadConfig({}, { dataDir }), {
+    store: new DirFunctionStore(path.join(dataDir, 'functions')),
+  });
   const servers: http.Server[] = [];
   try {
     const deployMs: number[] = [];
@@ -134,7 +163,11 @@ export async function benchFunctions(): Promise<string> {
     const viaFunctions = await serve((req) => {
       const url = new URL(req.url);
       const name = url.pathname.split('/')[3];
-      return runtime.invokeFunction('bench', name, new Request(new URL(url.pathname.slice('/functions/v1'.length) + url.search, url), req));
+      return runtime.invokeFunction(
+        'bench',
+        name,
+        new Request(new URL(url.pathname.slice('/functions/v1'.length) + url.search, url), req),
+      );
     });
     const bare = await serve(() => new Response('Hello World'));
     servers.push(viaFunctions, bare);
@@ -142,7 +175,9 @@ export async function benchFunctions(): Promise<string> {
     const reference = await load(`http://127.0.0.1:${port(bare)}/functions/v1/hello`);
     const functions = await load(`http://127.0.0.1:${port(viaFunctions)}/functions/v1/hello`);
     const [bareProxy, throughHearth] = await withHearth(async (h) => {
-      const deployed = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/functions/hello`, { body: { source: HELLO } });
+      const deployed = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/functions/hello`, {
+        body: { source: HELLO },
+      });
       if (deployed.status !== 201) throw new Error(`deploy failed: ${JSON.stringify(deployed.body)}`);
       const headers = { authorization: `Bearer ${h.info.PUBLISHABLE_KEY}` };
       const first = await fetch(`${h.url}/functions/v1/hello`, { headers });
@@ -150,11 +185,15 @@ export async function benchFunctions(): Promise<string> {
       await first.text();
       const direct = await proxy(workerdSocket(h.config.dataDir));
       servers.push(direct);
-      return [await load(`http://127.0.0.1:${port(direct)}/functions/v1/hello`), await load(`${h.url}/functions/v1/hello`, headers)];
+      return [
+        await load(`http://127.0.0.1:${port(direct)}/functions/v1/hello`),
+        await load(`${h.url}/functions/v1/hello`, headers),
+      ];
     });
 
     const cpu = (ms: number) => ms.toFixed(3).padStart(6);
-    const row = (label: string, r: Result) => `  ${label.padEnd(36)} ${String(r.rps).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms  errors ${r.errors}  cpu/req: node ${cpu(r.cpuMs)} ms, workerd ${cpu(r.workerdMs)} ms`;
+    const row = (label: string, r: Result) =>
+      `  ${label.padEnd(36)} ${String(r.rps).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms  errors ${r.errors}  cpu/req: node ${cpu(r.cpuMs)} ms, workerd ${cpu(r.workerdMs)} ms`;
     return [
       'functions (workerd, one process per function version)',
       `  deploy (bundle + publish), median of ${COLD_RUNS}:    ${median(deployMs).toFixed(1)} ms`,
@@ -170,7 +209,10 @@ export async function benchFunctions(): Promise<string> {
       `  ratio Hearth HTTP / bare handler: ${(throughHearth.rps / reference.rps).toFixed(2)}`,
     ].join('\n');
   } finally {
-    for (const s of servers) { s.closeAllConnections(); s.close(); }
+    for (const s of servers) {
+      s.closeAllConnections();
+      s.close();
+    }
     await runtime.shutdown();
     rmSync(dataDir, { recursive: true, force: true });
   }

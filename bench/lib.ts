@@ -15,8 +15,25 @@ export interface Load {
   errors: number;
 }
 
-export async function load(url: string, opts: { seconds?: number; connections?: number; headers?: Record<string, string>; method?: string; body?: string } = {}): Promise<Load> {
-  const args = ['-j', '-d', String(opts.seconds ?? 5), '-c', String(opts.connections ?? 20), '-m', opts.method ?? 'GET'];
+export async function load(
+  url: string,
+  opts: {
+    seconds?: number;
+    connections?: number;
+    headers?: Record<string, string>;
+    method?: string;
+    body?: string;
+  } = {},
+): Promise<Load> {
+  const args = [
+    '-j',
+    '-d',
+    String(opts.seconds ?? 5),
+    '-c',
+    String(opts.connections ?? 20),
+    '-m',
+    opts.method ?? 'GET',
+  ];
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}=${v}`);
   if (opts.body) args.push('-b', opts.body);
   args.push(url);
@@ -36,7 +53,10 @@ export async function load(url: string, opts: { seconds?: number; connections?: 
  * in microseconds: with both servers in this process and the client in a child,
  * steadier than req/s on a shared machine.
  */
-export async function measuredLoad(url: string, opts: Parameters<typeof load>[1] = {}): Promise<Load & { cpu: number }> {
+export async function measuredLoad(
+  url: string,
+  opts: Parameters<typeof load>[1] = {},
+): Promise<Load & { cpu: number }> {
   const before = process.cpuUsage();
   const r = await load(url, opts);
   const used = process.cpuUsage(before);
@@ -67,7 +87,12 @@ export async function withHearth<T>(fn: (h: TestHearth) => Promise<T>): Promise<
  * The bare reference's transaction: what a developer writes with postgres.js
  * alone — sql.begin, the same set_config statement Hearth sends, the query.
  */
-export function bareTransaction(pool: postgres.Sql, claims: Record<string, unknown>, query: (tx: postgres.TransactionSql) => Promise<postgres.Row[]>, readOnly = true) {
+export function bareTransaction(
+  pool: postgres.Sql,
+  claims: Record<string, unknown>,
+  query: (tx: postgres.TransactionSql) => Promise<postgres.Row[]>,
+  readOnly = true,
+) {
   const work = async (tx: postgres.TransactionSql) => {
     await tx`select set_config('role', ${String(claims.role)}, true), set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
       set_config('statement_timeout', '10s', true)`;

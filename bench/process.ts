@@ -37,7 +37,13 @@ function timedRun(args: string[]): number {
 export async function benchProcess(): Promise<string[]> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-bench-process-'));
   const [port, dbPort] = await freePorts(2);
-  const env: NodeJS.ProcessEnv = { ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_PORT: String(port), HEARTH_DB_PORT: String(dbPort), HEARTH_LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HEARTH_DATA_DIR: dataDir,
+    HEARTH_PORT: String(port),
+    HEARTH_DB_PORT: String(dbPort),
+    HEARTH_LOG_LEVEL: 'warn',
+  };
   delete env.DATABASE_URL;
   const base = `http://127.0.0.1:${port}`;
   spawnSync(process.execPath, [bin, '--help'], { stdio: 'ignore' }); // a current build first (rebuilt if src/ changed)
@@ -47,15 +53,19 @@ export async function benchProcess(): Promise<string[]> {
     const child = spawn(process.execPath, [bin, 'start'], { env, stdio: 'ignore' });
     for (;;) {
       if (child.exitCode !== null) throw new Error(`hearth start exited with ${child.exitCode}`);
-      const ok = await fetch(`${base}/health`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`${base}/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) return { child, ms: performance.now() - started };
       await sleep(10);
     }
   };
-  const stop = (child: ChildProcess) => new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGINT');
-  });
+  const stop = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGINT');
+    });
 
   const out: string[] = [];
   try {
@@ -90,7 +100,9 @@ export async function benchProcess(): Promise<string[]> {
       }
       await stop(again.child);
     }
-    out.push(`idle RSS of the Hearth process: fresh start ${freshRss.toFixed(0)} MiB, after a restart ${idleRss.toFixed(0)} MiB, peak under REST load ${peakRss.toFixed(0)} MiB   bare node idling ${bareRss.toFixed(0)} MiB   ratio ${(freshRss / bareRss).toFixed(1)}`);
+    out.push(
+      `idle RSS of the Hearth process: fresh start ${freshRss.toFixed(0)} MiB, after a restart ${idleRss.toFixed(0)} MiB, peak under REST load ${peakRss.toFixed(0)} MiB   bare node idling ${bareRss.toFixed(0)} MiB   ratio ${(freshRss / bareRss).toFixed(1)}`,
+    );
 
     const nodeOnly = median([0, 1, 2].map(() => timedRun(['-e', '0'])));
     const cli = median([0, 1, 2].map(() => timedRun([bin, '--help'])));
@@ -103,8 +115,12 @@ export async function benchProcess(): Promise<string[]> {
     }
     const restart = median(restarts);
     const pg = median(pgStarts);
-    out.push(`restart to a healthy /health (median of 3): ${(restart / 1000).toFixed(2)} s   bare: node -e 0 ${(nodeOnly / 1000).toFixed(2)} s + PostgreSQL start ${(pg / 1000).toFixed(2)} s   ratio ${(restart / (nodeOnly + pg)).toFixed(1)}`);
-    out.push(`  pieces: Node with Hearth's modules (hearth --help) ${(cli / 1000).toFixed(2)} s, embedded PostgreSQL start ${(pg / 1000).toFixed(2)} s, the rest (loading the server's modules, connection budget, migrations check, bootstrap, routes, listen) ${(Math.max(0, restart - cli - pg) / 1000).toFixed(2)} s`);
+    out.push(
+      `restart to a healthy /health (median of 3): ${(restart / 1000).toFixed(2)} s   bare: node -e 0 ${(nodeOnly / 1000).toFixed(2)} s + PostgreSQL start ${(pg / 1000).toFixed(2)} s   ratio ${(restart / (nodeOnly + pg)).toFixed(1)}`,
+    );
+    out.push(
+      `  pieces: Node with Hearth's modules (hearth --help) ${(cli / 1000).toFixed(2)} s, embedded PostgreSQL start ${(pg / 1000).toFixed(2)} s, the rest (loading the server's modules, connection budget, migrations check, bootstrap, routes, listen) ${(Math.max(0, restart - cli - pg) / 1000).toFixed(2)} s`,
+    );
     out.push(`  load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
     return out;
   } finally {

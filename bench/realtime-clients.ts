@@ -31,7 +31,17 @@ function open(i: number): Promise<void> {
     const ws = new WebSocket(`${opts.url}&vsn=1.0.0`);
     sockets.push(ws);
     ws.on('error', reject);
-    ws.on('open', () => ws.send(JSON.stringify({ topic: opts.topic, event: 'phx_join', ref: '1', join_ref: '1', payload: opts.joinPayloads[i % opts.joinPayloads.length] })));
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify({
+          topic: opts.topic,
+          event: 'phx_join',
+          ref: '1',
+          join_ref: '1',
+          payload: opts.joinPayloads[i % opts.joinPayloads.length],
+        }),
+      ),
+    );
     ws.on('message', (data) => {
       const m = JSON.parse(String(data));
       if (m.event === 'phx_reply' && m.ref === '1') {

@@ -34,8 +34,15 @@ class Clients {
   private constructor(private readonly child: ChildProcessByStdio<Writable, Readable, null>) {
     this.lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   }
-  static async start(opts: { url: string; sockets: number; topic: string; joinPayloads: Record<string, unknown>[] }): Promise<Clients> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/realtime-clients.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  static async start(opts: {
+    url: string;
+    sockets: number;
+    topic: string;
+    joinPayloads: Record<string, unknown>[];
+  }): Promise<Clients> {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/realtime-clients.ts')], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const c = new Clients(child);
     child.stdin.write(`${JSON.stringify(opts)}\n`);
     const first = await c.lines.next();
@@ -75,7 +82,15 @@ async function bareServer(databaseUrl: string) {
         let set = topics.get(m.topic);
         if (!set) topics.set(m.topic, (set = new Set()));
         set.add(ws);
-        ws.send(JSON.stringify({ topic: m.topic, event: 'phx_reply', ref: m.ref, join_ref: m.join_ref, payload: { status: 'ok', response: {} } }));
+        ws.send(
+          JSON.stringify({
+            topic: m.topic,
+            event: 'phx_reply',
+            ref: m.ref,
+            join_ref: m.join_ref,
+            payload: { status: 'ok', response: {} },
+          }),
+        );
       } else if (m.event === 'broadcast') {
         const frame = JSON.stringify({ topic: m.topic, event: 'broadcast', ref: null, payload: m.payload });
         for (const other of topics.get(m.topic) ?? []) if (other !== ws) other.send(frame);
@@ -114,7 +129,11 @@ const settle = async () => {
   gc();
 };
 
-async function deliveredPerSecond(clients: Clients, expected: number, act: () => Promise<unknown>): Promise<{ perSec: number; got: number }> {
+async function deliveredPerSecond(
+  clients: Clients,
+  expected: number,
+  act: () => Promise<unknown>,
+): Promise<{ perSec: number; got: number }> {
   const before = await clients.count();
   const start = performance.now();
   await act();
@@ -126,7 +145,12 @@ export async function benchRealtime(): Promise<string[]> {
   return withHearth(async (h: TestHearth) => {
     const out: string[] = [];
     await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/realtime`, {
-      body: { max_concurrent_users: 20_000, max_joins_per_second: 1_000_000, max_events_per_second: 1_000_000, max_channels_per_client: 10 },
+      body: {
+        max_concurrent_users: 20_000,
+        max_joins_per_second: 1_000_000,
+        max_events_per_second: 1_000_000,
+        max_channels_per_client: 10,
+      },
     });
     const owner = postgres(h.info.DB_URL, { max: 4, onnotice: () => {} });
     await owner.unsafe(`
@@ -145,14 +169,24 @@ export async function benchRealtime(): Promise<string[]> {
     try {
       // 1. Latency under RLS: 100 users, each subscribed to the table; rows for random users.
       const users = Array.from({ length: 100 }, () => randomUUID());
-      const tokens = await Promise.all(users.map((sub) => signAccessToken(project, { sub, role: 'authenticated' }, h.clock, 'hearth')));
+      const tokens = await Promise.all(
+        users.map((sub) => signAccessToken(project, { sub, role: 'authenticated' }, h.clock, 'hearth')),
+      );
       const rlsClients = await Clients.start({
         url: hearthUrl,
         sockets: 100,
         topic: 'realtime:rls',
-        joinPayloads: tokens.map((t) => ({ access_token: t, config: { postgres_changes: [{ event: 'INSERT', schema: 'public', table: 'rt_private' }] } })),
+        joinPayloads: tokens.map((t) => ({
+          access_token: t,
+          config: { postgres_changes: [{ event: 'INSERT', schema: 'public', table: 'rt_private' }] },
+        })),
       });
-      const bareRls = await Clients.start({ url: bare.url, sockets: 100, topic: 'realtime:changes', joinPayloads: [{}] });
+      const bareRls = await Clients.start({
+        url: bare.url,
+        sockets: 100,
+        topic: 'realtime:changes',
+        joinPayloads: [{}],
+      });
       // 20 rows a second each: every Hearth row costs one RLS check per distinct subscriber (~0.25 ms each).
       const ROWS = 100;
       for (let i = 0; i < ROWS; i++) {
@@ -164,18 +198,42 @@ export async function benchRealtime(): Promise<string[]> {
       await bareRls.waitFor(ROWS * 100);
       const lat = JSON.parse(await rlsClients.ask('latency'));
       const bareLat = JSON.parse(await bareRls.ask('latency'));
-      out.push(`insert-to-client, 100 RLS subscribers        hearth p50 ${lat.p50} ms p99 ${lat.p99} ms (${lat.n}/${ROWS} rows, each to its owner only)   bare p50 ${bareLat.p50} ms p99 ${bareLat.p99} ms (no RLS, to all 100)`);
+      out.push(
+        `insert-to-client, 100 RLS subscribers        hearth p50 ${lat.p50} ms p99 ${lat.p99} ms (${lat.n}/${ROWS} rows, each to its owner only)   bare p50 ${bareLat.p50} ms p99 ${bareLat.p99} ms (no RLS, to all 100)`,
+      );
       await rlsClients.quit();
       await bareRls.quit();
 
       // 2. Changes delivered per second to 1,000 subscribers (no RLS), 100 rows in one statement.
       const N = 1000;
-      const changeClients = await Clients.start({ url: hearthUrl, sockets: N, topic: 'realtime:pub', joinPayloads: [{ config: { postgres_changes: [{ event: 'INSERT', schema: 'public', table: 'rt_public' }] } }] });
-      const bareChanges = await Clients.start({ url: bare.url, sockets: N, topic: 'realtime:changes', joinPayloads: [{}] });
+      const changeClients = await Clients.start({
+        url: hearthUrl,
+        sockets: N,
+        topic: 'realtime:pub',
+        joinPayloads: [{ config: { postgres_changes: [{ event: 'INSERT', schema: 'public', table: 'rt_public' }] } }],
+      });
+      const bareChanges = await Clients.start({
+        url: bare.url,
+        sockets: N,
+        topic: 'realtime:changes',
+        joinPayloads: [{}],
+      });
       const BATCH = 100;
-      const hc = await deliveredPerSecond(changeClients, BATCH * N, () => owner`insert into rt_public (sent_at, body) select ${Date.now()}, 'row ' || g from generate_series(1, ${BATCH}) g`);
-      const bc = await deliveredPerSecond(bareChanges, BATCH * N, () => owner`insert into bare_rows (sent_at, body) select ${Date.now()}, 'row ' || g from generate_series(1, ${BATCH}) g`);
-      out.push(`db changes delivered/s, 1,000 subscribers    hearth ${hc.perSec.toFixed(0).padStart(7)} (${hc.got}/${BATCH * N})   bare ${bc.perSec.toFixed(0).padStart(7)} (${bc.got})   ratio ${(hc.perSec / bc.perSec).toFixed(2)}`);
+      const hc = await deliveredPerSecond(
+        changeClients,
+        BATCH * N,
+        () =>
+          owner`insert into rt_public (sent_at, body) select ${Date.now()}, 'row ' || g from generate_series(1, ${BATCH}) g`,
+      );
+      const bc = await deliveredPerSecond(
+        bareChanges,
+        BATCH * N,
+        () =>
+          owner`insert into bare_rows (sent_at, body) select ${Date.now()}, 'row ' || g from generate_series(1, ${BATCH}) g`,
+      );
+      out.push(
+        `db changes delivered/s, 1,000 subscribers    hearth ${hc.perSec.toFixed(0).padStart(7)} (${hc.got}/${BATCH * N})   bare ${bc.perSec.toFixed(0).padStart(7)} (${bc.got})   ratio ${(hc.perSec / bc.perSec).toFixed(2)}`,
+      );
       await changeClients.quit();
       await bareChanges.quit();
 
@@ -189,7 +247,16 @@ export async function benchRealtime(): Promise<string[]> {
         ws.send(JSON.stringify({ topic: 'realtime:fan', event: 'phx_join', ref: '1', join_ref: '1', payload: {} }));
         await new Promise((r) => ws.once('message', r));
         const r = await deliveredPerSecond(receivers, MSGS * N, async () => {
-          for (let i = 0; i < MSGS; i++) ws.send(JSON.stringify({ topic: 'realtime:fan', event: 'broadcast', ref: null, join_ref: '1', payload: { type: 'broadcast', event: 'm', payload: { i, sent_at: Date.now() } } }));
+          for (let i = 0; i < MSGS; i++)
+            ws.send(
+              JSON.stringify({
+                topic: 'realtime:fan',
+                event: 'broadcast',
+                ref: null,
+                join_ref: '1',
+                payload: { type: 'broadcast', event: 'm', payload: { i, sent_at: Date.now() } },
+              }),
+            );
         });
         const l = JSON.parse(await receivers.ask('latency'));
         ws.close();
@@ -198,7 +265,9 @@ export async function benchRealtime(): Promise<string[]> {
       };
       const hf = await fan(hearthUrl);
       const bf = await fan(bare.url);
-      out.push(`broadcast delivered/s, 1,000 on one topic     hearth ${hf.perSec.toFixed(0).padStart(7)} (p99 ${hf.p99} ms)   bare ${bf.perSec.toFixed(0).padStart(7)} (p99 ${bf.p99} ms)   ratio ${(hf.perSec / bf.perSec).toFixed(2)}`);
+      out.push(
+        `broadcast delivered/s, 1,000 on one topic     hearth ${hf.perSec.toFixed(0).padStart(7)} (p99 ${hf.p99} ms)   bare ${bf.perSec.toFixed(0).padStart(7)} (p99 ${bf.p99} ms)   ratio ${(hf.perSec / bf.perSec).toFixed(2)}`,
+      );
 
       // 4. Memory per idle connection (each joined to one channel), then 10,000 idle sockets.
       const idle = async (url: string, n: number) => {
@@ -213,10 +282,14 @@ export async function benchRealtime(): Promise<string[]> {
       await hi.c.quit();
       const bi = await idle(bare.url, 2000);
       await bi.c.quit();
-      out.push(`memory per idle connection (2,000)          hearth ${(hi.per / 1024).toFixed(1)} KiB   bare ${(bi.per / 1024).toFixed(1)} KiB   ratio ${(bi.per / hi.per).toFixed(2)}`);
+      out.push(
+        `memory per idle connection (2,000)          hearth ${(hi.per / 1024).toFixed(1)} KiB   bare ${(bi.per / 1024).toFixed(1)} KiB   ratio ${(bi.per / hi.per).toFixed(2)}`,
+      );
       const started = performance.now();
       const ten = await idle(hearthUrl, 10_000);
-      out.push(`10,000 idle sockets on one process          hearth connected and joined in ${((performance.now() - started) / 1000).toFixed(1)} s, ${(ten.per / 1024).toFixed(1)} KiB each, process RSS ${(rss() / 1048576).toFixed(0)} MiB`);
+      out.push(
+        `10,000 idle sockets on one process          hearth connected and joined in ${((performance.now() - started) / 1000).toFixed(1)} s, ${(ten.per / 1024).toFixed(1)} KiB each, process RSS ${(rss() / 1048576).toFixed(0)} MiB`,
+      );
       await ten.c.quit();
     } finally {
       await bare.close();

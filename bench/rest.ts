@@ -47,7 +47,17 @@ const EMBED = `select coalesce(json_agg(x), '[]')::text as body from (
  * Hearth URL it stands for, and the bare server's statement from the
  * parsed JSON body. Each answers what Hearth does (status, body or none).
  */
-const WRITES: { name: string; method: string; path: string; body: string; prefer: string; status: number; readOnly?: boolean; sql: string; args: (b: Record<string, unknown>) => unknown[] }[] = [
+const WRITES: {
+  name: string;
+  method: string;
+  path: string;
+  body: string;
+  prefer: string;
+  status: number;
+  readOnly?: boolean;
+  sql: string;
+  args: (b: Record<string, unknown>) => unknown[];
+}[] = [
   {
     name: 'INSERT one row, return=representation',
     method: 'POST',
@@ -104,7 +114,12 @@ function bare(pool: postgres.Sql): Promise<{ url: string; close(): Promise<void>
       req.on('end', () => {
         const body = JSON.parse(text) as Record<string, unknown>;
         // The RPC's function is IMMUTABLE: Hearth runs it read only, as PostgREST does.
-        bareTransaction(pool, claims, (tx) => tx.unsafe(write.sql, write.args(body) as postgres.ParameterOrJSON<never>[], { prepare: true }), write.readOnly ?? false)
+        bareTransaction(
+          pool,
+          claims,
+          (tx) => tx.unsafe(write.sql, write.args(body) as postgres.ParameterOrJSON<never>[], { prepare: true }),
+          write.readOnly ?? false,
+        )
           .then(([row]) => {
             res.statusCode = write.status;
             if (row?.body !== undefined) {
@@ -131,12 +146,21 @@ function bare(pool: postgres.Sql): Promise<{ url: string; close(): Promise<void>
       });
   });
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: () => new Promise((r) => server.close(() => r())),
+      }),
+    ),
   );
 }
 
 /** A load run with this process's CPU time (user + system) per completed request, in microseconds. */
-async function measured(url: string, headers?: Record<string, string>, call: { method?: string; body?: string } = {}): Promise<Load & { cpu: number }> {
+async function measured(
+  url: string,
+  headers?: Record<string, string>,
+  call: { method?: string; body?: string } = {},
+): Promise<Load & { cpu: number }> {
   const seconds = 5;
   const before = process.cpuUsage();
   const r = await load(url, { headers, seconds, ...call });
@@ -155,9 +179,17 @@ export async function benchRest(): Promise<string[]> {
     await owner.unsafe(SCHEMA);
     await owner.end();
     const project = (await h.hearth.registry.defaultProject())!;
-    const token = await signAccessToken(project, { sub: USER, role: 'authenticated', aud: 'authenticated' }, h.clock, 'bench');
+    const token = await signAccessToken(
+      project,
+      { sub: USER, role: 'authenticated', aud: 'authenticated' },
+      h.clock,
+      'bench',
+    );
     const headers = { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` };
-    const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), { max: 10, onnotice: () => {} });
+    const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), {
+      max: 10,
+      onnotice: () => {},
+    });
     const ref = await bare(pool);
     const lines: string[] = [];
     try {
@@ -168,11 +200,28 @@ export async function benchRest(): Promise<string[]> {
         if (r.status !== 200) throw new Error(`${u} answered ${r.status}: ${await r.text()}`);
       }
       // Warm both servers (JIT, prepared statements, pools) so neither pays it in its measured run.
-      for (const [u, h] of [[one, headers], [`${ref.url}/one`, undefined], [embed, headers], [`${ref.url}/embed`, undefined]] as const) {
+      for (const [u, h] of [
+        [one, headers],
+        [`${ref.url}/one`, undefined],
+        [embed, headers],
+        [`${ref.url}/embed`, undefined],
+      ] as const) {
         await load(u, { headers: h, seconds: 2 });
       }
-      lines.push(...compareCpu('GET one row by primary key (RLS on)', await measured(one, headers), await measured(`${ref.url}/one`)));
-      lines.push(...compareCpu('GET 100 rows with a two-level embed', await measured(embed, headers), await measured(`${ref.url}/embed`)));
+      lines.push(
+        ...compareCpu(
+          'GET one row by primary key (RLS on)',
+          await measured(one, headers),
+          await measured(`${ref.url}/one`),
+        ),
+      );
+      lines.push(
+        ...compareCpu(
+          'GET 100 rows with a two-level embed',
+          await measured(embed, headers),
+          await measured(`${ref.url}/embed`),
+        ),
+      );
 
       // PATCH and upsert hit one row from every connection: both servers wait on its row lock and commit.
       for (const [i, w] of WRITES.entries()) {
@@ -183,7 +232,13 @@ export async function benchRest(): Promise<string[]> {
         const bareUrl = `${ref.url}/write/${i}`;
         await load(h.url + w.path, { headers: wh, seconds: 2, ...call });
         await load(bareUrl, { headers: { 'content-type': 'application/json' }, seconds: 2, ...call });
-        lines.push(...compareCpu(w.name, await measured(h.url + w.path, wh, call), await measured(bareUrl, { 'content-type': 'application/json' }, call)));
+        lines.push(
+          ...compareCpu(
+            w.name,
+            await measured(h.url + w.path, wh, call),
+            await measured(bareUrl, { 'content-type': 'application/json' }, call),
+          ),
+        );
       }
 
       const page = `${h.url}/rest/v1/comments?select=*&limit=1000`;
@@ -194,7 +249,9 @@ export async function benchRest(): Promise<string[]> {
         await (await fetch(page, { headers: { apikey: h.info.SECRET_KEY } })).arrayBuffer();
         peak = Math.max(peak, rss());
       }
-      lines.push(`RSS while reading 300 pages of 1000 rows: ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB, after ${rss().toFixed(0)} MiB`);
+      lines.push(
+        `RSS while reading 300 pages of 1000 rows: ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB, after ${rss().toFixed(0)} MiB`,
+      );
     } finally {
       await ref.close();
       await pool.end();

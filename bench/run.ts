@@ -29,14 +29,19 @@ const benches: Record<string, () => Promise<{ [k: string]: (...a: never[]) => Pr
  * ../shared/perf measures REST from outside against a stricter floor.
  */
 const REFERENCES: Record<string, string> = {
-  foundation: 'lenient: in-process node:http + postgres.js, same transaction and settings (sql.begin: one round trip per statement), no key or token check',
+  foundation:
+    'lenient: in-process node:http + postgres.js, same transaction and settings (sql.begin: one round trip per statement), no key or token check',
   rest: 'lenient: in-process node:http + postgres.js, equivalent SQL in sql.begin with the same role settings; no key or token check, no URL parsing or planning',
   auth: 'lenient: node:http + postgres.js + argon2 + jose doing the minimal work; no API keys, rate limits or audit rows',
-  storage: 'strict for the bytes: node:http streaming the same bytes to/from files (no fsync on either side); no auth, no rows, no hashing',
-  'storage-small': 'strict floor for the work: the same role settings and statement in a transaction, jose token check, readFile/writeFile; no staging record, no hashing',
-  functions: 'strict: a bare node:http proxy to the very workerd process Hearth runs (Hearth / bare proxy is Hearth\'s own overhead)',
+  storage:
+    'strict for the bytes: node:http streaming the same bytes to/from files (no fsync on either side); no auth, no rows, no hashing',
+  'storage-small':
+    'strict floor for the work: the same role settings and statement in a transaction, jose token check, readFile/writeFile; no staging record, no hashing',
+  functions:
+    "strict: a bare node:http proxy to the very workerd process Hearth runs (Hearth / bare proxy is Hearth's own overhead)",
   workflows: 'a different engine: graphile-worker running equivalent jobs on the same server',
-  queues: 'a different engine: graphile-worker (enqueue + claim + complete) on the same database; ../shared/perf compares with pg-boss',
+  queues:
+    'a different engine: graphile-worker (enqueue + claim + complete) on the same database; ../shared/perf compares with pg-boss',
   realtime: 'lenient: a ws server with no keys, no RLS and no limits, every row sent to everyone',
   cli: 'the same SQL over one direct connection, and `hearth --help` for start-up',
   studio: 'the same page on a 10-row table (what the row count costs)',

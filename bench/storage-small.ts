@@ -56,7 +56,12 @@ const UPLOADER = `
     agent.destroy();
   })();`;
 
-function uploads(url: string, seconds: number, headers: Record<string, string>, body: string): Promise<Load & { cpu: number }> {
+function uploads(
+  url: string,
+  seconds: number,
+  headers: Record<string, string>,
+  body: string,
+): Promise<Load & { cpu: number }> {
   const before = process.cpuUsage();
   return new Promise((resolve, reject) =>
     execFile(process.execPath, ['-e', UPLOADER, url, String(seconds), JSON.stringify(headers), body], (err, out) => {
@@ -83,7 +88,11 @@ function bare(pool: postgres.Sql, dir: string, verifyKeys: ProjectRuntime['verif
   const send = (res: http.ServerResponse, row: postgres.Row | undefined) => {
     if (!row) return fail(res)();
     return readFile(path.join(dir, row.version as string)).then((bytes) => {
-      res.writeHead(200, { 'content-type': row.content_type as string, 'content-length': bytes.length, etag: `"${row.content_hash}"` });
+      res.writeHead(200, {
+        'content-type': row.content_type as string,
+        'content-length': bytes.length,
+        etag: `"${row.content_hash}"`,
+      });
       res.end(bytes);
     });
   };
@@ -133,7 +142,12 @@ function bare(pool: postgres.Sql, dir: string, verifyKeys: ProjectRuntime['verif
     }
   });
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: () => new Promise((r) => server.close(() => r())),
+      }),
+    ),
   );
 }
 
@@ -148,17 +162,33 @@ export async function benchStorageSmall(): Promise<string[]> {
         create policy "own objects" on storage.objects for select to authenticated using (bucket = 'small' and owner_sub = auth.uid()::text);
         create policy "upload own" on storage.objects for insert to authenticated with check (bucket = 'small' and owner_sub = auth.uid()::text);`);
       await owner.end();
-      const token = await signAccessToken(project, { sub: USER, role: 'authenticated', aud: 'authenticated' }, h.clock, 'bench');
+      const token = await signAccessToken(
+        project,
+        { sub: USER, role: 'authenticated', aud: 'authenticated' },
+        h.clock,
+        'bench',
+      );
       const headers = { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` };
       const base = `${h.url}/storage/v1`;
-      const put = await fetch(`${base}/object/small/obj`, { method: 'POST', headers: { ...headers, 'content-type': 'application/octet-stream' }, body: BYTES });
+      const put = await fetch(`${base}/object/small/obj`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/octet-stream' },
+        body: BYTES,
+      });
       if (put.status !== 201) throw new Error(`upload: ${put.status} ${await put.text()}`);
-      const signed = await fetch(`${base}/object/sign/small/obj`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"expiresIn":3600}' });
+      const signed = await fetch(`${base}/object/sign/small/obj`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: '{"expiresIn":3600}',
+      });
       const signedURL = `${base}${((await signed.json()) as { signedURL: string }).signedURL}`;
       const signToken = new URL(signedURL).searchParams.get('token')!;
 
       // The bare server reads storage.objects on the same database and the same bytes, from its own folder.
-      const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), { max: 10, onnotice: () => {} });
+      const pool = postgres(h.hearth.databaseUrl.replace(/\/[^/]*$/, `/${project.dbName}`), {
+        max: 10,
+        onnotice: () => {},
+      });
       const [row] = await pool`select version from storage.objects where bucket = 'small' and name = 'obj'`;
       await writeFile(path.join(dir, row!.version as string), BYTES);
       const ref = await bare(pool, dir, project.verifyKeys);
@@ -170,7 +200,8 @@ export async function benchStorageSmall(): Promise<string[]> {
         ];
         for (const [name, hearthUrl, bareUrl, opts] of cases) {
           const check = await fetch(hearthUrl, { headers: opts!.headers });
-          if (check.status !== 200 || (await check.arrayBuffer()).byteLength !== SIZE) throw new Error(`${name}: ${check.status}`);
+          if (check.status !== 200 || (await check.arrayBuffer()).byteLength !== SIZE)
+            throw new Error(`${name}: ${check.status}`);
           await load(hearthUrl, { ...opts, seconds: 2 });
           await load(bareUrl, { ...opts, seconds: 2 });
           lines.push(...compareWithCpu(name, await measuredLoad(hearthUrl, opts), await measuredLoad(bareUrl, opts)));
@@ -181,7 +212,9 @@ export async function benchStorageSmall(): Promise<string[]> {
         await uploads(`${ref.url}/up/warm-`, 2, upHeaders, body);
         const up = await uploads(`${base}/object/small/up-`, 5, upHeaders, body);
         if (up.errors) throw new Error(`upload: ${up.errors} errors`);
-        lines.push(...compareWithCpu('upload (POST /object, RLS)', up, await uploads(`${ref.url}/up/`, 5, upHeaders, body)));
+        lines.push(
+          ...compareWithCpu('upload (POST /object, RLS)', up, await uploads(`${ref.url}/up/`, 5, upHeaders, body)),
+        );
       } finally {
         await ref.close();
         await pool.end();

@@ -52,7 +52,11 @@ const CLIENT = `
 
 function client(mode: 'up' | 'down', url: string, token: string): Promise<number> {
   return new Promise((resolve, reject) =>
-    execFile(process.execPath, ['-e', CLIENT, mode, url, token, String(COUNT), String(CONCURRENCY), String(MIB)], (err, out) => (err ? reject(err) : resolve(Number(out)))),
+    execFile(
+      process.execPath,
+      ['-e', CLIENT, mode, url, token, String(COUNT), String(CONCURRENCY), String(MIB)],
+      (err, out) => (err ? reject(err) : resolve(Number(out))),
+    ),
   );
 }
 
@@ -64,7 +68,10 @@ async function bareServer(dir: string): Promise<{ url: string; close(): Promise<
       res.end();
     };
     if (req.method === 'POST') {
-      pipeline(req, createWriteStream(path.join(dir, `up-${n++}`))).then(() => done(201), () => done(500));
+      pipeline(req, createWriteStream(path.join(dir, `up-${n++}`))).then(
+        () => done(201),
+        () => done(500),
+      );
       return;
     }
     const file = path.join(dir, 'source');
@@ -72,7 +79,10 @@ async function bareServer(dir: string): Promise<{ url: string; close(): Promise<
     pipeline(createReadStream(file), res).catch(() => res.destroy());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 interface Run {
@@ -102,7 +112,11 @@ async function compare(what: string, run: (server: 'hearth' | 'bare', round: num
   const ratios = pairs.map((p) => p.hearth.mibPerSecond / p.bare.mibPerSecond);
   const of = (server: 'hearth' | 'bare') => pairs.map((p) => p[server]);
   return (
-    `${what.padEnd(24)} hearth ${median(of('hearth').map((r) => r.mibPerSecond)).toFixed(0).padStart(4)} MiB/s   bare ${median(of('bare').map((r) => r.mibPerSecond)).toFixed(0).padStart(4)} MiB/s   ` +
+    `${what.padEnd(24)} hearth ${median(of('hearth').map((r) => r.mibPerSecond))
+      .toFixed(0)
+      .padStart(4)} MiB/s   bare ${median(of('bare').map((r) => r.mibPerSecond))
+      .toFixed(0)
+      .padStart(4)} MiB/s   ` +
     `ratio ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})   ` +
     `server CPU ${median(of('hearth').map((r) => r.cpuMsPerMib)).toFixed(2)} vs ${median(of('bare').map((r) => r.cpuMsPerMib)).toFixed(2)} ms/MiB`
   );
@@ -115,9 +129,16 @@ export async function benchStorage(): Promise<string[]> {
     return await withHearth(async (h) => {
       const key = h.info.SECRET_KEY;
       // ROUNDS × COUNT × MIB is over the default 1 GiB project quota.
-      const quota = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/storage`, { token: h.info.MANAGEMENT_TOKEN, body: { quota_bytes: 1024 ** 4 } });
+      const quota = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/storage`, {
+        token: h.info.MANAGEMENT_TOKEN,
+        body: { quota_bytes: 1024 ** 4 },
+      });
       if (quota.status !== 200) throw new Error(`quota: ${quota.status}`);
-      const create = await fetch(`${h.info.BASE_URL}/storage/v1/bucket`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) });
+      const create = await fetch(`${h.info.BASE_URL}/storage/v1/bucket`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'bench' }),
+      });
       if (!create.ok) throw new Error(`bucket: ${create.status}`);
       const hearthBase = `${h.info.BASE_URL}/storage/v1/object/bench/obj`;
       // Warm both up (and leave a source object for the downloads).
@@ -128,8 +149,14 @@ export async function benchStorage(): Promise<string[]> {
       const up = await compare('upload (POST /object)', (server, round) =>
         measure('up', server === 'hearth' ? `${hearthBase}-r${round}` : `${bare.url}/r${round}`, key),
       );
-      const down = await compare('download (GET /object)', (server) => measure('down', server === 'hearth' ? `${hearthBase}-warm-0` : `${bare.url}/source`, key));
-      return [`${COUNT} transfers of ${MIB} MiB, ${CONCURRENCY} at a time, client in a child process; median of ${ROUNDS} alternating pairs (range)`, up, down];
+      const down = await compare('download (GET /object)', (server) =>
+        measure('down', server === 'hearth' ? `${hearthBase}-warm-0` : `${bare.url}/source`, key),
+      );
+      return [
+        `${COUNT} transfers of ${MIB} MiB, ${CONCURRENCY} at a time, client in a child process; median of ${ROUNDS} alternating pairs (range)`,
+        up,
+        down,
+      ];
     });
   } finally {
     await bare.close();

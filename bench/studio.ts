@@ -27,7 +27,9 @@ export async function studioBench(): Promise<string[]> {
       const index = await (await fetch(`${h.url}/dashboard`)).text();
       const names = new Set<string>([/src="\/dashboard\/assets\/([^"]+)"/.exec(index)![1]!]);
       for (const name of names) {
-        const plain = await (await fetch(`${h.url}/dashboard/assets/${name}`, { headers: { 'accept-encoding': 'identity' } })).text();
+        const plain = await (
+          await fetch(`${h.url}/dashboard/assets/${name}`, { headers: { 'accept-encoding': 'identity' } })
+        ).text();
         for (const m of plain.matchAll(/from"\.\/([\w-]+\.js)"/g)) names.add(m[1]!);
         const res = await fetch(`${h.url}/dashboard/assets/${name}`, { headers: { 'accept-encoding': enc } });
         sizes[enc] += Number(res.headers.get('content-length') ?? (await res.arrayBuffer()).byteLength);

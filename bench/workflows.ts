@@ -26,12 +26,20 @@ export async function benchWorkflows(): Promise<string[]> {
   try {
     const orgs = await h.api('GET', '/v1/organizations');
     const refs = [h.info.PROJECT_REF];
-    for (let i = 1; i < PROJECTS; i++) refs.push((await h.api('POST', '/v1/projects', { body: { name: `bench${i}`, organization_id: orgs.body[0].id } })).body.ref);
+    for (let i = 1; i < PROJECTS; i++)
+      refs.push(
+        (await h.api('POST', '/v1/projects', { body: { name: `bench${i}`, organization_id: orgs.body[0].id } })).body
+          .ref,
+      );
     const steps = Array.from({ length: STEPS }, (_, i) => ({ key: `s${i}`, kind: 'sql', target: 'select 1' }));
     for (const ref of refs) {
       await h.api('PATCH', `/v1/projects/${ref}/config/workflows`, { body: { enabled: true } });
       await h.api('PUT', `/v1/projects/${ref}/workflows/bench`, { body: { steps } });
-      await Promise.all(Array.from({ length: RUNS_PER_PROJECT }, () => h.api('POST', `/v1/projects/${ref}/workflows/bench/runs`, { body: {} })));
+      await Promise.all(
+        Array.from({ length: RUNS_PER_PROJECT }, () =>
+          h.api('POST', `/v1/projects/${ref}/workflows/bench/runs`, { body: {} }),
+        ),
+      );
     }
     const control = h.hearth.p.dbs.control;
     let statements = 0;
@@ -108,22 +116,33 @@ export async function benchWorkflows(): Promise<string[]> {
     );
 
     // Timer latency: from a sleep's due time to the next step starting, with back-to-back ticks.
-    await h.api('PUT', `/v1/projects/${refs[0]}/workflows/timer`, { body: { steps: [{ key: 'z', kind: 'sleep', sleep_for: '1s' }, { key: 'after', kind: 'sql', target: 'select 1' }] } });
+    await h.api('PUT', `/v1/projects/${refs[0]}/workflows/timer`, {
+      body: {
+        steps: [
+          { key: 'z', kind: 'sleep', sleep_for: '1s' },
+          { key: 'after', kind: 'sql', target: 'select 1' },
+        ],
+      },
+    });
     const started = await h.api('POST', `/v1/projects/${refs[0]}/workflows/timer/runs`, { body: {} });
     const lat: number[] = [];
     const until = performance.now() + 5000;
     let due: number | null = null;
     while (performance.now() < until) {
       await engineTick(h.hearth.p, h.hearth.registry);
-      const [z] = await h.hearth.p.dbs.control`select started_at from platform.workflow_run_steps where run_id = ${started.body.id} and key = 'z'`;
+      const [z] = await h.hearth.p.dbs
+        .control`select started_at from platform.workflow_run_steps where run_id = ${started.body.id} and key = 'z'`;
       if (z?.started_at && due === null) due = (z.started_at as Date).getTime() + 1000;
-      const [a] = await h.hearth.p.dbs.control`select started_at from platform.workflow_run_steps where run_id = ${started.body.id} and key = 'after' and started_at is not null`;
+      const [a] = await h.hearth.p.dbs
+        .control`select started_at from platform.workflow_run_steps where run_id = ${started.body.id} and key = 'after' and started_at is not null`;
       if (a && due !== null) {
         lat.push((a.started_at as Date).getTime() - due);
         break;
       }
     }
-    lines.push(`timer: due sleep -> next step started            ${lat.length ? `${lat[0]} ms` : 'not measured'} (0-ms tick; with the default 15 s tick, up to one tick more)`);
+    lines.push(
+      `timer: due sleep -> next step started            ${lat.length ? `${lat[0]} ms` : 'not measured'} (0-ms tick; with the default 15 s tick, up to one tick more)`,
+    );
   } finally {
     await admin.end();
     await h.close();

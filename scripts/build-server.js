@@ -104,8 +104,12 @@ export async function buildServer() {
   }
   const entry = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint)[0];
   const inputs = {};
-  for (const file of [...Object.keys(result.metafile.inputs), path.relative(ROOT, SELF)]) inputs[file] = stamp(path.join(ROOT, file));
-  writeWhole(MANIFEST, `${JSON.stringify({ entry: path.basename(entry), built_at: new Date().toISOString(), inputs })}\n`);
+  for (const file of [...Object.keys(result.metafile.inputs), path.relative(ROOT, SELF)])
+    inputs[file] = stamp(path.join(ROOT, file));
+  writeWhole(
+    MANIFEST,
+    `${JSON.stringify({ entry: path.basename(entry), built_at: new Date().toISOString(), inputs })}\n`,
+  );
   const now = Date.now();
   for (const name of readdirSync(BUILD_DIR)) {
     const file = path.join(BUILD_DIR, name);

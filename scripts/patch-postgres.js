@@ -322,7 +322,8 @@ for (const dir of ['src', 'cjs/src', 'cf/src']) {
     for (const [target, from, to] of edits) {
       if (target !== name) continue;
       if (text.includes(to)) continue; // applied by an earlier run
-      if (count(text, from) !== 1) fail(`${dir}/${name}: the upstream text to patch differs from postgres ${VERSION}:\n${from}`);
+      if (count(text, from) !== 1)
+        fail(`${dir}/${name}: the upstream text to patch differs from postgres ${VERSION}:\n${from}`);
       text = text.replace(from, () => to);
       applied++;
     }

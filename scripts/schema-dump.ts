@@ -10,7 +10,9 @@ try {
   const url = process.env.DATABASE_URL!;
   const { server, pgDump } = await versions(url);
   if (pgDump === null || pgDump < server) {
-    console.error(`schema:dump: needs pg_dump ${server} or newer on PATH (found ${pgDump ?? 'none'}) for the PostgreSQL ${server} server.`);
+    console.error(
+      `schema:dump: needs pg_dump ${server} or newer on PATH (found ${pgDump ?? 'none'}) for the PostgreSQL ${server} server.`,
+    );
     process.exitCode = 1;
   } else {
     const dumps = await dumpSchemas(url);

@@ -25,10 +25,19 @@ try {
     },
   });
   const data = (method: string, p: string, body: unknown) =>
-    fetch(`${h.url}${p}`, { method, headers: { apikey: key, authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  for (const email of ['ada@example.com', 'grace@example.com', 'linus@example.com']) await data('POST', '/auth/v1/admin/users', { email, password: 'Sample-password-1', email_confirm: true });
+    fetch(`${h.url}${p}`, {
+      method,
+      headers: { apikey: key, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  for (const email of ['ada@example.com', 'grace@example.com', 'linus@example.com'])
+    await data('POST', '/auth/v1/admin/users', { email, password: 'Sample-password-1', email_confirm: true });
   await data('POST', '/storage/v1/bucket', { name: 'covers', id: 'covers', public: false });
-  await fetch(`${h.url}/storage/v1/object/covers/readme.txt`, { method: 'POST', headers: { apikey: key, authorization: `Bearer ${key}`, 'content-type': 'text/plain' }, body: 'Cover images of the books.\n' });
+  await fetch(`${h.url}/storage/v1/object/covers/readme.txt`, {
+    method: 'POST',
+    headers: { apikey: key, authorization: `Bearer ${key}`, 'content-type': 'text/plain' },
+    body: 'Cover images of the books.\n',
+  });
 
   const pages: [string, string, string?][] = [
     ['projects', '#/'],

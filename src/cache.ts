@@ -20,7 +20,12 @@ export interface CacheOptions<K, V> {
   dispose?: (value: V, key: K) => void;
 }
 
-export function newCache<K extends {}, V extends {}>({ max, ttlMs, clock = systemClock, dispose }: CacheOptions<K, V>): Cache<K, V> {
+export function newCache<K extends {}, V extends {}>({
+  max,
+  ttlMs,
+  clock = systemClock,
+  dispose,
+}: CacheOptions<K, V>): Cache<K, V> {
   return new LRUCache<K, V>({
     max,
     ttl: ttlMs,
@@ -37,7 +42,11 @@ export function newCache<K extends {}, V extends {}>({ max, ttlMs, clock = syste
  * tries again. `load` is handed the expired entry, if any, to revalidate
  * rather than read everything again.
  */
-export function cachedLoad<K extends {}, V>(cache: Cache<K, Promise<V>>, key: K, load: (expired?: Promise<V>) => Promise<V>): Promise<V> {
+export function cachedLoad<K extends {}, V>(
+  cache: Cache<K, Promise<V>>,
+  key: K,
+  load: (expired?: Promise<V>) => Promise<V>,
+): Promise<V> {
   const hit = cache.get(key, { noDeleteOnStaleGet: true });
   if (hit) return hit;
   const value = load(cache.peek(key, { allowStale: true }));

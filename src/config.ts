@@ -27,7 +27,14 @@ export interface Config {
   /** HEARTH_ACCESS_LOG=1: one log line per request. */
   accessLog: boolean;
   storageBackend: 'fs' | 's3';
-  s3: { endpoint: string | null; bucket: string | null; region: string; accessKeyId: string | null; secretAccessKey: string | null; forcePathStyle: boolean };
+  s3: {
+    endpoint: string | null;
+    bucket: string | null;
+    region: string;
+    accessKeyId: string | null;
+    secretAccessKey: string | null;
+    forcePathStyle: boolean;
+  };
   workflowTickMs: number;
   functionTimeoutMs: number;
   functionMemoryMb: number;
@@ -55,12 +62,16 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
 }
 
 function list(raw: string | undefined): string[] {
-  return (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function logFormat(raw: string | undefined): 'pretty' | 'json' {
   if (raw === undefined || raw === '') return process.stdout.isTTY ? 'pretty' : 'json';
-  if (raw !== 'pretty' && raw !== 'json') throw fail('invalid_config', `HEARTH_LOG_FORMAT must be pretty or json, got "${raw}".`);
+  if (raw !== 'pretty' && raw !== 'json')
+    throw fail('invalid_config', `HEARTH_LOG_FORMAT must be pretty or json, got "${raw}".`);
   return raw;
 }
 
@@ -118,7 +129,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...overrides,
   };
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.controlDb)) {
-    throw fail('invalid_config', `HEARTH_CONTROL_DB must be a plain lower-case database name, got "${config.controlDb}".`);
+    throw fail(
+      'invalid_config',
+      `HEARTH_CONTROL_DB must be a plain lower-case database name, got "${config.controlDb}".`,
+    );
   }
   return config;
 }

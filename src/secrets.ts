@@ -30,7 +30,10 @@ export function safeEqual(a: string | Buffer, b: string | Buffer): boolean {
   const x = Buffer.isBuffer(a) ? a : Buffer.from(a);
   const y = Buffer.isBuffer(b) ? b : Buffer.from(b);
   // Compare digests so unequal lengths take the same time as equal ones.
-  return timingSafeEqual(createHash('sha256').update(x).digest(), createHash('sha256').update(y).digest()) && x.length === y.length;
+  return (
+    timingSafeEqual(createHash('sha256').update(x).digest(), createHash('sha256').update(y).digest()) &&
+    x.length === y.length
+  );
 }
 
 export class MasterKey {

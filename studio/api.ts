@@ -8,7 +8,12 @@
 const SESSION = 'hearth.studio.session';
 
 export class ApiError extends Error {
-  constructor(public status: number, public code: string, message: string, public body: any) {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+    public body: any,
+  ) {
     super(message);
   }
 }
@@ -42,16 +47,32 @@ async function parse(res: Response): Promise<any> {
   }
   if (!res.ok) {
     const e = body && typeof body === 'object' ? body : {};
-    const message = e.error?.message ?? e.message ?? e.msg ?? e.error_description ?? (typeof body === 'string' && body ? body : `${res.status} ${res.statusText}`);
+    const message =
+      e.error?.message ??
+      e.message ??
+      e.msg ??
+      e.error_description ??
+      (typeof body === 'string' && body ? body : `${res.status} ${res.statusText}`);
     const code = e.error?.code ?? e.code ?? e.error_code ?? e.error ?? String(res.status);
-    if (res.status === 401 && token && res.url.includes('/v1/') && !res.url.includes('/rest/v1') && !/\/(auth|storage)\/v1/.test(res.url)) setToken(null);
+    if (
+      res.status === 401 &&
+      token &&
+      res.url.includes('/v1/') &&
+      !res.url.includes('/rest/v1') &&
+      !/\/(auth|storage)\/v1/.test(res.url)
+    )
+      setToken(null);
     throw new ApiError(res.status, String(code), String(message), body);
   }
   return body;
 }
 
 export async function signIn(email: string, password: string): Promise<void> {
-  const res = await fetch('/v1/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const res = await fetch('/v1/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
   setToken((await parse(res)).access_token);
 }
 
@@ -100,7 +121,12 @@ export interface DataOptions {
   raw?: BodyInit;
 }
 /** A data API call with the project's secret key; answers the parsed body and the response. */
-export async function data<T = any>(ref: string, method: string, path: string, o: DataOptions = {}): Promise<{ body: T; res: Response }> {
+export async function data<T = any>(
+  ref: string,
+  method: string,
+  path: string,
+  o: DataOptions = {},
+): Promise<{ body: T; res: Response }> {
   const key = await secretKey(ref);
   const headers: Record<string, string> = { apikey: key, authorization: `Bearer ${key}`, ...o.headers };
   let body = o.raw;
@@ -122,7 +148,12 @@ export async function dataBlob(ref: string, path: string): Promise<Blob> {
 }
 
 /** Uploads with progress (fetch cannot report upload progress; XMLHttpRequest can). */
-export async function upload(ref: string, path: string, file: File, onProgress: (fraction: number) => void): Promise<void> {
+export async function upload(
+  ref: string,
+  path: string,
+  file: File,
+  onProgress: (fraction: number) => void,
+): Promise<void> {
   const key = await secretKey(ref);
   await new Promise<void>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -162,7 +193,11 @@ export interface SqlAnswer {
 }
 /** SQL as the project's owner role through POST /v1/projects/{ref}/database/query. */
 export const runSql = (ref: string, query: string, timeoutMs?: number) =>
-  mgmt<SqlAnswer>('POST', `/v1/projects/${encodeURIComponent(ref)}/database/query`, { query, format: 'results', ...(timeoutMs ? { timeout_ms: timeoutMs } : {}) });
+  mgmt<SqlAnswer>('POST', `/v1/projects/${encodeURIComponent(ref)}/database/query`, {
+    query,
+    format: 'results',
+    ...(timeoutMs ? { timeout_ms: timeoutMs } : {}),
+  });
 /** The rows of the last statement. */
 export const sqlRows = async <T = Record<string, unknown>>(ref: string, query: string) =>
-  (await mgmt<T[]>('POST', `/v1/projects/${encodeURIComponent(ref)}/database/query`, { query }));
+  await mgmt<T[]>('POST', `/v1/projects/${encodeURIComponent(ref)}/database/query`, { query });

@@ -46,7 +46,10 @@ export function CodeEditor(props: CodeEditorProps) {
     // The editor follows the system scheme as the page does: CodeMirror's own dark variants (cursor,
     // selection, tooltips) by its darkTheme facet, token colours by classes style.css colours per scheme.
     const scheme = new Compartment();
-    const language = props.language === 'sql' ? [sql({ dialect: PostgreSQL, schema: props.tables, upperCaseKeywords: false })] : [json(), linter(jsonParseLinter())];
+    const language =
+      props.language === 'sql'
+        ? [sql({ dialect: PostgreSQL, schema: props.tables, upperCaseKeywords: false })]
+        : [json(), linter(jsonParseLinter())];
     const v = new EditorView({
       parent: host.current!,
       state: EditorState.create({
@@ -77,7 +80,10 @@ export function CodeEditor(props: CodeEditorProps) {
         const from = Math.max(0, Math.min(offset, doc.length));
         const word = /^\w+/.exec(doc.sliceString(from, from + 64))?.[0].length ?? 1;
         const to = Math.min(doc.length, from + Math.max(1, word));
-        v.dispatch(setDiagnostics(v.state, [{ from, to, severity: 'error', message }]), { selection: { anchor: from }, scrollIntoView: true });
+        v.dispatch(setDiagnostics(v.state, [{ from, to, severity: 'error', message }]), {
+          selection: { anchor: from },
+          scrollIntoView: true,
+        });
       },
       clearErrors() {
         v.dispatch(setDiagnostics(v.state, []));

@@ -25,7 +25,13 @@ const ROW_HEIGHT = 30;
 
 export function Grid(props: GridProps) {
   const columns = useMemo<ColumnDef<Row>[]>(
-    () => props.columns.map((name) => ({ id: name, header: name, accessorFn: (r: Row) => r[name], cell: (c) => cellText(c.getValue()) })),
+    () =>
+      props.columns.map((name) => ({
+        id: name,
+        header: name,
+        accessorFn: (r: Row) => r[name],
+        cell: (c) => cellText(c.getValue()),
+      })),
     [props.columns.join('\0')],
   );
   const table = useReactTable({
@@ -39,7 +45,12 @@ export function Grid(props: GridProps) {
   });
   const scroller = useRef<HTMLDivElement>(null);
   const rows = table.getRowModel().rows;
-  const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 12 });
+  const virtual = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+  });
   const items = virtual.getVirtualItems();
   const before = items.length ? items[0]!.start : 0;
   const after = items.length ? virtual.getTotalSize() - items[items.length - 1]!.end : 0;
@@ -51,13 +62,26 @@ export function Grid(props: GridProps) {
         <thead>
           {table.getHeaderGroups().map((g) => (
             <tr key={g.id}>
-              {props.onRowAction && <th class="action-col"><span class="sr-only">Actions</span></th>}
+              {props.onRowAction && (
+                <th class="action-col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              )}
               {g.headers.map((h) => {
                 const sorted = h.column.getIsSorted();
                 return (
-                  <th key={h.id} scope="col" aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : undefined}>
+                  <th
+                    key={h.id}
+                    scope="col"
+                    aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : undefined}
+                  >
                     {props.onSort ? (
-                      <button type="button" class="sort" onClick={h.column.getToggleSortingHandler()} title={`Sort by ${h.column.id}`}>
+                      <button
+                        type="button"
+                        class="sort"
+                        onClick={h.column.getToggleSortingHandler()}
+                        title={`Sort by ${h.column.id}`}
+                      >
                         {flexRender(h.column.columnDef.header, h.getContext())}
                         <span aria-hidden="true">{sorted === 'asc' ? ' ▲' : sorted === 'desc' ? ' ▼' : ''}</span>
                       </button>
@@ -82,7 +106,12 @@ export function Grid(props: GridProps) {
               <tr key={row.id} data-index={item.index}>
                 {props.onRowAction && (
                   <td class="action-col">
-                    <button type="button" class="small" onClick={() => props.onRowAction!(row.original)} aria-label={`${props.rowActionLabel ?? 'Open'} row ${item.index + 1}`}>
+                    <button
+                      type="button"
+                      class="small"
+                      onClick={() => props.onRowAction!(row.original)}
+                      aria-label={`${props.rowActionLabel ?? 'Open'} row ${item.index + 1}`}
+                    >
                       {props.rowActionLabel ?? 'Open'}
                     </button>
                   </td>

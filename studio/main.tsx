@@ -29,7 +29,8 @@ const SECTIONS: [string, string][] = [
 function ProjectShell({ projectRef, section, rest }: { projectRef: string; section: string; rest: string[] }) {
   const project = useLoad(() => mgmt<Project>('GET', `/v1/projects/${encodeURIComponent(projectRef)}`), [projectRef]);
   useEffect(() => {
-    if (project.data) document.title = `${SECTIONS.find((s) => s[0] === section)?.[1] ?? ''} · ${project.data.name} · Hearth Studio`;
+    if (project.data)
+      document.title = `${SECTIONS.find((s) => s[0] === section)?.[1] ?? ''} · ${project.data.name} · Hearth Studio`;
   }, [project.data, section]);
   if (project.error) return <ErrorNote error={project.error} />;
   if (!project.data) return <Loading what="the project" />;
@@ -89,7 +90,11 @@ function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        {route[0] === 'p' && route[1] ? <ProjectShell projectRef={route[1]} section={route[2] ?? ''} rest={route.slice(3)} /> : <ProjectsPage />}
+        {route[0] === 'p' && route[1] ? (
+          <ProjectShell projectRef={route[1]} section={route[2] ?? ''} rest={route.slice(3)} />
+        ) : (
+          <ProjectsPage />
+        )}
       </main>
     </>
   );

@@ -77,7 +77,10 @@ select policyname as name, cmd as command, permissive, roles::text[] as roles, q
 function references(spec: string, onDelete: OnDelete): string {
   const m = /^\s*([\w."]+)\s*\(\s*([\w"]+)\s*\)\s*$/.exec(spec);
   if (!m) throw new Error(`"${spec}" is not a reference: write table(column), for example authors(id).`);
-  const table = m[1]!.split('.').map((p) => ident(p.replace(/"/g, ''))).join('.');
+  const table = m[1]!
+    .split('.')
+    .map((p) => ident(p.replace(/"/g, '')))
+    .join('.');
   return ` references ${table} (${ident(m[2]!.replace(/"/g, ''))})${onDelete === 'no action' ? '' : ` on delete ${onDelete}`}`;
 }
 
@@ -123,11 +126,16 @@ export function primaryKeySql(t: TableRef, current: ColumnInfo[], key: string[])
 export function addColumnSql(t: TableRef, c: ColumnSpec, current: ColumnInfo[]): string {
   const key = primaryKeyOf(current);
   if (!c.primaryKey || !key.constraint) return `alter table ${qualified(t)} add column ${columnDefinition(c)};`;
-  return [`alter table ${qualified(t)} add column ${columnDefinition(c, false)};`, primaryKeySql(t, current, [...key.columns, c.name.trim()])].join('\n');
+  return [
+    `alter table ${qualified(t)} add column ${columnDefinition(c, false)};`,
+    primaryKeySql(t, current, [...key.columns, c.name.trim()]),
+  ].join('\n');
 }
 
-export const dropColumnSql = (t: TableRef, column: string) => `alter table ${qualified(t)} drop column ${ident(column)};`;
-export const dropTableSql = (t: TableRef, kind: string) => `drop ${kind === 'view' ? 'view' : kind === 'materialized view' ? 'materialized view' : 'table'} ${qualified(t)};`;
+export const dropColumnSql = (t: TableRef, column: string) =>
+  `alter table ${qualified(t)} drop column ${ident(column)};`;
+export const dropTableSql = (t: TableRef, kind: string) =>
+  `drop ${kind === 'view' ? 'view' : kind === 'materialized view' ? 'materialized view' : 'table'} ${qualified(t)};`;
 
 /**
  * The statements that turn column `before` into `after`: rename, type,
@@ -141,11 +149,17 @@ export function alterColumnSql(t: TableRef, before: ColumnInfo, after: ColumnSpe
   const name = after.name.trim() || before.name;
   if (name !== before.name) out.push(`alter table ${table} rename column ${ident(before.name)} to ${ident(name)};`);
   const col = `alter table ${table} alter column ${ident(name)}`;
-  if (after.type.trim() && after.type.trim() !== before.type) out.push(`${col} type ${after.type.trim()} using ${ident(name)}::${after.type.trim()};`);
-  if (after.default.trim() !== (before.default ?? '')) out.push(after.default.trim() ? `${col} set default ${after.default.trim()};` : `${col} drop default;`);
+  if (after.type.trim() && after.type.trim() !== before.type)
+    out.push(`${col} type ${after.type.trim()} using ${ident(name)}::${after.type.trim()};`);
+  if (after.default.trim() !== (before.default ?? ''))
+    out.push(after.default.trim() ? `${col} set default ${after.default.trim()};` : `${col} drop default;`);
   if (after.primaryKey !== before.pk) {
     const renamed = current.map((c) => (c.name === before.name ? { ...c, name, pk: after.primaryKey } : c));
-    const key = primaryKeySql(t, current, renamed.filter((c) => c.pk).map((c) => c.name));
+    const key = primaryKeySql(
+      t,
+      current,
+      renamed.filter((c) => c.pk).map((c) => c.name),
+    );
     if (key) out.push(key);
   }
   // A key column is not null whatever the box says; one leaving the key keeps not null unless unticked.
@@ -153,17 +167,20 @@ export function alterColumnSql(t: TableRef, before: ColumnInfo, after: ColumnSpe
   if (notNull !== !before.nullable) out.push(`${col} ${notNull ? 'set' : 'drop'} not null;`);
   if (after.unique !== before.unique) {
     if (after.unique) out.push(`alter table ${table} add unique (${ident(name)});`);
-    else if (before.unique_constraint) out.push(`alter table ${table} drop constraint ${ident(before.unique_constraint)};`);
+    else if (before.unique_constraint)
+      out.push(`alter table ${table} drop constraint ${ident(before.unique_constraint)};`);
   }
   const reference = after.references.trim();
   if (reference !== (before.references ?? '') || (reference && after.onDelete !== (before.on_delete ?? 'no action'))) {
     if (before.fk_constraint) out.push(`alter table ${table} drop constraint ${ident(before.fk_constraint)};`);
-    if (reference) out.push(`alter table ${table} add foreign key (${ident(name)})${references(reference, after.onDelete)};`);
+    if (reference)
+      out.push(`alter table ${table} add foreign key (${ident(name)})${references(reference, after.onDelete)};`);
   }
   return out.join('\n');
 }
 
-export const rlsSql = (t: TableRef, on: boolean) => `alter table ${qualified(t)} ${on ? 'enable' : 'disable'} row level security;`;
+export const rlsSql = (t: TableRef, on: boolean) =>
+  `alter table ${qualified(t)} ${on ? 'enable' : 'disable'} row level security;`;
 
 export interface PolicySpec {
   name: string;
@@ -174,7 +191,10 @@ export interface PolicySpec {
 }
 export function createPolicySql(t: TableRef, p: PolicySpec): string {
   if (!p.name.trim()) throw new Error('The policy needs a name.');
-  const roles = p.roles.split(',').map((r) => r.trim()).filter(Boolean);
+  const roles = p.roles
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   let sql = `create policy ${ident(p.name.trim())} on ${qualified(t)} for ${p.command}`;
   if (roles.length) sql += ` to ${roles.map((r) => (r === 'public' ? 'public' : ident(r))).join(', ')}`;
   if (p.using.trim()) sql += ` using (${p.using.trim()})`;

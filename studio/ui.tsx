@@ -30,8 +30,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
 /** What went wrong and, where we know, what to do about it. */
 export function errorText(error: unknown): string {
   if (error instanceof ApiError) {
-    const hint = error.status === 403 ? ' Your role in this organization does not allow this; ask an owner or admin.' : '';
-    const details = error.body && typeof error.body === 'object' ? [error.body.details, error.body.detail, error.body.hint].filter(Boolean).join(' ') : '';
+    const hint =
+      error.status === 403 ? ' Your role in this organization does not allow this; ask an owner or admin.' : '';
+    const details =
+      error.body && typeof error.body === 'object'
+        ? [error.body.details, error.body.detail, error.body.hint].filter(Boolean).join(' ')
+        : '';
     return `${error.message}${details ? ` ${details}` : ''} (${error.code})${hint}`;
   }
   if (error instanceof TypeError) return 'The server could not be reached. Is Hearth still running?';
@@ -106,7 +110,14 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
 }
 
 /** The confirm step for something that cannot be undone: type the name to enable the button. */
-export function ConfirmDialog(props: { title: string; text: string; confirmWord?: string; action: string; onConfirm: () => Promise<unknown>; onClose: () => void }) {
+export function ConfirmDialog(props: {
+  title: string;
+  text: string;
+  confirmWord?: string;
+  action: string;
+  onConfirm: () => Promise<unknown>;
+  onClose: () => void;
+}) {
   const [typed, setTyped] = useState('');
   const [run, busy, error] = useAction();
   const ok = !props.confirmWord || typed === props.confirmWord;

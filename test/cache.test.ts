@@ -46,7 +46,10 @@ test('cachedLoad: concurrent callers share one load; a failed load is not kept',
   const [x, y] = await Promise.all([cachedLoad(cache, 'k', load), cachedLoad(cache, 'k', load)]);
   assert.deepEqual([x, y, loads], [1, 1, 1]);
 
-  await assert.rejects(cachedLoad(cache, 'bad', () => Promise.reject(new Error('down'))), /down/);
+  await assert.rejects(
+    cachedLoad(cache, 'bad', () => Promise.reject(new Error('down'))),
+    /down/,
+  );
   await new Promise((r) => setImmediate(r));
   assert.equal(cache.has('bad'), false);
   assert.equal(await cachedLoad(cache, 'bad', async () => 7), 7);
@@ -55,7 +58,13 @@ test('cachedLoad: concurrent callers share one load; a failed load is not kept',
 test('cachedLoad hands the load the expired entry, to revalidate rather than read everything again', async () => {
   const clock = new TestClock();
   const cache = newCache<string, Promise<string>>({ max: 10, ttlMs: 5000, clock });
-  assert.equal(await cachedLoad(cache, 'f', async (expired) => `v1 (expired: ${expired === undefined ? 'none' : await expired})`), 'v1 (expired: none)');
+  assert.equal(
+    await cachedLoad(cache, 'f', async (expired) => `v1 (expired: ${expired === undefined ? 'none' : await expired})`),
+    'v1 (expired: none)',
+  );
   clock.advance(6000);
-  assert.equal(await cachedLoad(cache, 'f', async (expired) => `v2 after ${await expired}`), 'v2 after v1 (expired: none)');
+  assert.equal(
+    await cachedLoad(cache, 'f', async (expired) => `v2 after ${await expired}`),
+    'v2 after v1 (expired: none)',
+  );
 });

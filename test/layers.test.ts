@@ -20,7 +20,10 @@ const LAYERS: [layer: string, members: string[]][] = [
   ['context', ['context.ts', 'periodic.ts', 'cache.ts']],
   ['platform', ['platform']],
   ['http', ['http']],
-  ['areas', ['auth', 'rest', 'storage', 'functions', 'workflows', 'cron', 'realtime', 'queues', 'studio', 'management']],
+  [
+    'areas',
+    ['auth', 'rest', 'storage', 'functions', 'workflows', 'cron', 'realtime', 'queues', 'studio', 'management'],
+  ],
   ['root', ['server']],
   ['cli', ['cli']],
 ];
@@ -30,7 +33,10 @@ const moduleOf = (rel: string) => rel.split('/')[0]!;
 
 function layerOf(rel: string): number {
   const i = LAYERS.findIndex(([, members]) => members.includes(moduleOf(rel)));
-  if (i < 0) throw new Error(`src/${rel} is in no layer: give ${moduleOf(rel)} one in test/layers.test.ts and docs/architecture.md`);
+  if (i < 0)
+    throw new Error(
+      `src/${rel} is in no layer: give ${moduleOf(rel)} one in test/layers.test.ts and docs/architecture.md`,
+    );
   return i;
 }
 
@@ -55,11 +61,24 @@ function importsOf(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
   const out: string[] = [];
   const visit = (node: ts.Node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       out.push(node.moduleSpecifier.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       out.push(node.arguments[0].text);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       out.push(node.argument.literal.text);
     }
     ts.forEachChild(node, visit);
@@ -74,7 +93,12 @@ function importGraph(): Map<string, string[]> {
   for (const file of sourceFiles(SRC)) {
     const imports = importsOf(file)
       .filter((spec) => spec.startsWith('.'))
-      .map((spec) => path.relative(SRC, path.resolve(path.dirname(file), spec)).split(path.sep).join('/'))
+      .map((spec) =>
+        path
+          .relative(SRC, path.resolve(path.dirname(file), spec))
+          .split(path.sep)
+          .join('/'),
+      )
       .filter((to) => !to.startsWith('..')); // e.g. scripts/postgres-patch.json: outside src, no layer
     graph.set(path.relative(SRC, file).split(path.sep).join('/'), imports);
   }
@@ -128,7 +152,12 @@ test('the rule refuses upward imports and allows downward ones', () => {
 });
 
 test('the circle finder finds a circle through three files', () => {
-  const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+  const graph = new Map([
+    ['a', ['b']],
+    ['b', ['c']],
+    ['c', ['a']],
+    ['d', ['a']],
+  ]);
   assert.deepEqual(circles(graph), [['a', 'b', 'c']]);
 });
 

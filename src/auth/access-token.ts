@@ -27,17 +27,27 @@ function signerOf(kid: string, key: object): Signer {
   let s = signers.get(key);
   if (!s) {
     const keyObject = key instanceof KeyObject ? key : KeyObject.from(key as CryptoKey);
-    s = { header: Buffer.from(JSON.stringify({ alg: 'ES256', kid, typ: 'JWT' })).toString('base64url'), key: keyObject };
+    s = {
+      header: Buffer.from(JSON.stringify({ alg: 'ES256', kid, typ: 'JWT' })).toString('base64url'),
+      key: keyObject,
+    };
     signers.set(key, s);
   }
   return s;
 }
 
-export async function signAccessToken(project: ProjectRuntime, claims: JWTPayload, clock: Clock, issuer: string): Promise<string> {
+export async function signAccessToken(
+  project: ProjectRuntime,
+  claims: JWTPayload,
+  clock: Clock,
+  issuer: string,
+): Promise<string> {
   const { kid, key } = await project.signingKey();
   const signer = signerOf(kid, key);
   const now = Math.floor(clock.now().getTime() / 1000);
-  const payload = Buffer.from(JSON.stringify({ ...claims, iat: now, exp: now + ACCESS_TOKEN_SECONDS, iss: issuer })).toString('base64url');
+  const payload = Buffer.from(
+    JSON.stringify({ ...claims, iat: now, exp: now + ACCESS_TOKEN_SECONDS, iss: issuer }),
+  ).toString('base64url');
   const input = `${signer.header}.${payload}`;
   return `${input}.${sign('sha256', Buffer.from(input), { key: signer.key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
 }

@@ -13,18 +13,44 @@ import { emailChangeMail, emailChangedNotice } from './messages.ts';
 import { issueOneTime, redeemCode } from './one-time.ts';
 import { startFlow, type Challenge } from './pkce.ts';
 import { createUserWithSession, issueSession, type AmrEntry, type SessionPayload } from './sessions.ts';
-import { applyEmail, emailTaken, findUserByEmail, findUserWithLinks, identitiesAndFactors, mergeMetadataSql, signedInUser, userJson, type UserRow } from './users.ts';
+import {
+  applyEmail,
+  emailTaken,
+  findUserByEmail,
+  findUserWithLinks,
+  identitiesAndFactors,
+  mergeMetadataSql,
+  signedInUser,
+  userJson,
+  type UserRow,
+} from './users.ts';
 import { checkNewPassword } from './validate.ts';
 
-export async function signUpWithPassword(ctx: AuthContext, input: { email: string; password: string; metadata?: Record<string, unknown> }): Promise<SessionPayload> {
+export async function signUpWithPassword(
+  ctx: AuthContext,
+  input: { email: string; password: string; metadata?: Record<string, unknown> },
+): Promise<SessionPayload> {
   checkNewPassword(input.password);
   const passwordHash = await hashPassword(input.password);
-  return createUserWithSession(ctx, { email: input.email, passwordHash, metadata: input.metadata, confirmed: true }, { amr: 'password' });
+  return createUserWithSession(
+    ctx,
+    { email: input.email, passwordHash, metadata: input.metadata, confirmed: true },
+    { amr: 'password' },
+  );
 }
 
 /** A guest sign-in, counted against rate_limit_anonymous_users by the same statement. */
-export function signUpGuest(ctx: AuthContext, clientIp: string, metadata?: Record<string, unknown>): Promise<SessionPayload> {
-  return createUserWithSession(ctx, { email: null, passwordHash: null, metadata, confirmed: false }, { amr: 'anonymous' }, { bucket: 'anonymous_users', clientIp });
+export function signUpGuest(
+  ctx: AuthContext,
+  clientIp: string,
+  metadata?: Record<string, unknown>,
+): Promise<SessionPayload> {
+  return createUserWithSession(
+    ctx,
+    { email: null, passwordHash: null, metadata, confirmed: false },
+    { amr: 'anonymous' },
+    { bucket: 'anonymous_users', clientIp },
+  );
 }
 
 const badCredentials = () => fail('invalid_credentials');
@@ -99,17 +125,34 @@ export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: 
   const emailChange = changes.email !== undefined && changes.email !== user.email ? changes.email : undefined;
   if (changes.password !== undefined) checkNewPassword(changes.password);
   // GoTrue's rule: with a verified factor, the password or e-mail changes only from an aal2 session.
-  if ((changes.password !== undefined || emailChange !== undefined) && claims.aal !== 'aal2' && (await hasVerifiedFactor(ctx, user.id))) {
-    throw fail('insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.', { status: 401 });
+  if (
+    (changes.password !== undefined || emailChange !== undefined) &&
+    claims.aal !== 'aal2' &&
+    (await hasVerifiedFactor(ctx, user.id))
+  ) {
+    throw fail('insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.', {
+      status: 401,
+    });
   }
-  const proofNeeded = (changes.password !== undefined || emailChange !== undefined) && user.encrypted_password !== null && !recentlyRecovered(claims, now(ctx));
+  const proofNeeded =
+    (changes.password !== undefined || emailChange !== undefined) &&
+    user.encrypted_password !== null &&
+    !recentlyRecovered(claims, now(ctx));
   if (proofNeeded && changes.currentPassword === undefined && changes.nonce === undefined) {
     throw fail('reauthentication_required');
   }
-  if (proofNeeded && changes.currentPassword !== undefined && !(await verifyPassword(user.encrypted_password, changes.currentPassword))) {
+  if (
+    proofNeeded &&
+    changes.currentPassword !== undefined &&
+    !(await verifyPassword(user.encrypted_password, changes.currentPassword))
+  ) {
     throw fail('invalid_current_password');
   }
-  if (changes.password !== undefined && user.encrypted_password !== null && (await isSamePassword(user, changes, proofNeeded))) {
+  if (
+    changes.password !== undefined &&
+    user.encrypted_password !== null &&
+    (await isSamePassword(user, changes, proofNeeded))
+  ) {
     throw fail('same_password');
   }
   if (emailChange) {
@@ -140,10 +183,18 @@ export async function updateUser(ctx: AuthContext, claims: JWTPayload, changes: 
       await tx`delete from auth.sessions where user_id = ${user.id} and id::text is distinct from ${current}`;
     }
     if (emailChange && confirmByMail) {
-      const [r] = await tx`update auth.users set email_change = ${emailChange}, updated_at = ${t} where id = ${user.id} returning *`;
+      const [r] =
+        await tx`update auth.users set email_change = ${emailChange}, updated_at = ${t} where id = ${user.id} returning *`;
       row = r as UserRow;
-      const flowStateId = changes.challenge ? await startFlow(ctx, tx, changes.challenge, user.id, 'email_change') : null;
-      const secrets = await issueOneTime(ctx, tx, { userId: user.id, purpose: 'email_change', email: emailChange, flowStateId });
+      const flowStateId = changes.challenge
+        ? await startFlow(ctx, tx, changes.challenge, user.id, 'email_change')
+        : null;
+      const secrets = await issueOneTime(ctx, tx, {
+        userId: user.id,
+        purpose: 'email_change',
+        email: emailChange,
+        flowStateId,
+      });
       mail = emailChangeMail(ctx, emailChange, secrets, changes.redirectTo);
     } else if (emailChange) {
       row = await applyEmail(ctx, tx, user.id, emailChange);

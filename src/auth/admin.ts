@@ -14,7 +14,14 @@ import { revokeByAccessToken } from './sessions.ts';
 import { deliver } from './mailer.ts';
 import { emailChangeMail, inviteMail, signupMail, verifyLink, type LinkType } from './messages.ts';
 import { issueOneTime, type Purpose } from './one-time.ts';
-import { findUserByEmail, findUserById, identitiesAndFactors, mergeMetadataSql, userJson, type UserRow } from './users.ts';
+import {
+  findUserByEmail,
+  findUserById,
+  identitiesAndFactors,
+  mergeMetadataSql,
+  userJson,
+  type UserRow,
+} from './users.ts';
 import { checkNewPassword, invalid } from './validate.ts';
 
 export const userNotFound = () => fail('user_not_found');
@@ -39,7 +46,9 @@ export async function listUsers(ctx: AuthContext, page: number, perPage: number,
   const sql = ctx.project.sql;
   const pattern = filter ? `%${filter.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   const where = pattern ? sql`where email ilike ${pattern}` : sql``;
-  const [{ total }] = (await sql`select count(*)::int as total from auth.users ${where}`) as unknown as [{ total: number }];
+  const [{ total }] = (await sql`select count(*)::int as total from auth.users ${where}`) as unknown as [
+    { total: number },
+  ];
   const rows = (await sql`select * from auth.users ${where} order by created_at desc, id
     limit ${perPage} offset ${(page - 1) * perPage}`) as unknown as UserRow[];
   const users = [];
@@ -55,9 +64,11 @@ const GO_DURATION_MAX_MS = 2 ** 63 / 1e6;
 
 export function parseBanDuration(value: string): number | null {
   if (value === 'none') return null;
-  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
   if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(value)) {
-    throw invalid(`ban_duration must be 'none' or a duration such as '24h', '1h30m' or '876000h' (got "${value.slice(0, 40)}").`);
+    throw invalid(
+      `ban_duration must be 'none' or a duration such as '24h', '1h30m' or '876000h' (got "${value.slice(0, 40)}").`,
+    );
   }
   let ms = 0;
   for (const m of value.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * units[m[2]!]!;
@@ -165,7 +176,10 @@ export async function adminDeleteUser(ctx: AuthContext, id: string, soft: boolea
       return;
     } catch (err) {
       if ((err as { code?: string }).code === '23503') {
-        throw fail('conflict', `The user is still referenced by ${(err as { table_name?: string }).table_name ?? 'a table'} (foreign key without on delete cascade); delete those rows first or use should_soft_delete.`);
+        throw fail(
+          'conflict',
+          `The user is still referenced by ${(err as { table_name?: string }).table_name ?? 'a table'} (foreign key without on delete cascade); delete those rows first or use should_soft_delete.`,
+        );
       }
       throw err;
     }
@@ -203,7 +217,14 @@ export async function adminDeleteFactor(ctx: AuthContext, userId: string, factor
   return row;
 }
 
-export const LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const;
+export const LINK_TYPES = [
+  'signup',
+  'invite',
+  'magiclink',
+  'recovery',
+  'email_change_current',
+  'email_change_new',
+] as const;
 export type GenerateLinkType = (typeof LINK_TYPES)[number];
 
 export interface LinkRequest {
@@ -246,7 +267,8 @@ async function linkUser(ctx: AuthContext, req: LinkRequest, tx: postgres.Transac
       if (!req.newEmail) throw invalid('new_email is required for email_change_new.');
       const holder = await findUserByEmail(tx, req.newEmail);
       if (holder && holder.id !== user.id) throw emailExists();
-      const [r] = await tx`update auth.users set email_change = ${req.newEmail}, updated_at = ${t} where id = ${user.id} returning *`;
+      const [r] =
+        await tx`update auth.users set email_change = ${req.newEmail}, updated_at = ${t} where id = ${user.id} returning *`;
       user = r as UserRow;
       type = 'email_change';
       purpose = 'email_change';
@@ -254,11 +276,14 @@ async function linkUser(ctx: AuthContext, req: LinkRequest, tx: postgres.Transac
       break;
     }
     default:
-      throw invalid('email_change_current is not supported: Hearth confirms an e-mail change at the new address only (use email_change_new).');
+      throw invalid(
+        'email_change_current is not supported: Hearth confirms an e-mail change at the new address only (use email_change_new).',
+      );
   }
   if (!user) {
     const passwordHash = req.password !== undefined ? await hashPassword(req.password) : null;
-    const [r] = await tx`insert into auth.users (email, encrypted_password, is_anonymous, raw_user_meta_data, raw_app_meta_data, created_at, updated_at)
+    const [r] =
+      await tx`insert into auth.users (email, encrypted_password, is_anonymous, raw_user_meta_data, raw_app_meta_data, created_at, updated_at)
       values (${req.email}, ${passwordHash}, false, ${tx.json((req.data ?? {}) as never)},
         ${tx.json({ provider: 'email', providers: ['email'] })}, ${t}, ${t})
       returning *`;
@@ -301,23 +326,38 @@ export async function generateLink(ctx: AuthContext, req: LinkRequest) {
 }
 
 /** POST /invite: creates (or re-invites an unconfirmed) user and mails the invitation. */
-export async function inviteUser(ctx: AuthContext, req: { email: string; data?: Record<string, unknown>; redirectTo: string }) {
+export async function inviteUser(
+  ctx: AuthContext,
+  req: { email: string; data?: Record<string, unknown>; redirectTo: string },
+) {
   const { user, to, secrets } = await ctx.project.sql.begin((tx) => linkUser(ctx, { ...req, type: 'invite' }, tx));
   await deliver(ctx, inviteMail(ctx, to, secrets, req.redirectTo));
   return fullUser(ctx, user);
 }
 
 /** POST /resend, after the answer: a new sign-up confirmation, or a new e-mail change link to the pending address. */
-export async function resendMail(ctx: AuthContext, req: { type: 'signup' | 'email_change'; email: string; redirectTo: string }): Promise<void> {
+export async function resendMail(
+  ctx: AuthContext,
+  req: { type: 'signup' | 'email_change'; email: string; redirectTo: string },
+): Promise<void> {
   const user = await findUserByEmail(ctx.project.sql, req.email);
   if (!user) return;
   if (req.type === 'signup') {
     if (user.email_confirmed_at) return;
     const secrets = await issueOneTime(ctx, ctx.project.sql, { userId: user.id, purpose: 'email', email: req.email });
-    await deliver(ctx, user.invited_at ? inviteMail(ctx, req.email, secrets, req.redirectTo) : signupMail(ctx, req.email, secrets, req.redirectTo));
+    await deliver(
+      ctx,
+      user.invited_at
+        ? inviteMail(ctx, req.email, secrets, req.redirectTo)
+        : signupMail(ctx, req.email, secrets, req.redirectTo),
+    );
     return;
   }
   if (!user.email_change) return;
-  const secrets = await issueOneTime(ctx, ctx.project.sql, { userId: user.id, purpose: 'email_change', email: user.email_change });
+  const secrets = await issueOneTime(ctx, ctx.project.sql, {
+    userId: user.id,
+    purpose: 'email_change',
+    email: user.email_change,
+  });
   await deliver(ctx, emailChangeMail(ctx, user.email_change, secrets, req.redirectTo));
 }

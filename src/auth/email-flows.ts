@@ -19,11 +19,19 @@ export interface EmailRequest {
 }
 
 /** POST /otp, after the answer: finds or (unless createUser is false) creates the user, then mails a code and a link. */
-export async function sendSignInMail(ctx: AuthContext, req: EmailRequest & { createUser: boolean; metadata?: Record<string, unknown> }): Promise<void> {
+export async function sendSignInMail(
+  ctx: AuthContext,
+  req: EmailRequest & { createUser: boolean; metadata?: Record<string, unknown> },
+): Promise<void> {
   const secrets = await ctx.project.sql.begin(async (tx) => {
     let user = await findUserByEmail(tx, req.email);
     if (!user && !req.createUser) return null;
-    user ??= await createUser(ctx, tx, { email: req.email, passwordHash: null, metadata: req.metadata, confirmed: false });
+    user ??= await createUser(ctx, tx, {
+      email: req.email,
+      passwordHash: null,
+      metadata: req.metadata,
+      confirmed: false,
+    });
     const flowStateId = req.challenge ? await startFlow(ctx, tx, req.challenge, user.id, 'magiclink') : null;
     return issueOneTime(ctx, tx, { userId: user.id, purpose: 'email', email: req.email, flowStateId });
   });
@@ -46,18 +54,24 @@ type SignInPurpose = Exclude<Purpose, 'reauthentication'>;
 
 /** amr of a typed code, and of a followed link. */
 const AMR: Record<SignInPurpose, AmrMethod> = { email: 'otp', recovery: 'recovery', email_change: 'email_change' };
-const LINK_AMR: Record<SignInPurpose, AmrMethod> = { email: 'magiclink', recovery: 'recovery', email_change: 'email_change' };
+const LINK_AMR: Record<SignInPurpose, AmrMethod> = {
+  email: 'magiclink',
+  recovery: 'recovery',
+  email_change: 'email_change',
+};
 
 /** What redeeming a token does to the user: confirms the address, or applies the e-mail change. */
 async function applyRedeemed(ctx: AuthContext, t: RedeemedToken): Promise<UserRow> {
   if (t.purpose === 'email_change') {
     return ctx.project.sql.begin(async (tx) => {
       const [pending] = await tx`select email_change from auth.users where id = ${t.user_id} for update`;
-      if (pending?.email_change !== t.email) throw fail('otp_expired', 'This e-mail change was replaced by a newer one.');
+      if (pending?.email_change !== t.email)
+        throw fail('otp_expired', 'This e-mail change was replaced by a newer one.');
       return applyEmail(ctx, tx, t.user_id, t.email);
     });
   }
-  const [user] = await ctx.project.sql`update auth.users set email_confirmed_at = coalesce(email_confirmed_at, ${now(ctx)})
+  const [user] = await ctx.project
+    .sql`update auth.users set email_confirmed_at = coalesce(email_confirmed_at, ${now(ctx)})
     where id = ${t.user_id} returning *`;
   if (!user) throw fail('otp_expired');
   return user as UserRow;
@@ -80,7 +94,10 @@ export function purposesOf(type: string): SignInPurpose[] {
 }
 
 /** POST /verify {type, email, token}: the typed code, always answered with a session. */
-export async function verifyCode(ctx: AuthContext, input: { email: string; type: string; code: string }): Promise<SessionPayload> {
+export async function verifyCode(
+  ctx: AuthContext,
+  input: { email: string; type: string; code: string },
+): Promise<SessionPayload> {
   const redeemed = await redeemCode(ctx, { email: input.email, purposes: purposesOf(input.type), code: input.code });
   const user = await applyRedeemed(ctx, redeemed);
   assertNotBanned(ctx, user, 403);
@@ -88,7 +105,10 @@ export async function verifyCode(ctx: AuthContext, input: { email: string; type:
 }
 
 /** POST /verify {type, token_hash}: a link token presented by an app instead of followed in a browser. */
-export async function verifyLinkToken(ctx: AuthContext, input: { type: string; token: string }): Promise<SessionPayload> {
+export async function verifyLinkToken(
+  ctx: AuthContext,
+  input: { type: string; token: string },
+): Promise<SessionPayload> {
   const redeemed = await redeemLink(ctx, input.token, purposesOf(input.type));
   if (!redeemed) throw fail('otp_expired', 'Token has expired or is invalid; request a new link.');
   const user = await applyRedeemed(ctx, redeemed);
@@ -115,10 +135,19 @@ export async function followLink(ctx: AuthContext, input: { token: string; type:
     throw err;
   }
   if (redeemed.flow_state_id) return { kind: 'code', code: await mintAuthCode(ctx, redeemed.flow_state_id) };
-  return { kind: 'session', session: await issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose as SignInPurpose] }), type: input.type };
+  return {
+    kind: 'session',
+    session: await issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose as SignInPurpose] }),
+    type: input.type,
+  };
 }
 
-const FLOW_AMR: Record<string, AmrMethod> = { magiclink: 'magiclink', recovery: 'recovery', email_change: 'email_change', oauth: 'oauth' };
+const FLOW_AMR: Record<string, AmrMethod> = {
+  magiclink: 'magiclink',
+  recovery: 'recovery',
+  email_change: 'email_change',
+  oauth: 'oauth',
+};
 
 /** grant_type=pkce */
 export async function pkceGrant(ctx: AuthContext, authCode: string, verifier: string): Promise<SessionPayload> {

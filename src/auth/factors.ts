@@ -53,7 +53,8 @@ export interface ChallengeRow {
   consumed_at: Date | null;
 }
 
-export const factorNotFound = () => fail('mfa_factor_not_found', 'No factor with this id is enrolled for the signed-in user.');
+export const factorNotFound = () =>
+  fail('mfa_factor_not_found', 'No factor with this id is enrolled for the signed-in user.');
 
 export async function userFactor(db: Db, userId: string, factorId: string, lock = false): Promise<FactorRow> {
   const rows = lock
@@ -65,7 +66,8 @@ export async function userFactor(db: Db, userId: string, factorId: string, lock 
 
 /** Whether the user has a verified factor: then password, e-mail and factor changes need an aal2 session. */
 export async function hasVerifiedFactor(ctx: AuthContext, userId: string): Promise<boolean> {
-  const [row] = await ctx.project.sql`select exists (select 1 from auth.mfa_factors where user_id = ${userId} and status = 'verified') as yes`;
+  const [row] = await ctx.project
+    .sql`select exists (select 1 from auth.mfa_factors where user_id = ${userId} and status = 'verified') as yes`;
   return row!.yes as boolean;
 }
 
@@ -91,7 +93,10 @@ export async function checkEnrolment(ctx: AuthContext, claims: UserClaims): Prom
     select count(*)::int as total, count(*) filter (where status = 'verified')::int as verified
     from auth.mfa_factors where user_id = ${claims.sub} and id not in (select id from gone)`;
   if (row!.total >= MAX_FACTORS) {
-    throw fail('too_many_enrolled_mfa_factors', `Maximum number of factors (${MAX_FACTORS}) reached; unenroll one to continue.`);
+    throw fail(
+      'too_many_enrolled_mfa_factors',
+      `Maximum number of factors (${MAX_FACTORS}) reached; unenroll one to continue.`,
+    );
   }
   if (row!.verified > 0 && claims.aal !== 'aal2') {
     throw fail('insufficient_aal', 'AAL2 required to enroll a new factor: verify one of your factors first.');
@@ -99,21 +104,33 @@ export async function checkEnrolment(ctx: AuthContext, claims: UserClaims): Prom
 }
 
 /** Inserts a new, unverified factor; 422 mfa_factor_name_conflict when the user already has one of that name. */
-export async function insertFactor(ctx: AuthContext, db: Db, input: { userId: string; type: FactorType; friendlyName: string | null; secretSealed?: string }): Promise<FactorRow> {
+export async function insertFactor(
+  ctx: AuthContext,
+  db: Db,
+  input: { userId: string; type: FactorType; friendlyName: string | null; secretSealed?: string },
+): Promise<FactorRow> {
   const t = now(ctx);
   try {
-    const [row] = await db`insert into auth.mfa_factors (user_id, factor_type, friendly_name, secret_sealed, created_at, updated_at)
+    const [row] =
+      await db`insert into auth.mfa_factors (user_id, factor_type, friendly_name, secret_sealed, created_at, updated_at)
       values (${input.userId}, ${input.type}, ${input.friendlyName}, ${input.secretSealed ?? null}, ${t}, ${t}) returning *`;
     return row as FactorRow;
   } catch (err) {
     if ((err as { code?: string }).code === '23505') {
-      throw fail('mfa_factor_name_conflict', `You already have a factor named "${input.friendlyName}"; choose another friendly_name.`);
+      throw fail(
+        'mfa_factor_name_conflict',
+        `You already have a factor named "${input.friendlyName}"; choose another friendly_name.`,
+      );
     }
     throw err;
   }
 }
 
-export async function createChallenge(ctx: AuthContext, db: Db, input: { factorId: string | null; kind: ChallengeKind; webAuthnChallenge?: string }) {
+export async function createChallenge(
+  ctx: AuthContext,
+  db: Db,
+  input: { factorId: string | null; kind: ChallengeKind; webAuthnChallenge?: string },
+) {
   const [row] = await db`insert into auth.mfa_challenges (factor_id, kind, web_authn_challenge, created_at, expires_at)
     values (${input.factorId}, ${input.kind}, ${input.webAuthnChallenge ?? null}, ${now(ctx)}, ${later(ctx, CHALLENGE_MS)})
     returning id, expires_at`;
@@ -127,7 +144,10 @@ export async function createChallenge(ctx: AuthContext, db: Db, input: { factorI
  */
 const challengeNotFound = (factorId: string | null) =>
   factorId
-    ? fail('mfa_factor_not_found', 'MFA factor with the provided challenge ID not found; request a new challenge with POST /factors/{id}/challenge.')
+    ? fail(
+        'mfa_factor_not_found',
+        'MFA factor with the provided challenge ID not found; request a new challenge with POST /factors/{id}/challenge.',
+      )
     : fail('mfa_challenge_not_found');
 
 /**
@@ -135,7 +155,13 @@ const challengeNotFound = (factorId: string | null) =>
  * is unknown or belongs to another factor, 422 mfa_challenge_expired when it
  * is older than 5 minutes, already used, or spent by wrong codes.
  */
-export async function lockChallenge(ctx: AuthContext, tx: Db, challengeId: string, factorId: string | null, kinds: ChallengeKind[]): Promise<ChallengeRow> {
+export async function lockChallenge(
+  ctx: AuthContext,
+  tx: Db,
+  challengeId: string,
+  factorId: string | null,
+  kinds: ChallengeKind[],
+): Promise<ChallengeRow> {
   if (!UUID.test(challengeId)) throw challengeNotFound(factorId);
   const [row] = await tx`select * from auth.mfa_challenges where id = ${challengeId} for update`;
   const c = row as ChallengeRow | undefined;
@@ -159,11 +185,21 @@ export async function consumeChallenge(ctx: AuthContext, tx: Db, challengeId: st
  * factor alone must pass the second), and the user's other unverified factors
  * of this kind are dropped (abandoned enrolments).
  */
-export async function stepUpSession(ctx: AuthContext, tx: Db, user: UserRow, claims: UserClaims, factor: FactorRow): Promise<SessionPayload> {
+export async function stepUpSession(
+  ctx: AuthContext,
+  tx: Db,
+  user: UserRow,
+  claims: UserClaims,
+  factor: FactorRow,
+): Promise<SessionPayload> {
   const method: AmrMethod = factor.factor_type;
-  const previous = (Array.isArray(claims.amr) ? (claims.amr as AmrEntry[]) : []).filter((e) => e && e.method !== method);
+  const previous = (Array.isArray(claims.amr) ? (claims.amr as AmrEntry[]) : []).filter(
+    (e) => e && e.method !== method,
+  );
   const sessionId = sessionIdOf(claims);
-  const ended = sessionId ? await tx`delete from auth.sessions where id = ${sessionId} and user_id = ${user.id} returning id` : [];
+  const ended = sessionId
+    ? await tx`delete from auth.sessions where id = ${sessionId} and user_id = ${user.id} returning id`
+    : [];
   if (ended.length === 0) throw sessionEnded();
   await tx`delete from auth.sessions where user_id = ${user.id} and aal = 'aal1'`;
   await tx`delete from auth.mfa_factors
@@ -181,7 +217,11 @@ export async function unenrolFactor(ctx: AuthContext, claims: UserClaims, factor
   const factor = await userFactor(ctx.project.sql, claims.sub, factorId);
   if (factor.status === 'verified' && claims.aal !== 'aal2') {
     // 422, GoTrue's status here ("AAL2 required to unenroll verified factor").
-    throw fail('insufficient_aal', 'Removing a verified factor needs an aal2 session: verify a factor first (POST /factors/{id}/challenge and /verify).', { status: 422 });
+    throw fail(
+      'insufficient_aal',
+      'Removing a verified factor needs an aal2 session: verify a factor first (POST /factors/{id}/challenge and /verify).',
+      { status: 422 },
+    );
   }
   await deleteFactor(ctx.project.sql, claims.sub, factor.id);
   return { id: factor.id };

@@ -23,7 +23,8 @@ export type Query = Record<string, string | undefined>;
 export function queryOf(request: FastifyRequest): Query {
   const q = (request.query ?? {}) as Record<string, unknown>;
   for (const [name, value] of Object.entries(q)) {
-    if (typeof value !== 'string') throw fail('validation_failed', `The query parameter ${name.slice(0, 60)} must be given once.`);
+    if (typeof value !== 'string')
+      throw fail('validation_failed', `The query parameter ${name.slice(0, 60)} must be given once.`);
   }
   return q as Query;
 }
@@ -35,7 +36,10 @@ export function userClaims(request: FastifyRequest): UserClaims {
   const user = request.hearth.auth?.user;
   if (!user || typeof user.sub !== 'string' || !UUID.test(user.sub)) {
     // GoTrue's text first (supabase-js's own tests match on it), then what to send.
-    throw fail('no_authorization', "This endpoint requires a Bearer token: the user's access token, as Authorization: Bearer <access token>.");
+    throw fail(
+      'no_authorization',
+      "This endpoint requires a Bearer token: the user's access token, as Authorization: Bearer <access token>.",
+    );
   }
   return user as UserClaims;
 }
@@ -82,6 +86,9 @@ export function authErrors(app: FastifyInstance): void {
     reply.header('x-sb-error-code', e.code);
     if (e instanceof RateLimited) reply.header('retry-after', String(e.retryAfterSeconds));
     if (!(e instanceof PasswordRefused)) return sendError(request, reply, e);
-    return reply.code(e.status).type('application/json; charset=utf-8').send({ ...(envelope('auth', e) as object), weak_password: { reasons: e.reasons } });
+    return reply
+      .code(e.status)
+      .type('application/json; charset=utf-8')
+      .send({ ...(envelope('auth', e) as object), weak_password: { reasons: e.reasons } });
   });
 }

@@ -37,11 +37,19 @@ interface IdentityRow {
 }
 
 async function withProvider(ctx: AuthContext, db: Db, user: UserRow, provider: string): Promise<UserRow> {
-  const providers = new Set<string>(Array.isArray(user.raw_app_meta_data.providers) ? (user.raw_app_meta_data.providers as string[]) : []);
+  const providers = new Set<string>(
+    Array.isArray(user.raw_app_meta_data.providers) ? (user.raw_app_meta_data.providers as string[]) : [],
+  );
   providers.delete('anonymous');
   providers.add(provider);
-  const app = { ...user.raw_app_meta_data, provider: user.raw_app_meta_data.provider === 'anonymous' ? provider : (user.raw_app_meta_data.provider ?? provider), providers: [...providers] };
-  const [row] = await db`update auth.users set raw_app_meta_data = ${db.json(app as never)}, updated_at = ${now(ctx)} where id = ${user.id} returning *`;
+  const app = {
+    ...user.raw_app_meta_data,
+    provider:
+      user.raw_app_meta_data.provider === 'anonymous' ? provider : (user.raw_app_meta_data.provider ?? provider),
+    providers: [...providers],
+  };
+  const [row] =
+    await db`update auth.users set raw_app_meta_data = ${db.json(app as never)}, updated_at = ${now(ctx)} where id = ${user.id} returning *`;
   return row as UserRow;
 }
 
@@ -62,13 +70,18 @@ async function makePermanent(ctx: AuthContext, db: Db, user: UserRow, p: Provide
   return row as UserRow;
 }
 
-export const identityTaken = () =>
-  fail('identity_already_exists');
+export const identityTaken = () => fail('identity_already_exists');
 
 /** Finds, links or creates the user of a provider identity (one transaction, the identity row locked). */
-export async function userForIdentity(ctx: AuthContext, tx: Db, p: ProviderProfile, linkUserId: string | null): Promise<UserRow> {
+export async function userForIdentity(
+  ctx: AuthContext,
+  tx: Db,
+  p: ProviderProfile,
+  linkUserId: string | null,
+): Promise<UserRow> {
   const t = now(ctx);
-  const [existing] = await tx`select id, user_id, provider from auth.identities where provider = ${p.provider} and provider_id = ${p.subject} for update`;
+  const [existing] =
+    await tx`select id, user_id, provider from auth.identities where provider = ${p.provider} and provider_id = ${p.subject} for update`;
   const identity = existing as IdentityRow | undefined;
   if (identity) {
     if (linkUserId && identity.user_id !== linkUserId) throw identityTaken();
@@ -82,7 +95,9 @@ export async function userForIdentity(ctx: AuthContext, tx: Db, p: ProviderProfi
     const [locked] = await tx`select * from auth.users where id = ${linkUserId} for update`;
     if (!locked) throw fail('user_not_found', 'The user linking this identity no longer exists.');
     await insertIdentity(ctx, tx, linkUserId, p);
-    const user = (locked as UserRow).is_anonymous ? await makePermanent(ctx, tx, locked as UserRow, p) : (locked as UserRow);
+    const user = (locked as UserRow).is_anonymous
+      ? await makePermanent(ctx, tx, locked as UserRow, p)
+      : (locked as UserRow);
     return withProvider(ctx, tx, user, p.provider);
   }
   const holder = p.email ? await findUserByEmail(tx, p.email) : null;
@@ -90,7 +105,12 @@ export async function userForIdentity(ctx: AuthContext, tx: Db, p: ProviderProfi
     await insertIdentity(ctx, tx, holder.id, p);
     return withProvider(ctx, tx, holder, p.provider);
   }
-  const created = await createUser(ctx, tx, { email: holder ? null : p.email, passwordHash: null, metadata: p.data, confirmed: p.emailVerified });
+  const created = await createUser(ctx, tx, {
+    email: holder ? null : p.email,
+    passwordHash: null,
+    metadata: p.data,
+    confirmed: p.emailVerified,
+  });
   const [user] = await tx`update auth.users set is_anonymous = false,
       raw_app_meta_data = ${tx.json({ provider: p.provider, providers: [p.provider] })}
     where id = ${created.id} returning *`;
@@ -103,23 +123,27 @@ export async function unlinkIdentity(ctx: AuthContext, userId: string, identityI
   await ctx.project.sql.begin(async (tx) => {
     const [user] = await tx`select * from auth.users where id = ${userId} for update`;
     if (!user || user.deleted_at) throw userGone();
-    const identities = (await tx`select id, user_id, provider, provider_id from auth.identities where user_id = ${userId}`) as unknown as (IdentityRow & {
-      provider_id: string;
-    })[];
+    const identities =
+      (await tx`select id, user_id, provider, provider_id from auth.identities where user_id = ${userId}`) as unknown as (IdentityRow & {
+        provider_id: string;
+      })[];
     // SPEC 4.1 names the path segment {id}: the identity's identity_id (what supabase-js sends) or, when it names
     // exactly one of the caller's identities, the `id` field GET /user shows (the provider's subject).
     const bySubject = identities.filter((i) => i.provider_id === identityId);
     const target = identities.find((i) => i.id === identityId) ?? (bySubject.length === 1 ? bySubject[0] : undefined);
     // 422, GoTrue's status for an identity the user does not have.
     if (!target) throw fail('identity_not_found');
-    const [passkey] = await tx`select 1 from auth.mfa_factors where user_id = ${userId} and factor_type = 'webauthn' and status = 'verified' limit 1`;
+    const [passkey] =
+      await tx`select 1 from auth.mfa_factors where user_id = ${userId} and factor_type = 'webauthn' and status = 'verified' limit 1`;
     if (identities.length === 1 && !user.encrypted_password && !passkey) {
       throw fail('single_identity_not_deletable');
     }
     await tx`delete from auth.identities where id = ${target.id}`;
     const remaining = new Set(identities.filter((i) => i.id !== target.id).map((i) => i.provider));
     const app = user.raw_app_meta_data as Record<string, unknown>;
-    const providers = (Array.isArray(app.providers) ? (app.providers as string[]) : []).filter((p) => p !== target.provider || remaining.has(p));
+    const providers = (Array.isArray(app.providers) ? (app.providers as string[]) : []).filter(
+      (p) => p !== target.provider || remaining.has(p),
+    );
     await tx`update auth.users set raw_app_meta_data = ${tx.json({ ...app, providers } as never)}, updated_at = ${now(ctx)} where id = ${userId}`;
   });
 }

@@ -4,6 +4,9 @@ import type { FastifyInstance } from 'fastify';
 export async function jwksRoutes(app: FastifyInstance) {
   app.get('/auth/v1/.well-known/jwks.json', { config: { public: true } }, (request, reply) => {
     // Not async: the document is in memory, so the reply needs no promise.
-    reply.header('cache-control', 'public, max-age=600').type('application/json; charset=utf-8').send(request.hearth.project.jwksJson);
+    reply
+      .header('cache-control', 'public, max-age=600')
+      .type('application/json; charset=utf-8')
+      .send(request.hearth.project.jwksJson);
   });
 }

@@ -46,7 +46,8 @@ function build(pkgDir: string): Float64Array {
   for (const line of lines) if (line) out[n++] = fingerprint(normalisePassword(line));
   const sorted = out.subarray(0, n).sort();
   let unique = 0;
-  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i]!;
+  for (let i = 0; i < sorted.length; i++)
+    if (i === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i]!;
   return sorted.slice(0, unique);
 }
 

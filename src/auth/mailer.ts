@@ -24,7 +24,8 @@ export interface Mail {
   text: string;
 }
 
-export const mailerConfigured = (settings: Settings): boolean => typeof settings.smtp_host === 'string' && settings.smtp_host.trim() !== '';
+export const mailerConfigured = (settings: Settings): boolean =>
+  typeof settings.smtp_host === 'string' && settings.smtp_host.trim() !== '';
 
 function sender(settings: Settings): string {
   const address = (settings.smtp_admin_email as string | null) || 'no-reply@hearth.local';
@@ -38,7 +39,10 @@ export async function sendSmtp(ctx: AuthContext, mail: Mail): Promise<void> {
   const host = String(s.smtp_host).trim();
   const address = isIP(host) ? host : (await lookup(host)).address;
   const refused = refusalReason(address, parseAllowList(ctx.p.config.outboundAllow));
-  if (refused) throw new Error(`SMTP host ${host} resolves to ${address}, ${refused}; add it to HEARTH_OUTBOUND_ALLOW to permit it`);
+  if (refused)
+    throw new Error(
+      `SMTP host ${host} resolves to ${address}, ${refused}; add it to HEARTH_OUTBOUND_ALLOW to permit it`,
+    );
   const port = Number(s.smtp_port ?? 587);
   const transport = (await nodemailer()).createTransport({
     host: address,
@@ -67,9 +71,15 @@ export async function deliver(ctx: AuthContext, mail: Mail): Promise<void> {
     }
     await ctx.project.sql`insert into auth.dev_mailbox (to_address, subject, body, created_at)
       values (${mail.to}, ${mail.subject}, ${mail.text}, ${now(ctx)})`;
-    ctx.p.log.info({ project: ctx.project.ref, to: mail.to, subject: mail.subject, body: mail.text }, 'auth mail kept in the development mailbox (no smtp_host configured)');
+    ctx.p.log.info(
+      { project: ctx.project.ref, to: mail.to, subject: mail.subject, body: mail.text },
+      'auth mail kept in the development mailbox (no smtp_host configured)',
+    );
   } catch (err) {
-    ctx.p.log.error({ err, project: ctx.project.ref, to: mail.to, subject: mail.subject }, 'auth mail could not be delivered');
+    ctx.p.log.error(
+      { err, project: ctx.project.ref, to: mail.to, subject: mail.subject },
+      'auth mail could not be delivered',
+    );
   }
 }
 

@@ -12,7 +12,10 @@ import { listProjects } from '../platform/projects.ts';
 
 const DAY = 86400_000;
 
-export async function purgeExpiredAuthRows(project: { sql: Sql }, now: Date): Promise<{ sessions: number; tokens: number; flows: number; mail: number }> {
+export async function purgeExpiredAuthRows(
+  project: { sql: Sql },
+  now: Date,
+): Promise<{ sessions: number; tokens: number; flows: number; mail: number }> {
   const sql = project.sql;
   const dayAgo = new Date(now.getTime() - DAY);
   const sessions = await sql`delete from auth.sessions s where not exists
@@ -21,8 +24,14 @@ export async function purgeExpiredAuthRows(project: { sql: Sql }, now: Date): Pr
   const flows = await sql`delete from auth.flow_state where created_at < ${dayAgo} returning 1`;
   const challenges = await sql`delete from auth.mfa_challenges where expires_at < ${dayAgo} returning 1`;
   const states = await sql`delete from auth.oauth_states where expires_at < ${dayAgo} returning 1`;
-  const mail = await sql`delete from auth.dev_mailbox where created_at < ${new Date(now.getTime() - 7 * DAY)} returning 1`;
-  return { sessions: sessions.length, tokens: tokens.length, flows: flows.length + challenges.length + states.length, mail: mail.length };
+  const mail =
+    await sql`delete from auth.dev_mailbox where created_at < ${new Date(now.getTime() - 7 * DAY)} returning 1`;
+  return {
+    sessions: sessions.length,
+    tokens: tokens.length,
+    flows: flows.length + challenges.length + states.length,
+    mail: mail.length,
+  };
 }
 
 /** Hourly: drop expired sessions, tokens, flows and old mail of every project. */

@@ -17,7 +17,8 @@ export function signInMail(ctx: AuthContext, to: string, s: IssuedSecrets, redir
   return {
     to,
     subject: 'Your sign-in code',
-    text: `Your sign-in code is ${s.code}. It is valid for 10 minutes and can be used once.\n\n` +
+    text:
+      `Your sign-in code is ${s.code}. It is valid for 10 minutes and can be used once.\n\n` +
       `Or sign in with this link:\n${verifyLink(ctx, 'magiclink', s.linkToken, redirectTo)}\n\n` +
       `If you did not ask to sign in, you can ignore this message.\n`,
   };
@@ -27,7 +28,8 @@ export function recoveryMail(ctx: AuthContext, to: string, s: IssuedSecrets, red
   return {
     to,
     subject: 'Reset your password',
-    text: `Open this link to choose a new password (valid for 10 minutes, once):\n` +
+    text:
+      `Open this link to choose a new password (valid for 10 minutes, once):\n` +
       `${verifyLink(ctx, 'recovery', s.linkToken, redirectTo)}\n\nOr enter the code ${s.code}.\n\n` +
       `If you did not ask for a password reset, you can ignore this message.\n`,
   };
@@ -37,7 +39,8 @@ export function emailChangeMail(ctx: AuthContext, to: string, s: IssuedSecrets, 
   return {
     to,
     subject: 'Confirm your new e-mail address',
-    text: `Open this link to make ${to} the e-mail address of your account (valid for 10 minutes, once):\n` +
+    text:
+      `Open this link to make ${to} the e-mail address of your account (valid for 10 minutes, once):\n` +
       `${verifyLink(ctx, 'email_change', s.linkToken, redirectTo)}\n\n` +
       `If you did not ask for this change, you can ignore this message.\n`,
   };
@@ -55,7 +58,8 @@ export function inviteMail(ctx: AuthContext, to: string, s: IssuedSecrets, redir
   return {
     to,
     subject: 'You have been invited',
-    text: `You have been invited to create an account. Open this link to accept (valid for 10 minutes, once):\n` +
+    text:
+      `You have been invited to create an account. Open this link to accept (valid for 10 minutes, once):\n` +
       `${verifyLink(ctx, 'invite', s.linkToken, redirectTo)}\n\nOr enter the code ${s.code}.\n\n` +
       `If you were not expecting this invitation, you can ignore this message.\n`,
   };
@@ -65,7 +69,8 @@ export function reauthenticationMail(to: string, s: IssuedSecrets): Mail {
   return {
     to,
     subject: 'Confirm it is you',
-    text: `Your confirmation code is ${s.code}. It is valid for 10 minutes and can be used once, ` +
+    text:
+      `Your confirmation code is ${s.code}. It is valid for 10 minutes and can be used once, ` +
       `to change your password or e-mail address.\n\nIf you did not ask for it, you can ignore this message.\n`,
   };
 }
@@ -74,7 +79,8 @@ export function signupMail(ctx: AuthContext, to: string, s: IssuedSecrets, redir
   return {
     to,
     subject: 'Confirm your e-mail address',
-    text: `Your confirmation code is ${s.code}. It is valid for 10 minutes and can be used once.\n\n` +
+    text:
+      `Your confirmation code is ${s.code}. It is valid for 10 minutes and can be used once.\n\n` +
       `Or confirm with this link:\n${verifyLink(ctx, 'signup', s.linkToken, redirectTo)}\n\n` +
       `If you did not sign up, you can ignore this message.\n`,
   };

@@ -9,7 +9,15 @@
 import * as OTPAuth from 'otpauth';
 import { fail } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
-import { consumeChallenge, createChallenge, insertFactor, lockChallenge, stepUpSession, userFactor, type FactorRow } from './factors.ts';
+import {
+  consumeChallenge,
+  createChallenge,
+  insertFactor,
+  lockChallenge,
+  stepUpSession,
+  userFactor,
+  type FactorRow,
+} from './factors.ts';
 import type { UserClaims } from './http.ts';
 import type { SessionPayload } from './sessions.ts';
 import { signedInUser, type UserRow } from './users.ts';
@@ -32,7 +40,11 @@ function issuerOf(ctx: AuthContext, requested: string | undefined): string {
 }
 
 /** POST /factors {factor_type: totp}: a new unverified factor and its one-time view of the secret. */
-export async function enrolTotp(ctx: AuthContext, user: UserRow, input: { friendlyName: string | null; issuer?: string }) {
+export async function enrolTotp(
+  ctx: AuthContext,
+  user: UserRow,
+  input: { friendlyName: string | null; issuer?: string },
+) {
   const secret = new OTPAuth.Secret({ size: 20 });
   const t = totp(secret, issuerOf(ctx, input.issuer), user.email ?? user.id);
   const factor = await insertFactor(ctx, ctx.project.sql, {
@@ -43,7 +55,12 @@ export async function enrolTotp(ctx: AuthContext, user: UserRow, input: { friend
   });
   const uri = t.toString();
   // SPEC 2.5: qr_code is the otpauth:// URI itself, for the app to render as a QR code.
-  return { id: factor.id, type: 'totp' as const, friendly_name: factor.friendly_name, totp: { secret: secret.base32, uri, qr_code: uri } };
+  return {
+    id: factor.id,
+    type: 'totp' as const,
+    friendly_name: factor.friendly_name,
+    totp: { secret: secret.base32, uri, qr_code: uri },
+  };
 }
 
 export async function challengeTotp(ctx: AuthContext, factor: FactorRow) {
@@ -60,11 +77,18 @@ export function matchingStep(secretBase32: string, code: string, at: Date): numb
 }
 
 /** POST /factors/{id}/verify {challenge_id, code}: marks the factor verified and answers a new aal2 session. */
-export async function verifyTotp(ctx: AuthContext, claims: UserClaims, factorId: string, challengeId: string, code: string): Promise<SessionPayload> {
+export async function verifyTotp(
+  ctx: AuthContext,
+  claims: UserClaims,
+  factorId: string,
+  challengeId: string,
+  code: string,
+): Promise<SessionPayload> {
   if (!/^\d{6}$/.test(code)) throw invalid('code must be the 6 digits shown by the authenticator app.');
   const outcome = await ctx.project.sql.begin(async (tx) => {
     const factor = await userFactor(tx, claims.sub, factorId, true);
-    if (factor.factor_type !== 'totp') throw invalid('This factor is not a TOTP factor; send a WebAuthn credential instead of a code.');
+    if (factor.factor_type !== 'totp')
+      throw invalid('This factor is not a TOTP factor; send a WebAuthn credential instead of a code.');
     await lockChallenge(ctx, tx, challengeId, factor.id, ['totp']);
     const step = matchingStep(ctx.p.master.decrypt(factor.secret_sealed!), code, now(ctx));
     if (step === null) {

@@ -15,10 +15,12 @@ import { guardedLookup, literalRefusal, parseAllowList } from '../outbound/addre
 const MAX_BYTES = 1024 * 1024;
 const TIMEOUT_MS = 10_000;
 
-export type GuardedFetch = (url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown; signal?: AbortSignal }) => Promise<Response>;
+export type GuardedFetch = (
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown; signal?: AbortSignal },
+) => Promise<Response>;
 
 const refused = (message: string) => fail('provider_unreachable', message);
-
 
 function bodyOf(body: unknown): string | Buffer | undefined {
   if (body === undefined || body === null) return undefined;
@@ -31,7 +33,8 @@ function bodyOf(body: unknown): string | Buffer | undefined {
 export function guardedFetch(allowEntries: string[]): GuardedFetch {
   const allow = parseAllowList(allowEntries);
   const lookup = guardedLookup(allow, (hostname, address, reason) =>
-    refused(`${hostname} resolves to ${address}, ${reason}; providers must be on public addresses.`));
+    refused(`${hostname} resolves to ${address}, ${reason}; providers must be on public addresses.`),
+  );
   const agents = { 'http:': new http.Agent({ lookup }), 'https:': new https.Agent({ lookup }) };
   return (url, init) =>
     new Promise<Response>((resolve, reject) => {
@@ -44,7 +47,10 @@ export function guardedFetch(allowEntries: string[]): GuardedFetch {
       const req = (target.protocol === 'https:' ? https : http).request(target, {
         method: init.method ?? 'GET',
         agent,
-        headers: { ...init.headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+        headers: {
+          ...init.headers,
+          ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
+        },
         signal: init.signal,
         timeout: TIMEOUT_MS,
       });
@@ -66,7 +72,9 @@ export function guardedFetch(allowEntries: string[]): GuardedFetch {
           }
           const status = res.statusCode ?? 502;
           const noBody = status === 204 || status === 304 || (init.method ?? 'GET') === 'HEAD';
-          resolve(new Response(noBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers }));
+          resolve(
+            new Response(noBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers }),
+          );
         });
       });
       req.end(body);

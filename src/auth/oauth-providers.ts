@@ -31,12 +31,19 @@ export interface Provider {
   apiBase?: string;
 }
 
-const DEFAULT_URL: Record<ProviderName, string | null> = { oidc: null, google: 'https://accounts.google.com', github: 'https://github.com' };
+const DEFAULT_URL: Record<ProviderName, string | null> = {
+  oidc: null,
+  google: 'https://accounts.google.com',
+  github: 'https://github.com',
+};
 
 /** The provider's settings, or 400 validation_failed (unknown name) / 400 provider_disabled (not enabled or not configured). */
 export function providerOf(ctx: AuthContext, name: string | undefined): Provider {
   if (!name || !PROVIDERS.includes(name as ProviderName)) {
-    throw fail('validation_failed', `provider must be one of ${PROVIDERS.join(', ')} (got "${String(name ?? '').slice(0, 40)}").`);
+    throw fail(
+      'validation_failed',
+      `provider must be one of ${PROVIDERS.join(', ')} (got "${String(name ?? '').slice(0, 40)}").`,
+    );
   }
   const n = name as ProviderName;
   const s = ctx.settings;
@@ -44,19 +51,40 @@ export function providerOf(ctx: AuthContext, name: string | undefined): Provider
   const clientId = s[`external_${n}_client_id`];
   const secret = s[`external_${n}_secret`];
   if (s[`external_${n}_enabled`] !== true || !clientId || !secret || !url) {
-    throw fail('provider_disabled', `Sign-in with ${n} is not enabled for this project: set external_${n}_enabled, _client_id and _secret${n === 'oidc' ? ' and _url' : ''} in config/auth.`);
+    throw fail(
+      'provider_disabled',
+      `Sign-in with ${n} is not enabled for this project: set external_${n}_enabled, _client_id and _secret${n === 'oidc' ? ' and _url' : ''} in config/auth.`,
+    );
   }
   if (n === 'github') {
     const apiBase = url === 'https://github.com' ? 'https://api.github.com' : `${url}/api/v3`;
-    return { name: n, openid: false, url, clientId: String(clientId), secret: String(secret), scope: 'read:user user:email', apiBase };
+    return {
+      name: n,
+      openid: false,
+      url,
+      clientId: String(clientId),
+      secret: String(secret),
+      scope: 'read:user user:email',
+      apiBase,
+    };
   }
-  return { name: n, openid: true, url, clientId: String(clientId), secret: String(secret), scope: 'openid email profile' };
+  return {
+    name: n,
+    openid: true,
+    url,
+    clientId: String(clientId),
+    secret: String(secret),
+    scope: 'openid email profile',
+  };
 }
 
 const isLoopback = (u: URL) => ['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname);
 
 export const unreachable = (provider: string, err: unknown) =>
-  fail('provider_unreachable', `The ${provider} provider could not be used: ${err instanceof Error ? err.message : String(err)}`);
+  fail(
+    'provider_unreachable',
+    `The ${provider} provider could not be used: ${err instanceof Error ? err.message : String(err)}`,
+  );
 
 /** openid-client, loaded when a project first uses social sign-in. */
 export const openidClient = lazy(() => import('openid-client'));
@@ -68,10 +96,17 @@ async function configure(provider: Provider, fetch: GuardedFetch): Promise<oidc.
   const execute = base.protocol === 'http:' ? [client.allowInsecureRequests] : [];
   let config: oidc.Configuration;
   if (provider.openid) {
-    config = await client.discovery(base, provider.clientId, provider.secret, undefined, { [client.customFetch]: fetch as never, execute });
+    config = await client.discovery(base, provider.clientId, provider.secret, undefined, {
+      [client.customFetch]: fetch as never,
+      execute,
+    });
   } else {
     config = new client.Configuration(
-      { issuer: provider.url, authorization_endpoint: `${provider.url}/login/oauth/authorize`, token_endpoint: `${provider.url}/login/oauth/access_token` },
+      {
+        issuer: provider.url,
+        authorization_endpoint: `${provider.url}/login/oauth/authorize`,
+        token_endpoint: `${provider.url}/login/oauth/access_token`,
+      },
       provider.clientId,
       provider.secret,
     );

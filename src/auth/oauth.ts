@@ -68,15 +68,29 @@ export type CallbackOutcome =
   | { kind: 'code'; target: string; code: string }
   | { kind: 'error'; target: string; error: string; code: string; description: string };
 
-async function githubProfile(config: oidc.Configuration, provider: Provider, accessToken: string): Promise<ProviderProfile> {
+async function githubProfile(
+  config: oidc.Configuration,
+  provider: Provider,
+  accessToken: string,
+): Promise<ProviderProfile> {
   const client = await openidClient();
   const get = async (path: string) => {
     const res = await client.fetchProtectedResource(config, accessToken, new URL(provider.apiBase + path), 'GET');
     if (!res.ok) throw new Error(`GitHub ${path} answered ${res.status}`);
     return res.json();
   };
-  const user = (await get('/user')) as { id: number; login: string; name?: string; avatar_url?: string; email?: string | null };
-  const emails = (await get('/user/emails').catch(() => [])) as Array<{ email: string; primary: boolean; verified: boolean }>;
+  const user = (await get('/user')) as {
+    id: number;
+    login: string;
+    name?: string;
+    avatar_url?: string;
+    email?: string | null;
+  };
+  const emails = (await get('/user/emails').catch(() => [])) as Array<{
+    email: string;
+    primary: boolean;
+    verified: boolean;
+  }>;
   const primary = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified);
   const email = (primary?.email ?? user.email ?? null)?.toLowerCase() ?? null;
   return {
@@ -84,11 +98,25 @@ async function githubProfile(config: oidc.Configuration, provider: Provider, acc
     subject: String(user.id),
     email,
     emailVerified: !!primary,
-    data: { sub: String(user.id), provider_id: String(user.id), user_name: user.login, full_name: user.name, name: user.name, avatar_url: user.avatar_url, email, email_verified: !!primary, iss: provider.apiBase },
+    data: {
+      sub: String(user.id),
+      provider_id: String(user.id),
+      user_name: user.login,
+      full_name: user.name,
+      name: user.name,
+      avatar_url: user.avatar_url,
+      email,
+      email_verified: !!primary,
+      iss: provider.apiBase,
+    },
   };
 }
 
-async function openidProfile(config: oidc.Configuration, provider: Provider, tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers): Promise<ProviderProfile> {
+async function openidProfile(
+  config: oidc.Configuration,
+  provider: Provider,
+  tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers,
+): Promise<ProviderProfile> {
   const client = await openidClient();
   let claims: Record<string, unknown> = { ...tokens.claims()! };
   if (!claims.email && config.serverMetadata().userinfo_endpoint) {
@@ -115,10 +143,19 @@ async function openidProfile(config: oidc.Configuration, provider: Provider, tok
   };
 }
 
-const refusal = (target: string, code: ErrorCode, description: string, error = 'server_error'): CallbackOutcome => ({ kind: 'error', target, error, code, description });
+const refusal = (target: string, code: ErrorCode, description: string, error = 'server_error'): CallbackOutcome => ({
+  kind: 'error',
+  target,
+  error,
+  code,
+  description,
+});
 
 /** GET /callback: checks the state, redeems the provider's code, resolves the user and mints a session (or an auth code). */
-export async function finishCallback(ctx: AuthContext, query: Record<string, string | undefined>): Promise<CallbackOutcome> {
+export async function finishCallback(
+  ctx: AuthContext,
+  query: Record<string, string | undefined>,
+): Promise<CallbackOutcome> {
   const client = await openidClient();
   const site = String(ctx.settings.site_url);
   const [row] = query.state
@@ -126,12 +163,23 @@ export async function finishCallback(ctx: AuthContext, query: Record<string, str
         where state_hash = ${sha256(query.state)} and consumed_at is null and expires_at > ${now(ctx)}
         returning provider, nonce, code_verifier_sealed, redirect_to, code_challenge, link_user_id`
     : [];
-  if (!row) return refusal(site, 'bad_oauth_state', 'The sign-in flow is unknown, expired or already finished; start again.', 'invalid_request');
+  if (!row)
+    return refusal(
+      site,
+      'bad_oauth_state',
+      'The sign-in flow is unknown, expired or already finished; start again.',
+      'invalid_request',
+    );
   const state = row as unknown as StateRow;
   // The target was allowlisted at the start; it is checked again in case the allowlist changed since.
-  const target = state.redirect_to === site || isAllowedRedirect(state.redirect_to, String(ctx.settings.uri_allow_list ?? '')) ? state.redirect_to : site;
-  if (target !== state.redirect_to) return refusal(site, 'bad_redirect', 'redirect_to is no longer on the redirect allowlist.', 'invalid_request');
-  if (query.error) return refusal(target, 'oauth_provider_error', query.error_description ?? query.error, 'access_denied');
+  const target =
+    state.redirect_to === site || isAllowedRedirect(state.redirect_to, String(ctx.settings.uri_allow_list ?? ''))
+      ? state.redirect_to
+      : site;
+  if (target !== state.redirect_to)
+    return refusal(site, 'bad_redirect', 'redirect_to is no longer on the redirect allowlist.', 'invalid_request');
+  if (query.error)
+    return refusal(target, 'oauth_provider_error', query.error_description ?? query.error, 'access_denied');
 
   let profile: ProviderProfile;
   try {
@@ -145,7 +193,9 @@ export async function finishCallback(ctx: AuthContext, query: Record<string, str
       expectedNonce: state.nonce ?? undefined,
       idTokenExpected: provider.openid,
     });
-    profile = provider.openid ? await openidProfile(config, provider, tokens) : await githubProfile(config, provider, tokens.access_token);
+    profile = provider.openid
+      ? await openidProfile(config, provider, tokens)
+      : await githubProfile(config, provider, tokens.access_token);
   } catch (err) {
     const e = err instanceof HearthError ? err : unreachable(state.provider, err);
     return refusal(target, e.code, e.message);
@@ -154,7 +204,10 @@ export async function finishCallback(ctx: AuthContext, query: Record<string, str
   try {
     const result = await ctx.project.sql.begin(async (tx) => {
       const user = await userForIdentity(ctx, tx, profile, state.link_user_id);
-      if (state.code_challenge) return { flow: await startFlow(ctx, tx, { challenge: state.code_challenge, method: 's256' }, user.id, 'oauth') };
+      if (state.code_challenge)
+        return {
+          flow: await startFlow(ctx, tx, { challenge: state.code_challenge, method: 's256' }, user.id, 'oauth'),
+        };
       return { session: await issueSession(ctx, user, { amr: 'oauth' }, tx) };
     });
     if (result.flow) return { kind: 'code', target, code: await mintAuthCode(ctx, result.flow) };

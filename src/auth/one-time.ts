@@ -62,7 +62,10 @@ const expired = () => fail('otp_expired');
  * try locks the code (429 otp_locked). Unknown addresses and wrong codes give
  * the same 403 otp_expired.
  */
-export async function redeemCode(ctx: AuthContext, input: { email: string; purposes: Purpose[]; code: string }): Promise<RedeemedToken> {
+export async function redeemCode(
+  ctx: AuthContext,
+  input: { email: string; purposes: Purpose[]; code: string },
+): Promise<RedeemedToken> {
   const t = now(ctx);
   const code = input.code.trim();
   const sql = ctx.project.sql;

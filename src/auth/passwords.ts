@@ -26,11 +26,13 @@ async function gated<T>(job: () => Promise<T>): Promise<T> {
     return await job();
   } finally {
     const next = waiting.shift();
-    if (next) next(); // the slot passes straight to the next caller
+    if (next)
+      next(); // the slot passes straight to the next caller
     else running--;
   }
 }
 
 export const hashPassword = (password: string): Promise<string> => gated(() => hash(password));
 
-export const verifyPassword = (stored: string | null | undefined, password: string): Promise<boolean> => gated(() => verify(stored, password));
+export const verifyPassword = (stored: string | null | undefined, password: string): Promise<boolean> =>
+  gated(() => verify(stored, password));

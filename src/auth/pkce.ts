@@ -26,7 +26,11 @@ export function readChallenge(body: Record<string, unknown>): Challenge | null {
   const challenge = body.code_challenge;
   if (challenge === undefined || challenge === null || challenge === '') {
     // A method alone is a client that meant PKCE and lost its challenge: the implicit flow would surprise it.
-    if (body.code_challenge_method !== undefined && body.code_challenge_method !== null && body.code_challenge_method !== '') {
+    if (
+      body.code_challenge_method !== undefined &&
+      body.code_challenge_method !== null &&
+      body.code_challenge_method !== ''
+    ) {
       throw fail('validation_failed', 'PKCE flow requires code_challenge_method and code_challenge.');
     }
     return null;
@@ -34,13 +38,23 @@ export function readChallenge(body: Record<string, unknown>): Challenge | null {
   const method = String(body.code_challenge_method ?? 's256').toLowerCase();
   if (method !== 's256') throw fail('bad_code_challenge');
   if (typeof challenge !== 'string' || !/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) {
-    throw fail('bad_code_challenge', 'code_challenge must be the base64url SHA-256 of the code verifier (43+ characters).');
+    throw fail(
+      'bad_code_challenge',
+      'code_challenge must be the base64url SHA-256 of the code verifier (43+ characters).',
+    );
   }
   return { challenge, method: 's256' };
 }
 
-export async function startFlow(ctx: AuthContext, db: Db, c: Challenge, userId: string, method: string): Promise<string> {
-  const [row] = await db`insert into auth.flow_state (user_id, code_challenge, code_challenge_method, authentication_method, created_at)
+export async function startFlow(
+  ctx: AuthContext,
+  db: Db,
+  c: Challenge,
+  userId: string,
+  method: string,
+): Promise<string> {
+  const [row] =
+    await db`insert into auth.flow_state (user_id, code_challenge, code_challenge_method, authentication_method, created_at)
     values (${userId}, ${c.challenge}, ${c.method}, ${method}, ${now(ctx)}) returning id`;
   return row!.id as string;
 }
@@ -60,7 +74,8 @@ export interface ExchangedFlow {
 
 export async function exchangeAuthCode(ctx: AuthContext, authCode: string, verifier: string): Promise<ExchangedFlow> {
   const t = now(ctx);
-  const [row] = await ctx.project.sql`select id, user_id, code_challenge, authentication_method, auth_code_issued_at, consumed_at
+  const [row] = await ctx.project
+    .sql`select id, user_id, code_challenge, authentication_method, auth_code_issued_at, consumed_at
     from auth.flow_state where auth_code_hash = ${sha256(authCode)}`;
   if (!row || row.consumed_at) throw fail('flow_state_not_found');
   if (t.getTime() - (row.auth_code_issued_at as Date).getTime() > AUTH_CODE_MS) {

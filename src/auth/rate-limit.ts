@@ -10,7 +10,15 @@
  * X-Forwarded-For only from HEARTH_TRUSTED_PROXIES. A limit of 0 refuses
  * every request of that kind.
  */
-import { paceOf, RateLimited, rateHit as bucketHit, retryAfterSeconds, takeToken, type BucketTable, type TokenBucket } from '../db/rate-limit.ts';
+import {
+  paceOf,
+  RateLimited,
+  rateHit as bucketHit,
+  retryAfterSeconds,
+  takeToken,
+  type BucketTable,
+  type TokenBucket,
+} from '../db/rate-limit.ts';
 import { now, type AuthContext } from './context.ts';
 
 export type Bucket = 'signups' | 'anonymous_users' | 'email_sent';
@@ -54,7 +62,11 @@ export function refuseOverLimit(ctx: AuthContext, bucket: Bucket, admitted: bool
   if (admitted) return;
   const retry = retryAfterSeconds(waitMs);
   const pace = paceOf(tokenBucket(ctx, bucket, ''));
-  throw new RateLimited(CODE[bucket], `Too many requests of this kind from your address (${LIMIT_FIELD[bucket]}: ${pace}); try again in ${retry} s.`, retry);
+  throw new RateLimited(
+    CODE[bucket],
+    `Too many requests of this kind from your address (${LIMIT_FIELD[bucket]}: ${pace}); try again in ${retry} s.`,
+    retry,
+  );
 }
 
 export async function spendRateLimit(ctx: AuthContext, bucket: Bucket, clientIp: string): Promise<void> {

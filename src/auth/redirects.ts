@@ -55,7 +55,10 @@ export function redirectTarget(settings: Settings, redirectTo: string | undefine
   const site = String(settings.site_url ?? '');
   const isSite = site !== '' && redirectTo.replace(/\/$/, '') === site.replace(/\/$/, '');
   if (!isSite && !isAllowedRedirect(redirectTo, String(settings.uri_allow_list ?? ''))) {
-    throw fail('bad_redirect', `redirect_to "${redirectTo.slice(0, 200)}" is not on the project's redirect allowlist (config/auth uri_allow_list).`);
+    throw fail(
+      'bad_redirect',
+      `redirect_to "${redirectTo.slice(0, 200)}" is not on the project's redirect allowlist (config/auth uri_allow_list).`,
+    );
   }
   return redirectTo;
 }

@@ -36,7 +36,16 @@ import { PROVIDERS } from './oauth-providers.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget } from './redirects.ts';
 import { signedInUser } from './users.ts';
-import { invalid, metadata, normaliseEmail, objectBody, optionalBoolean, optionalString, requiredString, storableQueryValue } from './validate.ts';
+import {
+  invalid,
+  metadata,
+  normaliseEmail,
+  objectBody,
+  optionalBoolean,
+  optionalString,
+  requiredString,
+  storableQueryValue,
+} from './validate.ts';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -106,7 +115,12 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     const q = queryOf(request);
     const page = positiveInt(q.page, 'page', 1, 1_000_000);
     const perPage = positiveInt(q.per_page, 'per_page', 50, PER_PAGE_MAX);
-    const { users, total } = await listUsers(await ctxOf(request), page, perPage, q.filter === undefined ? undefined : storableQueryValue('filter', q.filter));
+    const { users, total } = await listUsers(
+      await ctxOf(request),
+      page,
+      perPage,
+      q.filter === undefined ? undefined : storableQueryValue('filter', q.filter),
+    );
     // GoTrue's pagination headers, which supabase-js reads into nextPage, lastPage and total.
     const last = Math.max(1, Math.ceil(total / perPage));
     const link = (n: number, rel: string) => `</auth/v1/admin/users?page=${n}&per_page=${perPage}>; rel="${rel}"`;
@@ -156,18 +170,22 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     return adminListFactors(await ctxOf(request), idParam(request.params.id, 'user'));
   });
 
-  app.delete<{ Params: { id: string; factorId: string } }>('/auth/v1/admin/users/:id/factors/:factorId', async (request) => {
-    requireAdmin(request);
-    const userId = idParam(request.params.id, 'user');
-    const factorId = idParam(request.params.factorId, 'factor');
-    return adminDeleteFactor(await ctxOf(request), userId, factorId);
-  });
+  app.delete<{ Params: { id: string; factorId: string } }>(
+    '/auth/v1/admin/users/:id/factors/:factorId',
+    async (request) => {
+      requireAdmin(request);
+      const userId = idParam(request.params.id, 'user');
+      const factorId = idParam(request.params.factorId, 'factor');
+      return adminDeleteFactor(await ctxOf(request), userId, factorId);
+    },
+  );
 
   app.post('/auth/v1/admin/generate_link', async (request) => {
     requireAdmin(request);
     const body = objectBody(request.body);
     const type = requiredString(body, 'type');
-    if (!(LINK_TYPES as readonly string[]).includes(type)) throw invalid(`type must be one of ${LINK_TYPES.join(', ')}.`);
+    if (!(LINK_TYPES as readonly string[]).includes(type))
+      throw invalid(`type must be one of ${LINK_TYPES.join(', ')}.`);
     const ctx = await ctxOf(request);
     const newEmail = optionalString(body, 'new_email');
     return generateLink(ctx, {
@@ -184,7 +202,11 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     requireAdmin(request);
     const body = objectBody(request.body);
     const ctx = await ctxOf(request);
-    return inviteUser(ctx, { email: normaliseEmail(requiredString(body, 'email')), data: metadata(body), redirectTo: redirectOf(ctx, request, body) });
+    return inviteUser(ctx, {
+      email: normaliseEmail(requiredString(body, 'email')),
+      data: metadata(body),
+      redirectTo: redirectOf(ctx, request, body),
+    });
   });
 
   app.post('/auth/v1/resend', async (request) => {
@@ -195,7 +217,11 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     }
     if (type !== 'signup' && type !== 'email_change') throw invalid('type must be signup or email_change.');
     const ctx = await ctxOf(request);
-    const req = { type: type as 'signup' | 'email_change', email: normaliseEmail(requiredString(body, 'email')), redirectTo: redirectOf(ctx, request, body) };
+    const req = {
+      type: type as 'signup' | 'email_change',
+      email: normaliseEmail(requiredString(body, 'email')),
+      redirectTo: redirectOf(ctx, request, body),
+    };
     await spendRateLimit(ctx, 'email_sent', request.ip);
     // Whether the address exists (and needs a message) is decided after the answer, as for /otp.
     background.run('auth resend mail', () => resendMail(ctx, req));
@@ -206,9 +232,14 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
     const user = await signedInUser(ctx.project.sql, claims.sub);
-    if (!user.email) throw invalid('Reauthentication requires the user to have an email or a phone number (a guest has neither).');
+    if (!user.email)
+      throw invalid('Reauthentication requires the user to have an email or a phone number (a guest has neither).');
     await spendRateLimit(ctx, 'email_sent', request.ip);
-    const secrets = await issueOneTime(ctx, ctx.project.sql, { userId: user.id, purpose: 'reauthentication', email: user.email });
+    const secrets = await issueOneTime(ctx, ctx.project.sql, {
+      userId: user.id,
+      purpose: 'reauthentication',
+      email: user.email,
+    });
     await deliver(ctx, reauthenticationMail(user.email, secrets));
     return {};
   });
@@ -218,7 +249,10 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     const external: Record<string, boolean> = { email: true, phone: false, anonymous_users: true };
     // A provider counts as on when it would actually work (enabled and given its credentials), as GET /authorize decides.
     for (const name of PROVIDERS) {
-      external[name] = s[`external_${name}_enabled`] === true && !!s[`external_${name}_client_id`] && !!s[`external_${name}_secret`] &&
+      external[name] =
+        s[`external_${name}_enabled`] === true &&
+        !!s[`external_${name}_client_id`] &&
+        !!s[`external_${name}_secret`] &&
         (name !== 'oidc' || !!s.external_oidc_url);
     }
     return {

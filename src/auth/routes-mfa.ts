@@ -67,9 +67,14 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     if (credential !== undefined) return verifyWebauthn(ctx, claims, factorId, challengeId, credential);
     const code = optionalString(body, 'code');
     if (code === undefined) {
-      const [factor] = await ctx.project.sql`select factor_type from auth.mfa_factors where id = ${factorId} and user_id = ${claims.sub}`;
+      const [factor] = await ctx.project
+        .sql`select factor_type from auth.mfa_factors where id = ${factorId} and user_id = ${claims.sub}`;
       if (!factor) throw factorNotFound();
-      throw invalid(factor.factor_type === 'totp' ? 'code is required (the 6 digits of the authenticator app).' : 'credential is required (the PublicKeyCredential JSON).');
+      throw invalid(
+        factor.factor_type === 'totp'
+          ? 'code is required (the 6 digits of the authenticator app).'
+          : 'credential is required (the PublicKeyCredential JSON).',
+      );
     }
     return verifyTotp(ctx, claims, factorId, challengeId, code);
   });
@@ -82,7 +87,9 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
   });
 
   // Passkey-only sign-in: nobody is signed in yet, so no key is needed (SPEC 5, public calls).
-  app.post('/auth/v1/webauthn/authenticate/options', { config: { public: true } }, async (request) => passkeySignInOptions(await ctxOf(request)));
+  app.post('/auth/v1/webauthn/authenticate/options', { config: { public: true } }, async (request) =>
+    passkeySignInOptions(await ctxOf(request)),
+  );
 
   app.post('/auth/v1/webauthn/authenticate', { config: { public: true } }, async (request) => {
     const ctx = await ctxOf(request);
@@ -91,7 +98,8 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const body = objectBody(request.body);
     const challengeId = requiredString(body, 'challenge_id');
     const credential = credentialOf(body);
-    if (credential === undefined) throw invalid('credential is required (the PublicKeyCredential JSON of navigator.credentials.get).');
+    if (credential === undefined)
+      throw invalid('credential is required (the PublicKeyCredential JSON of navigator.credentials.get).');
     return passkeySignIn(ctx, challengeId, credential);
   });
 }

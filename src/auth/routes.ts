@@ -18,7 +18,15 @@ import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget } from './redirects.ts';
 import { refreshSession, revokeByAccessToken, revokeByRefreshToken, type LogoutScope } from './sessions.ts';
 import { requireTokenUser } from './user-sessions.ts';
-import { invalid, metadata, normaliseEmail, objectBody, optionalBoolean, optionalString, requiredString } from './validate.ts';
+import {
+  invalid,
+  metadata,
+  normaliseEmail,
+  objectBody,
+  optionalBoolean,
+  optionalString,
+  requiredString,
+} from './validate.ts';
 
 const redirectParam = (request: FastifyRequest, body: Record<string, unknown>): string | undefined =>
   queryOf(request).redirect_to ?? optionalString(body, 'redirect_to');
@@ -70,7 +78,8 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
       return reply.code(201).send(await signUpGuest(ctx, request.ip, data));
     }
     if (email === undefined) throw invalid('email is required with a password (send neither for a guest session).');
-    if (password === undefined) throw invalid('password is required with an e-mail address (or use POST /auth/v1/otp).');
+    if (password === undefined)
+      throw invalid('password is required with an e-mail address (or use POST /auth/v1/otp).');
     const address = normaliseEmail(email);
     await spendRateLimit(ctx, 'signups', request.ip);
     return reply.code(201).send(await signUpWithPassword(ctx, { email: address, password, metadata: data }));
@@ -99,8 +108,14 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
         return pkceGrant(ctx, requiredString(body, 'auth_code'), requiredString(body, 'code_verifier'));
       // GoTrue's grants for sign-in methods Hearth does not offer: their "provider not enabled" answers, named plainly.
       case 'id_token': {
-        const issuer = ID_TOKEN_ISSUERS[optionalString(body, 'provider') ?? ''] ?? optionalString(body, 'provider')?.slice(0, 100) ?? '';
-        throw fail('provider_disabled', `Provider (issuer "${issuer}") is not enabled: sign-in with an ID token (signInWithIdToken) is not supported; use signInWithOAuth (GET /auth/v1/authorize).`);
+        const issuer =
+          ID_TOKEN_ISSUERS[optionalString(body, 'provider') ?? ''] ??
+          optionalString(body, 'provider')?.slice(0, 100) ??
+          '';
+        throw fail(
+          'provider_disabled',
+          `Provider (issuer "${issuer}") is not enabled: sign-in with an ID token (signInWithIdToken) is not supported; use signInWithOAuth (GET /auth/v1/authorize).`,
+        );
       }
       case 'web3':
         throw fail('web3_provider_disabled');
@@ -137,7 +152,8 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const email = optionalString(body, 'email');
     // GoTrue's answers: app_metadata is the admin API's to write, and there is no phone provider.
     if (body.app_metadata !== undefined && body.app_metadata !== null) throw fail('not_admin');
-    if (optionalString(body, 'phone') !== undefined) throw fail('phone_provider_disabled', 'Phone numbers are not supported: this project has no phone provider.');
+    if (optionalString(body, 'phone') !== undefined)
+      throw fail('phone_provider_disabled', 'Phone numbers are not supported: this project has no phone provider.');
     return updateUser(ctx, claims, {
       email: email === undefined ? undefined : normaliseEmail(email),
       password: optionalString(body, 'password'),
@@ -208,7 +224,14 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
       return reply.redirect(u.toString(), 302);
     }
     if (outcome.kind === 'error') {
-      return reply.redirect(withFragment(target, { error: 'access_denied', error_code: outcome.code, error_description: outcome.description }), 302);
+      return reply.redirect(
+        withFragment(target, {
+          error: 'access_denied',
+          error_code: outcome.code,
+          error_description: outcome.description,
+        }),
+        302,
+      );
     }
     const s = outcome.session;
     return reply.redirect(

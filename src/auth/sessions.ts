@@ -19,7 +19,17 @@ type Db = postgres.Sql | postgres.TransactionSql;
 
 export const REFRESH_TOKEN_MS = 30 * 24 * 3600_000;
 
-export type AmrMethod = 'password' | 'otp' | 'magiclink' | 'recovery' | 'email_change' | 'anonymous' | 'pkce' | 'oauth' | 'totp' | 'webauthn';
+export type AmrMethod =
+  | 'password'
+  | 'otp'
+  | 'magiclink'
+  | 'recovery'
+  | 'email_change'
+  | 'anonymous'
+  | 'pkce'
+  | 'oauth'
+  | 'totp'
+  | 'webauthn';
 
 export interface AmrEntry {
   method: string;
@@ -70,7 +80,13 @@ interface Links {
   factors?: unknown[];
 }
 
-async function payload(ctx: AuthContext, user: UserRow, session: SessionRow, refreshToken: string, links: Links = {}): Promise<SessionPayload> {
+async function payload(
+  ctx: AuthContext,
+  user: UserRow,
+  session: SessionRow,
+  refreshToken: string,
+  links: Links = {},
+): Promise<SessionPayload> {
   const accessToken = await signAccessToken(ctx.project, accessClaims(user, session), ctx.p.clock, ctx.issuer);
   return {
     access_token: accessToken,
@@ -117,7 +133,12 @@ function firstAmr(ctx: AuthContext, opts: SessionOptions): AmrEntry[] {
  * statement (one round trip, atomic by itself); pass `db` to make it part of
  * a larger transaction.
  */
-export async function issueSession(ctx: AuthContext, user: UserRow, opts: SessionOptions, db: Db = ctx.project.sql): Promise<SessionPayload> {
+export async function issueSession(
+  ctx: AuthContext,
+  user: UserRow,
+  opts: SessionOptions,
+  db: Db = ctx.project.sql,
+): Promise<SessionPayload> {
   assertNotBanned(ctx, user);
   const t = now(ctx);
   const token = randomToken(40);
@@ -235,10 +256,14 @@ export async function refreshSession(ctx: AuthContext, refreshToken: string): Pr
     )
     select revoked, live, banned from known`;
   if (known?.revoked) {
-    throw invalidGrant('Invalid Refresh Token: Already Used. As a precaution every token of its session has been revoked; sign in again.');
+    throw invalidGrant(
+      'Invalid Refresh Token: Already Used. As a precaution every token of its session has been revoked; sign in again.',
+    );
   }
   if (known?.live && known.banned) throw fail('user_banned');
-  throw invalidGrant(known ? 'Invalid Refresh Token: Session Expired (the refresh token has expired; sign in again).' : UNKNOWN);
+  throw invalidGrant(
+    known ? 'Invalid Refresh Token: Session Expired (the refresh token has expired; sign in again).' : UNKNOWN,
+  );
 }
 
 // GoTrue's texts, which supabase-js's own tests match on.
@@ -253,9 +278,15 @@ export async function revokeByRefreshToken(ctx: AuthContext, refreshToken: strin
 export type LogoutScope = 'local' | 'global' | 'others';
 
 /** Ends sessions named by a verified access token: its own (local), all the user's (global), or all but its own (others). */
-export async function revokeByAccessToken(ctx: AuthContext, userId: string, sessionId: string | null, scope: LogoutScope): Promise<void> {
+export async function revokeByAccessToken(
+  ctx: AuthContext,
+  userId: string,
+  sessionId: string | null,
+  scope: LogoutScope,
+): Promise<void> {
   const sql = ctx.project.sql;
   if (scope === 'global') await sql`delete from auth.sessions where user_id = ${userId}`;
-  else if (scope === 'others') await sql`delete from auth.sessions where user_id = ${userId} and id is distinct from ${sessionId}`;
+  else if (scope === 'others')
+    await sql`delete from auth.sessions where user_id = ${userId} and id is distinct from ${sessionId}`;
   else if (sessionId) await sql`delete from auth.sessions where user_id = ${userId} and id = ${sessionId}`;
 }

@@ -1,12 +1,18 @@
 import { httpUrl, outboundHost, outboundUrl, type AreaSpec } from '../platform/settings-schema.ts';
 
 function rpId(v: string): string | null {
-  return v === '' || /^[a-z0-9.-]+$/i.test(v) ? null : 'must be a host name such as example.com (no scheme, port or path)';
+  return v === '' || /^[a-z0-9.-]+$/i.test(v)
+    ? null
+    : 'must be a host name such as example.com (no scheme, port or path)';
 }
 
 function originList(v: string): string | null {
-  for (const origin of v.split(',').map((s) => s.trim()).filter(Boolean)) {
-    if (httpUrl(origin) !== null || new URL(origin).origin !== origin) return `"${origin}" is not an origin such as https://app.example.com`;
+  for (const origin of v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if (httpUrl(origin) !== null || new URL(origin).origin !== origin)
+      return `"${origin}" is not an origin such as https://app.example.com`;
   }
   return null;
 }

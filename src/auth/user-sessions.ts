@@ -9,21 +9,30 @@ import { now, type AuthContext } from './context.ts';
 import { sessionIdOf, userGone, type UserClaims } from './http.ts';
 
 export async function listSessions(ctx: AuthContext, userId: string, currentSessionId: string | null) {
-  const rows = await ctx.project.sql`select s.id, s.aal, s.amr, s.created_at, coalesce(s.refreshed_at, s.created_at) as updated_at
+  const rows = await ctx.project
+    .sql`select s.id, s.aal, s.amr, s.created_at, coalesce(s.refreshed_at, s.created_at) as updated_at
     from auth.sessions s
     where s.user_id = ${userId}
       and exists (select 1 from auth.refresh_tokens r where r.session_id = s.id and not r.revoked and r.expires_at > ${now(ctx)})
     order by s.created_at desc`;
-  return rows.map((r) => ({ id: r.id, aal: r.aal, amr: r.amr, created_at: r.created_at, updated_at: r.updated_at, current: r.id === currentSessionId }));
+  return rows.map((r) => ({
+    id: r.id,
+    aal: r.aal,
+    amr: r.amr,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    current: r.id === currentSessionId,
+  }));
 }
 
 export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string): Promise<void> {
-  const gone = await ctx.project.sql`delete from auth.sessions where id = ${sessionId} and user_id = ${userId} returning id`;
-  if (gone.length === 0) throw fail('session_not_found', 'No session with this id belongs to you (it may already have ended).');
+  const gone = await ctx.project
+    .sql`delete from auth.sessions where id = ${sessionId} and user_id = ${userId} returning id`;
+  if (gone.length === 0)
+    throw fail('session_not_found', 'No session with this id belongs to you (it may already have ended).');
 }
 
-export const sessionEnded = () =>
-  fail('session_not_found');
+export const sessionEnded = () => fail('session_not_found');
 
 /**
  * Calls that mint a session or a lasting credential (factor enrolment and

@@ -56,7 +56,10 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 
 /** 409 email_taken (SPEC 7) with GoTrue's texts: sign-up's, or an e-mail change's. */
 export const emailTaken = (change = false) =>
-  fail('email_taken', change ? 'A user with this email address has already been registered' : 'User already registered');
+  fail(
+    'email_taken',
+    change ? 'A user with this email address has already been registered' : 'User already registered',
+  );
 
 export async function createUser(
   ctx: AuthContext,
@@ -145,11 +148,20 @@ export const LINK_COLUMNS = `${IDENTITIES} as hearth_identities, ${FACTORS} as h
  * The user with its identities and factors, as GET /auth/v1/user shows it, in
  * one statement (one round trip): the same fields identitiesAndFactors reads.
  */
-export async function findUserWithLinks(db: Db, id: string): Promise<{ user: UserRow; identities: unknown[]; factors: unknown[] } | null> {
-  const [row] = await db.unsafe(`select u.*, ${LINK_COLUMNS} from auth.users u where u.id = $1`, [id], { prepare: true });
+export async function findUserWithLinks(
+  db: Db,
+  id: string,
+): Promise<{ user: UserRow; identities: unknown[]; factors: unknown[] } | null> {
+  const [row] = await db.unsafe(`select u.*, ${LINK_COLUMNS} from auth.users u where u.id = $1`, [id], {
+    prepare: true,
+  });
   if (!row) return null;
   const { hearth_identities, hearth_factors, ...user } = row;
-  return { user: user as unknown as UserRow, identities: hearth_identities as unknown[], factors: hearth_factors as unknown[] };
+  return {
+    user: user as unknown as UserRow,
+    identities: hearth_identities as unknown[],
+    factors: hearth_factors as unknown[],
+  };
 }
 
 /** Linked identities and enrolled factors, as GET /auth/v1/user shows them. */

@@ -27,7 +27,8 @@ const unstorable = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s)
  */
 function checkStorable(value: unknown, depth: number): void {
   if (typeof value === 'string') {
-    if (unstorable(value)) throw invalid('Strings in the request must not contain U+0000 or unpaired UTF-16 surrogates.');
+    if (unstorable(value))
+      throw invalid('Strings in the request must not contain U+0000 or unpaired UTF-16 surrogates.');
     return;
   }
   if (typeof value !== 'object' || value === null) return;
@@ -76,7 +77,8 @@ export function requiredString(body: Record<string, unknown>, name: string): str
 /** Lower-cased and trimmed; 400 validation_failed when it is not an address. */
 export function normaliseEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
-  if (email.length > 320 || !EMAIL.test(email)) throw invalid(`Unable to validate email address: invalid format ("${raw.slice(0, 80)}").`);
+  if (email.length > 320 || !EMAIL.test(email))
+    throw invalid(`Unable to validate email address: invalid format ("${raw.slice(0, 80)}").`);
   return email;
 }
 
@@ -86,7 +88,11 @@ export function normaliseEmail(raw: string): string {
  * supabase-js turns into AuthWeakPasswordError.reasons.
  */
 export class PasswordRefused extends HearthError {
-  constructor(code: 'weak_password' | 'leaked_password', message: string | undefined, readonly reasons: string[]) {
+  constructor(
+    code: 'weak_password' | 'leaked_password',
+    message: string | undefined,
+    readonly reasons: string[],
+  ) {
     super(code, message);
   }
 }
@@ -96,7 +102,10 @@ export function checkNewPassword(password: string): void {
   const length = [...password].length;
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
     // GoTrue's texts, with this project's limits.
-    const message = length < PASSWORD_MIN ? `Password should be at least ${PASSWORD_MIN} characters.` : `Password cannot be longer than ${PASSWORD_MAX} characters.`;
+    const message =
+      length < PASSWORD_MIN
+        ? `Password should be at least ${PASSWORD_MIN} characters.`
+        : `Password cannot be longer than ${PASSWORD_MAX} characters.`;
     throw new PasswordRefused('weak_password', message, ['length']);
   }
   if (isLeakedPassword(password)) {

@@ -81,9 +81,19 @@ export async function challengeWebauthn(ctx: AuthContext, user: UserRow, factor:
       excludeCredentials: existing.map((c) => ({ id: c.id, transports: c.transports })),
       authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
     });
-    const c = await createChallenge(ctx, ctx.project.sql, { factorId: factor.id, kind: 'webauthn_create', webAuthnChallenge: options.challenge });
+    const c = await createChallenge(ctx, ctx.project.sql, {
+      factorId: factor.id,
+      kind: 'webauthn_create',
+      webAuthnChallenge: options.challenge,
+    });
     // SPEC names the options credential_creation_options; supabase-js reads webauthn.credential_options.publicKey.
-    return { id: c.id, type: 'webauthn' as const, expires_at: c.expires_at, credential_creation_options: options, webauthn: { type: 'create', credential_options: { publicKey: options } } };
+    return {
+      id: c.id,
+      type: 'webauthn' as const,
+      expires_at: c.expires_at,
+      credential_creation_options: options,
+      webauthn: { type: 'create', credential_options: { publicKey: options } },
+    };
   }
   const credential = factor.web_authn_credential!;
   const options = await (await simpleWebauthn()).generateAuthenticationOptions({
@@ -92,24 +102,44 @@ export async function challengeWebauthn(ctx: AuthContext, user: UserRow, factor:
     userVerification: 'required',
     allowCredentials: [{ id: credential.id, transports: credential.transports as never }],
   });
-  const c = await createChallenge(ctx, ctx.project.sql, { factorId: factor.id, kind: 'webauthn_request', webAuthnChallenge: options.challenge });
-  return { id: c.id, type: 'webauthn' as const, expires_at: c.expires_at, credential_request_options: options, webauthn: { type: 'request', credential_options: { publicKey: options } } };
+  const c = await createChallenge(ctx, ctx.project.sql, {
+    factorId: factor.id,
+    kind: 'webauthn_request',
+    webAuthnChallenge: options.challenge,
+  });
+  return {
+    id: c.id,
+    type: 'webauthn' as const,
+    expires_at: c.expires_at,
+    credential_request_options: options,
+    webauthn: { type: 'request', credential_options: { publicKey: options } },
+  };
 }
 
 const ceremonyFailed = (err: unknown) =>
-  fail('mfa_verification_failed', `The passkey ceremony did not verify: ${err instanceof Error ? err.message : String(err)}`);
+  fail(
+    'mfa_verification_failed',
+    `The passkey ceremony did not verify: ${err instanceof Error ? err.message : String(err)}`,
+  );
 
 function asObject<T>(credential: unknown): T {
   if (!credential || typeof credential !== 'object' || Array.isArray(credential)) {
     throw invalid('credential must be the JSON of the PublicKeyCredential (id, rawId, type, response).');
   }
   const c = credential as { id?: unknown; response?: unknown };
-  if (typeof c.id !== 'string' || !c.response || typeof c.response !== 'object') throw invalid('credential must have an id and a response.');
+  if (typeof c.id !== 'string' || !c.response || typeof c.response !== 'object')
+    throw invalid('credential must have an id and a response.');
   return credential as T;
 }
 
 /** Checks an assertion against a stored credential and advances its counter (only if nobody advanced it meanwhile). */
-async function checkAssertion(tx: Db, rp: RelyingParty, challenge: ChallengeRow, factor: FactorRow, response: AuthenticationResponseJSON): Promise<void> {
+async function checkAssertion(
+  tx: Db,
+  rp: RelyingParty,
+  challenge: ChallengeRow,
+  factor: FactorRow,
+  response: AuthenticationResponseJSON,
+): Promise<void> {
   const stored = factor.web_authn_credential!;
   let newCounter: number;
   try {
@@ -119,7 +149,12 @@ async function checkAssertion(tx: Db, rp: RelyingParty, challenge: ChallengeRow,
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
       requireUserVerification: true,
-      credential: { id: stored.id, publicKey: Buffer.from(stored.public_key, 'base64url'), counter: stored.counter, transports: stored.transports as never },
+      credential: {
+        id: stored.id,
+        publicKey: Buffer.from(stored.public_key, 'base64url'),
+        counter: stored.counter,
+        transports: stored.transports as never,
+      },
     });
     if (!result.verified) throw new Error('the signature does not verify with the registered public key');
     if (!result.authenticationInfo.userVerified) throw new Error('user verification was not performed');
@@ -138,7 +173,13 @@ async function checkAssertion(tx: Db, rp: RelyingParty, challenge: ChallengeRow,
  * the credential (the factor becomes verified), an assertion proves it; either
  * answers a new aal2 session. The challenge is spent whatever the outcome.
  */
-export async function verifyWebauthn(ctx: AuthContext, claims: UserClaims, factorId: string, challengeId: string, credential: unknown): Promise<SessionPayload> {
+export async function verifyWebauthn(
+  ctx: AuthContext,
+  claims: UserClaims,
+  factorId: string,
+  challengeId: string,
+  credential: unknown,
+): Promise<SessionPayload> {
   const rp = relyingParty(ctx.settings);
   const spent = await ctx.project.sql.begin(async (tx) => {
     const factor = await userFactor(tx, claims.sub, factorId, true);
@@ -161,7 +202,14 @@ export async function verifyWebauthn(ctx: AuthContext, claims: UserClaims, facto
   });
 }
 
-async function register(ctx: AuthContext, tx: Db, rp: RelyingParty, challenge: ChallengeRow, factor: FactorRow, response: RegistrationResponseJSON) {
+async function register(
+  ctx: AuthContext,
+  tx: Db,
+  rp: RelyingParty,
+  challenge: ChallengeRow,
+  factor: FactorRow,
+  response: RegistrationResponseJSON,
+) {
   if (factor.status !== 'unverified') throw invalid('This passkey is already registered; verify it with an assertion.');
   let stored: StoredCredential;
   try {
@@ -174,7 +222,12 @@ async function register(ctx: AuthContext, tx: Db, rp: RelyingParty, challenge: C
     });
     if (!result.verified) throw new Error('the attestation was not verified');
     const c = result.registrationInfo.credential;
-    stored = { id: c.id, public_key: Buffer.from(c.publicKey).toString('base64url'), counter: c.counter, transports: c.transports ?? [] };
+    stored = {
+      id: c.id,
+      public_key: Buffer.from(c.publicKey).toString('base64url'),
+      counter: c.counter,
+      transports: c.transports ?? [],
+    };
   } catch (err) {
     throw ceremonyFailed(err);
   }
@@ -191,15 +244,28 @@ async function register(ctx: AuthContext, tx: Db, rp: RelyingParty, challenge: C
 /** POST /webauthn/authenticate/options: a challenge for any discoverable passkey of this project. */
 export async function passkeySignInOptions(ctx: AuthContext) {
   const rp = relyingParty(ctx.settings);
-  const options = await (await simpleWebauthn()).generateAuthenticationOptions({ rpID: rp.id, timeout: TIMEOUT_MS, userVerification: 'required', allowCredentials: [] });
-  const c = await createChallenge(ctx, ctx.project.sql, { factorId: null, kind: 'passkey_signin', webAuthnChallenge: options.challenge });
+  const options = await (await simpleWebauthn()).generateAuthenticationOptions({
+    rpID: rp.id,
+    timeout: TIMEOUT_MS,
+    userVerification: 'required',
+    allowCredentials: [],
+  });
+  const c = await createChallenge(ctx, ctx.project.sql, {
+    factorId: null,
+    kind: 'passkey_signin',
+    webAuthnChallenge: options.challenge,
+  });
   return { id: c.id, expires_at: c.expires_at, credential_request_options: { ...options, allowCredentials: [] } };
 }
 
 const signInRefused = (why: string) => fail('invalid_credentials', `Passkey sign-in refused: ${why}`);
 
 /** POST /webauthn/authenticate: the user is the owner of the presented credential; answers an aal1 session. */
-export async function passkeySignIn(ctx: AuthContext, challengeId: string, credential: unknown): Promise<SessionPayload> {
+export async function passkeySignIn(
+  ctx: AuthContext,
+  challengeId: string,
+  credential: unknown,
+): Promise<SessionPayload> {
   const rp = relyingParty(ctx.settings);
   const response = asObject<AuthenticationResponseJSON>(credential);
   const challenge = await ctx.project.sql.begin(async (tx) => {

@@ -25,13 +25,21 @@ export async function confirmed(question: string, yes: boolean | undefined): Pro
 
 /** Checks a token against the server (and that the server is Hearth): the account's projects. */
 async function checkToken(url: string, token: string): Promise<ProjectJson[]> {
-  const api = new Api(url, token, `${url} refused the token (expired or revoked): sign in again with \`hearth login --url ${url}\`.`, false);
+  const api = new Api(
+    url,
+    token,
+    `${url} refused the token (expired or revoked): sign in again with \`hearth login --url ${url}\`.`,
+    false,
+  );
   return api.call<ProjectJson[]>('GET', '/v1/projects');
 }
 
 async function login(opts: { url: string; email?: string }): Promise<number> {
   const url = opts.url.replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(url)) throw new CliError(`--url must be an http:// or https:// URL (the API_URL of \`hearth status\`), not "${opts.url}".`);
+  if (!/^https?:\/\//.test(url))
+    throw new CliError(
+      `--url must be an http:// or https:// URL (the API_URL of \`hearth status\`), not "${opts.url}".`,
+    );
   let token = process.env.HEARTH_ACCESS_TOKEN || null;
   let email: string | null = null;
   let expiresAt: string | null = null;
@@ -39,32 +47,52 @@ async function login(opts: { url: string; email?: string }): Promise<number> {
     // At a terminal both are asked; in a script the e-mail comes from --email and the password from stdin.
     const tty = process.stdin.isTTY;
     email = opts.email ?? (tty ? await (await prompts()).input({ message: 'E-mail' }) : null);
-    if (!email) throw new CliError('Pass --email (and the password on stdin), or set HEARTH_ACCESS_TOKEN to a management token.');
-    const secret = tty ? await (await prompts()).password({ message: 'Password', mask: '*' }) : readFileSync(0, 'utf8').split('\n')[0]!;
+    if (!email)
+      throw new CliError('Pass --email (and the password on stdin), or set HEARTH_ACCESS_TOKEN to a management token.');
+    const secret = tty
+      ? await (await prompts()).password({ message: 'Password', mask: '*' })
+      : readFileSync(0, 'utf8').split('\n')[0]!;
     const res = await fetch(`${url}/v1/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, password: secret }),
     }).catch((err: Error) => {
-      throw new CliError(`Cannot reach ${url} (${(err.cause as Error | undefined)?.message ?? err.message}): check the URL.`);
+      throw new CliError(
+        `Cannot reach ${url} (${(err.cause as Error | undefined)?.message ?? err.message}): check the URL.`,
+      );
     });
-    const body = (await res.json().catch(() => null)) as { access_token?: string; expires_in?: number; error?: { code?: string; message?: string } } | null;
+    const body = (await res.json().catch(() => null)) as {
+      access_token?: string;
+      expires_in?: number;
+      error?: { code?: string; message?: string };
+    } | null;
     if (body?.error?.code === 'invalid_credentials') throw new CliError(`Wrong e-mail or password for ${url}.`);
     if (!res.ok || typeof body?.access_token !== 'string') {
-      if (body?.error?.code) throw new CliError(`${url} refused the sign-in: ${body.error.message} (${body.error.code}).`);
-      throw new CliError(`${url} does not answer as a Hearth server (POST /v1/login: ${res.status} ${res.headers.get('content-type') ?? ''}): check the URL.`);
+      if (body?.error?.code)
+        throw new CliError(`${url} refused the sign-in: ${body.error.message} (${body.error.code}).`);
+      throw new CliError(
+        `${url} does not answer as a Hearth server (POST /v1/login: ${res.status} ${res.headers.get('content-type') ?? ''}): check the URL.`,
+      );
     }
     token = body.access_token;
     if (typeof body.expires_in === 'number') expiresAt = new Date(Date.now() + body.expires_in * 1000).toISOString();
   }
   const projects = await checkToken(url, token);
   const file = saveLogin({ api_url: url, access_token: token, email, expires_at: expiresAt });
-  console.log(`Logged in to ${url}${email ? ` as ${email}` : ' with HEARTH_ACCESS_TOKEN'} (${projects.length} project${projects.length === 1 ? '' : 's'}). Saved in ${file}.`);
+  console.log(
+    `Logged in to ${url}${email ? ` as ${email}` : ' with HEARTH_ACCESS_TOKEN'} (${projects.length} project${projects.length === 1 ? '' : 's'}). Saved in ${file}.`,
+  );
   return 0;
 }
 
 function projectRow(p: ProjectJson) {
-  return { ref: p.ref, name: p.name, default: p.is_default ? 'yes' : '', base_url: p.base_url, created_at: p.created_at };
+  return {
+    ref: p.ref,
+    name: p.name,
+    default: p.is_default ? 'yes' : '',
+    base_url: p.base_url,
+    created_at: p.created_at,
+  };
 }
 
 export function registerAccess(program: Command): void {
@@ -83,22 +111,31 @@ export function registerAccess(program: Command): void {
   const logoutCmd = program
     .command('logout')
     .description('forget the saved login: commands go to the local Hearth again')
-    .action(act(async () => {
-      console.log(forgetLogin() ? 'Logged out.' : 'There was no saved login.');
-    }));
+    .action(
+      act(async () => {
+        console.log(forgetLogin() ? 'Logged out.' : 'There was no saved login.');
+      }),
+    );
   examples(logoutCmd, [['hearth logout', 'remove the saved token']]);
 
   const linkCmd = program
     .command('link')
     .description('remember a project for this app folder (hearth/.temp/project-ref)')
-    .action(act(async (...args) => {
-      const opts = optionsOf(args);
-      if (!opts.projectRef) throw new CliError('Say which project: `hearth link --project-ref <ref>` (`hearth projects list` shows them).');
-      const t = await target(opts);
-      const file = writeLink(appFolder(opts.workdir), t.project.ref);
-      console.log(`Linked to project ${t.project.ref} (${t.project.name}) at ${t.api.url}: ${file}`);
-    }));
-  examples(linkCmd, [['hearth link --project-ref abcdefghijklmnopqrst', 'later commands in this folder use that project']]);
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf(args);
+        if (!opts.projectRef)
+          throw new CliError(
+            'Say which project: `hearth link --project-ref <ref>` (`hearth projects list` shows them).',
+          );
+        const t = await target(opts);
+        const file = writeLink(appFolder(opts.workdir), t.project.ref);
+        console.log(`Linked to project ${t.project.ref} (${t.project.name}) at ${t.api.url}: ${file}`);
+      }),
+    );
+  examples(linkCmd, [
+    ['hearth link --project-ref abcdefghijklmnopqrst', 'later commands in this folder use that project'],
+  ]);
 
   const projects = program.command('projects').description('list, create and delete projects');
   examples(projects, [
@@ -110,13 +147,15 @@ export function registerAccess(program: Command): void {
     .command('list')
     .description('the projects of your organizations')
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (...args) => {
-      const { output } = optionsOf<{ output: Output }>(args);
-      const api = await connect();
-      const rows = await api.call<ProjectJson[]>('GET', '/v1/projects');
-      if (output === 'json') console.log(JSON.stringify(rows, null, 2));
-      else print(rows.map(projectRow), ['ref', 'name', 'default', 'base_url', 'created_at'], 'table');
-    }));
+    .action(
+      act(async (...args) => {
+        const { output } = optionsOf<{ output: Output }>(args);
+        const api = await connect();
+        const rows = await api.call<ProjectJson[]>('GET', '/v1/projects');
+        if (output === 'json') console.log(JSON.stringify(rows, null, 2));
+        else print(rows.map(projectRow), ['ref', 'name', 'default', 'base_url', 'created_at'], 'table');
+      }),
+    );
   examples(list, [['hearth projects list -o json', 'for scripts']]);
 
   const create = projects
@@ -124,54 +163,66 @@ export function registerAccess(program: Command): void {
     .description('create a project (its database, role, keys)')
     .option('--org <organization_id>', 'the organization (default: your only one)')
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (name: string, ...args) => {
-      const opts = optionsOf<{ org?: string; output: Output }>(args);
-      const api = await connect();
-      let org = opts.org;
-      if (!org) {
-        const orgs = await api.call<{ id: string; name: string; role: string }[]>('GET', '/v1/organizations');
-        const mine = orgs.filter((o) => o.role === 'owner' || o.role === 'admin');
-        if (mine.length !== 1) throw new CliError(`You administer ${mine.length} organizations: choose one with --org (${mine.map((o) => `${o.id} ${o.name}`).join(', ') || 'none'}).`);
-        org = mine[0]!.id;
-      }
-      const project = await api.call<ProjectJson>('POST', '/v1/projects', { name, organization_id: org });
-      if (opts.output === 'json') console.log(JSON.stringify(project, null, 2));
-      else console.log(`Created project ${project.ref} (${project.name}): ${project.base_url}`);
-    }));
+    .action(
+      act(async (name: string, ...args) => {
+        const opts = optionsOf<{ org?: string; output: Output }>(args);
+        const api = await connect();
+        let org = opts.org;
+        if (!org) {
+          const orgs = await api.call<{ id: string; name: string; role: string }[]>('GET', '/v1/organizations');
+          const mine = orgs.filter((o) => o.role === 'owner' || o.role === 'admin');
+          if (mine.length !== 1)
+            throw new CliError(
+              `You administer ${mine.length} organizations: choose one with --org (${mine.map((o) => `${o.id} ${o.name}`).join(', ') || 'none'}).`,
+            );
+          org = mine[0]!.id;
+        }
+        const project = await api.call<ProjectJson>('POST', '/v1/projects', { name, organization_id: org });
+        if (opts.output === 'json') console.log(JSON.stringify(project, null, 2));
+        else console.log(`Created project ${project.ref} (${project.name}): ${project.base_url}`);
+      }),
+    );
   examples(create, [['hearth projects create shop --org <organization_id>', 'in a chosen organization']]);
 
   const del = projects
     .command('delete <ref>')
     .description('delete a project: drops its database and role')
     .option('-y, --yes', 'do not ask')
-    .action(act(async (ref: string, ...args) => {
-      const opts = optionsOf<{ yes?: boolean }>(args);
-      const api = await connect();
-      if (!(await confirmed(`Delete project ${ref} and its database at ${api.url}?`, opts.yes))) return 1;
-      try {
-        await api.call('DELETE', `/v1/projects/${encodeURIComponent(ref)}`, { confirm: ref });
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 404) throw new CliError(`There is no project "${ref}" at ${api.url}: \`hearth projects list\` shows yours.`);
-        throw err;
-      }
-      console.log(`Deleted project ${ref}.`);
-    }));
+    .action(
+      act(async (ref: string, ...args) => {
+        const opts = optionsOf<{ yes?: boolean }>(args);
+        const api = await connect();
+        if (!(await confirmed(`Delete project ${ref} and its database at ${api.url}?`, opts.yes))) return 1;
+        try {
+          await api.call('DELETE', `/v1/projects/${encodeURIComponent(ref)}`, { confirm: ref });
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 404)
+            throw new CliError(`There is no project "${ref}" at ${api.url}: \`hearth projects list\` shows yours.`);
+          throw err;
+        }
+        console.log(`Deleted project ${ref}.`);
+      }),
+    );
   examples(del, [['hearth projects delete abcdefghijklmnopqrst --yes', 'without a question']]);
 
   const keys = program
     .command('keys')
     .description("the project's URL and API keys")
     .addOption(outputOption(['table', 'env', 'json'], 'table'))
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ output: Output }>(args);
-      const t = await target(opts);
-      const keys = await t.api.call<{ name: string; type: string; api_key: string }[]>('GET', `${t.path}/api-keys`);
-      if (opts.output === 'json') console.log(JSON.stringify(keys, null, 2));
-      else if (opts.output === 'env') {
-        const key = (type: string) => keys.find((k) => k.type === type)?.api_key ?? '';
-        console.log(`BASE_URL=${t.project.base_url}\nPROJECT_REF=${t.project.ref}\nPUBLISHABLE_KEY=${key('publishable')}\nSECRET_KEY=${key('secret')}`);
-      } else print(keys, ['name', 'type', 'api_key'], 'table');
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ output: Output }>(args);
+        const t = await target(opts);
+        const keys = await t.api.call<{ name: string; type: string; api_key: string }[]>('GET', `${t.path}/api-keys`);
+        if (opts.output === 'json') console.log(JSON.stringify(keys, null, 2));
+        else if (opts.output === 'env') {
+          const key = (type: string) => keys.find((k) => k.type === type)?.api_key ?? '';
+          console.log(
+            `BASE_URL=${t.project.base_url}\nPROJECT_REF=${t.project.ref}\nPUBLISHABLE_KEY=${key('publishable')}\nSECRET_KEY=${key('secret')}`,
+          );
+        } else print(keys, ['name', 'type', 'api_key'], 'table');
+      }),
+    );
   examples(keys, [
     ['hearth keys -o env >> .env', 'for an app'],
     ['hearth keys --project-ref <ref> -o json', 'another project, for scripts'],

@@ -54,13 +54,18 @@ export class Api {
     try {
       res = await fetch(this.url + path, {
         method,
-        headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(15 * 60_000),
       });
     } catch (err) {
       const cause = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
-      throw new CliError(`Cannot reach ${this.url} (${cause}). ${this.local ? 'Is Hearth running? Start it with `npm start`.' : 'Check the URL given to `hearth login --url`.'}`);
+      throw new CliError(
+        `Cannot reach ${this.url} (${cause}). ${this.local ? 'Is Hearth running? Start it with `npm start`.' : 'Check the URL given to `hearth login --url`.'}`,
+      );
     }
     const text = await res.text();
     let parsed: { error?: { code?: unknown; message?: string } } | null = null;
@@ -73,11 +78,18 @@ export class Api {
     const code = parsed?.error?.code;
     if (typeof code !== 'string') throw this.notHearth(res);
     if (res.status === 401) throw new CliError(this.relogin);
-    throw new ApiError(res.status, code, `${parsed?.error?.message ?? code} (${code})`, parsed as Record<string, unknown>);
+    throw new ApiError(
+      res.status,
+      code,
+      `${parsed?.error?.message ?? code} (${code})`,
+      parsed as Record<string, unknown>,
+    );
   }
 
   private notHearth(res: Response): CliError {
-    return new CliError(`${this.url} does not answer as a Hearth server (${res.status} ${res.headers.get('content-type') ?? 'no content type'} for the management API): check the URL given to \`hearth login --url\`.`);
+    return new CliError(
+      `${this.url} does not answer as a Hearth server (${res.status} ${res.headers.get('content-type') ?? 'no content type'} for the management API): check the URL given to \`hearth login --url\`.`,
+    );
   }
 }
 
@@ -99,7 +111,12 @@ export async function connect(env: NodeJS.ProcessEnv = process.env): Promise<Api
   const { localConnection } = await import('./status.ts');
   const info = await localConnection(loadConfig(env));
   const url = envUrl ?? info.API_URL;
-  return new Api(url, envToken ?? info.MANAGEMENT_TOKEN, 'The local Hearth refused the management token of its data folder: restart it with `npm start`.', true);
+  return new Api(
+    url,
+    envToken ?? info.MANAGEMENT_TOKEN,
+    'The local Hearth refused the management token of its data folder: restart it with `npm start`.',
+    true,
+  );
 }
 
 export interface Target {
@@ -110,13 +127,19 @@ export interface Target {
 }
 
 /** The project a command acts on: --project-ref, else the linked one, else the default one. */
-export async function target(opts: { projectRef?: string; workdir?: string }, env: NodeJS.ProcessEnv = process.env): Promise<Target> {
+export async function target(
+  opts: { projectRef?: string; workdir?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Target> {
   const api = await connect(env);
   let ref = opts.projectRef ?? linkedRef(opts.workdir) ?? null;
   if (!ref) {
     const projects = await api.call<ProjectJson[]>('GET', '/v1/projects');
     const chosen = projects.find((p) => p.is_default) ?? (projects.length === 1 ? projects[0] : undefined);
-    if (!chosen) throw new CliError(`${api.url} has ${projects.length} projects and none is the default: pass --project-ref, or run \`hearth link --project-ref <ref>\`.`);
+    if (!chosen)
+      throw new CliError(
+        `${api.url} has ${projects.length} projects and none is the default: pass --project-ref, or run \`hearth link --project-ref <ref>\`.`,
+      );
     ref = chosen.ref;
   }
   const path = `/v1/projects/${encodeURIComponent(ref)}`;
@@ -125,9 +148,12 @@ export async function target(opts: { projectRef?: string; workdir?: string }, en
     return { api, project, path };
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
-      throw new CliError(`There is no project "${ref}" at ${api.url}: \`hearth projects list\` shows yours; pass --project-ref or run \`hearth link --project-ref <ref>\`.`);
+      throw new CliError(
+        `There is no project "${ref}" at ${api.url}: \`hearth projects list\` shows yours; pass --project-ref or run \`hearth link --project-ref <ref>\`.`,
+      );
     }
-    if (err instanceof ApiError && err.status === 403) throw new CliError(`Project "${ref}" at ${api.url}: ${err.message}`);
+    if (err instanceof ApiError && err.status === 403)
+      throw new CliError(`Project "${ref}" at ${api.url}: ${err.message}`);
     throw err;
   }
 }
@@ -150,11 +176,26 @@ export class SqlError extends CliError {
 /** Runs SQL as the project's owner role; the rows of the last statement. */
 export async function sql<T = Record<string, unknown>>(t: Target, query: string, timeoutMs?: number): Promise<T[]> {
   try {
-    return await t.api.call<T[]>('POST', `${t.path}/database/query`, { query, ...(timeoutMs ? { timeout_ms: timeoutMs } : {}) });
+    return await t.api.call<T[]>('POST', `${t.path}/database/query`, {
+      query,
+      ...(timeoutMs ? { timeout_ms: timeoutMs } : {}),
+    });
   } catch (err) {
     if (err instanceof ApiError && err.code === 'sql_error') {
-      const b = err.body as { error: { message: string }; sqlstate: string; position?: number; detail?: string; hint?: string };
-      throw new SqlError({ message: b.error.message, sqlstate: b.sqlstate, position: b.position ?? null, detail: b.detail ?? null, hint: b.hint ?? null });
+      const b = err.body as {
+        error: { message: string };
+        sqlstate: string;
+        position?: number;
+        detail?: string;
+        hint?: string;
+      };
+      throw new SqlError({
+        message: b.error.message,
+        sqlstate: b.sqlstate,
+        position: b.position ?? null,
+        detail: b.detail ?? null,
+        hint: b.hint ?? null,
+      });
     }
     throw err;
   }

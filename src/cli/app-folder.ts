@@ -33,7 +33,10 @@ export function appFolder(workdir: string = process.cwd()): AppFolder {
 /** The app folder, or a one-line error saying to run `hearth init`. */
 export function requireAppFolder(workdir?: string): AppFolder {
   const folder = appFolder(workdir);
-  if (!existsSync(folder.root)) throw new CliError(`No hearth/ folder in ${path.dirname(folder.root)}: run \`hearth init\` there first (or pass --workdir).`);
+  if (!existsSync(folder.root))
+    throw new CliError(
+      `No hearth/ folder in ${path.dirname(folder.root)}: run \`hearth init\` there first (or pass --workdir).`,
+    );
   return folder;
 }
 
@@ -74,24 +77,31 @@ export function readAppConfig(folder: AppFolder): AppConfig {
   try {
     raw = parseToml(readFileSync(folder.config, 'utf8')) as Record<string, unknown>;
   } catch (err) {
-    throw new CliError(`${path.relative(process.cwd(), folder.config) || folder.config}: ${(err as Error).message.split('\n')[0]}`);
+    throw new CliError(
+      `${path.relative(process.cwd(), folder.config) || folder.config}: ${(err as Error).message.split('\n')[0]}`,
+    );
   }
   const where = path.relative(process.cwd(), folder.config) || folder.config;
   for (const key of Object.keys(raw)) {
-    if (!['settings', 'cron', 'functions'].includes(key)) throw new CliError(`${where}: unknown section [${key}] (expected [settings.<area>], [functions.<name>] and [[cron]]).`);
+    if (!['settings', 'cron', 'functions'].includes(key))
+      throw new CliError(
+        `${where}: unknown section [${key}] (expected [settings.<area>], [functions.<name>] and [[cron]]).`,
+      );
   }
   const settings = (raw.settings ?? {}) as Record<string, Record<string, unknown>>;
   const cron = (raw.cron ?? []) as CronJobConfig[];
   if (!Array.isArray(cron)) throw new CliError(`${where}: cron must be written as [[cron]] entries.`);
   cron.forEach((job, i) => {
     for (const field of ['name', 'schedule', 'target_kind', 'target'] as const) {
-      if (typeof job[field] !== 'string') throw new CliError(`${where}: [[cron]] entry ${i + 1} needs ${field} (a string).`);
+      if (typeof job[field] !== 'string')
+        throw new CliError(`${where}: [[cron]] entry ${i + 1} needs ${field} (a string).`);
     }
   });
   const functions = (raw.functions ?? {}) as Record<string, { verify_jwt?: boolean }>;
   for (const [name, f] of Object.entries(functions)) {
     for (const [k, v] of Object.entries(f)) {
-      if (k !== 'verify_jwt' || typeof v !== 'boolean') throw new CliError(`${where}: [functions.${name}] takes verify_jwt = true|false, not ${k}.`);
+      if (k !== 'verify_jwt' || typeof v !== 'boolean')
+        throw new CliError(`${where}: [functions.${name}] takes verify_jwt = true|false, not ${k}.`);
     }
   }
   return { settings, cron, functions };

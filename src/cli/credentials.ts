@@ -33,7 +33,9 @@ export function readLogin(env: NodeJS.ProcessEnv = process.env): Login | null {
     if (typeof login.api_url !== 'string' || typeof login.access_token !== 'string') throw new Error('fields missing');
     return login;
   } catch (err) {
-    throw new CliError(`The saved login ${file} is unreadable (${(err as Error).message}): run \`hearth login\` again.`);
+    throw new CliError(
+      `The saved login ${file} is unreadable (${(err as Error).message}): run \`hearth login\` again.`,
+    );
   }
 }
 

@@ -42,9 +42,15 @@ function sourceFiles(dir: string, prefix = ''): Record<string, string> {
 /** The function bundled here (esbuild, as the server does), so errors name the local file and line. */
 async function bundle(folder: AppFolder, name: string): Promise<string> {
   const dir = path.join(folder.functions, name);
-  if (!existsSync(dir)) throw new CliError(`There is no function folder ${relative(dir)}/: \`hearth functions deploy\` deploys the folders of ${relative(folder.functions)}/.`);
+  if (!existsSync(dir))
+    throw new CliError(
+      `There is no function folder ${relative(dir)}/: \`hearth functions deploy\` deploys the folders of ${relative(folder.functions)}/.`,
+    );
   const entry = ['index.ts', 'index.js', 'index.tsx', 'index.mjs'].find((f) => existsSync(path.join(dir, f)));
-  if (!entry) throw new CliError(`${relative(dir)}/ has no entry point: write ${relative(path.join(dir, 'index.ts'))} (Deno.serve(...) or export default { fetch }).`);
+  if (!entry)
+    throw new CliError(
+      `${relative(dir)}/ has no entry point: write ${relative(path.join(dir, 'index.ts'))} (Deno.serve(...) or export default { fetch }).`,
+    );
   try {
     return await bundleFunction(sourceFiles(folder.functions), `${name}/${entry}`);
   } catch (err) {
@@ -64,7 +70,12 @@ interface Change {
 async function deployFunctions(t: Target, folder: AppFolder, config: AppConfig, only?: string): Promise<Change[]> {
   const names = only ? [only] : functionNames(folder);
   const state = await deployedState(t, 'function');
-  const remote = new Map((await t.api.call<{ name: string; version: number }[]>('GET', `${t.path}/functions`)).map((f) => [f.name, f.version]));
+  const remote = new Map(
+    (await t.api.call<{ name: string; version: number }[]>('GET', `${t.path}/functions`)).map((f) => [
+      f.name,
+      f.version,
+    ]),
+  );
   const changes: Change[] = [];
   try {
     for (const [i, name] of names.entries()) {
@@ -78,7 +89,10 @@ async function deployFunctions(t: Target, folder: AppFolder, config: AppConfig, 
         continue;
       }
       progress(`Deploying function ${i + 1}/${names.length}: ${name}`);
-      const deployed = await t.api.call<{ version: number }>('PUT', `${t.path}/functions/${encodeURIComponent(name)}`, { source, verify_jwt: verifyJwt });
+      const deployed = await t.api.call<{ version: number }>('PUT', `${t.path}/functions/${encodeURIComponent(name)}`, {
+        source,
+        verify_jwt: verifyJwt,
+      });
       await recordDeploy(t, 'function', name, { checksum, version: deployed.version });
       changes.push({ what: `function ${name}`, detail: `deployed version ${deployed.version}` });
     }
@@ -98,24 +112,41 @@ function workflowBody(file: string): { enabled?: boolean; steps: unknown[] } {
   } catch (err) {
     throw new CliError(`${relative(file)}: not valid JSON (${(err as Error).message}).`);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Array.isArray((body as { steps?: unknown }).steps)) {
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    Array.isArray(body) ||
+    !Array.isArray((body as { steps?: unknown }).steps)
+  ) {
     throw new CliError(`${relative(file)}: a workflow file holds {"enabled"?: true|false, "steps": [...]} (SPEC 4.6).`);
   }
   return body as { enabled?: boolean; steps: unknown[] };
 }
 
 async function deployWorkflows(t: Target, folder: AppFolder, only?: string): Promise<Change[]> {
-  const files = existsSync(folder.workflows) ? readdirSync(folder.workflows).filter((f) => f.endsWith('.json')).sort() : [];
+  const files = existsSync(folder.workflows)
+    ? readdirSync(folder.workflows)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+    : [];
   const chosen = only ? files.filter((f) => f === `${only}.json`) : files;
-  if (only && chosen.length === 0) throw new CliError(`There is no ${relative(path.join(folder.workflows, `${only}.json`))}.`);
+  if (only && chosen.length === 0)
+    throw new CliError(`There is no ${relative(path.join(folder.workflows, `${only}.json`))}.`);
   if (chosen.length === 0) return [];
   const state = await deployedState(t, 'workflow');
   let remote: Map<string, number>;
   try {
-    remote = new Map((await t.api.call<{ name: string; version: number }[]>('GET', `${t.path}/workflows`)).map((w) => [w.name, w.version]));
+    remote = new Map(
+      (await t.api.call<{ name: string; version: number }[]>('GET', `${t.path}/workflows`)).map((w) => [
+        w.name,
+        w.version,
+      ]),
+    );
   } catch (err) {
     if (err instanceof ApiError && err.status === 403) {
-      throw new CliError(`Workflows are off for project ${t.project.ref}: add [settings.workflows] enabled = true to hearth/config.toml and run \`hearth push\`.`);
+      throw new CliError(
+        `Workflows are off for project ${t.project.ref}: add [settings.workflows] enabled = true to hearth/config.toml and run \`hearth push\`.`,
+      );
     }
     throw err;
   }
@@ -134,7 +165,11 @@ async function deployWorkflows(t: Target, folder: AppFolder, only?: string): Pro
       progress(`Publishing workflow ${i + 1}/${chosen.length}: ${name}`);
       let published: { version: number };
       try {
-        published = await t.api.call<{ version: number }>('PUT', `${t.path}/workflows/${encodeURIComponent(name)}`, body);
+        published = await t.api.call<{ version: number }>(
+          'PUT',
+          `${t.path}/workflows/${encodeURIComponent(name)}`,
+          body,
+        );
       } catch (err) {
         if (err instanceof ApiError && err.status === 400) throw new CliError(`${relative(file)}: ${err.message}`);
         throw err;
@@ -153,7 +188,10 @@ interface CronJob extends CronJobConfig {
 }
 
 const sameJob = (a: CronJob, b: CronJobConfig) =>
-  a.schedule === b.schedule && a.target_kind === b.target_kind && a.target === b.target && checksumOf(a.payload ?? null) === checksumOf(b.payload ?? null);
+  a.schedule === b.schedule &&
+  a.target_kind === b.target_kind &&
+  a.target === b.target &&
+  checksumOf(a.payload ?? null) === checksumOf(b.payload ?? null);
 
 async function applyCron(t: Target, config: AppConfig): Promise<Change[]> {
   if (config.cron.length === 0) return [];
@@ -169,9 +207,16 @@ async function applyCron(t: Target, config: AppConfig): Promise<Change[]> {
     if (existing) await t.api.call('DELETE', `${t.path}/cron-jobs/${encodeURIComponent(job.name)}`);
     let created: { secret?: string };
     try {
-      created = await t.api.call('POST', `${t.path}/cron-jobs`, { name: job.name, schedule: job.schedule, target_kind: job.target_kind, target: job.target, payload: job.payload ?? null });
+      created = await t.api.call('POST', `${t.path}/cron-jobs`, {
+        name: job.name,
+        schedule: job.schedule,
+        target_kind: job.target_kind,
+        target: job.target,
+        payload: job.payload ?? null,
+      });
     } catch (err) {
-      if (err instanceof ApiError && err.status < 500) throw new CliError(`hearth/config.toml, cron job ${job.name}: ${err.message}`);
+      if (err instanceof ApiError && err.status < 500)
+        throw new CliError(`hearth/config.toml, cron job ${job.name}: ${err.message}`);
       throw err;
     }
     const secret = created.secret ? ` (webhook signing secret, shown once: ${created.secret})` : '';
@@ -183,11 +228,18 @@ async function applyCron(t: Target, config: AppConfig): Promise<Change[]> {
 async function applySettings(t: Target, config: AppConfig): Promise<Change[]> {
   const changes: Change[] = [];
   for (const [area, wanted] of Object.entries(config.settings)) {
-    const current = await t.api.call<Record<string, unknown>>('GET', `${t.path}/config/${encodeURIComponent(area)}`).catch((err) => {
-      if (err instanceof ApiError && err.status === 404) throw new CliError(`hearth/config.toml: there is no settings area "${area}" (api, auth, limits, storage, workflows).`);
-      throw err;
-    });
-    const diff = Object.fromEntries(Object.entries(wanted).filter(([k, v]) => checksumOf(current[k] ?? null) !== checksumOf(v)));
+    const current = await t.api
+      .call<Record<string, unknown>>('GET', `${t.path}/config/${encodeURIComponent(area)}`)
+      .catch((err) => {
+        if (err instanceof ApiError && err.status === 404)
+          throw new CliError(
+            `hearth/config.toml: there is no settings area "${area}" (api, auth, limits, storage, workflows).`,
+          );
+        throw err;
+      });
+    const diff = Object.fromEntries(
+      Object.entries(wanted).filter(([k, v]) => checksumOf(current[k] ?? null) !== checksumOf(v)),
+    );
     if (Object.keys(diff).length === 0) {
       changes.push({ what: `settings ${area}`, detail: 'unchanged' });
       continue;
@@ -195,7 +247,8 @@ async function applySettings(t: Target, config: AppConfig): Promise<Change[]> {
     try {
       await t.api.call('PATCH', `${t.path}/config/${encodeURIComponent(area)}`, diff);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 400) throw new CliError(`hearth/config.toml [settings.${area}]: ${err.message}`);
+      if (err instanceof ApiError && err.status === 400)
+        throw new CliError(`hearth/config.toml [settings.${area}]: ${err.message}`);
       throw err;
     }
     changes.push({ what: `settings ${area}`, detail: `set ${Object.keys(diff).join(', ')}` });
@@ -213,20 +266,27 @@ export function registerDeploys(program: Command): void {
   const functions = program.command('functions').description('deploy, list, delete functions and read their logs');
   examples(functions, [
     ['hearth functions deploy', 'every folder of hearth/functions/'],
-    ['hearth functions logs hello --follow', 'stream a function\'s logs'],
+    ['hearth functions logs hello --follow', "stream a function's logs"],
   ]);
   const deploy = functions
     .command('deploy [name]')
-    .description('bundle hearth/functions/<name>/index.ts (with its imports) and deploy it; without a name, every function')
+    .description(
+      'bundle hearth/functions/<name>/index.ts (with its imports) and deploy it; without a name, every function',
+    )
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (name: string | undefined, ...args) => {
-      const opts = optionsOf<{ output: Output }>(args);
-      const folder = requireAppFolder(opts.workdir);
-      const config = readAppConfig(folder);
-      if (!name && functionNames(folder).length === 0) throw new CliError(`${relative(folder.functions)}/ has no function folders: create ${relative(folder.functions)}/<name>/index.ts.`);
-      const t = await target(opts);
-      report(await deployFunctions(t, folder, config, name), opts.output);
-    }));
+    .action(
+      act(async (name: string | undefined, ...args) => {
+        const opts = optionsOf<{ output: Output }>(args);
+        const folder = requireAppFolder(opts.workdir);
+        const config = readAppConfig(folder);
+        if (!name && functionNames(folder).length === 0)
+          throw new CliError(
+            `${relative(folder.functions)}/ has no function folders: create ${relative(folder.functions)}/<name>/index.ts.`,
+          );
+        const t = await target(opts);
+        report(await deployFunctions(t, folder, config, name), opts.output);
+      }),
+    );
   examples(deploy, [
     ['hearth functions deploy hello', 'one function'],
     ['hearth functions deploy', 'all of them (unchanged ones are skipped)'],
@@ -235,27 +295,36 @@ export function registerDeploys(program: Command): void {
     .command('list')
     .description("the project's functions")
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ output: Output }>(args);
-      const t = await target(opts);
-      print(await t.api.call('GET', `${t.path}/functions`), ['name', 'version', 'status', 'verify_jwt', 'updated_at'], opts.output);
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ output: Output }>(args);
+        const t = await target(opts);
+        print(
+          await t.api.call('GET', `${t.path}/functions`),
+          ['name', 'version', 'status', 'verify_jwt', 'updated_at'],
+          opts.output,
+        );
+      }),
+    );
   examples(list, [['hearth functions list -o json', 'for scripts']]);
   const del = functions
     .command('delete <name>')
     .description('delete a function, every version and its logs')
-    .action(act(async (name: string, ...args) => {
-      const opts = optionsOf(args);
-      const t = await target(opts);
-      try {
-        await t.api.call('DELETE', `${t.path}/functions/${encodeURIComponent(name)}`);
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 404) throw new CliError(`Project ${t.project.ref} has no function "${name}" (\`hearth functions list\`).`);
-        throw err;
-      }
-      await forgetDeploy(t, 'function', name);
-      console.log(`Deleted function ${name}.`);
-    }));
+    .action(
+      act(async (name: string, ...args) => {
+        const opts = optionsOf(args);
+        const t = await target(opts);
+        try {
+          await t.api.call('DELETE', `${t.path}/functions/${encodeURIComponent(name)}`);
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 404)
+            throw new CliError(`Project ${t.project.ref} has no function "${name}" (\`hearth functions list\`).`);
+          throw err;
+        }
+        await forgetDeploy(t, 'function', name);
+        console.log(`Deleted function ${name}.`);
+      }),
+    );
   examples(del, [['hearth functions delete hello', 'removes it from the project']]);
   const logs = functions
     .command('logs <name>')
@@ -263,34 +332,50 @@ export function registerDeploys(program: Command): void {
     .option('--limit <n>', 'how many lines (1-1000)', '100')
     .option('-f, --follow', 'keep printing new lines until Ctrl-C')
     .addOption(outputOption(['text', 'json'], 'text'))
-    .action(act(async (name: string, ...args) => {
-      const opts = optionsOf<{ limit: string; follow?: boolean; output: string }>(args);
-      const t = await target(opts);
-      type Entry = { id: string; timestamp: string; level: string; message: string; status?: number; duration_ms?: number };
-      const seen = new Set<string>();
-      const show = (entries: Entry[]) => {
-        for (const e of entries.reverse()) {
-          if (seen.has(e.id)) continue;
-          seen.add(e.id);
-          if (opts.output === 'json') console.log(JSON.stringify(e));
-          else console.log(`${e.timestamp} ${e.level.padEnd(5)} ${e.message}${e.status ? ` (${e.status}, ${e.duration_ms} ms)` : ''}`);
+    .action(
+      act(async (name: string, ...args) => {
+        const opts = optionsOf<{ limit: string; follow?: boolean; output: string }>(args);
+        const t = await target(opts);
+        type Entry = {
+          id: string;
+          timestamp: string;
+          level: string;
+          message: string;
+          status?: number;
+          duration_ms?: number;
+        };
+        const seen = new Set<string>();
+        const show = (entries: Entry[]) => {
+          for (const e of entries.reverse()) {
+            if (seen.has(e.id)) continue;
+            seen.add(e.id);
+            if (opts.output === 'json') console.log(JSON.stringify(e));
+            else
+              console.log(
+                `${e.timestamp} ${e.level.padEnd(5)} ${e.message}${e.status ? ` (${e.status}, ${e.duration_ms} ms)` : ''}`,
+              );
+          }
+        };
+        const read = async (limit: string) => {
+          try {
+            return await t.api.call<Entry[]>(
+              'GET',
+              `${t.path}/functions/${encodeURIComponent(name)}/logs?limit=${encodeURIComponent(limit)}`,
+            );
+          } catch (err) {
+            if (err instanceof ApiError && err.status === 404)
+              throw new CliError(`Project ${t.project.ref} has no function "${name}" (\`hearth functions list\`).`);
+            throw err;
+          }
+        };
+        show(await read(opts.limit));
+        if (!opts.follow) return 0;
+        for (;;) {
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          show(await read('100'));
         }
-      };
-      const read = async (limit: string) => {
-        try {
-          return await t.api.call<Entry[]>('GET', `${t.path}/functions/${encodeURIComponent(name)}/logs?limit=${encodeURIComponent(limit)}`);
-        } catch (err) {
-          if (err instanceof ApiError && err.status === 404) throw new CliError(`Project ${t.project.ref} has no function "${name}" (\`hearth functions list\`).`);
-          throw err;
-        }
-      };
-      show(await read(opts.limit));
-      if (!opts.follow) return 0;
-      for (;;) {
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        show(await read('100'));
-      }
-    }));
+      }),
+    );
   examples(logs, [
     ['hearth functions logs hello', 'the last 100 lines'],
     ['hearth functions logs hello -f', 'and new ones as they come'],
@@ -304,37 +389,50 @@ export function registerDeploys(program: Command): void {
   const set = secrets
     .command('set <NAME=value...>')
     .description('set secrets (all or nothing)')
-    .action(act(async (pairs: string[], ...args) => {
-      const opts = optionsOf(args);
-      const items = pairs.map((p) => {
-        const eq = p.indexOf('=');
-        if (eq < 1) throw new CliError(`Write each secret as NAME=value, not "${p.length > 40 ? `${p.slice(0, 3)}...` : p.split('=')[0]}".`);
-        return { name: p.slice(0, eq), value: p.slice(eq + 1) };
-      });
-      const t = await target(opts);
-      await t.api.call('PUT', `${t.path}/secrets`, items);
-      console.log(`Set ${items.map((i) => i.name).join(', ')} on project ${t.project.ref}.`);
-    }));
+    .action(
+      act(async (pairs: string[], ...args) => {
+        const opts = optionsOf(args);
+        const items = pairs.map((p) => {
+          const eq = p.indexOf('=');
+          if (eq < 1)
+            throw new CliError(
+              `Write each secret as NAME=value, not "${p.length > 40 ? `${p.slice(0, 3)}...` : p.split('=')[0]}".`,
+            );
+          return { name: p.slice(0, eq), value: p.slice(eq + 1) };
+        });
+        const t = await target(opts);
+        await t.api.call('PUT', `${t.path}/secrets`, items);
+        console.log(`Set ${items.map((i) => i.name).join(', ')} on project ${t.project.ref}.`);
+      }),
+    );
   examples(set, [['hearth secrets set STRIPE_KEY="$STRIPE_KEY"', 'from a shell variable']]);
   const slist = secrets
     .command('list')
     .description('secret names with the SHA-256 digest of each value')
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ output: Output }>(args);
-      const t = await target(opts);
-      const rows = await t.api.call<{ name: string; value: string }[]>('GET', `${t.path}/secrets`);
-      print(rows.map((r) => ({ name: r.name, digest: r.value })), ['name', 'digest'], opts.output);
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ output: Output }>(args);
+        const t = await target(opts);
+        const rows = await t.api.call<{ name: string; value: string }[]>('GET', `${t.path}/secrets`);
+        print(
+          rows.map((r) => ({ name: r.name, digest: r.value })),
+          ['name', 'digest'],
+          opts.output,
+        );
+      }),
+    );
   examples(slist, [['hearth secrets list', 'compare a digest with: printf %s "$VALUE" | sha256sum']]);
   const unset = secrets
     .command('unset <NAME...>')
     .description('remove secrets')
-    .action(act(async (names: string[], ...args) => {
-      const t = await target(optionsOf(args));
-      await t.api.call('DELETE', `${t.path}/secrets`, names);
-      console.log(`Removed ${names.join(', ')} from project ${t.project.ref}.`);
-    }));
+    .action(
+      act(async (names: string[], ...args) => {
+        const t = await target(optionsOf(args));
+        await t.api.call('DELETE', `${t.path}/secrets`, names);
+        console.log(`Removed ${names.join(', ')} from project ${t.project.ref}.`);
+      }),
+    );
   examples(unset, [['hearth secrets unset OLD_KEY', 'unknown names are ignored']]);
 
   const workflows = program.command('workflows').description('publish workflows from hearth/workflows/<name>.json');
@@ -342,47 +440,58 @@ export function registerDeploys(program: Command): void {
     .command('deploy [name]')
     .description('publish each changed hearth/workflows/<name>.json ({enabled?, steps}) as a new version')
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (name: string | undefined, ...args) => {
-      const opts = optionsOf<{ output: Output }>(args);
-      const folder = requireAppFolder(opts.workdir);
-      const t = await target(opts);
-      report(await deployWorkflows(t, folder, name), opts.output);
-    }));
-  examples(wdeploy, [['hearth workflows deploy', 'every changed workflow file'], ['hearth workflows deploy onboarding', 'one']]);
+    .action(
+      act(async (name: string | undefined, ...args) => {
+        const opts = optionsOf<{ output: Output }>(args);
+        const folder = requireAppFolder(opts.workdir);
+        const t = await target(opts);
+        report(await deployWorkflows(t, folder, name), opts.output);
+      }),
+    );
+  examples(wdeploy, [
+    ['hearth workflows deploy', 'every changed workflow file'],
+    ['hearth workflows deploy onboarding', 'one'],
+  ]);
   examples(workflows, [['hearth workflows deploy', 'every changed workflow file']]);
 
   const cron = program
     .command('cron')
     .description('create or recreate the cron jobs listed in hearth/config.toml ([[cron]])')
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ output: Output }>(args);
-      const folder = requireAppFolder(opts.workdir);
-      const config = readAppConfig(folder);
-      const t = await target(opts);
-      report(await applyCron(t, config), opts.output);
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ output: Output }>(args);
+        const folder = requireAppFolder(opts.workdir);
+        const config = readAppConfig(folder);
+        const t = await target(opts);
+        report(await applyCron(t, config), opts.output);
+      }),
+    );
   examples(cron, [['hearth cron', 'apply the [[cron]] entries']]);
 
   const push = program
     .command('push')
-    .description('apply the app folder in order: migrations, settings, functions, workflows, cron jobs; prints what changed')
+    .description(
+      'apply the app folder in order: migrations, settings, functions, workflows, cron jobs; prints what changed',
+    )
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ output: Output }>(args);
-      const folder = requireAppFolder(opts.workdir);
-      const config = readAppConfig(folder);
-      const t = await target(opts);
-      const migrations = await pushMigrations(t, folder);
-      const changes: Change[] = migrations.length
-        ? migrations.map((m) => ({ what: `migration ${path.basename(m.file)}`, detail: 'applied' }))
-        : [{ what: 'migrations', detail: 'up to date' }];
-      changes.push(...(await applySettings(t, config)));
-      if (functionNames(folder).length) changes.push(...(await deployFunctions(t, folder, config)));
-      changes.push(...(await deployWorkflows(t, folder)));
-      changes.push(...(await applyCron(t, config)));
-      report(changes, opts.output);
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ output: Output }>(args);
+        const folder = requireAppFolder(opts.workdir);
+        const config = readAppConfig(folder);
+        const t = await target(opts);
+        const migrations = await pushMigrations(t, folder);
+        const changes: Change[] = migrations.length
+          ? migrations.map((m) => ({ what: `migration ${path.basename(m.file)}`, detail: 'applied' }))
+          : [{ what: 'migrations', detail: 'up to date' }];
+        changes.push(...(await applySettings(t, config)));
+        if (functionNames(folder).length) changes.push(...(await deployFunctions(t, folder, config)));
+        changes.push(...(await deployWorkflows(t, folder)));
+        changes.push(...(await applyCron(t, config)));
+        report(changes, opts.output);
+      }),
+    );
   examples(push, [
     ['hearth push', 'to the linked or default project'],
     ['hearth push --project-ref <ref> -o json', 'from CI'],

@@ -5,14 +5,46 @@
  */
 import type { Command } from 'commander';
 import { target } from './api.ts';
-import { readCatalog, type Catalog, type CatalogColumn, type CatalogFunction, type CatalogRelation, type CatalogType } from './catalog.ts';
+import {
+  readCatalog,
+  type Catalog,
+  type CatalogColumn,
+  type CatalogFunction,
+  type CatalogRelation,
+  type CatalogType,
+} from './catalog.ts';
 import { CliError } from './output.ts';
 import { act, examples, optionsOf } from './program.ts';
 
 const NUMBER = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'oid']);
 const STRING = new Set([
-  'text', 'varchar', 'bpchar', 'char', 'name', 'uuid', 'date', 'time', 'timetz', 'timestamp', 'timestamptz', 'interval',
-  'bytea', 'inet', 'cidr', 'macaddr', 'macaddr8', 'money', 'bit', 'varbit', 'tsvector', 'tsquery', 'xml', 'citext', 'regclass', 'regproc', 'regtype',
+  'text',
+  'varchar',
+  'bpchar',
+  'char',
+  'name',
+  'uuid',
+  'date',
+  'time',
+  'timetz',
+  'timestamp',
+  'timestamptz',
+  'interval',
+  'bytea',
+  'inet',
+  'cidr',
+  'macaddr',
+  'macaddr8',
+  'money',
+  'bit',
+  'varbit',
+  'tsvector',
+  'tsquery',
+  'xml',
+  'citext',
+  'regclass',
+  'regproc',
+  'regtype',
 ]);
 
 const key = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name));
@@ -45,7 +77,8 @@ class Renderer {
     if (t.type === 'c') {
       const rel = this.relations.get(t.relid);
       if (rel?.kind === 'c') return `Database[${str(rel.schema)}]["CompositeTypes"][${str(rel.name)}]`;
-      if (rel && (rel.kind === 'r' || rel.kind === 'p' || rel.kind === 'f')) return `Database[${str(rel.schema)}]["Tables"][${str(rel.name)}]["Row"]`;
+      if (rel && (rel.kind === 'r' || rel.kind === 'p' || rel.kind === 'f'))
+        return `Database[${str(rel.schema)}]["Tables"][${str(rel.name)}]["Row"]`;
       if (rel) return `Database[${str(rel.schema)}]["Views"][${str(rel.name)}]["Row"]`;
       return 'unknown';
     }
@@ -78,7 +111,9 @@ class Renderer {
 
   private rowFields(r: CatalogRelation): string[] {
     // A view's columns carry no NOT NULL: PostgreSQL cannot promise it, so neither do the types.
-    return r.columns.map((c) => `${key(c.name)}: ${this.nullable(this.tsType(c.type_oid), !c.not_null || this.isView(r))}`);
+    return r.columns.map(
+      (c) => `${key(c.name)}: ${this.nullable(this.tsType(c.type_oid), !c.not_null || this.isView(r))}`,
+    );
   }
 
   /** Never written: generated columns, identity ALWAYS columns, columns of a view that cannot be written. */
@@ -96,7 +131,9 @@ class Renderer {
 
   private updateFields(r: CatalogRelation): string[] {
     return r.columns.map((c) =>
-      this.neverWritten(c) ? `${key(c.name)}?: never` : `${key(c.name)}?: ${this.nullable(this.tsType(c.type_oid), !c.not_null || this.isView(r))}`,
+      this.neverWritten(c)
+        ? `${key(c.name)}?: never`
+        : `${key(c.name)}?: ${this.nullable(this.tsType(c.type_oid), !c.not_null || this.isView(r))}`,
     );
   }
 
@@ -114,7 +151,8 @@ class Renderer {
   private table(r: CatalogRelation, indent: string): string {
     const i2 = `${indent}  `;
     const parts = [`${i2}Row: ${this.object(this.rowFields(r), i2)}`];
-    const writable = r.kind === 'r' || r.kind === 'p' || ((r.kind === 'v' || r.kind === 'f') && (r.updatable & (8 | 4)) !== 0);
+    const writable =
+      r.kind === 'r' || r.kind === 'p' || ((r.kind === 'v' || r.kind === 'f') && (r.updatable & (8 | 4)) !== 0);
     if (writable) {
       parts.push(`${i2}Insert: ${this.object(this.insertFields(r), i2)}`);
       parts.push(`${i2}Update: ${this.object(this.updateFields(r), i2)}`);
@@ -137,12 +175,18 @@ class Renderer {
       if (mode === 'o' || mode === 'b' || mode === 't') outputs.push({ name, type: f.arg_types[i]! });
     });
     const args = inputs.length
-      ? this.object(inputs.map((a) => `${key(a.name)}${a.optional ? '?' : ''}: ${this.tsType(a.type)}`), indent)
+      ? this.object(
+          inputs.map((a) => `${key(a.name)}${a.optional ? '?' : ''}: ${this.tsType(a.type)}`),
+          indent,
+        )
       : 'never';
     let returns: string;
     const returnType = this.types.get(f.returns);
     if (f.arg_modes.includes('t') || (outputs.length > 1 && returnType?.name === 'record')) {
-      returns = this.object(outputs.map((o) => `${key(o.name)}: ${this.nullable(this.tsType(o.type), true)}`), indent);
+      returns = this.object(
+        outputs.map((o) => `${key(o.name)}: ${this.nullable(this.tsType(o.type), true)}`),
+        indent,
+      );
     } else if (returnType?.type === 'c' && this.relations.get(returnType.relid)?.kind !== 'c') {
       // A table's row type: its columns, as PostgREST returns the rows.
       const rel = this.relations.get(returnType.relid);
@@ -160,11 +204,14 @@ class Renderer {
     const tables = rels.filter((r) => r.kind === 'r' || r.kind === 'p' || r.kind === 'f').map((r) => this.table(r, I));
     const views = rels.filter((r) => r.kind === 'v' || r.kind === 'm').map((r) => this.table(r, I));
     const byName = new Map<string, CatalogFunction[]>();
-    for (const f of this.catalog.functions.filter((f) => f.schema === name)) byName.set(f.name, [...(byName.get(f.name) ?? []), f]);
+    for (const f of this.catalog.functions.filter((f) => f.schema === name))
+      byName.set(f.name, [...(byName.get(f.name) ?? []), f]);
     const functions = [...byName].map(([fname, overloads]) => {
       const sigs = overloads.map((f) => this.functionSignature(f, `${I}  `));
       // Overloads are a union of signatures, one per line.
-      return sigs.length === 1 ? `${I}${key(fname)}: ${sigs[0]}` : `${I}${key(fname)}:\n${sigs.map((s) => `${I}  | ${s}`).join('\n')}`;
+      return sigs.length === 1
+        ? `${I}${key(fname)}: ${sigs[0]}`
+        : `${I}${key(fname)}:\n${sigs.map((s) => `${I}  | ${s}`).join('\n')}`;
     });
     const enums = (this.catalog.types ?? [])
       .filter((t) => t.schema === name && t.type === 'e')
@@ -172,15 +219,24 @@ class Renderer {
       .map((t) => `${I}${key(t.name)}: ${(this.enums.get(t.oid) ?? []).map(str).join(' | ') || 'never'}`);
     const composites = rels
       .filter((r) => r.kind === 'c')
-      .map((r) => `${I}${key(r.name)}: ${this.object(r.columns.map((c) => `${key(c.name)}: ${this.nullable(this.tsType(c.type_oid), true)}`), I)}`);
-    const section = (title: string, items: string[]) => `    ${title}: ${items.length ? `{\n${items.join('\n')}\n    }` : '{\n      [_ in never]: never\n    }'}`;
+      .map(
+        (r) =>
+          `${I}${key(r.name)}: ${this.object(
+            r.columns.map((c) => `${key(c.name)}: ${this.nullable(this.tsType(c.type_oid), true)}`),
+            I,
+          )}`,
+      );
+    const section = (title: string, items: string[]) =>
+      `    ${title}: ${items.length ? `{\n${items.join('\n')}\n    }` : '{\n      [_ in never]: never\n    }'}`;
     return `  ${key(name)}: {\n${[section('Tables', tables), section('Views', views), section('Functions', functions), section('Enums', enums), section('CompositeTypes', composites)].join('\n')}\n  }`;
   }
 
   render(): string {
     const constants = this.schemas
       .map((s) => {
-        const enums = (this.catalog.types ?? []).filter((t) => t.schema === s && t.type === 'e').sort((a, b) => a.name.localeCompare(b.name));
+        const enums = (this.catalog.types ?? [])
+          .filter((t) => t.schema === s && t.type === 'e')
+          .sort((a, b) => a.name.localeCompare(b.name));
         return `  ${key(s)}: {\n    Enums: {${enums.map((t) => `\n      ${key(t.name)}: [${(this.enums.get(t.oid) ?? []).map(str).join(', ')}],`).join('')}${enums.length ? '\n    ' : ''}},\n  },`;
       })
       .join('\n');
@@ -244,15 +300,27 @@ export function registerGen(program: Command): void {
     .argument('<language>', 'only "typescript"')
     .description('print the Database type of the project for createClient<Database>() (supabase gen types shape)')
     .option('--schema <names>', 'comma-separated schemas', 'public')
-    .action(act(async (language: string, ...args) => {
-      const opts = optionsOf<{ schema: string }>(args);
-      if (language !== 'typescript') throw new CliError(`Only TypeScript types are generated: \`hearth gen types typescript\`, not "${language}".`);
-      const schemas = [...new Set(opts.schema.split(',').map((s) => s.trim()).filter(Boolean))];
-      if (schemas.length === 0) throw new CliError('--schema needs at least one schema name.');
-      const t = await target(opts);
-      const catalog = await readCatalog(t, schemas);
-      process.stdout.write(renderTypes(catalog, schemas));
-    }));
+    .action(
+      act(async (language: string, ...args) => {
+        const opts = optionsOf<{ schema: string }>(args);
+        if (language !== 'typescript')
+          throw new CliError(
+            `Only TypeScript types are generated: \`hearth gen types typescript\`, not "${language}".`,
+          );
+        const schemas = [
+          ...new Set(
+            opts.schema
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          ),
+        ];
+        if (schemas.length === 0) throw new CliError('--schema needs at least one schema name.');
+        const t = await target(opts);
+        const catalog = await readCatalog(t, schemas);
+        process.stdout.write(renderTypes(catalog, schemas));
+      }),
+    );
   examples(types, [
     ['hearth gen types typescript > src/database.types.ts', 'types of the public schema'],
     ['hearth gen types typescript --schema public,billing', 'several schemas'],

@@ -17,14 +17,19 @@ import { act, commandPath, examples, exitStatus, HearthCommand, outputOption } f
 function buildProgram(): HearthCommand {
   const program = new HearthCommand('hearth');
   program
-    .description('Hearth: run it (start, status), point at a project (login, link), and keep an app\'s backend as files (hearth/).')
+    .description(
+      "Hearth: run it (start, status), point at a project (login, link), and keep an app's backend as files (hearth/).",
+    )
     .usage('<command> [options]')
     .option('--project-ref <ref>', 'the project to act on (default: the linked one, else the default project)')
     .option('--workdir <dir>', 'the folder holding hearth/ (default: the current folder)')
     .exitOverride()
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
-    .addHelpText('after', '\nConfiguration of the local Hearth comes from HEARTH_* variables and DATABASE_URL (docs/configuration.md); the CLI is described in docs/cli.md.');
+    .addHelpText(
+      'after',
+      '\nConfiguration of the local Hearth comes from HEARTH_* variables and DATABASE_URL (docs/configuration.md); the CLI is described in docs/cli.md.',
+    );
   examples(program, [
     ['hearth start', 'run Hearth locally'],
     ['hearth status -o env', 'URLs and keys of the default project'],
@@ -55,7 +60,11 @@ function buildProgram(): HearthCommand {
     .command('status')
     .description('print the URLs and keys of the local default project (with a management token)')
     .addOption(outputOption(['text', 'env', 'json'], 'text'))
-    .action(act(async (opts: { output: string }) => (await import('./status.ts')).runStatus(loadConfig(process.env), opts.output)));
+    .action(
+      act(async (opts: { output: string }) =>
+        (await import('./status.ts')).runStatus(loadConfig(process.env), opts.output),
+      ),
+    );
   examples(status, [
     ['hearth status', 'as a table'],
     ['eval "$(hearth status -o env)"', 'as shell variables (API_URL, MANAGEMENT_TOKEN, ...)'],
@@ -81,7 +90,9 @@ async function main(argv: string[]): Promise<number> {
 function usageOf(err: UsageError): string {
   const cmd = (err as UsageError & { command?: HearthCommand }).command;
   const name = cmd ? `hearth ${commandPath(cmd)}`.trim() : 'hearth';
-  return cmd ? `Usage: ${name} ${cmd.usage()}\nRun \`${name} --help\` for its options and examples.` : 'Usage: hearth <command> [options]';
+  return cmd
+    ? `Usage: ${name} ${cmd.usage()}\nRun \`${name} --help\` for its options and examples.`
+    : 'Usage: hearth <command> [options]';
 }
 
 // An explicit exit, so a failed start ends at once with its status (a pool or
@@ -106,7 +117,8 @@ main(process.argv.slice(2)).then(
     if ((err as Error).name === 'ExitPromptError') process.exit(1); // Ctrl-C at a prompt
     // Anything else is still one line; the stack only when asked for (HEARTH_LOG_LEVEL=debug).
     const debug = ['debug', 'trace'].includes(process.env.HEARTH_LOG_LEVEL ?? '');
-    const message = err instanceof Error ? `${err.message}${'code' in err && err.code ? ` (${String(err.code)})` : ''}` : String(err);
+    const message =
+      err instanceof Error ? `${err.message}${'code' in err && err.code ? ` (${String(err.code)})` : ''}` : String(err);
     console.error(`hearth: ${debug && err instanceof Error ? err.stack : message.split('\n')[0]}`);
     process.exit(1);
   },

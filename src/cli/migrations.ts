@@ -43,23 +43,34 @@ export function localMigrations(folder: AppFolder): LocalMigration[] {
   for (const f of readdirSync(folder.migrations).sort()) {
     if (!f.endsWith('.sql')) continue;
     const m = FILE.exec(f);
-    if (!m) throw new CliError(`${relative(path.join(folder.migrations, f))}: a migration is named <14-digit UTC timestamp>_<lower_case_name>.sql; create one with \`hearth migration new <name>\`.`);
+    if (!m)
+      throw new CliError(
+        `${relative(path.join(folder.migrations, f))}: a migration is named <14-digit UTC timestamp>_<lower_case_name>.sql; create one with \`hearth migration new <name>\`.`,
+      );
     const file = path.join(folder.migrations, f);
     const text = readFileSync(file, 'utf8');
     out.push({ version: m[1]!, name: m[2]!, file, text, checksum: checksum(text) });
   }
   for (let i = 1; i < out.length; i++) {
-    if (out[i]!.version === out[i - 1]!.version) throw new CliError(`Two migrations have version ${out[i]!.version}: ${relative(out[i - 1]!.file)} and ${relative(out[i]!.file)}; rename one.`);
+    if (out[i]!.version === out[i - 1]!.version)
+      throw new CliError(
+        `Two migrations have version ${out[i]!.version}: ${relative(out[i - 1]!.file)} and ${relative(out[i]!.file)}; rename one.`,
+      );
   }
   return out;
 }
 
 async function appliedMigrations(t: Target): Promise<AppliedMigration[]> {
   try {
-    return await sql<AppliedMigration>(t, 'select version, name, checksum, applied_at from supabase_migrations.schema_migrations order by version');
+    return await sql<AppliedMigration>(
+      t,
+      'select version, name, checksum, applied_at from supabase_migrations.schema_migrations order by version',
+    );
   } catch (err) {
     if (err instanceof SqlError && err.failure.sqlstate === '42P01') {
-      throw new CliError(`${t.api.url} has no migration history table in project ${t.project.ref} (a Hearth older than this CLI): update that Hearth.`);
+      throw new CliError(
+        `${t.api.url} has no migration history table in project ${t.project.ref} (a Hearth older than this CLI): update that Hearth.`,
+      );
     }
     throw err;
   }
@@ -71,10 +82,14 @@ export function plan(local: LocalMigration[], applied: AppliedMigration[]): Loca
   for (const a of applied) {
     const file = byVersion.get(a.version);
     if (!file) {
-      throw new CliError(`The project's history has diverged: migration ${a.version}_${a.name} is applied but hearth/migrations/ has no file for it. Restore the file (from git), or repair the history in supabase_migrations.schema_migrations.`);
+      throw new CliError(
+        `The project's history has diverged: migration ${a.version}_${a.name} is applied but hearth/migrations/ has no file for it. Restore the file (from git), or repair the history in supabase_migrations.schema_migrations.`,
+      );
     }
     if (file.checksum !== a.checksum) {
-      throw new CliError(`${relative(file.file)} was changed after it was applied (checksum differs): restore it as applied and put the change in a new migration (\`hearth migration new <name>\`).`);
+      throw new CliError(
+        `${relative(file.file)} was changed after it was applied (checksum differs): restore it as applied and put the change in a new migration (\`hearth migration new <name>\`).`,
+      );
     }
   }
   const done = new Set(applied.map((a) => a.version));
@@ -82,7 +97,9 @@ export function plan(local: LocalMigration[], applied: AppliedMigration[]): Loca
   const last = applied.at(-1);
   const early = last && pending.find((m) => m.version < last.version);
   if (early) {
-    throw new CliError(`The project's history has diverged: ${relative(early.file)} is older than ${last.version}_${last.name}, which is already applied. Give it a newer timestamp (rename it, or move its SQL into \`hearth migration new <name>\`).`);
+    throw new CliError(
+      `The project's history has diverged: ${relative(early.file)} is older than ${last.version}_${last.name}, which is already applied. Give it a newer timestamp (rename it, or move its SQL into \`hearth migration new <name>\`).`,
+    );
   }
   return pending;
 }
@@ -123,9 +140,12 @@ function batches(pending: LocalMigration[]): LocalMigration[][] {
 function sqlFailure(err: SqlError, file: string, text: string, after: string, offset = 0): CliError {
   const f = err.failure;
   const position = f.position === null ? null : f.position - offset;
-  const where = position !== null && position >= 1 && position <= Array.from(text).length + 1 ? `:${lineOf(text, position)}` : '';
+  const where =
+    position !== null && position >= 1 && position <= Array.from(text).length + 1 ? `:${lineOf(text, position)}` : '';
   const extra = [f.detail, f.hint ? `Hint: ${f.hint}` : null].filter(Boolean).join(' ');
-  return new CliError(`${relative(file)}${where}: ${f.message} (SQLSTATE ${f.sqlstate})${extra ? `. ${extra}` : ''}. ${after}`);
+  return new CliError(
+    `${relative(file)}${where}: ${f.message} (SQLSTATE ${f.sqlstate})${extra ? `. ${extra}` : ''}. ${after}`,
+  );
 }
 
 /** One request: each file of the batch between its own begin and commit. */
@@ -144,12 +164,18 @@ function batchQuery(batch: LocalMigration[]): { query: string; starts: number[] 
 }
 
 /** Applies pending migrations in order; stops at the first failure (which is rolled back). */
-export async function pushMigrations(t: Target, folder: AppFolder, opts: { dryRun?: boolean } = {}): Promise<LocalMigration[]> {
+export async function pushMigrations(
+  t: Target,
+  folder: AppFolder,
+  opts: { dryRun?: boolean } = {},
+): Promise<LocalMigration[]> {
   const pending = plan(localMigrations(folder), await appliedMigrations(t));
   if (opts.dryRun) return pending;
   const applied: LocalMigration[] = [];
   const apply = async (batch: LocalMigration[]): Promise<void> => {
-    progress(`Applying migrations ${applied.length + 1}-${applied.length + batch.length} of ${pending.length}: ${path.basename(batch[0]!.file)}...`);
+    progress(
+      `Applying migrations ${applied.length + 1}-${applied.length + batch.length} of ${pending.length}: ${path.basename(batch[0]!.file)}...`,
+    );
     const { query, starts } = batchQuery(batch);
     try {
       await sql(t, query, 600_000);
@@ -170,8 +196,16 @@ export async function pushMigrations(t: Target, folder: AppFolder, opts: { dryRu
       if (err.failure.sqlstate === '23505' && /schema_migrations_pkey/.test(err.failure.message)) {
         throw new CliError(`${relative(m.file)} was applied meanwhile by someone else: run \`hearth db push\` again.`);
       }
-      const kept = applied.length ? `The ${applied.length} migration${applied.length === 1 ? '' : 's'} before it stay applied; this one was rolled back.` : 'It was rolled back.';
-      throw sqlFailure(err, m.file, m.text, `${kept} Fix the file and run \`hearth db push\` again.`, starts[Math.max(0, index)]);
+      const kept = applied.length
+        ? `The ${applied.length} migration${applied.length === 1 ? '' : 's'} before it stay applied; this one was rolled back.`
+        : 'It was rolled back.';
+      throw sqlFailure(
+        err,
+        m.file,
+        m.text,
+        `${kept} Fix the file and run \`hearth db push\` again.`,
+        starts[Math.max(0, index)],
+      );
     }
   };
   try {
@@ -264,10 +298,14 @@ export function registerMigrations(program: Command): void {
   const initCmd = program
     .command('init')
     .description('create the app folder hearth/ (migrations/, seed.sql, functions/, workflows/, config.toml)')
-    .action(act(async (...args) => {
-      const created = init(appFolder(optionsOf(args).workdir));
-      console.log(created.length ? `Created ${created.join(', ')}` : 'hearth/ is already complete: nothing to create.');
-    }));
+    .action(
+      act(async (...args) => {
+        const created = init(appFolder(optionsOf(args).workdir));
+        console.log(
+          created.length ? `Created ${created.join(', ')}` : 'hearth/ is already complete: nothing to create.',
+        );
+      }),
+    );
   examples(initCmd, [['hearth init', 'in the root of your app']]);
 
   const migration = program.command('migration').description('create and list migration files');
@@ -278,37 +316,58 @@ export function registerMigrations(program: Command): void {
   const newCmd = migration
     .command('new <name>')
     .description('create hearth/migrations/<UTC timestamp>_<name>.sql')
-    .action(act(async (name: string, ...args) => {
-      const folder = requireAppFolder(optionsOf(args).workdir);
-      const clean = name.trim().toLowerCase().replace(/[\s-]+/g, '_');
-      if (!/^[a-z0-9_]{1,100}$/.test(clean)) throw new CliError(`A migration name uses letters, digits and underscores (at most 100), not "${name}".`);
-      mkdirSync(folder.migrations, { recursive: true });
-      const file = path.join(folder.migrations, `${utcStamp()}_${clean}.sql`);
-      if (existsSync(file)) throw new CliError(`${relative(file)} exists already: wait a second or choose another name.`);
-      writeFileSync(file, `-- ${clean}: applied once, in one transaction, by \`hearth db push\`.\n`);
-      console.log(relative(file));
-    }));
+    .action(
+      act(async (name: string, ...args) => {
+        const folder = requireAppFolder(optionsOf(args).workdir);
+        const clean = name
+          .trim()
+          .toLowerCase()
+          .replace(/[\s-]+/g, '_');
+        if (!/^[a-z0-9_]{1,100}$/.test(clean))
+          throw new CliError(`A migration name uses letters, digits and underscores (at most 100), not "${name}".`);
+        mkdirSync(folder.migrations, { recursive: true });
+        const file = path.join(folder.migrations, `${utcStamp()}_${clean}.sql`);
+        if (existsSync(file))
+          throw new CliError(`${relative(file)} exists already: wait a second or choose another name.`);
+        writeFileSync(file, `-- ${clean}: applied once, in one transaction, by \`hearth db push\`.\n`);
+        console.log(relative(file));
+      }),
+    );
   examples(newCmd, [['hearth migration new add_due_date_to_todos', 'prints the new file']]);
 
   const listCmd = migration
     .command('list')
     .description('local migration files and what the project has applied')
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ output: Output }>(args);
-      const folder = requireAppFolder(opts.workdir);
-      const local = localMigrations(folder);
-      const t = await target(opts);
-      const applied = new Map((await appliedMigrations(t)).map((a) => [a.version, a]));
-      const versions = [...new Set([...local.map((m) => m.version), ...applied.keys()])].sort();
-      const rows = versions.map((v) => {
-        const l = local.find((m) => m.version === v);
-        const a = applied.get(v);
-        const status = !a ? 'pending' : !l ? 'missing locally' : l.checksum !== a.checksum ? 'changed since applied' : 'applied';
-        return { version: v, name: l?.name ?? a!.name, local: l ? 'yes' : 'no', applied_at: a?.applied_at ?? null, status };
-      });
-      print(rows, ['version', 'name', 'local', 'applied_at', 'status'], opts.output);
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ output: Output }>(args);
+        const folder = requireAppFolder(opts.workdir);
+        const local = localMigrations(folder);
+        const t = await target(opts);
+        const applied = new Map((await appliedMigrations(t)).map((a) => [a.version, a]));
+        const versions = [...new Set([...local.map((m) => m.version), ...applied.keys()])].sort();
+        const rows = versions.map((v) => {
+          const l = local.find((m) => m.version === v);
+          const a = applied.get(v);
+          const status = !a
+            ? 'pending'
+            : !l
+              ? 'missing locally'
+              : l.checksum !== a.checksum
+                ? 'changed since applied'
+                : 'applied';
+          return {
+            version: v,
+            name: l?.name ?? a!.name,
+            local: l ? 'yes' : 'no',
+            applied_at: a?.applied_at ?? null,
+            status,
+          };
+        });
+        print(rows, ['version', 'name', 'local', 'applied_at', 'status'], opts.output);
+      }),
+    );
   examples(listCmd, [['hearth migration list -o json', 'for scripts']]);
 
   const db = program.command('db').description("apply, reset and dump the project's schema");
@@ -321,14 +380,19 @@ export function registerMigrations(program: Command): void {
     .command('push')
     .description('apply pending migrations in order, each in a transaction; refuses when history diverged')
     .option('--dry-run', 'only list what would be applied')
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ dryRun?: boolean }>(args);
-      const folder = requireAppFolder(opts.workdir);
-      const t = await target(opts);
-      const done = await pushMigrations(t, folder, opts);
-      if (done.length === 0) console.log(`Project ${t.project.ref} is up to date: no pending migrations.`);
-      else console.log(`${opts.dryRun ? 'Would apply' : 'Applied'} ${done.length} migration${done.length === 1 ? '' : 's'} to ${t.project.ref}:\n${done.map((m) => `  ${path.basename(m.file)}`).join('\n')}`);
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ dryRun?: boolean }>(args);
+        const folder = requireAppFolder(opts.workdir);
+        const t = await target(opts);
+        const done = await pushMigrations(t, folder, opts);
+        if (done.length === 0) console.log(`Project ${t.project.ref} is up to date: no pending migrations.`);
+        else
+          console.log(
+            `${opts.dryRun ? 'Would apply' : 'Applied'} ${done.length} migration${done.length === 1 ? '' : 's'} to ${t.project.ref}:\n${done.map((m) => `  ${path.basename(m.file)}`).join('\n')}`,
+          );
+      }),
+    );
   examples(push, [
     ['hearth db push', 'to the linked or default project'],
     ['hearth db push --dry-run --project-ref <ref>', 'what a remote project lacks'],
@@ -338,28 +402,51 @@ export function registerMigrations(program: Command): void {
     .command('reset')
     .description('local Hearth only: drop public and your schemas, replay the migrations, then seed.sql')
     .option('-y, --yes', 'do not ask')
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ yes?: boolean }>(args);
-      const folder = requireAppFolder(opts.workdir);
-      const t = await target(opts);
-      if (!t.api.local) throw new CliError(`\`hearth db reset\` only resets the local Hearth; you are logged in to ${t.api.url} (\`hearth logout\` to use the local one).`);
-      if (!(await confirmed(`Drop every table and schema of project ${t.project.ref} you created, and rebuild it from hearth/?`, opts.yes))) return 1;
-      await sql(t, RESET);
-      const applied = await pushMigrations(t, folder);
-      const seeded = await runSeed(t, folder);
-      console.log(`Reset project ${t.project.ref}: ${applied.length} migration${applied.length === 1 ? '' : 's'} applied${seeded ? ', seed.sql run' : ''}.`);
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ yes?: boolean }>(args);
+        const folder = requireAppFolder(opts.workdir);
+        const t = await target(opts);
+        if (!t.api.local)
+          throw new CliError(
+            `\`hearth db reset\` only resets the local Hearth; you are logged in to ${t.api.url} (\`hearth logout\` to use the local one).`,
+          );
+        if (
+          !(await confirmed(
+            `Drop every table and schema of project ${t.project.ref} you created, and rebuild it from hearth/?`,
+            opts.yes,
+          ))
+        )
+          return 1;
+        await sql(t, RESET);
+        const applied = await pushMigrations(t, folder);
+        const seeded = await runSeed(t, folder);
+        console.log(
+          `Reset project ${t.project.ref}: ${applied.length} migration${applied.length === 1 ? '' : 's'} applied${seeded ? ', seed.sql run' : ''}.`,
+        );
+      }),
+    );
   examples(reset, [['hearth db reset --yes', 'without a question']]);
 
   const dump = db
     .command('dump')
     .description('print the schema (tables, types, functions, views, policies, ...) as SQL, from the catalog')
     .option('--schema <names>', 'comma-separated schemas (default: every schema you own)')
-    .action(act(async (...args) => {
-      const opts = optionsOf<{ schema?: string }>(args);
-      const t = await target(opts);
-      process.stdout.write(await dumpSchema(t, opts.schema?.split(',').map((s) => s.trim()).filter(Boolean)));
-    }));
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ schema?: string }>(args);
+        const t = await target(opts);
+        process.stdout.write(
+          await dumpSchema(
+            t,
+            opts.schema
+              ?.split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          ),
+        );
+      }),
+    );
   examples(dump, [
     ['hearth db dump > schema.sql', 'every schema you own'],
     ['hearth db dump --schema public', 'one schema'],

@@ -68,7 +68,10 @@ export class HearthCommand extends Command {
 /** `Examples:` under a command's help: `[command line, what it does]` pairs. */
 export function examples(cmd: Command, lines: [string, string][]): Command {
   const width = Math.max(...lines.map(([c]) => c.length));
-  return cmd.addHelpText('after', `\nExamples:\n${lines.map(([c, what]) => `  $ ${c.padEnd(width)}  # ${what}`).join('\n')}`);
+  return cmd.addHelpText(
+    'after',
+    `\nExamples:\n${lines.map(([c, what]) => `  $ ${c.padEnd(width)}  # ${what}`).join('\n')}`,
+  );
 }
 
 export function outputOption(choices: Output[] | string[], fallback: string): Option {

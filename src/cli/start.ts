@@ -21,7 +21,10 @@ export async function runStart(config: Config): Promise<number> {
   const { startHearth } = await import('../server/runtime.ts');
   const hearth = await startHearth(config, { log, embedded }).catch((err) => {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    throw fail('port_in_use', `${config.host}:${config.port} is already in use (another Hearth?): choose another port with HEARTH_PORT or --port.`);
+    throw fail(
+      'port_in_use',
+      `${config.host}:${config.port} is already in use (another Hearth?): choose another port with HEARTH_PORT or --port.`,
+    );
   });
   const runtimeFile = path.join(config.dataDir, 'server.json');
   let stopping = false;

@@ -23,12 +23,23 @@ export async function localConnection(config: Config): Promise<ConnectionInfo> {
     url = `postgres://postgres:${readFileSync(pwFile, 'utf8').trim()}@127.0.0.1:${config.dbPort}/postgres`;
   }
   const runtimeFile = path.join(config.dataDir, 'server.json');
-  if (existsSync(runtimeFile)) config.publicUrl ??= (JSON.parse(readFileSync(runtimeFile, 'utf8')) as { url: string }).url;
+  if (existsSync(runtimeFile))
+    config.publicUrl ??= (JSON.parse(readFileSync(runtimeFile, 'utf8')) as { url: string }).url;
   const dbs = new Databases(url, config.controlDb);
-  const p: Platform = { config, dbs, master: MasterKey.load(config.masterKey, config.dataDir), clock: systemClock, log: pino({ level: 'silent' }), faults: new Faults() };
+  const p: Platform = {
+    config,
+    dbs,
+    master: MasterKey.load(config.masterKey, config.dataDir),
+    clock: systemClock,
+    log: pino({ level: 'silent' }),
+    faults: new Faults(),
+  };
   try {
     const project = await defaultProject(dbs.control).catch((err) => {
-      throw fail('not_running', `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`);
+      throw fail(
+        'not_running',
+        `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`,
+      );
     });
     if (!project) throw fail('not_started');
     return await connectionInfo(p, project, (await firstOwner(p.dbs.control, project.organization_id)).id);
@@ -41,7 +52,17 @@ export async function localConnection(config: Config): Promise<ConnectionInfo> {
 export async function runStatus(config: Config, output: string): Promise<number> {
   const info = await localConnection(config);
   if (output === 'json') console.log(JSON.stringify(info, null, 2));
-  else if (output === 'env') console.log(Object.entries(info).map(([k, v]) => `${k}=${v}`).join('\n'));
-  else console.log(Object.entries(info).map(([k, v]) => `${k.padEnd(18)}${v}`).join('\n'));
+  else if (output === 'env')
+    console.log(
+      Object.entries(info)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n'),
+    );
+  else
+    console.log(
+      Object.entries(info)
+        .map(([k, v]) => `${k.padEnd(18)}${v}`)
+        .join('\n'),
+    );
   return 0;
 }

@@ -41,7 +41,12 @@ export function cronOutboundClient(p: Platform, ca?: string | Buffer): OutboundC
   return createOutboundClient({ allow: p.config.outboundAllow, clock: p.clock, ca });
 }
 
-export async function deliver(p: Platform, registry: ProjectRegistry, deps: DeliveryDeps, fire: FireTarget): Promise<Outcome> {
+export async function deliver(
+  p: Platform,
+  registry: ProjectRegistry,
+  deps: DeliveryDeps,
+  fire: FireTarget,
+): Promise<Outcome> {
   try {
     return await attempt(p, registry, deps, fire);
   } catch (err) {

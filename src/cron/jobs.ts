@@ -47,7 +47,13 @@ export interface CronJob {
   secret_set?: true;
   created_at: Date;
   next_run_at: Date | null;
-  last_run: { scheduled_for: Date; finished_at: Date; status: 'succeeded' | 'failed'; http_status: number | null; error: string | null } | null;
+  last_run: {
+    scheduled_for: Date;
+    finished_at: Date;
+    status: 'succeeded' | 'failed';
+    http_status: number | null;
+    error: string | null;
+  } | null;
   runs: CronRun[];
 }
 
@@ -60,13 +66,24 @@ function checkWebhookUrl(p: Platform, target: string): void {
   } catch {
     throw bad('invalid_target', `target "${target}" is not a URL; a webhook job needs an https:// URL.`);
   }
-  if (url.protocol !== 'https:') throw bad('invalid_target', `A webhook job's target must be an https:// URL, not ${url.protocol}//.`);
-  if (CONTROL.test(target) || unstorableText(target)) throw bad('invalid_target', 'The webhook URL holds control characters or broken Unicode; percent-encode them.');
-  if (target.length > MAX_URL_LENGTH) throw bad('invalid_target', `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`);
-  if (url.username || url.password) throw bad('invalid_target', 'Put no user name or password in the webhook URL; receivers verify the X-Service-Signature header instead.');
+  if (url.protocol !== 'https:')
+    throw bad('invalid_target', `A webhook job's target must be an https:// URL, not ${url.protocol}//.`);
+  if (CONTROL.test(target) || unstorableText(target))
+    throw bad('invalid_target', 'The webhook URL holds control characters or broken Unicode; percent-encode them.');
+  if (target.length > MAX_URL_LENGTH)
+    throw bad('invalid_target', `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`);
+  if (url.username || url.password)
+    throw bad(
+      'invalid_target',
+      'Put no user name or password in the webhook URL; receivers verify the X-Service-Signature header instead.',
+    );
   // What can be judged now is (the same check as every saved target); a host name is also checked at every delivery.
   const reason = targetRefusal(url.hostname, parseAllowList(p.config.outboundAllow));
-  if (reason) throw bad('invalid_target', `The webhook URL points at ${url.hostname}, ${reason}; webhooks may only reach public addresses.`);
+  if (reason)
+    throw bad(
+      'invalid_target',
+      `The webhook URL points at ${url.hostname}, ${reason}; webhooks may only reach public addresses.`,
+    );
 }
 
 async function checkTarget(p: Platform, project: ProjectRow, kind: TargetKind, target: unknown): Promise<string> {
@@ -76,15 +93,22 @@ async function checkTarget(p: Platform, project: ProjectRow, kind: TargetKind, t
   }
   if (kind === 'enqueue') {
     if (!isValidQueueName(target)) {
-      throw bad('invalid_queue', `"${target}" is not a queue name: use a lower-case letter followed by up to 47 lower-case letters, digits or underscores.`);
+      throw bad(
+        'invalid_queue',
+        `"${target}" is not a queue name: use a lower-case letter followed by up to 47 lower-case letters, digits or underscores.`,
+      );
     }
     if (!(await queueExists(p.dbs.project(project.db_name), target))) {
-      throw bad('queue_not_found', `The project has no queue "${target}". Create it first (select pgmq.create('${target}');), then the job.`);
+      throw bad(
+        'queue_not_found',
+        `The project has no queue "${target}". Create it first (select pgmq.create('${target}');), then the job.`,
+      );
     }
   } else if (kind === 'webhook') {
     checkWebhookUrl(p, target);
   } else {
-    if (!NAME.test(target)) throw bad('invalid_workflow', `"${target}" is not a workflow name (^[a-z0-9][a-z0-9_-]{0,63}$).`);
+    if (!NAME.test(target))
+      throw bad('invalid_workflow', `"${target}" is not a workflow name (^[a-z0-9][a-z0-9_-]{0,63}$).`);
     await checkWorkflowTarget(p, project, target);
   }
   return target;
@@ -102,16 +126,28 @@ function checkPayload(payload: unknown): unknown {
 }
 
 /** Creates a job; the response carries a webhook job's secret, the only time it is shown. */
-export async function createCronJob(p: Platform, project: ProjectRow, body: Record<string, unknown>): Promise<CronJob & { secret?: string }> {
+export async function createCronJob(
+  p: Platform,
+  project: ProjectRow,
+  body: Record<string, unknown>,
+): Promise<CronJob & { secret?: string }> {
   for (const key of Object.keys(body)) {
-    if (!FIELDS.has(key)) throw bad('unknown_field', `Unknown field "${key}"; a cron job has name, schedule, target_kind, target and payload.`);
+    if (!FIELDS.has(key))
+      throw bad(
+        'unknown_field',
+        `Unknown field "${key}"; a cron job has name, schedule, target_kind, target and payload.`,
+      );
   }
   const { name, target_kind: kind } = body;
   if (typeof name !== 'string' || !NAME.test(name)) {
-    throw bad('invalid_name', 'name must be 1-64 characters of lower-case letters, digits, _ and -, starting with a letter or digit.');
+    throw bad(
+      'invalid_name',
+      'name must be 1-64 characters of lower-case letters, digits, _ and -, starting with a letter or digit.',
+    );
   }
   const schedule = parseSchedule(body.schedule);
-  if (!TARGET_KINDS.includes(kind as TargetKind)) throw bad('invalid_target_kind', `target_kind must be one of ${TARGET_KINDS.join(', ')}.`);
+  if (!TARGET_KINDS.includes(kind as TargetKind))
+    throw bad('invalid_target_kind', `target_kind must be one of ${TARGET_KINDS.join(', ')}.`);
   const payload = checkPayload(body.payload);
   const target = await checkTarget(p, project, kind as TargetKind, body.target);
 
@@ -124,7 +160,8 @@ export async function createCronJob(p: Platform, project: ProjectRow, body: Reco
       ${JSON.stringify(payload)}::text::jsonb, ${secret ? p.master.encrypt(secret) : null}, ${p.clock.now()})
     on conflict (project_id, name) do nothing
     returning *`;
-  if (!row) throw fail('job_exists', `The project already has a cron job named "${name}". Delete it first to replace it.`);
+  if (!row)
+    throw fail('job_exists', `The project already has a cron job named "${name}". Delete it first to replace it.`);
   const job = toJob(p, row, []);
   return secret ? { ...job, secret } : job;
 }
@@ -137,14 +174,16 @@ export async function listCronJobs(p: Platform, project: ProjectRow): Promise<Cr
 export async function getCronJob(p: Platform, project: ProjectRow, name: string): Promise<CronJob> {
   // No job can bear a name outside NAME (one with a NUL would not even reach Postgres).
   if (!NAME.test(name)) throw missing(name);
-  const rows = await p.dbs.control`select * from platform.cron_jobs where project_id = ${project.id} and name = ${name}`;
+  const rows = await p.dbs
+    .control`select * from platform.cron_jobs where project_id = ${project.id} and name = ${name}`;
   if (!rows.length) throw missing(name);
   return (await withRuns(p, rows))[0]!;
 }
 
 export async function deleteCronJob(p: Platform, project: ProjectRow, name: string): Promise<void> {
   if (!NAME.test(name)) throw missing(name);
-  const rows = await p.dbs.control`delete from platform.cron_jobs where project_id = ${project.id} and name = ${name} returning id`;
+  const rows = await p.dbs
+    .control`delete from platform.cron_jobs where project_id = ${project.id} and name = ${name} returning id`;
   if (!rows.length) throw missing(name);
 }
 
@@ -186,7 +225,13 @@ function toJob(p: Platform, r: postgres.Row, runs: CronRun[]): CronJob {
     created_at: r.created_at,
     next_run_at: parseSchedule(r.schedule).next(p.clock.now()),
     last_run: r.last_status
-      ? { scheduled_for: r.last_minute, finished_at: r.last_finished_at, status: r.last_status, http_status: r.last_http_status, error: r.last_error }
+      ? {
+          scheduled_for: r.last_minute,
+          finished_at: r.last_finished_at,
+          status: r.last_status,
+          http_status: r.last_http_status,
+          error: r.last_error,
+        }
       : null,
     runs,
   };

@@ -26,32 +26,55 @@ export interface Schedule {
 
 const FIELDS = ['minute', 'hour', 'day-of-month', 'month', 'day-of-week'] as const;
 /** Allowed values per field, checked here so the message names them in cron's numbering (croner's counts from 0). */
-const RANGES = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]] as const;
+const RANGES = [
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 7],
+] as const;
 const NUMERIC = /^[0-9*,/-]+$/;
 /** The names a field may use in place of numbers (month and day-of-week only); any other letter is not cron. */
-const NAMES = [null, null, null, /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/g, /sun|mon|tue|wed|thu|fri|sat/g] as const;
+const NAMES = [
+  null,
+  null,
+  null,
+  /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/g,
+  /sun|mon|tue|wed|thu|fri|sat/g,
+] as const;
 
 const invalid = (message: string) =>
-  fail('invalid_schedule', `${message} A schedule is five fields in UTC: minute hour day-of-month month day-of-week, e.g. "*/5 * * * *" or "0 3 * * mon-fri".`);
+  fail(
+    'invalid_schedule',
+    `${message} A schedule is five fields in UTC: minute hour day-of-month month day-of-week, e.g. "*/5 * * * *" or "0 3 * * mon-fri".`,
+  );
 
 export function parseSchedule(input: unknown): Schedule {
   if (typeof input !== 'string' || !input.trim()) throw invalid('schedule must be a non-empty string.');
   const fields = input.trim().toLowerCase().split(/\s+/);
   if (fields[0]!.startsWith('@')) {
-    throw invalid(`"${input}" is a nickname; nicknames such as @reboot, @hourly and @daily are not supported (jobs run on a schedule only, never at start-up).`);
+    throw invalid(
+      `"${input}" is a nickname; nicknames such as @reboot, @hourly and @daily are not supported (jobs run on a schedule only, never at start-up).`,
+    );
   }
   if (fields.length === 6) {
-    throw invalid(`"${input}" has 6 fields; a seconds (or year) field is not supported: the granularity is one minute.`);
+    throw invalid(
+      `"${input}" has 6 fields; a seconds (or year) field is not supported: the granularity is one minute.`,
+    );
   }
   if (fields.length !== 5) throw invalid(`"${input}" has ${fields.length} field(s), not 5.`);
   fields.forEach((field, i) => {
     const names = NAMES[i];
-    if (!NUMERIC.test(names ? field.replace(names, '0') : field)) throw invalid(`The ${FIELDS[i]} field "${field}" may only hold numbers${i >= 3 ? ', names' : ''}, *, lists (,), ranges (-) and steps (/).`);
+    if (!NUMERIC.test(names ? field.replace(names, '0') : field))
+      throw invalid(
+        `The ${FIELDS[i]} field "${field}" may only hold numbers${i >= 3 ? ', names' : ''}, *, lists (,), ranges (-) and steps (/).`,
+      );
     const [low, high] = RANGES[i]!;
     // Numbers before a "/" are values; the one after it is a step.
     for (const part of field.split(',')) {
       for (const value of (part.split('/')[0] ?? '').match(/\d+/g) ?? []) {
-        if (Number(value) < low || Number(value) > high) throw invalid(`The ${FIELDS[i]} field "${field}" holds ${value}; allowed values are ${low}-${high}.`);
+        if (Number(value) < low || Number(value) > high)
+          throw invalid(`The ${FIELDS[i]} field "${field}" holds ${value}; allowed values are ${low}-${high}.`);
       }
     }
   });

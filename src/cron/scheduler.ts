@@ -71,22 +71,32 @@ export async function claimDueFires(p: Platform, now: Date): Promise<ClaimedFire
       returning job_id)
     select j.id, j.name, j.project_id, j.target_kind, j.target, j.payload, j.secret_sealed
     from claimed c join platform.cron_jobs j on j.id = c.job_id`;
-  const refs = await projectRefs(sql, rows.map((r) => r.project_id as string));
-  return rows.filter((r) => refs.has(r.project_id as string)).map((r) => ({
-    jobId: r.id,
-    name: r.name,
-    projectRef: refs.get(r.project_id as string)!,
-    kind: r.target_kind,
-    target: r.target,
-    payload: r.payload,
-    secretSealed: r.secret_sealed,
-    minute,
-    startedAt: now,
-  }));
+  const refs = await projectRefs(
+    sql,
+    rows.map((r) => r.project_id as string),
+  );
+  return rows
+    .filter((r) => refs.has(r.project_id as string))
+    .map((r) => ({
+      jobId: r.id,
+      name: r.name,
+      projectRef: refs.get(r.project_id as string)!,
+      kind: r.target_kind,
+      target: r.target,
+      payload: r.payload,
+      secretSealed: r.secret_sealed,
+      minute,
+      startedAt: now,
+    }));
 }
 
 /** Delivers one claimed fire and records its outcome as the job's last status and in its history. */
-export async function deliverFire(p: Platform, registry: ProjectRegistry, deps: DeliveryDeps, fire: ClaimedFire): Promise<FireResult> {
+export async function deliverFire(
+  p: Platform,
+  registry: ProjectRegistry,
+  deps: DeliveryDeps,
+  fire: ClaimedFire,
+): Promise<FireResult> {
   const began = performance.now();
   const outcome = await deliver(p, registry, deps, fire);
   // Measured from the claim time, so records stay consistent when a test passes its own `now`.
@@ -121,7 +131,11 @@ export async function runDueJobs(
  * The background scheduler. Deliveries run beside the ticks (a slow webhook
  * must not delay the next minute's claims); stop() waits for them.
  */
-export function startCronScheduler(p: Platform, registry: ProjectRegistry, opts: { intervalMs?: number; deps?: DeliveryDeps } = {}): Worker {
+export function startCronScheduler(
+  p: Platform,
+  registry: ProjectRegistry,
+  opts: { intervalMs?: number; deps?: DeliveryDeps } = {},
+): Worker {
   const deps = opts.deps ?? { outbound: cronOutboundClient(p) };
   const deliveries = new Set<Promise<unknown>>();
   let claimedMinute = -1;

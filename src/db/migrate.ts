@@ -51,12 +51,17 @@ export async function migrate(sql: Sql, set: MigrationSet, vars: Record<string, 
     await reserved.unsafe(`create schema if not exists hearth;
       create table if not exists hearth.migrations (
         id text primary key, checksum text not null, applied_at timestamptz not null default now())`);
-    const done = new Map((await reserved`select id, checksum from hearth.migrations`).map((r) => [r.id as string, r.checksum as string]));
+    const done = new Map(
+      (await reserved`select id, checksum from hearth.migrations`).map((r) => [r.id as string, r.checksum as string]),
+    );
     for (const m of migrations(set)) {
       const checksum = done.get(m.id);
       if (checksum === m.checksum) continue;
       if (checksum !== undefined) {
-        throw fail('migration_changed', `migrations/${set}/${m.id}.sql was changed after it was applied to this database (checksum ${checksum.slice(0, 12)}, now ${m.checksum.slice(0, 12)}): restore the file as it was and put the change in a new migration.`);
+        throw fail(
+          'migration_changed',
+          `migrations/${set}/${m.id}.sql was changed after it was applied to this database (checksum ${checksum.slice(0, 12)}, now ${m.checksum.slice(0, 12)}): restore the file as it was and put the change in a new migration.`,
+        );
       }
       const text = m.text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
         const value = vars[name];

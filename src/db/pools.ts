@@ -65,8 +65,16 @@ export class Databases {
     private readonly limits: Limits = {},
   ) {
     this.budget = new ConnectionBudget(limits.maxConnections ?? START_BUDGET, limits.queueMs ?? 5000);
-    this.admin = postgres(serverUrl, { ...this.connectionOptions('$admin', { first: true }), max: 2, idle_timeout: 30 });
-    this.control = postgres(withDatabase(serverUrl, controlDb), { ...this.connectionOptions(controlDb, { first: true }), max: 10, idle_timeout: 60 });
+    this.admin = postgres(serverUrl, {
+      ...this.connectionOptions('$admin', { first: true }),
+      max: 2,
+      idle_timeout: 30,
+    });
+    this.control = postgres(withDatabase(serverUrl, controlDb), {
+      ...this.connectionOptions(controlDb, { first: true }),
+      max: 10,
+      idle_timeout: 60,
+    });
   }
 
   /**
@@ -93,7 +101,11 @@ export class Databases {
     let sql = this.projects.get(dbName);
     if (!sql) {
       const max = Math.min(PROJECT_POOL_MAX, Math.max(2, Math.floor(this.budget.max / 4)));
-      sql = postgres(withDatabase(this.serverUrl, dbName), { ...this.connectionOptions(dbName, { evictable: true }), max, idle_timeout: PROJECT_IDLE_SECONDS });
+      sql = postgres(withDatabase(this.serverUrl, dbName), {
+        ...this.connectionOptions(dbName, { evictable: true }),
+        max,
+        idle_timeout: PROJECT_IDLE_SECONDS,
+      });
       this.projects.set(dbName, sql);
     }
     return sql;
@@ -105,7 +117,11 @@ export class Databases {
    * leave a connection open in each project's pool at once.
    */
   async briefly<T>(dbName: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
-    const sql = postgres(withDatabase(this.serverUrl, dbName), { ...this.connectionOptions(dbName), max: 1, idle_timeout: PROJECT_IDLE_SECONDS });
+    const sql = postgres(withDatabase(this.serverUrl, dbName), {
+      ...this.connectionOptions(dbName),
+      max: 1,
+      idle_timeout: PROJECT_IDLE_SECONDS,
+    });
     try {
       return await fn(sql);
     } finally {

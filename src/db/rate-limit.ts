@@ -86,7 +86,11 @@ export function rateHit(sql: postgres.Sql, b: TokenBucket, now: Date) {
 }
 
 /** Spends one request of the bucket: whether it was admitted and, if not, how long until it would be. */
-export async function takeToken(sql: postgres.Sql, b: TokenBucket, now: Date): Promise<{ admitted: boolean; waitMs: number }> {
+export async function takeToken(
+  sql: postgres.Sql,
+  b: TokenBucket,
+  now: Date,
+): Promise<{ admitted: boolean; waitMs: number }> {
   const [row] = await sql`with ${rateHit(sql, b, now)} select admitted, wait_ms from rate_hit`;
   return { admitted: row!.admitted as boolean, waitMs: row!.wait_ms as number };
 }

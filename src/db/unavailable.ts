@@ -31,7 +31,10 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (DRIVER_CODES.has(code)) return true;
   // From the server only when it ended the session (FATAL): a function may RAISE any SQLSTATE
   // at ERROR level, and the data plane renders that as PostgREST does.
-  return (e!.severity === 'FATAL' || e!.severity === 'PANIC') && (code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300');
+  return (
+    (e!.severity === 'FATAL' || e!.severity === 'PANIC') &&
+    (code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300')
+  );
 }
 
 /** Seconds a client is asked to wait: a restart or a burst of connections passes in about that. */

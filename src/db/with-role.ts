@@ -66,13 +66,22 @@ type Step = Statement | ((conn: postgres.ReservedSql) => Promise<postgres.RowLis
  * later ones fail as "transaction aborted" and COMMIT only rolls back, so the
  * first rejection is the cause.
  */
-export async function pipelined(sql: postgres.Sql, begin: string, steps: Step[], end: 'commit' | 'rollback'): Promise<Outcome[]> {
+export async function pipelined(
+  sql: postgres.Sql,
+  begin: string,
+  steps: Step[],
+  end: 'commit' | 'rollback',
+): Promise<Outcome[]> {
   const conn = await sql.reserve();
   try {
     // BEGIN and the end prepared too: the server parses each once per connection, not per request.
     const sent = [
       conn.unsafe(begin, [], { prepare: true }).execute(),
-      ...steps.map((s) => (typeof s === 'function' ? s(conn) : conn.unsafe(s.text, s.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute())),
+      ...steps.map((s) =>
+        typeof s === 'function'
+          ? s(conn)
+          : conn.unsafe(s.text, s.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute(),
+      ),
       conn.unsafe(end, [], { prepare: true }).execute(),
     ];
     const results = await Promise.allSettled(sent);
@@ -99,7 +108,12 @@ export async function withRoleStatements(
   end: 'commit' | 'rollback',
   request: RequestInfo = {},
 ): Promise<Outcome[]> {
-  const results = await pipelined(sql, request.readOnly ? 'begin read only' : 'begin', [(conn) => sendSettings(conn, caller, request), ...statements], end);
+  const results = await pipelined(
+    sql,
+    request.readOnly ? 'begin read only' : 'begin',
+    [(conn) => sendSettings(conn, caller, request), ...statements],
+    end,
+  );
   for (const r of [results[0]!, results[1]!, results[results.length - 1]!]) if (r.status === 'rejected') throw r.reason;
   return results.slice(2, -1);
 }

@@ -23,7 +23,9 @@ function loaderOf(file: string) {
 function join(from: string, spec: string): string | null {
   const parts = from.split('/').slice(0, -1);
   for (const seg of spec.split('/')) {
-    if (seg === '..') { if (parts.pop() === undefined) return null; } else if (seg !== '.' && seg !== '') parts.push(seg);
+    if (seg === '..') {
+      if (parts.pop() === undefined) return null;
+    } else if (seg !== '.' && seg !== '') parts.push(seg);
   }
   return parts.join('/');
 }
@@ -50,19 +52,31 @@ function deployedFiles(files: Record<string, string>): Plugin {
           if (found) return { path: found, namespace: 'deployed' };
         }
         return {
-          errors: [{
-            text: `Cannot resolve import "${args.path}": a function may import its own deployed files (relative paths), node:* and cloudflare:* modules. Remote (npm:, jsr:, https:) and absolute imports are not fetched; bundle them into the deploy.`,
-          }],
+          errors: [
+            {
+              text: `Cannot resolve import "${args.path}": a function may import its own deployed files (relative paths), node:* and cloudflare:* modules. Remote (npm:, jsr:, https:) and absolute imports are not fetched; bundle them into the deploy.`,
+            },
+          ],
         };
       });
-      b.onLoad({ filter: /.*/, namespace: 'deployed' }, (args) => ({ contents: files[args.path], loader: loaderOf(args.path) }));
+      b.onLoad({ filter: /.*/, namespace: 'deployed' }, (args) => ({
+        contents: files[args.path],
+        loader: loaderOf(args.path),
+      }));
       b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: '', loader: 'js' }));
     },
   };
 }
 
 function describe(errors: Message[]): string {
-  return errors.slice(0, 5).map((e) => (e.location ? `${e.location.file.replace(/^deployed:/, '')}:${e.location.line}:${e.location.column}: ${e.text}` : e.text)).join('\n');
+  return errors
+    .slice(0, 5)
+    .map((e) =>
+      e.location
+        ? `${e.location.file.replace(/^deployed:/, '')}:${e.location.line}:${e.location.column}: ${e.text}`
+        : e.text,
+    )
+    .join('\n');
 }
 
 export async function bundleFunction(files: Record<string, string>, entrypoint: string): Promise<string> {

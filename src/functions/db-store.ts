@@ -18,7 +18,16 @@ import type { Sql } from '../db/pools.ts';
 import { lockProject, projectIdOf } from '../platform/projects.ts';
 import { sha256 } from '../secrets.ts';
 import { checkSecretCount } from './validate.ts';
-import { parseLogCursor, secretsRevision, type FunctionDraft, type FunctionLogEntry, type FunctionRecord, type FunctionStore, type LogLevel, type ProjectSecrets } from './store.ts';
+import {
+  parseLogCursor,
+  secretsRevision,
+  type FunctionDraft,
+  type FunctionLogEntry,
+  type FunctionRecord,
+  type FunctionStore,
+  type LogLevel,
+  type ProjectSecrets,
+} from './store.ts';
 
 export const FUNCTIONS_CHANNEL = 'hearth_functions';
 const TTL_MS = 5_000;
@@ -28,7 +37,6 @@ interface Announcement {
   ref: string;
   name?: string;
 }
-
 
 function toRecord(r: postgres.Row): FunctionRecord {
   return {
@@ -52,7 +60,13 @@ function toLogEntry(r: postgres.Row): FunctionLogEntry {
     cursor: r.cursor as string,
   };
   if (r.status !== null) {
-    entry.request = { method: r.method as string, path: r.path as string, status: r.status as number, code: (r.error_code as string | null) ?? null, durationMs: r.duration_ms as number };
+    entry.request = {
+      method: r.method as string,
+      path: r.path as string,
+      status: r.status as number,
+      code: (r.error_code as string | null) ?? null,
+      durationMs: r.duration_ms as number,
+    };
   }
   return entry;
 }
@@ -98,7 +112,6 @@ export class DbFunctionStore implements FunctionStore {
     await tx`select pg_notify(${FUNCTIONS_CHANNEL}, ${JSON.stringify(a)})`;
   }
 
-
   async publish(ref: string, name: string, draft: FunctionDraft): Promise<FunctionRecord> {
     const record = await this.sql.begin(async (tx) => {
       // The counter row serialises concurrent deploys of one name and never goes back (061).
@@ -106,7 +119,8 @@ export class DbFunctionStore implements FunctionStore {
         values (${projectIdOf(tx, ref)}, ${name}, 1)
         on conflict (project_id, name) do update set last_version = platform.function_version_counters.last_version + 1
         returning last_version`;
-      const [row] = await tx`insert into platform.functions (project_id, name, version, entrypoint, verify_jwt, files, bundle, created_at)
+      const [row] =
+        await tx`insert into platform.functions (project_id, name, version, entrypoint, verify_jwt, files, bundle, created_at)
         values (${projectIdOf(tx, ref)}, ${name}, ${counter!.last_version as number}, ${draft.entrypoint}, ${draft.verifyJwt},
           ${tx.json(draft.files)}, ${draft.bundle}, ${this.p.clock.now()})
         returning name, version, entrypoint, verify_jwt, files, bundle, created_at`;
@@ -125,21 +139,24 @@ export class DbFunctionStore implements FunctionStore {
         where project_id = ${projectIdOf(this.sql, ref)} and name = ${name} order by version desc limit 1`;
       if (!head) return null;
       if (old?.version === head.version) return old;
-      const [row] = await this.sql`select name, version, entrypoint, verify_jwt, files, bundle, created_at from platform.functions
+      const [row] = await this
+        .sql`select name, version, entrypoint, verify_jwt, files, bundle, created_at from platform.functions
         where project_id = ${projectIdOf(this.sql, ref)} and name = ${name} order by version desc limit 1`;
       return row ? toRecord(row) : null;
     });
   }
 
   async list(ref: string): Promise<FunctionRecord[]> {
-    const rows = await this.sql`select distinct on (name) name, version, entrypoint, verify_jwt, files, bundle, created_at
+    const rows = await this
+      .sql`select distinct on (name) name, version, entrypoint, verify_jwt, files, bundle, created_at
       from platform.functions where project_id = ${projectIdOf(this.sql, ref)} order by name, version desc`;
     return rows.map(toRecord);
   }
 
   async remove(ref: string, name: string): Promise<boolean> {
     const removed = await this.sql.begin(async (tx) => {
-      const rows = await tx`delete from platform.functions where project_id = ${projectIdOf(tx, ref)} and name = ${name} returning version`;
+      const rows =
+        await tx`delete from platform.functions where project_id = ${projectIdOf(tx, ref)} and name = ${name} returning version`;
       await tx`delete from platform.function_logs where project_id = ${projectIdOf(tx, ref)} and function_name = ${name}`;
       await this.announce(tx, { ref, name });
       return rows.length > 0;
@@ -153,7 +170,8 @@ export class DbFunctionStore implements FunctionStore {
       const rows = await this.sql`select name, value_encrypted from platform.function_secrets
         where project_id = ${projectIdOf(this.sql, ref)} order by name`;
       const values: Record<string, string> = {};
-      for (const r of rows) values[r.name as string] = this.p.master.decrypt((r.value_encrypted as Buffer).toString('utf8'));
+      for (const r of rows)
+        values[r.name as string] = this.p.master.decrypt((r.value_encrypted as Buffer).toString('utf8'));
       return { values, revision: secretsRevision(values) };
     });
   }
@@ -164,7 +182,8 @@ export class DbFunctionStore implements FunctionStore {
       // The lock serialises the project's secret writes, so two concurrent ones cannot both pass the cap.
       const projectId = await lockProject(tx, ref);
       if (!projectId) throw new Error(`no project with ref ${ref}`);
-      if (unset.length) await tx`delete from platform.function_secrets where project_id = ${projectId} and name = any(${unset})`;
+      if (unset.length)
+        await tx`delete from platform.function_secrets where project_id = ${projectId} and name = any(${unset})`;
       if (names.length) {
         const rows = names.map((n) => ({
           project_id: projectId,
@@ -178,7 +197,8 @@ export class DbFunctionStore implements FunctionStore {
             value_sha256 = excluded.value_sha256, updated_at = excluded.updated_at`;
       }
       if (names.length) {
-        const [{ count }] = await tx`select count(*)::int as count from platform.function_secrets where project_id = ${projectId}`;
+        const [{ count }] =
+          await tx`select count(*)::int as count from platform.function_secrets where project_id = ${projectId}`;
         checkSecretCount(count as number);
       }
       await this.announce(tx, { ref });
@@ -218,7 +238,8 @@ export class DbFunctionStore implements FunctionStore {
   /** Keyset paging on (created_at, id), the order of the function_logs_recent index. */
   async readLogs(ref: string, name: string, limit: number, before?: string): Promise<FunctionLogEntry[]> {
     const cursor = before === undefined ? null : parseLogCursor(before);
-    const rows = await this.sql`select version, invocation_id, level, message, method, path, status, error_code, duration_ms, created_at,
+    const rows = await this
+      .sql`select version, invocation_id, level, message, method, path, status, error_code, duration_ms, created_at,
         (extract(epoch from created_at) * 1000000)::bigint::text || '-' || id::text as cursor
       from platform.function_logs where project_id = ${projectIdOf(this.sql, ref)} and function_name = ${name}
       ${cursor ? this.sql`and (created_at, id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.seq}::bigint)` : this.sql``}
@@ -234,7 +255,8 @@ export const LOG_ROWS_PER_FUNCTION = 10_000;
 /** Deletes logs past the retention age, then the oldest rows of functions over the per-function cap. */
 export async function pruneFunctionLogs(p: Platform, now: Date = p.clock.now()): Promise<number> {
   const sql = p.dbs.control;
-  const aged = await sql`delete from platform.function_logs where created_at < ${new Date(now.getTime() - LOG_RETENTION_MS)}`;
+  const aged =
+    await sql`delete from platform.function_logs where created_at < ${new Date(now.getTime() - LOG_RETENTION_MS)}`;
   const capped = await sql`delete from platform.function_logs l
     using (
       select f.project_id, f.function_name,

@@ -34,7 +34,11 @@ async function platformEnv(p: Platform, project: ProjectRuntime): Promise<Record
   };
 }
 
-export async function startFunctions(p: Platform, registry: ProjectRegistry, options: Omit<Partial<FunctionsRuntimeOptions>, 'store'> = {}): Promise<FunctionsService> {
+export async function startFunctions(
+  p: Platform,
+  registry: ProjectRegistry,
+  options: Omit<Partial<FunctionsRuntimeOptions>, 'store'> = {},
+): Promise<FunctionsService> {
   const store = new DbFunctionStore(p);
   const envs = new WeakMap<ProjectRuntime, Promise<Record<string, string>>>();
   await store.start();
@@ -71,7 +75,8 @@ export async function startFunctions(p: Platform, registry: ProjectRegistry, opt
 /** This process's functions runtime; throws if startHearth did not start one. */
 export function functionsRuntime(p: Platform): FunctionsRuntime {
   const service = services.get(p);
-  if (!service) throw new Error('The functions runtime is not started (startFunctions was not called for this platform).');
+  if (!service)
+    throw new Error('The functions runtime is not started (startFunctions was not called for this platform).');
   return service.runtime;
 }
 
@@ -81,7 +86,9 @@ export function functionsRuntime(p: Platform): FunctionsRuntime {
  * comes back as that status with the error envelope as body, as an HTTP
  * caller would see it, so the step decides retries by status.
  */
-export function functionInvoker(p: Platform): ((projectRef: string, name: string, body: unknown) => Promise<{ status: number; body: unknown }>) | null {
+export function functionInvoker(
+  p: Platform,
+): ((projectRef: string, name: string, body: unknown) => Promise<{ status: number; body: unknown }>) | null {
   const service = services.get(p);
   if (!service) return null;
   return async (ref, name, body) => {

@@ -18,12 +18,26 @@ import { workerdFiles, type WorkerdSpec } from './workerd-config.ts';
 
 // The npm package's main export is the path of the platform binary.
 const WORKERD_BIN = (createRequire(import.meta.url)('workerd') as { default: string }).default;
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-connection', 'proxy-authorization', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-connection',
+  'proxy-authorization',
+  'host',
+]);
 const STDERR_TAIL = 16 * 1024;
 const SMALL_BODY = 64 * 1024;
 
 export type ExitReason = 'memory' | 'crash' | 'killed';
-export interface InstanceLog { invocationId: string | null; level: LogLevel; message: string }
+export interface InstanceLog {
+  invocationId: string | null;
+  level: LogLevel;
+  message: string;
+}
 
 /** A request as the runtime forwards it: plain values, no web Request in between. */
 export interface Invocation {
@@ -53,9 +67,11 @@ async function readHead(stream: Readable): Promise<{ head: Buffer; rest: Readabl
     head.push(value);
     size += value.length;
   }
-  const rest = Readable.from((async function* () {
-    for (let r = await chunks.next(); !r.done; r = await chunks.next()) yield r.value;
-  })());
+  const rest = Readable.from(
+    (async function* () {
+      for (let r = await chunks.next(); !r.done; r = await chunks.next()) yield r.value;
+    })(),
+  );
   return { head: Buffer.concat(head), rest };
 }
 
@@ -168,32 +184,50 @@ export class Instance {
       onLog({ invocationId: i, level: l, message: m });
     });
     readline.createInterface({ input: child.stderr! }).on('line', (line) => {
-      this.stderrTail = (`${this.stderrTail + line}\n`).slice(-STDERR_TAIL);
+      this.stderrTail = `${this.stderrTail + line}\n`.slice(-STDERR_TAIL);
       // workerd tells the function only "internal error; reference = X"; the reason is here.
       const refused = /connecting to (.+) is not allowed/.exec(line);
-      if (refused) onLog({ invocationId: null, level: 'warn', message: `Outbound connection to ${refused[1]} refused: functions may only connect to public internet addresses.` });
+      if (refused)
+        onLog({
+          invocationId: null,
+          level: 'warn',
+          message: `Outbound connection to ${refused[1]} refused: functions may only connect to public internet addresses.`,
+        });
       // An exception the shim cannot catch (a response body stream that throws) is only reported here.
       const uncaught = this.started && /Uncaught exception: (?:.*?failed: )?(?:remote\.)?(?:jsg\.)?(.*)$/.exec(line);
       if (uncaught) onLog({ invocationId: null, level: 'error', message: `Uncaught exception: ${uncaught[1]}` });
     });
-    this.closed = new Promise((resolve) => child.on('close', () => {
-      this.exitReason ??= /heap out of memory|Reached heap limit/.test(this.stderrTail) ? 'memory' : 'crash';
-      this.agent.destroy();
-      void fs.rm(this.runDir, { recursive: true, force: true }).finally(resolve);
-    }));
+    this.closed = new Promise((resolve) =>
+      child.on('close', () => {
+        this.exitReason ??= /heap out of memory|Reached heap limit/.test(this.stderrTail) ? 'memory' : 'crash';
+        this.agent.destroy();
+        void fs.rm(this.runDir, { recursive: true, force: true }).finally(resolve);
+      }),
+    );
   }
 
   get alive(): boolean {
     return this.exitReason === null;
   }
 
-  static async start(runDir: string, spec: Omit<WorkerdSpec, 'socketPath'>, onLog: (log: InstanceLog) => void, startTimeoutMs = 15_000): Promise<Instance> {
+  static async start(
+    runDir: string,
+    spec: Omit<WorkerdSpec, 'socketPath'>,
+    onLog: (log: InstanceLog) => void,
+    startTimeoutMs = 15_000,
+  ): Promise<Instance> {
     const socketPath = path.join(runDir, 's');
     const { files, logPrefix } = workerdFiles({ ...spec, socketPath });
     await fs.mkdir(runDir, { recursive: true, mode: 0o700 });
-    await Promise.all(Object.entries(files).map(([name, text]) => fs.writeFile(path.join(runDir, name), text, { mode: 0o600 })));
+    await Promise.all(
+      Object.entries(files).map(([name, text]) => fs.writeFile(path.join(runDir, name), text, { mode: 0o600 })),
+    );
     // An empty environment: nothing of the platform's configuration reaches the process.
-    const child = spawn(WORKERD_BIN, ['serve', 'config.capnp'], { cwd: runDir, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(WORKERD_BIN, ['serve', 'config.capnp'], {
+      cwd: runDir,
+      env: {},
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const instance = new Instance(child, runDir, socketPath, logPrefix, onLog);
     // Kept so a later start can stop this process if Hearth dies without shutting down.
     if (child.pid) await fs.writeFile(path.join(runDir, 'pid'), String(child.pid));
@@ -218,7 +252,12 @@ export class Instance {
     const uncaught = text.split('\n').findIndex((l) => l.includes('Uncaught'));
     const lines = text.split('\n');
     const picked = uncaught >= 0 ? lines.slice(uncaught, uncaught + 6) : lines.filter(Boolean).slice(-3);
-    return picked.map((l) => l.replace(/^.*?(Uncaught)/, '$1')).join('\n').trim() || 'the runtime exited during start-up';
+    return (
+      picked
+        .map((l) => l.replace(/^.*?(Uncaught)/, '$1'))
+        .join('\n')
+        .trim() || 'the runtime exited during start-up'
+    );
   }
 
   /**
@@ -226,7 +265,11 @@ export class Instance {
    * arrives. `bind` gets the outgoing request at once, so a time limit can
    * destroy it (and the upload with it) while the head is awaited.
    */
-  async forward(invocation: Invocation, invocationId: string, bind: (req: http.ClientRequest) => void): Promise<http.IncomingMessage> {
+  async forward(
+    invocation: Invocation,
+    invocationId: string,
+    bind: (req: http.ClientRequest) => void,
+  ): Promise<http.IncomingMessage> {
     const raw = invocation.headers;
     const headers: string[] = [];
     let length: string | null = null;
@@ -241,7 +284,10 @@ export class Instance {
     if (body?.rest === null) headers.push('content-length', String(body.head.length));
     else if (body && length !== null) headers.push('content-length', length);
     return new Promise((resolve, reject) => {
-      const req = http.request({ agent: this.agent, method: invocation.method, path: invocation.path, headers }, resolve);
+      const req = http.request(
+        { agent: this.agent, method: invocation.method, path: invocation.path, headers },
+        resolve,
+      );
       req.on('error', reject);
       bind(req);
       if (!body) return void req.end();
@@ -252,7 +298,9 @@ export class Instance {
       // An upload cut short (workerd closed the connection, a time limit) is
       // still read to its end and dropped, so the caller's connection is not
       // left holding a body nobody reads. A caller that goes away ends it too.
-      req.once('close', () => { if (!rest.readableEnded) rest.resume(); });
+      req.once('close', () => {
+        if (!rest.readableEnded) rest.resume();
+      });
     });
   }
 
@@ -273,7 +321,11 @@ export class Instance {
  */
 export function sweepOrphans(runRoot: string): void {
   let dirs: string[];
-  try { dirs = readdirSync(runRoot); } catch { return; }
+  try {
+    dirs = readdirSync(runRoot);
+  } catch {
+    return;
+  }
   for (const dir of dirs) {
     const owner = Number(dir.split('-')[0]);
     if (owner === process.pid || isAlive(owner)) continue;
@@ -281,11 +333,18 @@ export function sweepOrphans(runRoot: string): void {
     try {
       const pid = Number(readFileSync(path.join(runDir, 'pid'), 'utf8'));
       if (readlinkSync(`/proc/${pid}/cwd`) === runDir) process.kill(pid, 'SIGKILL');
-    } catch { /* already gone */ }
+    } catch {
+      /* already gone */
+    }
     rmSync(runDir, { recursive: true, force: true });
   }
 }
 
 function isAlive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -15,7 +15,9 @@ type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 function specialRanges(): Range[] {
   const out: Range[] = [];
   // The tables behind ipaddr's range(); not in its type definitions.
-  const tables = [ipaddr.IPv4.prototype, ipaddr.IPv6.prototype] as unknown as { SpecialRanges: Record<string, unknown> }[];
+  const tables = [ipaddr.IPv4.prototype, ipaddr.IPv6.prototype] as unknown as {
+    SpecialRanges: Record<string, unknown>;
+  }[];
   for (const { SpecialRanges: table } of tables) {
     for (const value of Object.values(table)) {
       const list = (Array.isArray((value as unknown[])[0]) ? value : [value]) as Range[];
@@ -26,9 +28,13 @@ function specialRanges(): Range[] {
 }
 
 function hostAddresses(): Range[] {
-  return Object.values(os.networkInterfaces()).flat()
+  return Object.values(os.networkInterfaces())
+    .flat()
     .filter((i): i is os.NetworkInterfaceInfo => Boolean(i))
-    .map((i) => { const a = ipaddr.parse(i.address.split('%')[0]); return [a, a.kind() === 'ipv4' ? 32 : 128] as Range; });
+    .map((i) => {
+      const a = ipaddr.parse(i.address.split('%')[0]);
+      return [a, a.kind() === 'ipv4' ? 32 : 128] as Range;
+    });
 }
 
 function overlaps(a: Range, b: Range): boolean {
@@ -47,7 +53,12 @@ export interface NetworkPolicy {
  * because workerd lets `deny` win over `allow`.
  */
 export function functionNetworkPolicy(outboundAllow: string[]): NetworkPolicy {
-  const allowed = outboundAllow.map((c) => (c.includes('/') ? ipaddr.parseCIDR(c) : ipaddr.parseCIDR(`${c}/${ipaddr.parse(c).kind() === 'ipv4' ? 32 : 128}`)) as Range);
+  const allowed = outboundAllow.map(
+    (c) =>
+      (c.includes('/')
+        ? ipaddr.parseCIDR(c)
+        : ipaddr.parseCIDR(`${c}/${ipaddr.parse(c).kind() === 'ipv4' ? 32 : 128}`)) as Range,
+  );
   const deny = [...specialRanges(), ...hostAddresses()]
     .filter((r) => !allowed.some((a) => overlaps(a, r)))
     .map(([a, bits]) => `${a.toString()}/${bits}`);

@@ -42,10 +42,17 @@ const logJson = (e: FunctionLogEntry) => ({
   invocation_id: e.invocationId,
   level: e.level,
   message: e.message,
-  ...(e.request && { method: e.request.method, path: e.request.path, status: e.request.status, error_code: e.request.code, duration_ms: e.request.durationMs }),
+  ...(e.request && {
+    method: e.request.method,
+    path: e.request.path,
+    status: e.request.status,
+    error_code: e.request.code,
+    duration_ms: e.request.durationMs,
+  }),
 });
 
-const missing = (name: string) => fail('function_not_found', `No function named "${name}" is deployed in this project.`);
+const missing = (name: string) =>
+  fail('function_not_found', `No function named "${name}" is deployed in this project.`);
 
 const DEPLOY_FIELDS = ['source', 'files', 'entrypoint', 'verify_jwt'];
 const SECRET_FIELDS = ['name', 'value'];
@@ -53,7 +60,8 @@ const SECRET_FIELDS = ['name', 'value'];
 /** A misspelt field (`verifyJwt`) must not deploy with the default it meant to change. */
 function refuseUnknownFields(body: object, known: string[], what: string): void {
   const unknown = Object.keys(body).find((f) => !known.includes(f));
-  if (unknown !== undefined) throw fail('unknown_field', `${what} has no field "${unknown}"; it takes ${known.join(', ')}.`);
+  if (unknown !== undefined)
+    throw fail('unknown_field', `${what} has no field "${unknown}"; it takes ${known.join(', ')}.`);
 }
 
 /** `{source}` (one module) or `{files, entrypoint?}` (a bundle), plus `verify_jwt?`. */
@@ -61,34 +69,46 @@ function deployBody(request: FastifyRequest): FunctionSource {
   const body = objectBody(request);
   refuseUnknownFields(body, DEPLOY_FIELDS, 'A deploy');
   const { source, files, entrypoint, verify_jwt: verifyJwt } = body;
-  if (verifyJwt !== undefined && typeof verifyJwt !== 'boolean') throw fail('invalid_request', 'verify_jwt must be true or false.');
-  if (entrypoint !== undefined && typeof entrypoint !== 'string') throw fail('invalid_request', 'entrypoint must be the path of one of the deployed files.');
+  if (verifyJwt !== undefined && typeof verifyJwt !== 'boolean')
+    throw fail('invalid_request', 'verify_jwt must be true or false.');
+  if (entrypoint !== undefined && typeof entrypoint !== 'string')
+    throw fail('invalid_request', 'entrypoint must be the path of one of the deployed files.');
   if ((source === undefined) === (files === undefined)) {
-    throw fail('invalid_function_source', 'Send either {"source": "<module text>"} or {"files": {"index.ts": "...", ...}, "entrypoint"?: "index.ts"}.');
+    throw fail(
+      'invalid_function_source',
+      'Send either {"source": "<module text>"} or {"files": {"index.ts": "...", ...}, "entrypoint"?: "index.ts"}.',
+    );
   }
   if (source !== undefined) {
-    if (typeof source !== 'string') throw fail('invalid_function_source', 'source must be the module text as a string.');
+    if (typeof source !== 'string')
+      throw fail('invalid_function_source', 'source must be the module text as a string.');
     const file = entrypoint ?? 'index.ts';
     return { files: { [file]: source }, entrypoint: file, verifyJwt };
   }
-  if (typeof files !== 'object' || files === null || Array.isArray(files)) throw fail('invalid_function_source', 'files must be an object of path → source text.');
+  if (typeof files !== 'object' || files === null || Array.isArray(files))
+    throw fail('invalid_function_source', 'files must be an object of path → source text.');
   return { files: files as Record<string, string>, entrypoint, verifyJwt };
 }
 
 function secretsBody(request: FastifyRequest): Record<string, string> {
   const body = request.body;
   if (!Array.isArray(body) || body.length === 0 || body.length > MAX_SECRETS_PER_CALL) {
-    throw fail('invalid_request', `The body must be an array of 1-${MAX_SECRETS_PER_CALL} secrets: [{"name": "API_KEY", "value": "..."}].`);
+    throw fail(
+      'invalid_request',
+      `The body must be an array of 1-${MAX_SECRETS_PER_CALL} secrets: [{"name": "API_KEY", "value": "..."}].`,
+    );
   }
   const secrets: Record<string, string> = {};
   for (const item of body as unknown[]) {
     const { name, value } = (item ?? {}) as { name?: unknown; value?: unknown };
-    if (typeof name !== 'string' || typeof value !== 'string') throw fail('invalid_request', 'Each secret must be {"name": string, "value": string}.');
+    if (typeof name !== 'string' || typeof value !== 'string')
+      throw fail('invalid_request', 'Each secret must be {"name": string, "value": string}.');
     refuseUnknownFields(item as object, SECRET_FIELDS, 'A secret');
     // A lone surrogate would be stored as U+FFFD: the function would see another value than was sent.
     const unstorable = unstorableText(value);
     if (unstorable) throw fail('invalid_request', `The value of secret "${name}" ${unstorable}.`);
-    if (Object.hasOwn(secrets, name)) throw fail('duplicate_secret_name', `Secret "${name}" appears more than once in the request.`);
+    if (Object.hasOwn(secrets, name))
+      throw fail('duplicate_secret_name', `Secret "${name}" appears more than once in the request.`);
     secrets[name] = value;
   }
   return secrets;
@@ -96,8 +116,16 @@ function secretsBody(request: FastifyRequest): Record<string, string> {
 
 function secretNames(request: FastifyRequest): string[] {
   const body = request.body;
-  if (!Array.isArray(body) || body.length === 0 || body.length > MAX_SECRETS_PER_CALL || !body.every((n) => typeof n === 'string')) {
-    throw fail('invalid_request', `The body must be an array of 1-${MAX_SECRETS_PER_CALL} secret names: ["API_KEY", ...].`);
+  if (
+    !Array.isArray(body) ||
+    body.length === 0 ||
+    body.length > MAX_SECRETS_PER_CALL ||
+    !body.every((n) => typeof n === 'string')
+  ) {
+    throw fail(
+      'invalid_request',
+      `The body must be an array of 1-${MAX_SECRETS_PER_CALL} secret names: ["API_KEY", ...].`,
+    );
   }
   return body as string[];
 }
@@ -105,7 +133,8 @@ function secretNames(request: FastifyRequest): string[] {
 function logLimit(raw: string | undefined): number {
   if (raw === undefined) return 100;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw fail('invalid_request', 'limit must be an integer from 1 to 1000.');
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw fail('invalid_request', 'limit must be an integer from 1 to 1000.');
   return n;
 }
 
@@ -149,7 +178,8 @@ export async function functionManagementRoutes(app: FastifyInstance, opts: { p: 
     return (await runtime().readLogs(project.ref, request.params.name, { limit, before })).map(logJson);
   });
 
-  const secretList = async (ref: string) => (await runtime().listSecrets(ref)).map((s) => ({ name: s.name, value: s.digest }));
+  const secretList = async (ref: string) =>
+    (await runtime().listSecrets(ref)).map((s) => ({ name: s.name, value: s.digest }));
 
   app.get<Ref>('/v1/projects/:ref/secrets', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);

@@ -41,7 +41,8 @@ const streaming = new WeakMap<FastifyRequest, Invoked>();
 
 type Route = { Params: { name: string; '*'?: string } };
 
-const missing = (name: string) => fail('function_not_found', `No function named "${name}" is deployed in this project.`);
+const missing = (name: string) =>
+  fail('function_not_found', `No function named "${name}" is deployed in this project.`);
 
 function hasBody(request: FastifyRequest): boolean {
   if (NO_BODY.has(request.method)) return false;
@@ -80,14 +81,20 @@ function functionRequest(request: FastifyRequest): Invocation {
 async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>, reply: FastifyReply) {
   if (UNCARRIED.includes(request.method)) {
     reply.header('allow', CARRIED.join(', '));
-    throw fail('method_not_allowed', `The functions runtime cannot carry ${request.method} requests; a function may be called with ${CARRIED.join(', ')}.`);
+    throw fail(
+      'method_not_allowed',
+      `The functions runtime cannot carry ${request.method} requests; a function may be called with ${CARRIED.join(', ')}.`,
+    );
   }
   const { project, auth } = request.hearth;
   const { name } = request.params;
   const fn = isFunctionName(name) ? await runtime.store.get(project.ref, name) : null;
   // Without credentials a missing function is a 401 too, so names cannot be probed.
   if (!auth && request.method !== 'OPTIONS' && (!fn || fn.verifyJwt)) {
-    throw fail('no_api_key', 'This function needs the project\'s API key or a user access token: send Authorization: Bearer <key or token>.');
+    throw fail(
+      'no_api_key',
+      "This function needs the project's API key or a user access token: send Authorization: Bearer <key or token>.",
+    );
   }
   if (!fn) throw missing(name);
   const response = await runtime.invoke(project.ref, name, functionRequest(request), fn);
@@ -131,11 +138,15 @@ export async function functionRoutes(app: FastifyInstance, opts: { p: Platform; 
   app.setErrorHandler(async (err, request: FastifyRequest<Route>, reply) => {
     const invoked = streaming.get(request);
     if (invoked && !(err instanceof HearthError)) return refuse(request, reply, await invoked.failure(err));
-    if (request.hearth || !(err instanceof HearthError) || err.status !== 401 || !CREDENTIAL_ERRORS.has(err.code)) return refuse(request, reply, err);
+    if (request.hearth || !(err instanceof HearthError) || err.status !== 401 || !CREDENTIAL_ERRORS.has(err.code))
+      return refuse(request, reply, err);
     const ref = (request.raw as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
     const project = await (ref ? registry.byReference(ref) : registry.defaultProject()).catch(() => null);
     const runtime = functionsRuntime(p);
-    const fn = project && isFunctionName(request.params.name) ? await runtime.getFunction(project.ref, request.params.name).catch(() => null) : null;
+    const fn =
+      project && isFunctionName(request.params.name)
+        ? await runtime.getFunction(project.ref, request.params.name).catch(() => null)
+        : null;
     if (!project || !fn || fn.verifyJwt) return refuse(request, reply, err);
     request.hearth = { project, auth: null };
     return invoke(runtime, request, reply).catch((e) => refuse(request, reply, e));
@@ -149,6 +160,12 @@ export async function functionRoutes(app: FastifyInstance, opts: { p: Platform; 
   }
   const handler = (request: FastifyRequest<Route>, reply: FastifyReply) => invoke(functionsRuntime(p), request, reply);
   for (const url of [`${PREFIX}/:name`, `${PREFIX}/:name/*`]) {
-    app.route<Route>({ method: [...CARRIED, ...UNCARRIED], url, config: { public: true }, exposeHeadRoute: false, handler });
+    app.route<Route>({
+      method: [...CARRIED, ...UNCARRIED],
+      url,
+      config: { public: true },
+      exposeHeadRoute: false,
+      handler,
+    });
   }
 }

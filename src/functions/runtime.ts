@@ -63,7 +63,13 @@ const LOG_FLUSH_MS = 200;
 const ACQUIRE_ATTEMPTS = 5;
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
-const info = (r: FunctionRecord): FunctionInfo => ({ name: r.name, version: r.version, entrypoint: r.entrypoint, verifyJwt: r.verifyJwt, createdAt: r.createdAt });
+const info = (r: FunctionRecord): FunctionInfo => ({
+  name: r.name,
+  version: r.version,
+  entrypoint: r.entrypoint,
+  verifyJwt: r.verifyJwt,
+  createdAt: r.createdAt,
+});
 
 export class FunctionsRuntime {
   readonly store: FunctionStore;
@@ -73,7 +79,15 @@ export class FunctionsRuntime {
   private readonly network: NetworkPolicy;
   private readonly runRoot: string;
   private readonly slots = new Map<string, Slot>();
-  private readonly bindings = new Map<string, { secrets: ProjectSecrets; env: Record<string, string> | undefined; bindings: Record<string, string>; digest: string }>();
+  private readonly bindings = new Map<
+    string,
+    {
+      secrets: ProjectSecrets;
+      env: Record<string, string> | undefined;
+      bindings: Record<string, string>;
+      digest: string;
+    }
+  >();
   private readonly instances = new Set<Instance>();
   private readonly starting = new Set<Promise<Instance>>();
   private readonly active = new Set<(error: HearthError) => void>();
@@ -83,7 +97,10 @@ export class FunctionsRuntime {
   private flushing: Promise<void> = Promise.resolve();
   private stopped = false;
 
-  constructor(config: Config, private readonly options: FunctionsRuntimeOptions) {
+  constructor(
+    config: Config,
+    private readonly options: FunctionsRuntimeOptions,
+  ) {
     this.store = options.store;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.memoryLimitMb = options.memoryLimitMb ?? 128;
@@ -95,13 +112,23 @@ export class FunctionsRuntime {
     sweepOrphans(this.runRoot);
   }
 
-  async deployFunction(projectRef: string, name: string, source: FunctionSource, secrets?: Record<string, string>): Promise<FunctionInfo> {
+  async deployFunction(
+    projectRef: string,
+    name: string,
+    source: FunctionSource,
+    secrets?: Record<string, string>,
+  ): Promise<FunctionInfo> {
     assertFunctionName(name);
     const entrypoint = checkSource(source);
     if (secrets) checkSecrets(secrets);
     const bundle = await bundleFunction(source.files, entrypoint);
     if (secrets) await this.store.updateSecrets(projectRef, secrets, []);
-    const record = await this.store.publish(projectRef, name, { entrypoint, verifyJwt: source.verifyJwt ?? true, files: source.files, bundle });
+    const record = await this.store.publish(projectRef, name, {
+      entrypoint,
+      verifyJwt: source.verifyJwt ?? true,
+      files: source.files,
+      bundle,
+    });
     // In-flight requests finish on the old instance; the next one starts the new version.
     this.retire(`${projectRef}/${name}`);
     return info(record);
@@ -137,11 +164,17 @@ export class FunctionsRuntime {
   /** Names and a SHA-256 digest of each value (as Supabase shows them); values never leave. */
   async listSecrets(projectRef: string): Promise<{ name: string; digest: string }[]> {
     const { values } = await this.store.getSecrets(projectRef);
-    return Object.keys(values).sort().map((name) => ({ name, digest: createHash('sha256').update(values[name]).digest('hex') }));
+    return Object.keys(values)
+      .sort()
+      .map((name) => ({ name, digest: createHash('sha256').update(values[name]).digest('hex') }));
   }
 
   /** Newest first; `before` is the cursor of an entry already read, for the page after it. */
-  async readLogs(projectRef: string, name: string, { limit = 100, before }: { limit?: number; before?: string } = {}): Promise<FunctionLogEntry[]> {
+  async readLogs(
+    projectRef: string,
+    name: string,
+    { limit = 100, before }: { limit?: number; before?: string } = {},
+  ): Promise<FunctionLogEntry[]> {
     assertFunctionName(name);
     await this.flushLogs();
     return this.store.readLogs(projectRef, name, Math.max(1, Math.min(limit, 1000)), before);
@@ -172,14 +205,16 @@ export class FunctionsRuntime {
       for (const v of Array.isArray(value) ? value : [value!]) out.append(header, v);
     }
     if (!invoked.body) return new Response(null, { status: invoked.status, headers: out });
-    if (Buffer.isBuffer(invoked.body)) return new Response(invoked.body as Uint8Array<ArrayBuffer>, { status: invoked.status, headers: out });
+    if (Buffer.isBuffer(invoked.body))
+      return new Response(invoked.body as Uint8Array<ArrayBuffer>, { status: invoked.status, headers: out });
     const res = invoked.body;
     const chunks = res[Symbol.asyncIterator]();
     const body = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
         try {
           const { value, done } = await chunks.next();
-          if (done) controller.close(); else controller.enqueue(value as Uint8Array);
+          if (done) controller.close();
+          else controller.enqueue(value as Uint8Array);
         } catch (e) {
           controller.error(await invoked.failure(e));
         }
@@ -207,11 +242,18 @@ export class FunctionsRuntime {
       const instance = await this.acquire(projectRef, record);
       if (instance) return this.run(projectRef, record, instance, invocation);
     }
-    throw fail('function_unavailable', `The function "${name}" kept changing or stopping while this request waited; try again.`);
+    throw fail(
+      'function_unavailable',
+      `The function "${name}" kept changing or stopping while this request waited; try again.`,
+    );
   }
 
   /** The workflows' `function` step: POSTs `body` as JSON, returns the status and the (JSON if possible) body. */
-  async invokeFunctionJson(projectRef: string, name: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  async invokeFunctionJson(
+    projectRef: string,
+    name: string,
+    body: unknown,
+  ): Promise<{ status: number; body: unknown }> {
     // Plain values rather than a web Request and Response: those cost more than the invocation.
     const invoked = await this.invoke(projectRef, name, {
       method: 'POST',
@@ -288,24 +330,44 @@ export class FunctionsRuntime {
     return instance;
   }
 
-  private startSlot(projectRef: string, slotKey: string, key: string, record: FunctionRecord, bindings: Record<string, string>): Slot {
+  private startSlot(
+    projectRef: string,
+    slotKey: string,
+    key: string,
+    record: FunctionRecord,
+    bindings: Record<string, string>,
+  ): Slot {
     this.retire(slotKey);
     const onLog = (log: InstanceLog) => this.log(projectRef, record.name, record.version, log);
     const runDir = path.join(this.runRoot, `${process.pid}-${randomUUID().slice(0, 8)}`);
-    const slot: Slot = { key, version: record.version, ready: null, instance: Instance.start(runDir, { bundle: record.bundle, bindings, network: this.network, memoryLimitMb: this.memoryLimitMb }, onLog) };
+    const slot: Slot = {
+      key,
+      version: record.version,
+      ready: null,
+      instance: Instance.start(
+        runDir,
+        { bundle: record.bundle, bindings, network: this.network, memoryLimitMb: this.memoryLimitMb },
+        onLog,
+      ),
+    };
     this.slots.set(slotKey, slot);
     this.starting.add(slot.instance);
     void slot.instance.finally(() => this.starting.delete(slot.instance)).catch(() => {});
-    slot.instance.then((i) => {
-      slot.ready = i;
-      this.instances.add(i);
-      void i.closed.then(() => {
-        this.instances.delete(i);
-        clearTimeout(this.idleTimers.get(i));
-        this.idleTimers.delete(i);
-        this.dropSlot(slotKey, i);
-      });
-    }, () => { if (this.slots.get(slotKey) === slot) this.slots.delete(slotKey); });
+    slot.instance.then(
+      (i) => {
+        slot.ready = i;
+        this.instances.add(i);
+        void i.closed.then(() => {
+          this.instances.delete(i);
+          clearTimeout(this.idleTimers.get(i));
+          this.idleTimers.delete(i);
+          this.dropSlot(slotKey, i);
+        });
+      },
+      () => {
+        if (this.slots.get(slotKey) === slot) this.slots.delete(slotKey);
+      },
+    );
     return slot;
   }
 
@@ -319,15 +381,24 @@ export class FunctionsRuntime {
     const slot = this.slots.get(slotKey);
     if (!slot) return;
     this.slots.delete(slotKey);
-    const retire = (i: Instance) => { i.retired = true; if (i.inflight === 0) void i.kill(); };
-    if (slot.ready) retire(slot.ready); else slot.instance.then(retire, () => {});
+    const retire = (i: Instance) => {
+      i.retired = true;
+      if (i.inflight === 0) void i.kill();
+    };
+    if (slot.ready) retire(slot.ready);
+    else slot.instance.then(retire, () => {});
   }
 
   private retireProject(projectRef: string): void {
     for (const key of [...this.slots.keys()]) if (key.startsWith(`${projectRef}/`)) this.retire(key);
   }
 
-  private async run(projectRef: string, record: FunctionRecord, instance: Instance, invocation: Invocation): Promise<Invoked> {
+  private async run(
+    projectRef: string,
+    record: FunctionRecord,
+    instance: Instance,
+    invocation: Invocation,
+  ): Promise<Invoked> {
     const invocationId = randomUUID();
     const startedAt = performance.now();
     const { method } = invocation;
@@ -342,9 +413,17 @@ export class FunctionsRuntime {
       done = true;
       clearTimeout(timer);
       this.active.delete(stop);
-      this.log(projectRef, record.name, record.version, {
-        invocationId, level: status >= 500 ? 'error' : 'info', message: `${method} ${path} ${status}${code ? ` ${code}` : ''}`,
-      }, { method, path, status, code, durationMs: Math.round(performance.now() - startedAt) });
+      this.log(
+        projectRef,
+        record.name,
+        record.version,
+        {
+          invocationId,
+          level: status >= 500 ? 'error' : 'info',
+          message: `${method} ${path} ${status}${code ? ` ${code}` : ''}`,
+        },
+        { method, path, status, code, durationMs: Math.round(performance.now() - startedAt) },
+      );
       if (--instance.inflight === 0) this.settle(instance);
     };
     // Ends the invocation from outside (time limit, shutdown), even if nobody reads the body.
@@ -365,7 +444,9 @@ export class FunctionsRuntime {
     this.active.add(stop);
 
     try {
-      response = await instance.forward(invocation, invocationId, (r) => { req = r; });
+      response = await instance.forward(invocation, invocationId, (r) => {
+        req = r;
+      });
     } catch (e) {
       // A caller that went away mid-upload is not a crash of the function.
       const error = stoppedBy ?? (invocation.callerGone() ? fail('client_cancelled') : await this.failure(instance, e));
@@ -379,7 +460,9 @@ export class FunctionsRuntime {
       res.resume();
       finish(500, failed);
       // The worker shim names what failed: no handler, or the handler threw.
-      throw failed === 'function_no_handler' ? fail('function_no_handler') : fail('function_error', 'The function threw an error; its logs have the details.');
+      throw failed === 'function_no_handler'
+        ? fail('function_no_handler')
+        : fail('function_error', 'The function threw an error; its logs have the details.');
     }
     const headers = res.headers;
     delete headers.connection;
@@ -413,7 +496,11 @@ export class FunctionsRuntime {
   private async failure(instance: Instance, error: unknown): Promise<HearthError> {
     if (error instanceof HearthError) return error;
     await Promise.race([instance.closed, new Promise((r) => setTimeout(r, 1000).unref())]);
-    if (instance.exitReason === 'memory') return fail('function_memory_limit', `The function exceeded its memory limit of ${this.memoryLimitMb} MB and was stopped.`);
+    if (instance.exitReason === 'memory')
+      return fail(
+        'function_memory_limit',
+        `The function exceeded its memory limit of ${this.memoryLimitMb} MB and was stopped.`,
+      );
     // The process lives on: the function's own code failed, e.g. its response body stream threw.
     if (instance.alive) return fail('function_error');
     return fail('function_crashed');
@@ -422,15 +509,34 @@ export class FunctionsRuntime {
   /** Called when an instance has no request left: retired ones die now, others after idleMs. */
   private settle(instance: Instance): void {
     if (instance.retired || this.stopped) return void instance.kill();
-    this.idleTimers.set(instance, setTimeout(() => { instance.retired = true; void instance.kill(); }, this.idleMs).unref());
+    this.idleTimers.set(
+      instance,
+      setTimeout(() => {
+        instance.retired = true;
+        void instance.kill();
+      }, this.idleMs).unref(),
+    );
   }
 
-  private log(projectRef: string, name: string, version: number, log: InstanceLog, request?: FunctionLogEntry['request']): void {
-    const entry: FunctionLogEntry = { at: new Date().toISOString(), version, invocationId: log.invocationId, level: log.level, message: log.message };
+  private log(
+    projectRef: string,
+    name: string,
+    version: number,
+    log: InstanceLog,
+    request?: FunctionLogEntry['request'],
+  ): void {
+    const entry: FunctionLogEntry = {
+      at: new Date().toISOString(),
+      version,
+      invocationId: log.invocationId,
+      level: log.level,
+      message: log.message,
+    };
     if (request) entry.request = request;
     const key = `${projectRef}\u0000${name}`;
     const list = this.pendingLogs.get(key);
-    if (list) list.push(entry); else this.pendingLogs.set(key, [entry]);
+    if (list) list.push(entry);
+    else this.pendingLogs.set(key, [entry]);
     this.flushTimer ??= setTimeout(() => void this.flushLogs(), LOG_FLUSH_MS).unref();
   }
 
@@ -439,10 +545,18 @@ export class FunctionsRuntime {
     this.flushTimer = null;
     const batch = this.pendingLogs;
     this.pendingLogs = new Map();
-    this.flushing = this.flushing.then(() => Promise.all([...batch].map(([key, entries]) => {
-      const [projectRef, name] = key.split('\u0000');
-      return this.store.appendLogs(projectRef, name, entries).catch((e) => process.emitWarning(`functions: could not store logs of ${name}: ${(e as Error).message}`));
-    }))).then(() => {});
+    this.flushing = this.flushing
+      .then(() =>
+        Promise.all(
+          [...batch].map(([key, entries]) => {
+            const [projectRef, name] = key.split('\u0000');
+            return this.store
+              .appendLogs(projectRef, name, entries)
+              .catch((e) => process.emitWarning(`functions: could not store logs of ${name}: ${(e as Error).message}`));
+          }),
+        ),
+      )
+      .then(() => {});
     return this.flushing;
   }
 }

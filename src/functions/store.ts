@@ -67,6 +67,8 @@ export interface FunctionStore {
 }
 
 export function secretsRevision(values: Record<string, string>): string {
-  const sorted = Object.keys(values).sort().map((k) => [k, values[k]]);
+  const sorted = Object.keys(values)
+    .sort()
+    .map((k) => [k, values[k]]);
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16);
 }

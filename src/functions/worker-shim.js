@@ -37,8 +37,15 @@ globalThis.Deno = {
   },
   serve(a, b) {
     served = typeof a === 'function' ? a : typeof b === 'function' ? b : a?.handler;
-    if (typeof served !== 'function') throw new TypeError('Deno.serve needs a handler: Deno.serve((req) => new Response(...)).');
-    return { finished: new Promise(() => {}), shutdown: async () => {}, ref() {}, unref() {}, addr: { transport: 'tcp', hostname: '0.0.0.0', port: 8000 } };
+    if (typeof served !== 'function')
+      throw new TypeError('Deno.serve needs a handler: Deno.serve((req) => new Response(...)).');
+    return {
+      finished: new Promise(() => {}),
+      shutdown: async () => {},
+      ref() {},
+      unref() {},
+      addr: { transport: 'tcp', hostname: '0.0.0.0', port: 8000 },
+    };
   },
 };
 
@@ -81,7 +88,13 @@ const bodyOf = (() => {
 /** Returns a check that stays true while nothing read `req.body` (text(), json() and the like set bodyUsed instead). */
 function watchBody(req) {
   let touched = false;
-  Object.defineProperty(req, 'body', { configurable: true, get() { touched = true; return bodyOf(this); } });
+  Object.defineProperty(req, 'body', {
+    configurable: true,
+    get() {
+      touched = true;
+      return bodyOf(this);
+    },
+  });
   return () => !touched;
 }
 
@@ -99,7 +112,11 @@ async function respond(user, req, env, ctx) {
     const target = user.default;
     let response;
     if (typeof target?.fetch === 'function') response = await target.fetch(req, env, ctx);
-    else if (served) response = await served(req, { remoteAddr: { transport: 'tcp', hostname: '127.0.0.1', port: 0 }, completed: new Promise(() => {}) });
+    else if (served)
+      response = await served(req, {
+        remoteAddr: { transport: 'tcp', hostname: '127.0.0.1', port: 0 },
+        completed: new Promise(() => {}),
+      });
     else {
       emit('error', ['The function neither called Deno.serve(handler) nor has `export default { fetch(req, env) }`.']);
       return failure('function_no_handler');

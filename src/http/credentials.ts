@@ -62,11 +62,20 @@ function claimsOf(project: ProjectRuntime, token: string, clock: Clock): JWTPayl
   const signature = token.slice(token.lastIndexOf('.') + 1);
   const verified = verifiedOf(project, clock);
   const hit = verified.get(signature);
-  if (hit && hit.token === token && typeof hit.claims.exp === 'number' && hit.claims.exp * 1000 > clock.now().getTime()) {
+  if (
+    hit &&
+    hit.token === token &&
+    typeof hit.claims.exp === 'number' &&
+    hit.claims.exp * 1000 > clock.now().getTime()
+  ) {
     return hit.claims;
   }
   return verifySignature(project, token, clock).then((claims) => {
-    verified.set(signature, { token, claims }, { ttl: Math.max(1, (claims.exp as number) * 1000 - clock.now().getTime()) });
+    verified.set(
+      signature,
+      { token, claims },
+      { ttl: Math.max(1, (claims.exp as number) * 1000 - clock.now().getTime()) },
+    );
     return claims;
   });
 }
@@ -115,13 +124,20 @@ export function authenticate(
   // (No closures here: this runs on every request.)
   const knownApikey = apikey ? registry.knownKey(apikey) : null;
   const knownBearer = bearerKey ? registry.knownKey(bearerKey) : null;
-  if (knownApikey !== undefined && knownBearer !== undefined) return withKey(project, jwt, strongest(project, knownApikey, knownBearer, apikey, bearerKey), clock);
-  return Promise.all([apikey ? registry.resolveKey(apikey) : null, bearerKey ? registry.resolveKey(bearerKey) : null]).then(([a, b]) =>
-    withKey(project, jwt, strongest(project, a, b, apikey, bearerKey), clock),
-  );
+  if (knownApikey !== undefined && knownBearer !== undefined)
+    return withKey(project, jwt, strongest(project, knownApikey, knownBearer, apikey, bearerKey), clock);
+  return Promise.all([
+    apikey ? registry.resolveKey(apikey) : null,
+    bearerKey ? registry.resolveKey(bearerKey) : null,
+  ]).then(([a, b]) => withKey(project, jwt, strongest(project, a, b, apikey, bearerKey), clock));
 }
 
-function withKey(project: ProjectRuntime, jwt: string | null, keyType: 'publishable' | 'secret', clock: Clock): DataPlaneAuth | Promise<DataPlaneAuth> {
+function withKey(
+  project: ProjectRuntime,
+  jwt: string | null,
+  keyType: 'publishable' | 'secret',
+  clock: Clock,
+): DataPlaneAuth | Promise<DataPlaneAuth> {
   return jwt ? userAuth(project, jwt, keyType, clock) : keyAuth(project, keyType);
 }
 
@@ -131,13 +147,24 @@ function checkedKey(project: ProjectRuntime, key: ResolvedKey | null): ResolvedK
 }
 
 /** The stronger type of the keys sent (secret over publishable); each sent key must be a key of this project. */
-function strongest(project: ProjectRuntime, fromApikey: ResolvedKey | null, fromBearer: ResolvedKey | null, apikey: unknown, bearerKey: unknown): 'publishable' | 'secret' {
+function strongest(
+  project: ProjectRuntime,
+  fromApikey: ResolvedKey | null,
+  fromBearer: ResolvedKey | null,
+  apikey: unknown,
+  bearerKey: unknown,
+): 'publishable' | 'secret' {
   const a = apikey ? checkedKey(project, fromApikey).type : null;
   const b = bearerKey ? checkedKey(project, fromBearer).type : null;
   return a === 'secret' || b === 'secret' ? 'secret' : (a ?? b)!;
 }
 
-function userAuth(project: ProjectRuntime, token: string, keyType: DataPlaneAuth['keyType'], clock: Clock): DataPlaneAuth | Promise<DataPlaneAuth> {
+function userAuth(
+  project: ProjectRuntime,
+  token: string,
+  keyType: DataPlaneAuth['keyType'],
+  clock: Clock,
+): DataPlaneAuth | Promise<DataPlaneAuth> {
   const claims = claimsOf(project, token, clock);
   return claims instanceof Promise ? claims.then((c) => userCaller(c, keyType)) : userCaller(claims, keyType);
 }

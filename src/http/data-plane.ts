@@ -40,7 +40,9 @@ export const REF_SYMBOL = Symbol('hearth.ref');
 
 /** Strips /project/{ref} and records the ref; runs before routing. */
 export function rewriteProjectUrl(projectDomain: string | null) {
-  const hostPattern = projectDomain ? new RegExp(`^([a-z]{20})\\.${projectDomain.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(:\\d+)?$`, 'i') : null;
+  const hostPattern = projectDomain
+    ? new RegExp(`^([a-z]{20})\\.${projectDomain.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(:\\d+)?$`, 'i')
+    : null;
   return (req: { url?: string; headers: Record<string, unknown> }): string => {
     const url = req.url ?? '/';
     const m = url.startsWith('/project/') ? /^\/project\/([^/?#]+)(.*)$/.exec(url) : null;
@@ -73,19 +75,36 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
   app.addHook('onClose', () => usage.close());
 
   /** Everything past the project lookup; synchronous when the caller and the project's quota are already known. */
-  function admit(request: FastifyRequest, reply: FastifyReply, ref: string | undefined, project: ProjectRuntime | null): void | Promise<void> {
-    if (!project) throw fail('project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.');
+  function admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    ref: string | undefined,
+    project: ProjectRuntime | null,
+  ): void | Promise<void> {
+    if (!project)
+      throw fail(
+        'project_not_found',
+        ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.',
+      );
     // (routeOptions is a getter that builds an object: read once.)
     const config = request.routeOptions.config;
     // A route whose permission is in its URL takes no credentials: stale ones (an expired
     // session's token that storage-js still sends with uploadToSignedUrl) cannot refuse it.
-    const auth = config?.ignoreCredentials ? null : authenticate(opts.registry, project, credentialsOf(request), opts.p.clock);
+    const auth = config?.ignoreCredentials
+      ? null
+      : authenticate(opts.registry, project, credentialsOf(request), opts.p.clock);
     return auth instanceof Promise
       ? auth.then((caller) => admitCaller(request, reply, config, project, caller))
       : admitCaller(request, reply, config, project, auth);
   }
 
-  function admitCaller(request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, project: ProjectRuntime, auth: DataPlaneAuth | null): void | Promise<void> {
+  function admitCaller(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    config: FastifyContextConfig,
+    project: ProjectRuntime,
+    auth: DataPlaneAuth | null,
+  ): void | Promise<void> {
     if (!auth && !config?.public && !config?.ignoreCredentials) {
       throw fail('no_api_key');
     }
@@ -100,15 +119,22 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
   app.addHook('onRequest', (request, reply, done) => {
     if (!DATA_PLANE.test(request.url)) return done();
     const ref = (request.raw as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
-    (ref ? opts.registry.byReference(ref) : opts.registry.defaultProject()).then((project) => {
-      let pending: void | Promise<void>;
-      try {
-        pending = admit(request, reply, ref, project);
-      } catch (err) {
-        return done(err as Error);
-      }
-      if (pending !== undefined) pending.then(() => done(), (err) => done(err));
-      else done();
-    }, (err) => done(err));
+    (ref ? opts.registry.byReference(ref) : opts.registry.defaultProject()).then(
+      (project) => {
+        let pending: void | Promise<void>;
+        try {
+          pending = admit(request, reply, ref, project);
+        } catch (err) {
+          return done(err as Error);
+        }
+        if (pending !== undefined)
+          pending.then(
+            () => done(),
+            (err) => done(err),
+          );
+        else done();
+      },
+      (err) => done(err),
+    );
   });
 });

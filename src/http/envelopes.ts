@@ -56,11 +56,16 @@ export function toHearthError(err: unknown): HearthError | null {
   const f = err as FastifyError;
   if (!f || typeof f !== 'object') return null;
   if (isDatabaseUnavailable(f)) return new DatabaseUnavailable();
-  if (f.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || f.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || f.name === 'SyntaxError') {
+  if (
+    f.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    f.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    f.name === 'SyntaxError'
+  ) {
     return fail('invalid_request', `The request body is not valid JSON: ${f.message}`);
   }
   if (f.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return fail('payload_too_large');
-  if (f.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return fail('unsupported_media_type', `Unsupported Content-Type: ${f.message}`);
+  if (f.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return fail('unsupported_media_type', `Unsupported Content-Type: ${f.message}`);
   if (f.validation) return fail('invalid_request', `Invalid request: ${f.message}`);
   // Fastify's other refusals (a Content-Length that does not match, a bad URL) are 400, and 414 for a path parameter over its length limit.
   if (typeof f.statusCode === 'number' && f.statusCode >= 400 && f.statusCode < 500) {

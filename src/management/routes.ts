@@ -8,15 +8,32 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import {
-  MEMBER_ROLES, accountForToken, addMember, checkEmail, createOrganization, listMembers, listOrganizations, login, memberRole, organizationExists,
-  type Account, type MemberRole,
+  MEMBER_ROLES,
+  accountForToken,
+  addMember,
+  checkEmail,
+  createOrganization,
+  listMembers,
+  listOrganizations,
+  login,
+  memberRole,
+  organizationExists,
+  type Account,
+  type MemberRole,
 } from '../platform/accounts.ts';
 import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from '../platform/database-query.ts';
 import { envelope } from '../http/envelopes.ts';
 import { parseAllowList } from '../outbound/address.ts';
 import { RateLimited } from '../db/rate-limit.ts';
 import { configAudit, patchSettings, readSettings, redact } from '../platform/project-config.ts';
-import { createProject, deleteProject, findProject, projectApiKeys, projectsOfAccount, type ProjectRow } from '../platform/projects.ts';
+import {
+  createProject,
+  deleteProject,
+  findProject,
+  projectApiKeys,
+  projectsOfAccount,
+  type ProjectRow,
+} from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { usageOf } from '../platform/request-usage.ts';
 import { checkDisplayName } from '../platform/text.ts';
@@ -32,7 +49,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function objectBody(request: FastifyRequest): Record<string, unknown> {
   const b = request.body;
-  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw fail('invalid_request', 'The body must be a JSON object.');
+  if (typeof b !== 'object' || b === null || Array.isArray(b))
+    throw fail('invalid_request', 'The body must be a JSON object.');
   return b as Record<string, unknown>;
 }
 
@@ -54,13 +72,18 @@ export interface ManagementAccess {
   /** The signed-in account; throws 401 without a valid session. */
   account(request: FastifyRequest): Account;
   /** The project and the caller's role in its organization; 404 unknown, 403 not a member or role too low. */
-  project(request: FastifyRequest, ref: string, roles?: readonly MemberRole[]): Promise<{ project: ProjectRow; role: MemberRole }>;
+  project(
+    request: FastifyRequest,
+    ref: string,
+    roles?: readonly MemberRole[],
+  ): Promise<{ project: ProjectRow; role: MemberRole }>;
 }
 
 export function managementAccess(p: Platform): ManagementAccess {
   return {
     account(request) {
-      if (!request.account) throw fail('unauthorized', 'Sign in first: send Authorization: Bearer <management session token>.');
+      if (!request.account)
+        throw fail('unauthorized', 'Sign in first: send Authorization: Bearer <management session token>.');
       return request.account;
     },
     async project(request, ref, roles = MEMBER_ROLES) {
@@ -85,7 +108,12 @@ export function refuseNonJsonBodies(app: FastifyInstance): void {
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     if ((body as string).trim() === '') return done(null, undefined);
     const type = request.headers['content-type'] ?? 'none';
-    done(fail('invalid_request', `The body must be JSON sent with Content-Type: application/json (got Content-Type: ${type}).`));
+    done(
+      fail(
+        'invalid_request',
+        `The body must be JSON sent with Content-Type: application/json (got Content-Type: ${type}).`,
+      ),
+    );
   });
 }
 
@@ -98,7 +126,8 @@ export function requireSession(p: Platform) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     if (!m) throw fail('unauthorized', 'Missing bearer token: send Authorization: Bearer <management session token>.');
     const account = await accountForToken(p, m[1]!);
-    if (!account) throw fail('unauthorized', 'The session token is invalid or expired (project API keys are not accepted here).');
+    if (!account)
+      throw fail('unauthorized', 'The session token is invalid or expired (project API keys are not accepted here).');
     request.account = account;
   };
 }
@@ -137,7 +166,9 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     const role = await memberRole(p.dbs.control, id, access.account(request).id);
     if (!role) {
       const exists = await organizationExists(p.dbs.control, id);
-      throw exists ? fail('forbidden', 'You are not a member of this organization.') : fail('not_found', `There is no organization with id "${id}".`);
+      throw exists
+        ? fail('forbidden', 'You are not a member of this organization.')
+        : fail('not_found', `There is no organization with id "${id}".`);
     }
     return role;
   }
@@ -154,7 +185,13 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     const newRole = body.role ?? 'developer';
     if (!MEMBER_ROLES.includes(newRole as MemberRole)) throw fail('invalid_role');
     if (newRole === 'owner' && role !== 'owner') throw fail('forbidden', 'Only an owner can add another owner.');
-    const member = await addMember(p.dbs.control, request.params.id, checkEmail(body.email), body.password, newRole as MemberRole);
+    const member = await addMember(
+      p.dbs.control,
+      request.params.id,
+      checkEmail(body.email),
+      body.password,
+      newRole as MemberRole,
+    );
     return reply.code(201).send(member);
   });
 
@@ -183,7 +220,10 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     const { project } = await access.project(request, request.params.ref, ADMINS);
     const body = (request.body ?? {}) as Record<string, unknown>;
     if (body.confirm !== project.ref) {
-      throw fail('confirmation_required', `Deleting drops the project's database. Send {"confirm": "${project.ref}"} to confirm.`);
+      throw fail(
+        'confirmation_required',
+        `Deleting drops the project's database. Send {"confirm": "${project.ref}"} to confirm.`,
+      );
     }
     await deleteProject(p, project);
     registry.onChange({ kind: 'project', projectId: project.id });
@@ -213,9 +253,16 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.patch<{ Params: { ref: string; area: string } }>('/v1/projects/:ref/config/:area', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
-    const settings = await patchSettings(p.dbs.control, project.id, request.params.area, request.body, access.account(request).id, {
-      outboundAllow: parseAllowList(p.config.outboundAllow),
-    });
+    const settings = await patchSettings(
+      p.dbs.control,
+      project.id,
+      request.params.area,
+      request.body,
+      access.account(request).id,
+      {
+        outboundAllow: parseAllowList(p.config.outboundAllow),
+      },
+    );
     registry.onChange({ kind: 'config', projectId: project.id, area: request.params.area });
     return redact(request.params.area, settings);
   });
@@ -233,7 +280,10 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     } catch (err) {
       if (!(err instanceof SqlError)) throw err;
       await auditQuery(p, project.id, accountId, input.query, err.sql.sqlstate);
-      return reply.code(400).type('application/json; charset=utf-8').send({ ...(envelope('management', err) as object), ...err.sql });
+      return reply
+        .code(400)
+        .type('application/json; charset=utf-8')
+        .send({ ...(envelope('management', err) as object), ...err.sql });
     }
   });
 }

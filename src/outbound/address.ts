@@ -33,7 +33,10 @@ export function parseAllowList(entries: string[]): AllowList {
       const address = ipaddr.parse(entry);
       return [address, address.kind() === 'ipv4' ? 32 : 128];
     } catch {
-      throw fail('invalid_config', `HEARTH_OUTBOUND_ALLOW entry "${entry}" is not an IP address or CIDR range; write it like 127.0.0.1/32 or ::1/128.`);
+      throw fail(
+        'invalid_config',
+        `HEARTH_OUTBOUND_ALLOW entry "${entry}" is not an IP address or CIDR range; write it like 127.0.0.1/32 or ::1/128.`,
+      );
     }
   });
 }
@@ -74,7 +77,13 @@ function normalHost(host: string): string {
 }
 
 /** Names of cloud metadata services: never reachable, whatever the allow list says. */
-const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
+const METADATA_NAMES = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
 
 /** The loopback address a name always stands for (RFC 6761 .localhost, Debian's ip6-* names), or null. */
 function loopbackOf(name: string): string | null {
@@ -125,7 +134,10 @@ export function refusalReason(text: string, allow: AllowList): string | null {
  * address checked (a name rebound to 127.0.0.1 after a check fails here).
  * `refuse` builds the error the caller's area reports.
  */
-export function guardedLookup(allow: AllowList, refuse: (hostname: string, address: string, reason: string) => Error): net.LookupFunction {
+export function guardedLookup(
+  allow: AllowList,
+  refuse: (hostname: string, address: string, reason: string) => Error,
+): net.LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '');

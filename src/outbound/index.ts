@@ -48,7 +48,12 @@ export interface OutboundResult {
 export interface OutboundClient {
   post(url: string, body: string | Buffer, headers?: Record<string, string>): Promise<OutboundResult>;
   /** POST signed with X-Service-Timestamp and X-Service-Signature (SPEC 6.2). */
-  signedPost(url: string, body: string | Buffer, secret: string, headers?: Record<string, string>): Promise<OutboundResult>;
+  signedPost(
+    url: string,
+    body: string | Buffer,
+    secret: string,
+    headers?: Record<string, string>,
+  ): Promise<OutboundResult>;
 }
 
 class OutboundFailure extends Error {
@@ -59,7 +64,6 @@ class OutboundFailure extends Error {
     super(message);
   }
 }
-
 
 const failed = (code: OutboundErrorCode, error: string, status = 0, body = ''): OutboundResult => ({
   status,
@@ -76,8 +80,14 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
   const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? 5_000, timeoutMs);
   const maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
   const clock = options.clock ?? { now: () => new Date() };
-  const lookup = guardedLookup(allow, (hostname, address, reason) =>
-    new OutboundFailure('refused_address', `${hostname} resolves to ${address}, ${reason}; outbound requests may only reach public addresses.`));
+  const lookup = guardedLookup(
+    allow,
+    (hostname, address, reason) =>
+      new OutboundFailure(
+        'refused_address',
+        `${hostname} resolves to ${address}, ${reason}; outbound requests may only reach public addresses.`,
+      ),
+  );
   const agents: Record<string, http.Agent> = {
     'http:': new http.Agent({ lookup }),
     'https:': new https.Agent({ lookup, ca: options.ca }),
@@ -91,14 +101,25 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
       return Promise.resolve(failed('invalid_url', `"${url}" is not a URL.`));
     }
     const agent = agents[target.protocol];
-    if (!agent) return Promise.resolve(failed('invalid_url', `Only http:// and https:// URLs can be called, not ${target.protocol}//.`));
+    if (!agent)
+      return Promise.resolve(
+        failed('invalid_url', `Only http:// and https:// URLs can be called, not ${target.protocol}//.`),
+      );
     // The URL parser has already turned 2130706433, 0x7f.1 and the like into dotted form.
     const { host, reason } = literalRefusal(target, allow);
-    if (reason) return Promise.resolve(failed('refused_address', `${host} is ${reason}; outbound requests may only reach public addresses.`));
+    if (reason)
+      return Promise.resolve(
+        failed('refused_address', `${host} is ${reason}; outbound requests may only reach public addresses.`),
+      );
     return send(target, agent, body, headers);
   }
 
-  function send(target: URL, agent: http.Agent, body: string | Buffer, headers: Record<string, string>): Promise<OutboundResult> {
+  function send(
+    target: URL,
+    agent: http.Agent,
+    body: string | Buffer,
+    headers: Record<string, string>,
+  ): Promise<OutboundResult> {
     return new Promise((resolve) => {
       const timers: NodeJS.Timeout[] = [];
       let settled = false;
@@ -126,7 +147,10 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
       timers.push(setTimeout(() => abort(`No complete response within ${timeoutMs} ms.`), timeoutMs));
       request.on('socket', (socket) => {
         if (!socket.connecting) return;
-        const connectTimer = setTimeout(() => abort(`Could not connect to ${target.host} within ${connectTimeoutMs} ms.`), connectTimeoutMs);
+        const connectTimer = setTimeout(
+          () => abort(`Could not connect to ${target.host} within ${connectTimeoutMs} ms.`),
+          connectTimeoutMs,
+        );
         timers.push(connectTimer);
         socket.once('connect', () => clearTimeout(connectTimer));
       });
@@ -140,7 +164,14 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
           if (status >= 200 && status < 300) return settle({ status, ok: true, body: text, truncated });
           if (status >= 300 && status < 400) {
             const location = response.headers.location ?? '(none)';
-            return settle(failed('redirect', `The receiver answered ${status} (Location: ${location}); redirects are not followed.`, status, text));
+            return settle(
+              failed(
+                'redirect',
+                `The receiver answered ${status} (Location: ${location}); redirects are not followed.`,
+                status,
+                text,
+              ),
+            );
           }
           settle(failed('http_status', `The receiver answered ${status}.`, status, text));
         };
@@ -157,7 +188,9 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
         });
         response.on('end', finish);
         response.on('error', (err) => settle(failed('network', err.message, response.statusCode ?? 0)));
-        response.on('close', () => settle(failed('network', 'The connection closed before the response ended.', response.statusCode ?? 0)));
+        response.on('close', () =>
+          settle(failed('network', 'The connection closed before the response ended.', response.statusCode ?? 0)),
+        );
       });
       request.end(body);
     });
@@ -167,7 +200,11 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
     post,
     signedPost(url, body, secret, headers = {}) {
       const timestamp = Math.floor(clock.now().getTime() / 1000);
-      return post(url, body, { 'content-type': 'application/json', ...headers, ...signPayload(secret, timestamp, body) });
+      return post(url, body, {
+        'content-type': 'application/json',
+        ...headers,
+        ...signPayload(secret, timestamp, body),
+      });
     },
   };
 }

@@ -40,20 +40,29 @@ export function checkNewPassword(password: unknown): string {
 export async function createAccount(sql: Sql, email: string, password: string): Promise<Account> {
   const hash = await hashPassword(password);
   try {
-    const [row] = await sql`insert into platform.accounts (email, password_hash) values (${email}, ${hash}) returning id, email`;
+    const [row] =
+      await sql`insert into platform.accounts (email, password_hash) values (${email}, ${hash}) returning id, email`;
     return row as Account;
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw fail('email_taken', `An account with e-mail ${email} already exists.`);
+    if ((err as { code?: string }).code === '23505')
+      throw fail('email_taken', `An account with e-mail ${email} already exists.`);
     throw err;
   }
 }
 
-export async function findAccountByEmail(sql: Sql, email: string): Promise<(Account & { password_hash: string }) | undefined> {
+export async function findAccountByEmail(
+  sql: Sql,
+  email: string,
+): Promise<(Account & { password_hash: string }) | undefined> {
   const [row] = await sql`select id, email, password_hash from platform.accounts where lower(email) = lower(${email})`;
   return row as (Account & { password_hash: string }) | undefined;
 }
 
-export async function createSession(p: Platform, accountId: string, seconds = SESSION_SECONDS): Promise<{ access_token: string; token_type: 'bearer'; expires_in: number }> {
+export async function createSession(
+  p: Platform,
+  accountId: string,
+  seconds = SESSION_SECONDS,
+): Promise<{ access_token: string; token_type: 'bearer'; expires_in: number }> {
   const token = `hearth_mgmt_${randomToken(40)}`;
   const expires = new Date(p.clock.now().getTime() + seconds * 1000);
   await p.dbs.control`insert into platform.sessions (account_id, token_hash, expires_at)
@@ -84,7 +93,11 @@ export async function accountForToken(p: Platform, token: string): Promise<Accou
   return (row as Account | undefined) ?? null;
 }
 
-export async function createOrganization(sql: Sql, name: string, ownerId: string): Promise<{ id: string; name: string }> {
+export async function createOrganization(
+  sql: Sql,
+  name: string,
+  ownerId: string,
+): Promise<{ id: string; name: string }> {
   return sql.begin(async (tx) => {
     const [org] = await tx`insert into platform.organizations (name) values (${name}) returning id, name`;
     await tx`insert into platform.members (organization_id, account_id, role) values (${org!.id}, ${ownerId}, 'owner')`;
@@ -93,7 +106,8 @@ export async function createOrganization(sql: Sql, name: string, ownerId: string
 }
 
 export async function memberRole(sql: Sql, organizationId: string, accountId: string): Promise<MemberRole | null> {
-  const [row] = await sql`select role from platform.members where organization_id = ${organizationId} and account_id = ${accountId}`;
+  const [row] =
+    await sql`select role from platform.members where organization_id = ${organizationId} and account_id = ${accountId}`;
   return (row?.role as MemberRole | undefined) ?? null;
 }
 

@@ -28,7 +28,11 @@ export function projectDbUrl(p: Platform, project: ProjectRow): string {
   return u.toString();
 }
 
-export async function connectionInfo(p: Platform, project: ProjectRow, ownerAccountId: string): Promise<ConnectionInfo> {
+export async function connectionInfo(
+  p: Platform,
+  project: ProjectRow,
+  ownerAccountId: string,
+): Promise<ConnectionInfo> {
   const keys = await projectApiKeys(p, project.id);
   const base = projectBaseUrl(p.config, project);
   const session = await createSession(p, ownerAccountId, CLI_SESSION_SECONDS);

@@ -45,7 +45,13 @@ export interface StatementResult {
 export class SqlError extends HearthError {
   constructor(
     message: string,
-    readonly sql: { sqlstate: string; position: number | null; detail: string | null; hint: string | null; where: string | null },
+    readonly sql: {
+      sqlstate: string;
+      position: number | null;
+      detail: string | null;
+      hint: string | null;
+      where: string | null;
+    },
   ) {
     super('sql_error', message, { details: sql.detail, hint: sql.hint });
   }
@@ -53,14 +59,21 @@ export class SqlError extends HearthError {
 
 export function checkQueryInput(body: Record<string, unknown>): QueryInput {
   for (const key of Object.keys(body)) {
-    if (!['query', 'format', 'timeout_ms'].includes(key)) throw fail('invalid_request', `Unknown field "${key}": send {query, format?, timeout_ms?}.`);
+    if (!['query', 'format', 'timeout_ms'].includes(key))
+      throw fail('invalid_request', `Unknown field "${key}": send {query, format?, timeout_ms?}.`);
   }
   const { query, format = 'rows', timeout_ms = QUERY_TIMEOUT_MS } = body;
-  if (typeof query !== 'string' || query.trim() === '') throw fail('invalid_request', 'query must be a non-empty string of SQL.');
+  if (typeof query !== 'string' || query.trim() === '')
+    throw fail('invalid_request', 'query must be a non-empty string of SQL.');
   if (Buffer.byteLength(query) > MAX_QUERY_BYTES) throw fail('invalid_request', 'query is longer than 1 MiB.');
   if (query.includes('\u0000')) throw fail('invalid_request', 'query must not contain NUL characters.');
   if (format !== 'rows' && format !== 'results') throw fail('invalid_request', 'format must be "rows" or "results".');
-  if (typeof timeout_ms !== 'number' || !Number.isInteger(timeout_ms) || timeout_ms < 1 || timeout_ms > QUERY_TIMEOUT_CAP_MS) {
+  if (
+    typeof timeout_ms !== 'number' ||
+    !Number.isInteger(timeout_ms) ||
+    timeout_ms < 1 ||
+    timeout_ms > QUERY_TIMEOUT_CAP_MS
+  ) {
     throw fail('invalid_request', `timeout_ms must be an integer from 1 to ${QUERY_TIMEOUT_CAP_MS}.`);
   }
   return { query, format, timeoutMs: timeout_ms };
@@ -92,11 +105,18 @@ type StatementRows = postgres.RowList<Record<string, unknown>[]> & { columns: { 
 async function refuseCopy(stream: Writable | Readable): Promise<never> {
   if (stream instanceof Writable) stream.on('error', () => {}).destroy(new Error('database/query has no data to send'));
   else await finished(stream.resume()).catch(() => {});
-  throw fail('invalid_request', 'COPY from STDIN or to STDOUT needs a client that sends or takes the data: database/query cannot run it. Use INSERT or SELECT instead.');
+  throw fail(
+    'invalid_request',
+    'COPY from STDIN or to STDOUT needs a client that sends or takes the data: database/query cannot run it. Use INSERT or SELECT instead.',
+  );
 }
 
 /** Runs the statements as the owner role; every statement's result, in order. */
-export async function runOwnerQuery(p: Platform, project: ProjectRow, input: QueryInput): Promise<{ results: StatementResult[]; duration_ms: number }> {
+export async function runOwnerQuery(
+  p: Platform,
+  project: ProjectRow,
+  input: QueryInput,
+): Promise<{ results: StatementResult[]; duration_ms: number }> {
   // max 1: the statements may open and end transactions of their own (BEGIN; ...; COMMIT).
   const sql = postgres(projectDbUrl(p, project), {
     max: 1,
@@ -128,7 +148,13 @@ export async function runOwnerQuery(p: Platform, project: ProjectRow, input: Que
 }
 
 /** The audit row of a query: who ran what (the text capped), and whether it failed. */
-export async function auditQuery(p: Platform, projectId: string, accountId: string, query: string, failed: string | null): Promise<void> {
+export async function auditQuery(
+  p: Platform,
+  projectId: string,
+  accountId: string,
+  query: string,
+  failed: string | null,
+): Promise<void> {
   const text = query.length > AUDIT_TEXT ? `${query.slice(0, AUDIT_TEXT)}…` : query;
   await p.dbs.control`insert into platform.config_audit (project_id, area, account_id, changes)
     values (${projectId}, 'database/query', ${accountId}, ${p.dbs.control.json({ query: text, error: failed })})`;

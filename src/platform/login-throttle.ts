@@ -16,7 +16,15 @@
 import ipaddr from 'ipaddr.js';
 import type { Platform } from '../context.ts';
 import { sha256 } from '../secrets.ts';
-import { paceOf, RateLimited, retryAfterSeconds, returnToken, takeToken, type BucketTable, type TokenBucket } from '../db/rate-limit.ts';
+import {
+  paceOf,
+  RateLimited,
+  retryAfterSeconds,
+  returnToken,
+  takeToken,
+  type BucketTable,
+  type TokenBucket,
+} from '../db/rate-limit.ts';
 
 export const LOGIN_PER_ADDRESS = 20;
 export const LOGIN_PER_ACCOUNT = 5;
@@ -33,7 +41,10 @@ export function clientKey(ip: string): string {
   if (!ipaddr.isValid(ip)) return ip;
   const address = ipaddr.process(ip);
   if (address.kind() === 'ipv4') return address.toString();
-  return `${(address as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+  return `${(address as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((p) => p.toString(16))
+    .join(':')}::/64`;
 }
 
 function buckets(email: string, ip: string): TokenBucket[] {
@@ -41,7 +52,13 @@ function buckets(email: string, ip: string): TokenBucket[] {
   // The e-mail as a hash: a fixed size whatever was sent, and nothing a text column refuses.
   return [
     { table: TABLE, bucket: 'login_address', key: clientIp, limit: LOGIN_PER_ADDRESS, refillMs: REFILL_MS },
-    { table: TABLE, bucket: 'login_account', key: `${sha256(email.trim().toLowerCase()).toString('hex')} ${clientIp}`, limit: LOGIN_PER_ACCOUNT, refillMs: REFILL_MS },
+    {
+      table: TABLE,
+      bucket: 'login_account',
+      key: `${sha256(email.trim().toLowerCase()).toString('hex')} ${clientIp}`,
+      limit: LOGIN_PER_ACCOUNT,
+      refillMs: REFILL_MS,
+    },
   ];
 }
 
@@ -50,7 +67,12 @@ function buckets(email: string, ip: string): TokenBucket[] {
  * with Retry-After before `attempt` runs when either bucket is spent; the
  * tokens come back when it succeeds.
  */
-export async function throttledLogin<T>(p: Platform, email: string, clientIp: string, attempt: () => Promise<T>): Promise<T> {
+export async function throttledLogin<T>(
+  p: Platform,
+  email: string,
+  clientIp: string,
+  attempt: () => Promise<T>,
+): Promise<T> {
   const sql = p.dbs.control;
   const spent: TokenBucket[] = [];
   for (const b of buckets(email, clientIp)) {
@@ -59,7 +81,11 @@ export async function throttledLogin<T>(p: Platform, email: string, clientIp: st
     if (!admitted) {
       const retry = retryAfterSeconds(waitMs);
       const what = b.bucket === 'login_account' ? 'for this account from your address' : 'from your address';
-      throw new RateLimited('over_request_rate_limit', `Too many sign-in attempts ${what} (${paceOf(b)}); try again in ${retry} s.`, retry);
+      throw new RateLimited(
+        'over_request_rate_limit',
+        `Too many sign-in attempts ${what} (${paceOf(b)}); try again in ${retry} s.`,
+        retry,
+      );
     }
     spent.push(b);
   }

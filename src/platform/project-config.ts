@@ -33,7 +33,11 @@ export function registerConfigArea(area: string, fields: AreaSpec): void {
 function spec(area: string): AreaSpec {
   // A Map, not an object: "constructor" or "__proto__" in the URL finds nothing.
   const s = configAreas.get(area);
-  if (!s) throw fail('not_found', `There is no config area "${area}"; areas are ${[...configAreas.keys()].sort().join(', ')}.`);
+  if (!s)
+    throw fail(
+      'not_found',
+      `There is no config area "${area}"; areas are ${[...configAreas.keys()].sort().join(', ')}.`,
+    );
   return s;
 }
 
@@ -44,9 +48,14 @@ function withDefaults(area: string, stored: Settings): Settings {
 }
 
 /** Settings as the platform uses them (secrets included); inside an area's transaction too. */
-export async function readSettings(control: Sql | postgres.TransactionSql, projectId: string, area: string): Promise<Settings> {
+export async function readSettings(
+  control: Sql | postgres.TransactionSql,
+  projectId: string,
+  area: string,
+): Promise<Settings> {
   spec(area); // an unknown area is a 404 before any query (a NUL in it could not even be sent)
-  const [row] = await control`select settings from platform.project_config where project_id = ${projectId} and area = ${area}`;
+  const [row] =
+    await control`select settings from platform.project_config where project_id = ${projectId} and area = ${area}`;
   return withDefaults(area, (row?.settings ?? {}) as Settings);
 }
 
@@ -55,12 +64,19 @@ export async function readSettings(control: Sql | postgres.TransactionSql, proje
  * default), oldest first: what a background worker that serves only those
  * projects iterates over (e.g. workflows.enabled).
  */
-export async function projectsWithSettingOn(control: Sql, area: string, field: string): Promise<{ id: string; ref: string }[]> {
+export async function projectsWithSettingOn(
+  control: Sql,
+  area: string,
+  field: string,
+): Promise<{ id: string; ref: string }[]> {
   const setting = spec(area)[field];
   if (setting?.type !== 'boolean') throw new Error(`config/${area}.${field} is not a boolean setting`);
   return (await control`select pr.id, pr.ref from platform.projects pr
     left join platform.project_config c on c.project_id = pr.id and c.area = ${area}
-    where coalesce((c.settings->>${field})::boolean, ${setting.default}) order by pr.created_at`) as unknown as { id: string; ref: string }[];
+    where coalesce((c.settings->>${field})::boolean, ${setting.default}) order by pr.created_at`) as unknown as {
+    id: string;
+    ref: string;
+  }[];
 }
 
 /** Settings as the management API shows them: secret values are never returned. */
@@ -81,7 +97,10 @@ export function validatePatch(area: string, patch: unknown, ctx: CheckContext): 
   for (const [name, value] of Object.entries(patch)) {
     const field = Object.hasOwn(fields, name) ? fields[name] : undefined;
     if (!field) {
-      throw fail('unknown_field', `config/${area} has no field "${name}". Known fields: ${Object.keys(fields).join(', ')}.`);
+      throw fail(
+        'unknown_field',
+        `config/${area} has no field "${name}". Known fields: ${Object.keys(fields).join(', ')}.`,
+      );
     }
     const bad = (why: string) => fail('invalid_field', `config/${area}.${name} ${why}.`);
     if (value === null) {
@@ -94,13 +113,15 @@ export function validatePatch(area: string, patch: unknown, ctx: CheckContext): 
         break;
       case 'integer':
         if (!Number.isInteger(value)) throw bad('must be an integer');
-        if ((value as number) < field.min || (value as number) > field.max) throw bad(`must be between ${field.min} and ${field.max}`);
+        if ((value as number) < field.min || (value as number) > field.max)
+          throw bad(`must be between ${field.min} and ${field.max}`);
         break;
       case 'string': {
         if (typeof value !== 'string') throw bad('must be a string');
         const unstorable = unstorableText(value);
         if (unstorable) throw bad(unstorable);
-        if (field.maxLength !== undefined && value.length > field.maxLength) throw bad(`must be at most ${field.maxLength} characters`);
+        if (field.maxLength !== undefined && value.length > field.maxLength)
+          throw bad(`must be at most ${field.maxLength} characters`);
         const why = field.check?.(value, ctx);
         if (why) throw bad(why);
         break;
@@ -133,7 +154,9 @@ export async function patchSettings(
       const after = value === null ? fields[name]!.default : value;
       if (before === after) continue;
       const secret = fields[name]!.type === 'string' && (fields[name] as { secret?: boolean }).secret;
-      audit[name] = secret ? { from: before ? '********' : null, to: after ? '********' : null } : { from: before, to: after };
+      audit[name] = secret
+        ? { from: before ? '********' : null, to: after ? '********' : null }
+        : { from: before, to: after };
     }
     await tx`insert into platform.project_config (project_id, area, settings, updated_at)
       values (${projectId}, ${area}, ${tx.json(stored)}, now())

@@ -45,7 +45,6 @@ export function newApiKey(type: 'publishable' | 'secret'): string {
   return `sb_${type}_${randomToken(40)}`;
 }
 
-
 export async function createProject(
   p: Platform,
   input: { name: string; organizationId: string; isDefault?: boolean },
@@ -58,7 +57,9 @@ export async function createProject(
   let roleMade = false;
   let dbMade = false;
   try {
-    await admin.unsafe(`create role ${quoteIdent(owner)} login password '${ownerPassword}' nosuperuser nocreatedb nocreaterole noreplication connection limit 50`);
+    await admin.unsafe(
+      `create role ${quoteIdent(owner)} login password '${ownerPassword}' nosuperuser nocreatedb nocreaterole noreplication connection limit 50`,
+    );
     roleMade = true;
     p.faults.hit('project.create.role', { ref });
     await admin.unsafe(`create database ${quoteIdent(dbName)}`);
@@ -88,8 +89,12 @@ export async function createProject(
     })) as ProjectRow;
   } catch (err) {
     await p.dbs.closeProject(dbName);
-    if (dbMade) await admin.unsafe(`drop database if exists ${quoteIdent(dbName)} with (force)`).catch((e) => p.log.error(e, 'cleanup: drop database'));
-    if (roleMade) await admin.unsafe(`drop role if exists ${quoteIdent(owner)}`).catch((e) => p.log.error(e, 'cleanup: drop role'));
+    if (dbMade)
+      await admin
+        .unsafe(`drop database if exists ${quoteIdent(dbName)} with (force)`)
+        .catch((e) => p.log.error(e, 'cleanup: drop database'));
+    if (roleMade)
+      await admin.unsafe(`drop role if exists ${quoteIdent(owner)}`).catch((e) => p.log.error(e, 'cleanup: drop role'));
     throw err;
   }
 }
@@ -142,7 +147,8 @@ export async function projectsOfAccount(sql: Sql, accountId: string): Promise<Pr
  * The project's id as a subquery, for an area's statement that names its
  * project by ref (one round trip; null when there is no such project).
  */
-export const projectIdOf = (sql: Sql | postgres.TransactionSql, ref: string) => sql`(select id from platform.projects where ref = ${ref})`;
+export const projectIdOf = (sql: Sql | postgres.TransactionSql, ref: string) =>
+  sql`(select id from platform.projects where ref = ${ref})`;
 
 /**
  * Locks the project's row against deletion until the transaction ends, so an
@@ -163,7 +169,10 @@ export async function projectRefs(sql: Sql, ids: readonly string[]): Promise<Map
 
 /** Every project, oldest first: what per-project background work iterates over. */
 export async function listProjects(sql: Sql): Promise<Pick<ProjectRow, 'id' | 'ref' | 'db_name'>[]> {
-  return (await sql`select id, ref, db_name from platform.projects order by created_at`) as unknown as Pick<ProjectRow, 'id' | 'ref' | 'db_name'>[];
+  return (await sql`select id, ref, db_name from platform.projects order by created_at`) as unknown as Pick<
+    ProjectRow,
+    'id' | 'ref' | 'db_name'
+  >[];
 }
 
 export async function defaultProject(sql: Sql): Promise<ProjectRow | undefined> {
@@ -174,11 +183,16 @@ export async function defaultProject(sql: Sql): Promise<ProjectRow | undefined> 
 export async function projectApiKeys(p: Platform, projectId: string): Promise<ApiKey[]> {
   const rows = await p.dbs.control`select name, type, key_sealed from platform.api_keys
     where project_id = ${projectId} order by type`;
-  return rows.map((r) => ({ name: r.name as string, type: r.type as ApiKey['type'], api_key: p.master.decrypt(r.key_sealed as string) }));
+  return rows.map((r) => ({
+    name: r.name as string,
+    type: r.type as ApiKey['type'],
+    api_key: p.master.decrypt(r.key_sealed as string),
+  }));
 }
 
 /** Migrates every project database to the newest project migrations (at start), one at a time on a connection closed right after. */
 export async function migrateAllProjects(p: Platform): Promise<void> {
   const rows = await p.dbs.control`select db_name, owner_role from platform.projects order by created_at`;
-  for (const r of rows) await p.dbs.briefly(r.db_name as string, (sql) => migrate(sql, 'project', { owner: r.owner_role as string }));
+  for (const r of rows)
+    await p.dbs.briefly(r.db_name as string, (sql) => migrate(sql, 'project', { owner: r.owner_role as string }));
 }

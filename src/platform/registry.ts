@@ -140,13 +140,18 @@ export class ProjectRegistry {
       findProject(this.p.dbs.control, rt.ref),
       this.p.dbs.control`select kid from platform.signing_keys where project_id = ${rt.id} order by created_at`,
     ]);
-    return row !== undefined && JSON.stringify(row) === JSON.stringify(rt.row) && kids.map((k) => k.kid).join() === [...rt.verifyKeys.keys()].join();
+    return (
+      row !== undefined &&
+      JSON.stringify(row) === JSON.stringify(rt.row) &&
+      kids.map((k) => k.kid).join() === [...rt.verifyKeys.keys()].join()
+    );
   }
 
   private async load(ref: string): Promise<ProjectRuntime | null> {
     const row = await findProject(this.p.dbs.control, ref);
     if (!row) return null;
-    const rows = await this.p.dbs.control`select kid, public_jwk from platform.signing_keys where project_id = ${row.id} order by created_at`;
+    const rows = await this.p.dbs
+      .control`select kid, public_jwk from platform.signing_keys where project_id = ${row.id} order by created_at`;
     const verifyKeys = new Map<string, Key>();
     const keys: PublicJwk[] = [];
     for (const r of rows) {
@@ -170,7 +175,8 @@ export class ProjectRegistry {
   async resolveKey(apiKey: string): Promise<ResolvedKey | null> {
     const known = this.knownKey(apiKey);
     if (known !== undefined) return known;
-    const [row] = await this.p.dbs.control`select project_id, type from platform.api_keys where key_hash = ${sha256(apiKey)}`;
+    const [row] = await this.p.dbs
+      .control`select project_id, type from platform.api_keys where key_hash = ${sha256(apiKey)}`;
     const key = row ? { projectId: row.project_id as string, type: row.type as ResolvedKey['type'] } : null;
     this.keys.set(apiKey, { key });
     return key;

@@ -82,7 +82,10 @@ export class RequestUsage {
     if (quota !== null && count.known + count.pending >= quota) {
       const seconds = Math.max(1, Math.ceil((this.day.to - now) / 1000));
       reply.header('retry-after', String(seconds));
-      throw fail('over_request_quota', `This project has used its daily request quota (${quota} requests per UTC day, config/limits daily_request_quota); it resets in ${seconds} s.`);
+      throw fail(
+        'over_request_quota',
+        `This project has used its daily request quota (${quota} requests per UTC day, config/limits daily_request_quota); it resets in ${seconds} s.`,
+      );
     }
     count.pending++;
   }
@@ -115,7 +118,8 @@ export class RequestUsage {
           else this.p.log.warn({ err, projectId }, 'request usage: counts kept for the next flush');
         }
         // A day that has ended is dropped once flushed; the next request starts the new one.
-        if (count.pending === 0 && count.day !== this.dayOf(this.p.clock.now().getTime())) this.counts.delete(projectId);
+        if (count.pending === 0 && count.day !== this.dayOf(this.p.clock.now().getTime()))
+          this.counts.delete(projectId);
       }
     });
     return this.flushing;
@@ -129,7 +133,8 @@ export class RequestUsage {
 
 /** The newest USAGE_DAYS days of counts, newest first. */
 export async function usageOf(p: Platform, projectId: string): Promise<{ day: string; requests: number }[]> {
-  const rows = await p.dbs.control`select to_char(day, 'YYYY-MM-DD') as day, requests::float8 as requests from platform.request_usage
+  const rows = await p.dbs
+    .control`select to_char(day, 'YYYY-MM-DD') as day, requests::float8 as requests from platform.request_usage
     where project_id = ${projectId} order by day desc limit ${USAGE_DAYS}`;
   return rows.map((r) => ({ day: r.day as string, requests: r.requests as number }));
 }

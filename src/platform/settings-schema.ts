@@ -12,7 +12,13 @@ export interface CheckContext {
 }
 
 export type FieldSpec =
-  | { type: 'string'; default: string | null; maxLength?: number; secret?: boolean; check?: (v: string, ctx: CheckContext) => string | null }
+  | {
+      type: 'string';
+      default: string | null;
+      maxLength?: number;
+      secret?: boolean;
+      check?: (v: string, ctx: CheckContext) => string | null;
+    }
   | { type: 'integer'; default: number | null; min: number; max: number }
   | { type: 'boolean'; default: boolean };
 

@@ -16,7 +16,9 @@ export interface PublicJwk extends JWK {
   y: string;
 }
 
-export async function newSigningKey(master: MasterKey): Promise<{ kid: string; publicJwk: PublicJwk; privateSealed: string }> {
+export async function newSigningKey(
+  master: MasterKey,
+): Promise<{ kid: string; publicJwk: PublicJwk; privateSealed: string }> {
   const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
   const pub = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(pub, 'sha256');

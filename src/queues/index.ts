@@ -31,12 +31,19 @@ export function isValidQueueName(name: unknown): name is string {
 
 function checkName(queue: string): void {
   if (!isValidQueueName(queue)) {
-    throw fail('invalid_queue', `Invalid queue name ${JSON.stringify(queue)}: use a lower-case letter followed by up to 47 lower-case letters, digits or underscores.`);
+    throw fail(
+      'invalid_queue',
+      `Invalid queue name ${JSON.stringify(queue)}: use a lower-case letter followed by up to 47 lower-case letters, digits or underscores.`,
+    );
   }
 }
 
 /** Runs fn in one transaction as the owner of the queue's table. */
-async function asQueueOwner<T>(sql: postgres.Sql, queue: string, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+async function asQueueOwner<T>(
+  sql: postgres.Sql,
+  queue: string,
+  fn: (tx: postgres.TransactionSql) => Promise<T>,
+): Promise<T> {
   checkName(queue);
   try {
     return (await sql.begin(async (tx) => {
@@ -67,7 +74,8 @@ export async function sendMessage(sql: postgres.Sql, queue: string, msg: unknown
     sql,
     queue,
     // As text: postgres.js sends sql.json(null) as SQL NULL, and a JSON null body must stay JSON null.
-    (tx) => tx`select id::text from pgmq.send(${queue}::text, ${JSON.stringify(msg === undefined ? null : msg)}::text::jsonb, ${delaySeconds}::integer) as id`,
+    (tx) =>
+      tx`select id::text from pgmq.send(${queue}::text, ${JSON.stringify(msg === undefined ? null : msg)}::text::jsonb, ${delaySeconds}::integer) as id`,
   );
   return row.id as string;
 }
@@ -79,7 +87,12 @@ export async function queueExists(sql: postgres.Sql, queue: string): Promise<boo
 }
 
 /** Claims up to qty visible messages, hidden from other readers for vtSeconds. */
-export async function readMessages(sql: postgres.Sql, queue: string, vtSeconds: number, qty: number): Promise<QueueMessage[]> {
+export async function readMessages(
+  sql: postgres.Sql,
+  queue: string,
+  vtSeconds: number,
+  qty: number,
+): Promise<QueueMessage[]> {
   const rows = await asQueueOwner(
     sql,
     queue,
@@ -96,12 +109,28 @@ export async function readMessages(sql: postgres.Sql, queue: string, vtSeconds: 
   }));
 }
 
-export async function deleteMessage(sql: postgres.Sql, queue: string, msgId: string | number | bigint): Promise<boolean> {
-  const [row] = await asQueueOwner(sql, queue, (tx) => tx`select pgmq.delete(${queue}::text, ${String(msgId)}::bigint) as done`);
+export async function deleteMessage(
+  sql: postgres.Sql,
+  queue: string,
+  msgId: string | number | bigint,
+): Promise<boolean> {
+  const [row] = await asQueueOwner(
+    sql,
+    queue,
+    (tx) => tx`select pgmq.delete(${queue}::text, ${String(msgId)}::bigint) as done`,
+  );
   return row.done as boolean;
 }
 
-export async function archiveMessage(sql: postgres.Sql, queue: string, msgId: string | number | bigint): Promise<boolean> {
-  const [row] = await asQueueOwner(sql, queue, (tx) => tx`select pgmq.archive(${queue}::text, ${String(msgId)}::bigint) as done`);
+export async function archiveMessage(
+  sql: postgres.Sql,
+  queue: string,
+  msgId: string | number | bigint,
+): Promise<boolean> {
+  const [row] = await asQueueOwner(
+    sql,
+    queue,
+    (tx) => tx`select pgmq.archive(${queue}::text, ${String(msgId)}::bigint) as done`,
+  );
   return row.done as boolean;
 }

@@ -34,12 +34,19 @@ export async function channelPolicies(sql: Sql, caller: Caller, subTopic: string
   if (caller.role === 'service_role') return OPEN;
   try {
     await sql.begin(async (tx) => {
-      const probes = await tx`insert into realtime.messages (topic, extension) values (${subTopic}, 'broadcast'), (${subTopic}, 'presence') returning id, extension`;
+      const probes =
+        await tx`insert into realtime.messages (topic, extension) values (${subTopic}, 'broadcast'), (${subTopic}, 'presence') returning id, extension`;
       await settings(tx as unknown as Sql, caller, subTopic);
-      const seen = new Set((await tx`select extension from realtime.messages where id in ${tx(probes.map((p) => p.id as string))}`).map((r) => r.extension as string));
+      const seen = new Set(
+        (await tx`select extension from realtime.messages where id in ${tx(probes.map((p) => p.id as string))}`).map(
+          (r) => r.extension as string,
+        ),
+      );
       const write = async (extension: string) => {
         try {
-          await tx.savepoint((sp) => sp`insert into realtime.messages (topic, extension) values (${subTopic}, ${extension})`);
+          await tx.savepoint(
+            (sp) => sp`insert into realtime.messages (topic, extension) values (${subTopic}, ${extension})`,
+          );
           return true;
         } catch (err) {
           if ((err as { code?: string }).code === '42501') return false; // new row violates row-level security policy

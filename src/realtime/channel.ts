@@ -16,7 +16,10 @@ import { isObject } from '../rest/errors.ts';
 
 /** A refusal sent as an error reply; `reason` starts with a code, as Supabase's do. */
 export class Refusal extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(`${code}: ${message}`);
   }
 }
@@ -67,8 +70,10 @@ export class Channel {
   /** Checks a phx_join and joins; a Refusal says why not. */
   static async join(conn: ChannelSocket, msg: Message): Promise<Channel> {
     const topic = msg.topic;
-    if (Buffer.byteLength(topic) > MAX_TOPIC_BYTES) throw new Refusal('TopicTooLong', `a topic is at most ${MAX_TOPIC_BYTES} bytes`);
-    if (!topic.startsWith('realtime:') || topic === 'realtime:') throw new Refusal('UnknownTopic', 'topics are "realtime:<name>"');
+    if (Buffer.byteLength(topic) > MAX_TOPIC_BYTES)
+      throw new Refusal('TopicTooLong', `a topic is at most ${MAX_TOPIC_BYTES} bytes`);
+    if (!topic.startsWith('realtime:') || topic === 'realtime:')
+      throw new Refusal('UnknownTopic', 'topics are "realtime:<name>"');
     const config = isObject(msg.payload.config) ? msg.payload.config : {};
     const broadcast = isObject(config.broadcast) ? config.broadcast : {};
     const presence = isObject(config.presence) ? config.presence : {};
@@ -92,8 +97,20 @@ export class Channel {
       throw err;
     }
     const key = typeof presence.key === 'string' && presence.key ? presence.key.slice(0, 255) : randomUUID();
-    const ch = new Channel(conn, hub, topic, msg.join_ref ?? msg.ref, isPrivate, caller, policies, bindings,
-      broadcast.self === true, broadcast.ack === true, presence.enabled === true, key);
+    const ch = new Channel(
+      conn,
+      hub,
+      topic,
+      msg.join_ref ?? msg.ref,
+      isPrivate,
+      caller,
+      policies,
+      bindings,
+      broadcast.self === true,
+      broadcast.ack === true,
+      presence.enabled === true,
+      key,
+    );
     ch.armExpiry(exp);
     return ch;
   }
@@ -131,11 +148,17 @@ export class Channel {
 
   receiveBroadcast(b: UserBroadcast): void {
     if (this.closed || !this.policies.broadcastRead) return;
-    if (!this.conn.sendBroadcast(b)) this.systemMessage('broadcast', 'error', `A binary broadcast on "${this.subTopic}" cannot be delivered over protocol 1.0.0; connect with vsn=2.0.0.`);
+    if (!this.conn.sendBroadcast(b))
+      this.systemMessage(
+        'broadcast',
+        'error',
+        `A binary broadcast on "${this.subTopic}" cannot be delivered over protocol 1.0.0; connect with vsn=2.0.0.`,
+      );
   }
 
   receivePresenceDiff(diff: PresenceDiff): void {
-    if (this.presenceEnabled && this.policies.presenceRead) this.push('presence_diff', diff as unknown as Record<string, unknown>);
+    if (this.presenceEnabled && this.policies.presenceRead)
+      this.push('presence_diff', diff as unknown as Record<string, unknown>);
   }
 
   // ---- incoming
@@ -151,20 +174,26 @@ export class Channel {
         await this.swapToken(msg.payload.access_token);
         return null;
       default:
-        throw new Refusal('UnknownEvent', `unknown event "${msg.event.slice(0, 100)}" on a channel; events are broadcast, presence, access_token, phx_leave`);
+        throw new Refusal(
+          'UnknownEvent',
+          `unknown event "${msg.event.slice(0, 100)}" on a channel; events are broadcast, presence, access_token, phx_leave`,
+        );
     }
   }
 
   private async broadcast(payload: Record<string, unknown>): Promise<Record<string, unknown> | null> {
-    if (typeof payload.event !== 'string') throw new Refusal('InvalidBroadcast', 'a broadcast needs {type: "broadcast", event, payload}');
+    if (typeof payload.event !== 'string')
+      throw new Refusal('InvalidBroadcast', 'a broadcast needs {type: "broadcast", event, payload}');
     const body = JSON.stringify(payload.payload ?? {});
     return this.sendBroadcast({ topic: this.topic, event: payload.event, body, encoding: 'json' });
   }
 
   /** A broadcast from this channel's client (JSON push or binary frame). */
   async sendBroadcast(b: UserBroadcast): Promise<Record<string, unknown> | null> {
-    if (!this.policies.broadcastWrite) throw new Refusal('Unauthorized', `You do not have permissions to write to this Channel topic: ${this.subTopic}`);
-    if (Buffer.byteLength(b.event) > 255) throw new Refusal('InvalidBroadcast', 'a broadcast event name is at most 255 bytes');
+    if (!this.policies.broadcastWrite)
+      throw new Refusal('Unauthorized', `You do not have permissions to write to this Channel topic: ${this.subTopic}`);
+    if (Buffer.byteLength(b.event) > 255)
+      throw new Refusal('InvalidBroadcast', 'a broadcast event name is at most 255 bytes');
     await this.hub.broadcast(this, { ...b, topic: this.topic });
     return this.ack ? {} : null;
   }
@@ -174,7 +203,11 @@ export class Channel {
     if (event === 'track') {
       const meta = payload.payload ?? {};
       if (!isObject(meta)) throw new Refusal('InvalidPresence', 'Presence track payload must be a map');
-      if (!this.policies.presenceWrite) throw new Refusal('Unauthorized', `You do not have permissions to track presence on this Channel topic: ${this.subTopic}`);
+      if (!this.policies.presenceWrite)
+        throw new Refusal(
+          'Unauthorized',
+          `You do not have permissions to track presence on this Channel topic: ${this.subTopic}`,
+        );
       const first = !this.presenceEnabled;
       this.presenceEnabled = true;
       await this.hub.track(this, meta);
@@ -195,7 +228,9 @@ export class Channel {
     try {
       next = await this.conn.callerFor(token);
     } catch (err) {
-      return this.shutdown(err instanceof Refusal || err instanceof HearthError ? err.message : 'The access token could not be checked.');
+      return this.shutdown(
+        err instanceof Refusal || err instanceof HearthError ? err.message : 'The access token could not be checked.',
+      );
     }
     if (this.isPrivate) {
       const policies = await channelPolicies(this.hub.sql, next.caller, this.subTopic);
@@ -215,7 +250,10 @@ export class Channel {
     if (exp === null) return;
     const ms = exp * 1000 - this.conn.clock.now().getTime();
     // (setTimeout's longest delay is about 24.8 days.)
-    this.expiry = setTimeout(() => this.shutdown('Token has expired: refresh the session and send the new access_token.'), Math.min(Math.max(ms, 0), 2 ** 31 - 1));
+    this.expiry = setTimeout(
+      () => this.shutdown('Token has expired: refresh the session and send the new access_token.'),
+      Math.min(Math.max(ms, 0), 2 ** 31 - 1),
+    );
     this.expiry.unref();
   }
 

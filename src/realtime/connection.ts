@@ -15,7 +15,16 @@ import { verifyAccessToken, type DataPlaneAuth } from '../http/credentials.ts';
 import { Channel, Refusal } from './channel.ts';
 import type { ProjectHub } from './hub.ts';
 import type { Gauge, PerSecond } from './limits.ts';
-import { decodeBinary, decodeText, encodeBroadcast, FrameError, reply, type Message, type UserBroadcast, type Vsn } from './protocol.ts';
+import {
+  decodeBinary,
+  decodeText,
+  encodeBroadcast,
+  FrameError,
+  reply,
+  type Message,
+  type UserBroadcast,
+  type Vsn,
+} from './protocol.ts';
 import type { RealtimeLimits } from './settings.ts';
 
 /** Tests shorten these. */
@@ -77,7 +86,10 @@ export class Connection {
   private sendFrame(frame: string | Buffer): void {
     if (this.closed) return;
     if (this.ws.bufferedAmount > socketLimits.maxBufferedBytes) {
-      this.deps.log.warn({ project: this.project.ref, buffered: this.ws.bufferedAmount }, 'realtime: slow client disconnected');
+      this.deps.log.warn(
+        { project: this.project.ref, buffered: this.ws.bufferedAmount },
+        'realtime: slow client disconnected',
+      );
       this.ws.terminate();
       this.onClose();
       return;
@@ -86,9 +98,10 @@ export class Connection {
   }
 
   sendMessage(joinRef: string | null, ref: string | null, topic: string, event: string, payloadJson: string): void {
-    const frame = this.vsn === '2.0.0'
-      ? `[${JSON.stringify(joinRef)},${JSON.stringify(ref)},${JSON.stringify(topic)},${JSON.stringify(event)},${payloadJson}]`
-      : `{"join_ref":${JSON.stringify(joinRef)},"ref":${JSON.stringify(ref)},"topic":${JSON.stringify(topic)},"event":${JSON.stringify(event)},"payload":${payloadJson}}`;
+    const frame =
+      this.vsn === '2.0.0'
+        ? `[${JSON.stringify(joinRef)},${JSON.stringify(ref)},${JSON.stringify(topic)},${JSON.stringify(event)},${payloadJson}]`
+        : `{"join_ref":${JSON.stringify(joinRef)},"ref":${JSON.stringify(ref)},"topic":${JSON.stringify(topic)},"event":${JSON.stringify(event)},"payload":${payloadJson}}`;
     this.sendFrame(frame);
   }
 
@@ -100,7 +113,11 @@ export class Connection {
     return true;
   }
 
-  private reply(msg: { join_ref: string | null; ref: string | null; topic: string }, status: 'ok' | 'error', response: Record<string, unknown>): void {
+  private reply(
+    msg: { join_ref: string | null; ref: string | null; topic: string },
+    status: 'ok' | 'error',
+    response: Record<string, unknown>,
+  ): void {
     this.sendFrame(reply(this.vsn, msg.join_ref, msg.ref, msg.topic, status, response));
   }
 
@@ -109,7 +126,9 @@ export class Connection {
   private onFrame(data: Buffer, isBinary: boolean): void {
     this.lastSeen = Date.now();
     if (this.queued >= socketLimits.maxQueuedFrames) {
-      this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', { reason: `TooManyPendingMessages: more than ${socketLimits.maxQueuedFrames} messages are waiting on this socket` });
+      this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', {
+        reason: `TooManyPendingMessages: more than ${socketLimits.maxQueuedFrames} messages are waiting on this socket`,
+      });
       return;
     }
     this.queued++;
@@ -128,7 +147,9 @@ export class Connection {
         if (this.vsn !== '2.0.0') throw new FrameError('binary frames need vsn=2.0.0');
         push = decodeBinary(data);
       } catch (err) {
-        return this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', { reason: `MalformedMessage: ${(err as Error).message}` });
+        return this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', {
+          reason: `MalformedMessage: ${(err as Error).message}`,
+        });
       }
       const target = { join_ref: push.join_ref, ref: push.ref, topic: push.broadcast.topic };
       return this.guard(target, async () => {
@@ -141,7 +162,9 @@ export class Connection {
     try {
       msg = decodeText(this.vsn, data.toString('utf8'));
     } catch (err) {
-      return this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', { reason: `MalformedMessage: ${(err as Error).message}` });
+      return this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', {
+        reason: `MalformedMessage: ${(err as Error).message}`,
+      });
     }
     if (msg.topic === 'phoenix' && msg.event === 'heartbeat') return this.reply(msg, 'ok', {});
     if (msg.event === 'phx_join') return this.guard(msg, () => this.join(msg, limits));
@@ -158,7 +181,10 @@ export class Connection {
   }
 
   /** Runs fn and replies with its response (none for null); a Refusal or HearthError is an error reply. */
-  private async guard(msg: { join_ref: string | null; ref: string | null; topic: string }, fn: () => Promise<Record<string, unknown> | null>): Promise<void> {
+  private async guard(
+    msg: { join_ref: string | null; ref: string | null; topic: string },
+    fn: () => Promise<Record<string, unknown> | null>,
+  ): Promise<void> {
     try {
       const response = await fn();
       if (response) this.reply(msg, 'ok', response);
@@ -177,23 +203,37 @@ export class Connection {
   }
 
   private checkEvent(limits: RealtimeLimits, size: number): void {
-    if (size > limits.maxPayloadBytes) throw new Refusal('PayloadTooLarge', `a message is at most ${limits.maxPayloadBytes} bytes (config/realtime max_payload_size_in_kb)`);
+    if (size > limits.maxPayloadBytes)
+      throw new Refusal(
+        'PayloadTooLarge',
+        `a message is at most ${limits.maxPayloadBytes} bytes (config/realtime max_payload_size_in_kb)`,
+      );
     if (!this.deps.events.take(this.project.id, limits.maxEventsPerSecond)) {
-      throw new Refusal('RateLimitReached', `Too many messages per second (config/realtime max_events_per_second is ${limits.maxEventsPerSecond})`);
+      throw new Refusal(
+        'RateLimitReached',
+        `Too many messages per second (config/realtime max_events_per_second is ${limits.maxEventsPerSecond})`,
+      );
     }
   }
 
   /** Replies itself (the ok reply must go out before the presence state). */
   private async join(msg: Message, limits: RealtimeLimits): Promise<null> {
     if (this.refusal) throw this.refusal;
-    if (!limits.enabled) throw new Refusal('RealtimeDisabledForTenant', 'Realtime is disabled for this project (config/realtime enabled)');
+    if (!limits.enabled)
+      throw new Refusal('RealtimeDisabledForTenant', 'Realtime is disabled for this project (config/realtime enabled)');
     const existing = this.channels.get(msg.topic);
     if (existing) this.forget(existing); // a second join of a topic replaces the first, as in Phoenix
     if (this.channels.size >= limits.maxChannelsPerClient) {
-      throw new Refusal('ChannelRateLimitReached', `Too many channels on this socket (config/realtime max_channels_per_client is ${limits.maxChannelsPerClient})`);
+      throw new Refusal(
+        'ChannelRateLimitReached',
+        `Too many channels on this socket (config/realtime max_channels_per_client is ${limits.maxChannelsPerClient})`,
+      );
     }
     if (!this.deps.joins.take(this.project.id, limits.maxJoinsPerSecond)) {
-      throw new Refusal('ClientJoinRateLimitReached', `Too many joins per second (config/realtime max_joins_per_second is ${limits.maxJoinsPerSecond})`);
+      throw new Refusal(
+        'ClientJoinRateLimitReached',
+        `Too many joins per second (config/realtime max_joins_per_second is ${limits.maxJoinsPerSecond})`,
+      );
     }
     const ch = await Channel.join(this, msg);
     if (this.closed) {
@@ -216,7 +256,8 @@ export class Connection {
     if (!token) return { caller: this.keyAuth.caller, exp: null };
     if (token.startsWith('sb_')) {
       const key = await this.deps.registry.resolveKey(token);
-      if (!key || key.projectId !== this.project.id) throw new Refusal('InvalidJWTToken', 'the access_token is not a key of this project');
+      if (!key || key.projectId !== this.project.id)
+        throw new Refusal('InvalidJWTToken', 'the access_token is not a key of this project');
       const role = key.type === 'secret' ? 'service_role' : 'anon';
       return { caller: { role, claims: { role, iss: 'hearth', ref: this.project.ref } }, exp: null };
     }
@@ -229,8 +270,10 @@ export class Connection {
       throw err;
     }
     const role = claims.role;
-    if (role !== 'anon' && role !== 'authenticated' && role !== 'service_role') throw new Refusal('InvalidJWTToken', 'the access token carries an unknown role');
-    if (typeof claims.exp !== 'number') throw new Refusal('InvalidJWTToken', 'Fields `role` and `exp` are required in JWT');
+    if (role !== 'anon' && role !== 'authenticated' && role !== 'service_role')
+      throw new Refusal('InvalidJWTToken', 'the access token carries an unknown role');
+    if (typeof claims.exp !== 'number')
+      throw new Refusal('InvalidJWTToken', 'Fields `role` and `exp` are required in JWT');
     return { caller: { role, claims: claims as Record<string, unknown> }, exp: claims.exp };
   }
 

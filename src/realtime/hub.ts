@@ -96,9 +96,17 @@ export class ProjectHub {
   ready(): Promise<unknown> {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
-    this.listener ??= listenOwnConnection(this.sql, RELAY_CHANNEL, (body) => this.onRelay(body), () => this.onListenerLost());
+    this.listener ??= listenOwnConnection(
+      this.sql,
+      RELAY_CHANNEL,
+      (body) => this.onRelay(body),
+      () => this.onListenerLost(),
+    );
     this.listener.catch(() => (this.listener = null));
-    this.timer ??= setInterval(() => void this.maintain().catch((err) => this.p.log.warn({ err }, 'realtime maintenance failed')), hubTimers.presenceKeepaliveMs).unref();
+    this.timer ??= setInterval(
+      () => void this.maintain().catch((err) => this.p.log.warn({ err }, 'realtime maintenance failed')),
+      hubTimers.presenceKeepaliveMs,
+    ).unref();
     return this.listener;
   }
 
@@ -106,8 +114,16 @@ export class ProjectHub {
     this.listener = null;
     if (this.closed) return;
     // Notifications sent while no connection listened are lost: say so to every channel.
-    for (const set of this.topics.values()) for (const ch of set) ch.systemMessage('system', 'error', 'The realtime relay connection to the database was lost; messages sent until it is back may be missing.');
-    this.ready().catch((err) => this.p.log.warn({ err, project: this.project.ref }, 'realtime: the relay connection could not be restored'));
+    for (const set of this.topics.values())
+      for (const ch of set)
+        ch.systemMessage(
+          'system',
+          'error',
+          'The realtime relay connection to the database was lost; messages sent until it is back may be missing.',
+        );
+    this.ready().catch((err) =>
+      this.p.log.warn({ err, project: this.project.ref }, 'realtime: the relay connection could not be restored'),
+    );
   }
 
   add(ch: Subscriber): void {
@@ -149,7 +165,9 @@ export class ProjectHub {
     this.deliverBroadcast(from.topicKey, b, from.selfBroadcast ? null : from);
     const payload = b.encoding === 'json' ? (b.body as string) : 'null';
     const bin = b.encoding === 'binary' ? `,"bin":${JSON.stringify((b.body as Buffer).toString('base64'))}` : '';
-    await this.send(`{"k":"b","origin":"${this.node}","topic":${JSON.stringify(from.subTopic)},"private":${from.isPrivate},"event":${JSON.stringify(b.event)}${bin},"payload":${payload}}`);
+    await this.send(
+      `{"k":"b","origin":"${this.node}","topic":${JSON.stringify(from.subTopic)},"private":${from.isPrivate},"event":${JSON.stringify(b.event)}${bin},"payload":${payload}}`,
+    );
   }
 
   /** Sends one relay body to every process (this one included). */
@@ -182,7 +200,11 @@ export class ProjectHub {
     if (!ref) return;
     ch.presenceRef = null;
     const [old] = await this.sql`delete from realtime.presences where ref = ${ref} returning meta`;
-    if (old) await this.presenceDiff(ch.topicKey, { joins: {}, leaves: { [ch.presenceKey]: { metas: [old.meta as Record<string, unknown>] } } });
+    if (old)
+      await this.presenceDiff(ch.topicKey, {
+        joins: {},
+        leaves: { [ch.presenceKey]: { metas: [old.meta as Record<string, unknown>] } },
+      });
   }
 
   private async presenceDiff(topicKey: string, diff: PresenceDiff): Promise<void> {
@@ -210,7 +232,10 @@ export class ProjectHub {
     const stale = await this.sql`delete from realtime.presences
       where seen_at < now() - make_interval(secs => ${hubTimers.presenceStaleMs / 1000}) returning topic, key, meta`;
     for (const r of stale) {
-      await this.presenceDiff(r.topic as string, { joins: {}, leaves: { [r.key as string]: { metas: [r.meta as Record<string, unknown>] } } });
+      await this.presenceDiff(r.topic as string, {
+        joins: {},
+        leaves: { [r.key as string]: { metas: [r.meta as Record<string, unknown>] } },
+      });
     }
     await pruneRelayed(this.sql);
   }
@@ -235,11 +260,24 @@ export class ProjectHub {
       const topic = String(body.topic);
       const key = topicKeyOf(topic, body.private === true);
       const b: UserBroadcast = body.bin
-        ? { topic: `realtime:${topic}`, event: String(body.event), body: Buffer.from(String(body.bin), 'base64'), encoding: 'binary' }
-        : { topic: `realtime:${topic}`, event: String(body.event), body: JSON.stringify(body.payload ?? {}), encoding: 'json' };
+        ? {
+            topic: `realtime:${topic}`,
+            event: String(body.event),
+            body: Buffer.from(String(body.bin), 'base64'),
+            encoding: 'binary',
+          }
+        : {
+            topic: `realtime:${topic}`,
+            event: String(body.event),
+            body: JSON.stringify(body.payload ?? {}),
+            encoding: 'json',
+          };
       this.deliverBroadcast(key, b, null);
     } else if (body.k === 'p') {
-      this.deliverPresence(String(body.topic), { joins: (body.joins ?? {}) as Metas, leaves: (body.leaves ?? {}) as Metas });
+      this.deliverPresence(String(body.topic), {
+        joins: (body.joins ?? {}) as Metas,
+        leaves: (body.leaves ?? {}) as Metas,
+      });
     } else if (body.k === 'c') {
       this.onChange(body as unknown as Change);
     }
@@ -251,20 +289,32 @@ export class ProjectHub {
   private onChange(c: Change): void {
     if (!this.changeChannels.size) return;
     if (this.pending >= MAX_PENDING_CHANGES) {
-      for (const ch of this.changeChannels) ch.systemMessage('postgres_changes', 'error', `A change to ${c.schema}.${c.table} was not delivered: more than ${MAX_PENDING_CHANGES} changes are waiting for their RLS check.`);
+      for (const ch of this.changeChannels)
+        ch.systemMessage(
+          'postgres_changes',
+          'error',
+          `A change to ${c.schema}.${c.table} was not delivered: more than ${MAX_PENDING_CHANGES} changes are waiting for their RLS check.`,
+        );
       return;
     }
     this.pending++;
     const work = this.prepare(c).catch((err) => {
       this.p.log.error({ err, table: `${c.schema}.${c.table}` }, 'realtime: a change could not be checked');
       return () => {
-        for (const ch of this.changeChannels) ch.systemMessage('postgres_changes', 'error', `A change to ${c.schema}.${c.table} could not be checked against RLS and was not delivered.`);
+        for (const ch of this.changeChannels)
+          ch.systemMessage(
+            'postgres_changes',
+            'error',
+            `A change to ${c.schema}.${c.table} could not be checked against RLS and was not delivered.`,
+          );
       };
     });
-    this.ordered = this.ordered.then(() => work).then((deliver) => {
-      this.pending--;
-      deliver?.();
-    });
+    this.ordered = this.ordered
+      .then(() => work)
+      .then((deliver) => {
+        this.pending--;
+        deliver?.();
+      });
   }
 
   /** Who receives the change (one RLS query for all subscribers that need it), as a function that sends it. */
@@ -286,7 +336,11 @@ export class ProjectHub {
       const pk: Record<string, unknown> = {};
       for (const k of rel.primaryKey) pk[k] = c.record?.[k];
       // (JSON text cast in SQL: postgres.js would encode a string parameter typed jsonb once more.)
-      const [row] = await this.sql.unsafe('select realtime.visible_to($1, $2::text::jsonb, $3::text::jsonb) as v', [rel.visibleSql, JSON.stringify(pk), `[${claims.join(',')}]`]);
+      const [row] = await this.sql.unsafe('select realtime.visible_to($1, $2::text::jsonb, $3::text::jsonb) as v', [
+        rel.visibleSql,
+        JSON.stringify(pk),
+        `[${claims.join(',')}]`,
+      ]);
       const ok = new Set((row!.v as number[]).map((i) => claims[i - 1]));
       for (const t of checked) if (ok.has(t.ch.claimsJson)) visible.add(t);
     }
@@ -300,7 +354,8 @@ export class ProjectHub {
   /** The project is gone or changed: its channels are told (realtime-js rejoins on phx_error) and the relay closed. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const set of this.topics.values()) for (const ch of [...set]) ch.fail('The project was changed or removed; rejoin.');
+    for (const set of this.topics.values())
+      for (const ch of [...set]) ch.fail('The project was changed or removed; rejoin.');
     if (this.idleTimer) clearTimeout(this.idleTimer);
     if (this.timer) clearInterval(this.timer);
     const l = this.listener;

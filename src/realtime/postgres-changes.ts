@@ -54,10 +54,14 @@ function listValues(text: string): string[] {
 
 function parseFilter(text: string, rel: Relation | null): Filter {
   const m = /^([^=]+)=([a-z]+)\.(.*)$/s.exec(text);
-  if (!m || !OPS.has(m[2]!)) throw new BindingError(`filter "${text.slice(0, 100)}" must be column=op.value with op one of eq, neq, lt, lte, gt, gte, in`);
+  if (!m || !OPS.has(m[2]!))
+    throw new BindingError(
+      `filter "${text.slice(0, 100)}" must be column=op.value with op one of eq, neq, lt, lte, gt, gte, in`,
+    );
   const [, column, op, raw] = m as unknown as [string, string, string, string];
   const col = rel?.columns.find((c) => c.name === column);
-  if (rel && !col) throw new BindingError(`filter column "${column.slice(0, 100)}" does not exist in ${rel.schema}.${rel.table}`);
+  if (rel && !col)
+    throw new BindingError(`filter column "${column.slice(0, 100)}" does not exist in ${rel.schema}.${rel.table}`);
   const values = op === 'in' ? listValues(raw) : [raw];
   const numeric = !!col && NUMERIC.has(col.type);
   if (numeric && values.some((v) => v === '' || Number.isNaN(Number(v)))) {
@@ -80,9 +84,12 @@ export async function parseBindings(raw: unknown, role: DbRole, relations: Relat
     const { event, schema, table, filter } = b as Record<string, unknown>;
     const ev = typeof event === 'string' ? event.toUpperCase() : '';
     if (!EVENTS.has(ev)) throw new BindingError('event must be one of INSERT, UPDATE, DELETE, *');
-    if (typeof schema !== 'string' || !schema || schema.length > 63) throw new BindingError('schema must be a schema name or *');
-    if (table !== undefined && table !== null && (typeof table !== 'string' || table.length > 63)) throw new BindingError('table must be a table name');
-    if (filter !== undefined && filter !== null && (typeof filter !== 'string' || filter.length > 1000)) throw new BindingError('filter must be a string of at most 1000 characters');
+    if (typeof schema !== 'string' || !schema || schema.length > 63)
+      throw new BindingError('schema must be a schema name or *');
+    if (table !== undefined && table !== null && (typeof table !== 'string' || table.length > 63))
+      throw new BindingError('table must be a table name');
+    if (filter !== undefined && filter !== null && (typeof filter !== 'string' || filter.length > 1000))
+      throw new BindingError('filter must be a string of at most 1000 characters');
     const tableName = (table as string | undefined) || null;
     if (tableName === '*' && filter) throw new BindingError('a filter needs a table');
     let rel: Relation | null = null;
@@ -90,10 +97,14 @@ export async function parseBindings(raw: unknown, role: DbRole, relations: Relat
       if (schema === '*') throw new BindingError('a table needs a schema');
       rel = await relations.byName(schema, tableName);
       if (!rel?.selectable[role]) {
-        throw new BindingError(`Unable to subscribe to changes of ${schema}.${tableName}: the table does not exist or role ${role} may not select it`);
+        throw new BindingError(
+          `Unable to subscribe to changes of ${schema}.${tableName}: the table does not exist or role ${role} may not select it`,
+        );
       }
       if (rel.rls && role !== 'service_role' && !rel.primaryKey.length) {
-        throw new BindingError(`${schema}.${tableName} has row level security but no primary key: changes are checked against RLS by primary key`);
+        throw new BindingError(
+          `${schema}.${tableName} has row level security but no primary key: changes are checked against RLS by primary key`,
+        );
       }
     } else if (filter) throw new BindingError('a filter needs a table');
     out.push({
@@ -102,7 +113,12 @@ export async function parseBindings(raw: unknown, role: DbRole, relations: Relat
       schema,
       table: tableName === '*' ? null : tableName,
       filter: filter ? parseFilter(filter as string, rel) : null,
-      echo: { event: event as string, schema, ...(table ? { table: table as string } : {}), ...(filter ? { filter: filter as string } : {}) },
+      echo: {
+        event: event as string,
+        schema,
+        ...(table ? { table: table as string } : {}),
+        ...(filter ? { filter: filter as string } : {}),
+      },
     });
   }
   return out;

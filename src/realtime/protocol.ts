@@ -50,7 +50,8 @@ export function decodeText(vsn: Vsn, text: string): Message {
   }
   let join_ref: unknown, ref: unknown, topic: unknown, event: unknown, payload: unknown;
   if (vsn === '2.0.0') {
-    if (!Array.isArray(parsed) || parsed.length !== 5) throw new FrameError('a 2.0.0 frame must be [join_ref, ref, topic, event, payload]');
+    if (!Array.isArray(parsed) || parsed.length !== 5)
+      throw new FrameError('a 2.0.0 frame must be [join_ref, ref, topic, event, payload]');
     [join_ref, ref, topic, event, payload] = parsed;
   } else {
     if (!isObject(parsed)) throw new FrameError('a 1.0.0 frame must be an object {topic, event, payload, ref}');
@@ -65,7 +66,8 @@ export function decodeText(vsn: Vsn, text: string): Message {
 /** A binary frame (2.0.0 only): the client's user broadcast push. */
 /** (The metadata, realtime-js's allowed payload keys, is read past and not relayed.) */
 export function decodeBinary(frame: Buffer): { join_ref: string | null; ref: string | null; broadcast: UserBroadcast } {
-  if (frame.length < 7 || frame[0] !== KIND_USER_BROADCAST_PUSH) throw new FrameError('a binary frame must be a user broadcast push (kind 3)');
+  if (frame.length < 7 || frame[0] !== KIND_USER_BROADCAST_PUSH)
+    throw new FrameError('a binary frame must be a user broadcast push (kind 3)');
   const lengths = [frame[1]!, frame[2]!, frame[3]!, frame[4]!, frame[5]!];
   const encoding = frame[6];
   let offset = 7;
@@ -99,7 +101,14 @@ export function encode(vsn: Vsn, m: Message): string {
   return vsn === '2.0.0' ? JSON.stringify([m.join_ref, m.ref, m.topic, m.event, m.payload]) : JSON.stringify(m);
 }
 
-export function reply(vsn: Vsn, joinRef: string | null, ref: string | null, topic: string, status: 'ok' | 'error', response: Record<string, unknown>): string {
+export function reply(
+  vsn: Vsn,
+  joinRef: string | null,
+  ref: string | null,
+  topic: string,
+  status: 'ok' | 'error',
+  response: Record<string, unknown>,
+): string {
   return encode(vsn, { join_ref: joinRef, ref, topic, event: 'phx_reply', payload: { status, response } });
 }
 

@@ -72,7 +72,11 @@ export class RelationCache {
         primaryKey,
         rls: r.rls as boolean,
         replicaFull: r.replica_full as boolean,
-        selectable: { anon: r.anon, authenticated: r.authenticated, service_role: r.service_role } as Relation['selectable'],
+        selectable: {
+          anon: r.anon,
+          authenticated: r.authenticated,
+          service_role: r.service_role,
+        } as Relation['selectable'],
         visibleSql: visibleSql(r.schema as string, r.table as string, primaryKey),
       };
     });

@@ -26,7 +26,8 @@ interface OutMessage {
 const MAX_MESSAGES = 100;
 
 function checkName(what: string, v: unknown): string {
-  if (typeof v !== 'string' || !v || Buffer.byteLength(v) > 255) throw fail('invalid_message', `${what} must be a string of 1 to 255 bytes.`);
+  if (typeof v !== 'string' || !v || Buffer.byteLength(v) > 255)
+    throw fail('invalid_message', `${what} must be a string of 1 to 255 bytes.`);
   return v;
 }
 
@@ -36,36 +37,70 @@ async function publish(request: FastifyRequest, messages: OutMessage[]): Promise
   if (!limits.enabled) throw fail('realtime_disabled');
   for (const m of messages) {
     const size = m.binary ? m.binary.length : Buffer.byteLength(JSON.stringify(m.payload ?? {}));
-    if (size > limits.maxPayloadBytes) throw fail('payload_too_large', `A message payload is at most ${limits.maxPayloadBytes} bytes (config/realtime max_payload_size_in_kb).`);
+    if (size > limits.maxPayloadBytes)
+      throw fail(
+        'payload_too_large',
+        `A message payload is at most ${limits.maxPayloadBytes} bytes (config/realtime max_payload_size_in_kb).`,
+      );
   }
   const caller = auth!.caller;
-  const refused = await maySend(project.sql, caller, messages.filter((m) => m.private).map((m) => m.topic));
-  if (refused !== null) throw fail('forbidden', `You do not have permissions to write to the private topic "${refused}" (INSERT policies of realtime.messages).`);
+  const refused = await maySend(
+    project.sql,
+    caller,
+    messages.filter((m) => m.private).map((m) => m.topic),
+  );
+  if (refused !== null)
+    throw fail(
+      'forbidden',
+      `You do not have permissions to write to the private topic "${refused}" (INSERT policies of realtime.messages).`,
+    );
   await relayAll(project, messages);
 }
 
 /** One statement for all the messages: each a relay body, delivered on commit. */
 function relayAll(project: ProjectRuntime, messages: OutMessage[]): Promise<unknown> {
-  const bodies = messages.map((m) => JSON.stringify({
-    k: 'b', topic: m.topic, event: m.event, private: m.private,
-    ...(m.binary ? { bin: m.binary.toString('base64'), payload: null } : { payload: m.payload ?? {} }),
-  }));
+  const bodies = messages.map((m) =>
+    JSON.stringify({
+      k: 'b',
+      topic: m.topic,
+      event: m.event,
+      private: m.private,
+      ...(m.binary ? { bin: m.binary.toString('base64'), payload: null } : { payload: m.payload ?? {} }),
+    }),
+  );
   return project.sql`select realtime.relay_send(b) from unnest(${bodies}::text[]) as b`;
 }
 
-export async function realtimeRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }): Promise<void> {
+export async function realtimeRoutes(
+  app: FastifyInstance,
+  opts: { p: Platform; registry: ProjectRegistry },
+): Promise<void> {
   const server = attachRealtime(app, opts.p, opts.registry);
   app.addHook('preClose', () => server.close());
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.post('/realtime/v1/api/broadcast', async (request, reply) => {
     const body = request.body;
-    if (!isObject(body) || !Array.isArray(body.messages) || !body.messages.length || body.messages.length > MAX_MESSAGES) {
-      throw fail('invalid_request', `The body must be {"messages": [{topic, event, payload, private}]} with 1 to ${MAX_MESSAGES} messages.`);
+    if (
+      !isObject(body) ||
+      !Array.isArray(body.messages) ||
+      !body.messages.length ||
+      body.messages.length > MAX_MESSAGES
+    ) {
+      throw fail(
+        'invalid_request',
+        `The body must be {"messages": [{topic, event, payload, private}]} with 1 to ${MAX_MESSAGES} messages.`,
+      );
     }
     const messages = body.messages.map((m: unknown, i: number): OutMessage => {
       if (!isObject(m)) throw fail('invalid_message', `messages[${i}] must be an object.`);
-      return { topic: checkName(`messages[${i}].topic`, m.topic), event: checkName(`messages[${i}].event`, m.event), payload: m.payload, binary: null, private: m.private === true };
+      return {
+        topic: checkName(`messages[${i}].topic`, m.topic),
+        event: checkName(`messages[${i}].event`, m.event),
+        payload: m.payload,
+        binary: null,
+        private: m.private === true,
+      };
     });
     await publish(request, messages);
     return reply.code(202).send();
@@ -82,7 +117,11 @@ export async function realtimeRoutes(app: FastifyInstance, opts: { p: Platform; 
         binary,
         private: request.query.private === 'true',
       };
-      if (!binary && request.body === undefined) throw fail('invalid_request', 'The body is the payload to broadcast (JSON, or bytes as application/octet-stream).');
+      if (!binary && request.body === undefined)
+        throw fail(
+          'invalid_request',
+          'The body is the payload to broadcast (JSON, or bytes as application/octet-stream).',
+        );
       await publish(request, [message]);
       return reply.code(202).send();
     },

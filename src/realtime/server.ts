@@ -37,7 +37,9 @@ export interface RealtimeServer {
 function refuse(socket: Duplex, { status, code, message }: HearthError): void {
   const body = JSON.stringify({ error: message, code, message });
   const reason = STATUS_CODES[status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function attachRealtime(app: FastifyInstance, p: Platform, registry: ProjectRegistry): RealtimeServer {
@@ -45,7 +47,12 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
   const connections = new Set<Connection>();
   const sockets = new Gauge();
   const rewrite = rewriteProjectUrl(p.config.projectDomain);
-  const hubOf = (project: ProjectRuntime) => project.cached('realtime.hub', () => new ProjectHub(p, project), (hub) => hub.close());
+  const hubOf = (project: ProjectRuntime) =>
+    project.cached(
+      'realtime.hub',
+      () => new ProjectHub(p, project),
+      (hub) => hub.close(),
+    );
   const deps: ConnectionDeps = {
     registry,
     clock: p.clock,
@@ -60,12 +67,26 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = rewrite(req as unknown as { url?: string; headers: Record<string, unknown> });
     const parsed = new URL(url, 'http://x');
-    if (!PATH.test(parsed.pathname)) return refuse(socket, fail('not_found', `No WebSocket endpoint at ${parsed.pathname.slice(0, 200)}; realtime is at /realtime/v1/websocket.`));
+    if (!PATH.test(parsed.pathname))
+      return refuse(
+        socket,
+        fail(
+          'not_found',
+          `No WebSocket endpoint at ${parsed.pathname.slice(0, 200)}; realtime is at /realtime/v1/websocket.`,
+        ),
+      );
     const vsn = parsed.searchParams.get('vsn') ?? '1.0.0';
     if (vsn !== '1.0.0' && vsn !== '2.0.0') return refuse(socket, fail('unsupported_vsn'));
     const ref = (req as unknown as Record<symbol, string | undefined>)[REF_SYMBOL];
     const project = await (ref ? registry.byReference(ref) : registry.defaultProject());
-    if (!project) return refuse(socket, fail('project_not_found', ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.'));
+    if (!project)
+      return refuse(
+        socket,
+        fail(
+          'project_not_found',
+          ref ? `There is no project with ref "${ref}".` : 'This server has no default project yet.',
+        ),
+      );
     const apikey = parsed.searchParams.get('apikey') ?? (req.headers.apikey as string | undefined);
     if (!apikey) return refuse(socket, fail('no_api_key', 'No API key: connect with ?apikey=<the project key>.'));
     let auth: Awaited<ReturnType<typeof authenticate>>;
@@ -78,9 +99,13 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
     if (!auth) return refuse(socket, fail('no_api_key', 'No API key: connect with ?apikey=<the project key>.'));
     const limits = limitsOf(await project.settings('realtime'));
     // Over the limit, the socket still opens, so the client hears why: every join is refused with it.
-    const refusal = sockets.get(project.id) >= limits.maxConcurrentUsers
-      ? new Refusal('ConnectionRateLimitReached', `Too many connected users (config/realtime max_concurrent_users is ${limits.maxConcurrentUsers})`)
-      : null;
+    const refusal =
+      sockets.get(project.id) >= limits.maxConcurrentUsers
+        ? new Refusal(
+            'ConnectionRateLimitReached',
+            `Too many connected users (config/realtime max_concurrent_users is ${limits.maxConcurrentUsers})`,
+          )
+        : null;
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(project.id, 1);
       const conn = new Connection(ws, vsn as Vsn, project, auth, deps, refusal);
@@ -98,10 +123,14 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
   };
   app.server.on('upgrade', onUpgrade);
 
-  const sweep = setInterval(() => {
-    const deadline = Date.now() - heartbeat.timeoutMs;
-    for (const conn of connections) if (conn.lastSeen < deadline) conn.end(1000, 'heartbeat timeout: no message within the timeout');
-  }, Math.min(heartbeat.timeoutMs / 2, 5000)).unref();
+  const sweep = setInterval(
+    () => {
+      const deadline = Date.now() - heartbeat.timeoutMs;
+      for (const conn of connections)
+        if (conn.lastSeen < deadline) conn.end(1000, 'heartbeat timeout: no message within the timeout');
+    },
+    Math.min(heartbeat.timeoutMs / 2, 5000),
+  ).unref();
 
   return {
     async close() {

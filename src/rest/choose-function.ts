@@ -41,7 +41,13 @@ export interface CallShape {
  * The chosen function, and whether it takes the whole body as its one
  * positional argument (a function of a single unnamed parameter).
  */
-export function chooseFunction(all: RestFunction[], schema: string, name: string, call: CallShape, callableNames: () => Iterable<string>): { fn: RestFunction; whole: boolean } {
+export function chooseFunction(
+  all: RestFunction[],
+  schema: string,
+  name: string,
+  call: CallShape,
+  callableNames: () => Iterable<string>,
+): { fn: RestFunction; whole: boolean } {
   const fns = all.filter((f) => f.callable);
   if (call.wholeBody) {
     const json = fns.filter((f) => f.args.length === 1 && (f.args[0].type === 'json' || f.args[0].type === 'jsonb'));
@@ -52,7 +58,12 @@ export function chooseFunction(all: RestFunction[], schema: string, name: string
   const given = new Set(call.given);
   const matching = fns.filter((f) => matchesArguments(f, given, call));
   const accepted = SINGLE_UNNAMED[call.type] ?? [];
-  const fallback = call.post ? fns.filter((f) => f.args.length === 1 && f.args[0].name === '' && accepted.includes(f.args[0].type) && !matching.includes(f)) : [];
+  const fallback = call.post
+    ? fns.filter(
+        (f) =>
+          f.args.length === 1 && f.args[0].name === '' && accepted.includes(f.args[0].type) && !matching.includes(f),
+      )
+    : [];
   const candidates = matching.length ? matching : fallback;
   if (candidates.length > 1) throw ambiguous(candidates);
   if (!candidates.length) throw notFound(schema, name, call, fns, callableNames);
@@ -69,8 +80,10 @@ function matchesArguments(f: RestFunction, given: Set<string>, call: CallShape):
 }
 
 // PostgREST's order of candidates: fewer arguments first, then by signature.
-const byArity = (a: RestFunction, b: RestFunction) => a.args.length - b.args.length || (signature(a) < signature(b) ? -1 : signature(a) > signature(b) ? 1 : 0);
-const signature = (f: RestFunction) => `${f.schema}.${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`;
+const byArity = (a: RestFunction, b: RestFunction) =>
+  a.args.length - b.args.length || (signature(a) < signature(b) ? -1 : signature(a) > signature(b) ? 1 : 0);
+const signature = (f: RestFunction) =>
+  `${f.schema}.${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`;
 
 function ambiguous(fns: RestFunction[]): HearthError {
   return fail(
@@ -82,22 +95,40 @@ function ambiguous(fns: RestFunction[]): HearthError {
   );
 }
 
-function notFound(schema: string, name: string, call: CallShape, overloads: RestFunction[], callableNames: () => Iterable<string>): HearthError {
+function notFound(
+  schema: string,
+  name: string,
+  call: CallShape,
+  overloads: RestFunction[],
+  callableNames: () => Iterable<string>,
+): HearthError {
   const keys = [...new Set(call.given)].sort();
   const func = `${schema}.${name}`;
   const raw = call.post && RAW_TYPES.includes(call.type);
-  const withParams = keys.length ? ` with parameter${keys.length > 1 ? 's' : ''} ${keys.join(', ')}` : ' without parameters';
+  const withParams = keys.length
+    ? ` with parameter${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`
+    : ' without parameters';
   let searched = withParams;
-  if (call.post && call.type !== 'application/json' && raw) searched = ` with a single unnamed ${SINGLE_UNNAMED[call.type][0]} parameter`;
+  if (call.post && call.type !== 'application/json' && raw)
+    searched = ` with a single unnamed ${SINGLE_UNNAMED[call.type][0]} parameter`;
   else if (call.post && call.type === 'application/json') searched += ' or with a single unnamed json/jsonb parameter';
   let hint: string | null = null;
   if (!raw) {
     // A close function name, or, when the name exists, the closest argument list of its overloads.
     const list = (names: string[]) => `(${[...names].sort().join(', ')})`;
     const match = overloads.length
-      ? closest(overloads.map((f) => list(f.args.map((a) => a.name))), list(keys), 0.33)
-      : closest([...callableNames()].filter((n) => n !== name), name, 0.75);
-    if (match) hint = `Perhaps you meant to call the function ${overloads.length ? `${func}${match}` : `${schema}.${match}`}`;
+      ? closest(
+          overloads.map((f) => list(f.args.map((a) => a.name))),
+          list(keys),
+          0.33,
+        )
+      : closest(
+          [...callableNames()].filter((n) => n !== name),
+          name,
+          0.75,
+        );
+    if (match)
+      hint = `Perhaps you meant to call the function ${overloads.length ? `${func}${match}` : `${schema}.${match}`}`;
   }
   return fail(
     'PGRST202',

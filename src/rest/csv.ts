@@ -11,9 +11,16 @@ export function parseCsv(text: string): Record<string, unknown>[] {
   const header = records[0].map((f) => f.value);
   return records.slice(1).map((fields, i) => {
     if (fields.length !== header.length) {
-      throw fail('PGRST102', 'Invalid CSV body', { details: `Line ${i + 2} has ${fields.length} fields; the header has ${header.length}.` });
+      throw fail('PGRST102', 'Invalid CSV body', {
+        details: `Line ${i + 2} has ${fields.length} fields; the header has ${header.length}.`,
+      });
     }
-    return Object.fromEntries(header.map((name, j) => [name, !fields[j].quoted && (fields[j].value === '' || fields[j].value === 'NULL') ? null : fields[j].value]));
+    return Object.fromEntries(
+      header.map((name, j) => [
+        name,
+        !fields[j].quoted && (fields[j].value === '' || fields[j].value === 'NULL') ? null : fields[j].value,
+      ]),
+    );
   });
 }
 
@@ -37,8 +44,7 @@ function splitRecords(text: string): CsvField[][] {
         if (text[i] === '"' && text[i + 1] === '"') {
           value += '"';
           i += 2;
-        }
-        else if (text[i] === '"') break;
+        } else if (text[i] === '"') break;
         else value += text[i++];
       }
       i++;

@@ -25,7 +25,9 @@ interface DatabaseError {
 }
 
 export const isDatabaseError = (e: unknown): e is DatabaseError =>
-  e instanceof Error && (e as { name?: string }).name === 'PostgresError' && typeof (e as { code?: unknown }).code === 'string';
+  e instanceof Error &&
+  (e as { name?: string }).name === 'PostgresError' &&
+  typeof (e as { code?: unknown }).code === 'string';
 
 // PostgREST's table (docs "HTTP Status Codes"); anything unlisted is 400.
 const BY_CODE: Record<string, number> = {
@@ -80,7 +82,8 @@ const GENERIC: Record<string, string> = {
   '23P01': 'The row conflicts with an existing row (exclusion constraint).',
   '25006': 'This request cannot write: GET and HEAD run read-only. Use POST.',
   '42501': 'Permission denied.',
-  '42803': 'With aggregate functions in select, order only by the plain columns selected with them: those are grouped by.',
+  '42803':
+    'With aggregate functions in select, order only by the plain columns selected with them: those are grouped by.',
   '42883': 'The function or operator does not exist for these argument types.',
   '42P10': 'on_conflict must name the columns of a primary key or unique constraint.',
   '57014': 'The statement was cancelled: it ran longer than the 10 second statement timeout.',
@@ -108,22 +111,23 @@ export interface RenderedError {
 }
 
 /** A JSON object (not an array, not null): the shape request bodies and RAISE payloads must have. */
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // Headers the HTTP layer owns; a function cannot set them.
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'content-type']);
 
 const raiseParseError = (part: 'MESSAGE' | 'DETAIL', text: string | undefined) =>
-  fail(
-    'PGRST121',
-    undefined,
-    {
-      details: part === 'DETAIL' && text === undefined ? 'DETAIL is missing in the RAISE statement' : `Invalid JSON value for ${part}: '${text ?? ''}'`,
-      hint: part === 'MESSAGE'
+  fail('PGRST121', undefined, {
+    details:
+      part === 'DETAIL' && text === undefined
+        ? 'DETAIL is missing in the RAISE statement'
+        : `Invalid JSON value for ${part}: '${text ?? ''}'`,
+    hint:
+      part === 'MESSAGE'
         ? "MESSAGE must be a JSON object with obligatory keys: 'code', 'message' and optional keys: 'details', 'hint'."
         : "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: 'status_text'.",
-    },
-  );
+  });
 
 function parseJsonObject(text: string | undefined): Record<string, unknown> | null {
   try {
@@ -145,21 +149,45 @@ const optionalString = (v: unknown) => v === undefined || v === null || typeof v
  */
 function raisedResponse(e: DatabaseError): RenderedError {
   const body = parseJsonObject(e.message);
-  if (!body || typeof body.code !== 'string' || typeof body.message !== 'string' || !optionalString(body.details) || !optionalString(body.hint)) {
+  if (
+    !body ||
+    typeof body.code !== 'string' ||
+    typeof body.message !== 'string' ||
+    !optionalString(body.details) ||
+    !optionalString(body.hint)
+  ) {
     throw raiseParseError('MESSAGE', e.message);
   }
   const shape = parseJsonObject(e.detail);
   const status = shape?.status;
   const headers = shape?.headers;
   const validHeaders = isObject(headers) && Object.values(headers).every((v) => typeof v === 'string');
-  if (!shape || typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599 || !validHeaders || !optionalString(shape.status_text)) {
+  if (
+    !shape ||
+    typeof status !== 'number' ||
+    !Number.isInteger(status) ||
+    status < 100 ||
+    status > 599 ||
+    !validHeaders ||
+    !optionalString(shape.status_text)
+  ) {
     throw raiseParseError('DETAIL', e.detail);
   }
   const own: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers as Record<string, string>)) {
-    if (!RESERVED_HEADERS.has(k.toLowerCase()) && /^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(k) && !/[\r\n]/.test(v)) own[k.toLowerCase()] = v;
+    if (!RESERVED_HEADERS.has(k.toLowerCase()) && /^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(k) && !/[\r\n]/.test(v))
+      own[k.toLowerCase()] = v;
   }
-  return { status, headers: own, body: { message: body.message, code: body.code, details: (body.details as string | null) ?? null, hint: (body.hint as string | null) ?? null } };
+  return {
+    status,
+    headers: own,
+    body: {
+      message: body.message,
+      code: body.code,
+      details: (body.details as string | null) ?? null,
+      hint: (body.hint as string | null) ?? null,
+    },
+  };
 }
 
 /** Renders a HearthError or a database error; anything else is not ours to render. */
@@ -167,8 +195,13 @@ export function renderRestError(err: unknown, opts: { anonymous: boolean; detail
   // A lost connection or a database that refuses connections: every area's 503 (db/unavailable.ts).
   if (isDatabaseUnavailable(err)) err = new DatabaseUnavailable();
   if (err instanceof HearthError) {
-    const headers: Record<string, string> = err instanceof DatabaseUnavailable ? { 'retry-after': String(err.retryAfterSeconds) } : {};
-    return { status: err.status, headers, body: { message: err.message, code: err.code, details: err.details, hint: err.hint } };
+    const headers: Record<string, string> =
+      err instanceof DatabaseUnavailable ? { 'retry-after': String(err.retryAfterSeconds) } : {};
+    return {
+      status: err.status,
+      headers,
+      body: { message: err.message, code: err.code, details: err.details, hint: err.hint },
+    };
   }
   if (!isDatabaseError(err)) return null;
   if (err.code === 'PGRST') {
@@ -182,7 +215,11 @@ export function renderRestError(err: unknown, opts: { anonymous: boolean; detail
   // As PostgREST: a 401 from the database (42501 for anon, PT401) challenges for a token.
   const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
   if (opts.detailed) {
-    return { status, headers, body: { message: err.message, code: err.code, details: err.detail ?? null, hint: err.hint ?? null } };
+    return {
+      status,
+      headers,
+      body: { message: err.message, code: err.code, details: err.detail ?? null, hint: err.hint ?? null },
+    };
   }
   return { status, headers, body: { message: genericMessage(err), code: err.code, details: null, hint: null } };
 }

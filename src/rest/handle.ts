@@ -11,10 +11,31 @@ import type postgres from 'postgres';
 import { fail } from '../errors.ts';
 import { type Caller, withRole, withRoleStatement } from '../db/with-role.ts';
 import { isObject, renderRestError } from './errors.ts';
-import { type MediaType, appliedHeader, chooseSchema, negotiate, nullsStripped, parsePrefer, parseRange, type PlanRequest, planRequest, type Preferences, wantsTimezone } from './headers.ts';
+import {
+  type MediaType,
+  appliedHeader,
+  chooseSchema,
+  negotiate,
+  nullsStripped,
+  parsePrefer,
+  parseRange,
+  type PlanRequest,
+  planRequest,
+  type Preferences,
+  wantsTimezone,
+} from './headers.ts';
 import { ACCESSIBLE_SQL, accessibleFrom, buildOpenApi } from './openapi.ts';
 import { type ParsedQuery, parseQuery } from './parse.ts';
-import { type BodyFormat, type CountMode, type Plan, type RpcArgs, planRead, planRpc, planWrite, rootPage } from './plan.ts';
+import {
+  type BodyFormat,
+  type CountMode,
+  type Plan,
+  type RpcArgs,
+  planRead,
+  planRpc,
+  planWrite,
+  rootPage,
+} from './plan.ts';
 import { type Relation, type RestFunction, type SchemaCache, relationKey } from './schema-cache.ts';
 import { parseCsv } from './csv.ts';
 import { chooseFunction } from './choose-function.ts';
@@ -62,7 +83,8 @@ export async function handleRest(deps: RestDeps, req: RestRequest): Promise<Rest
     // As PostgREST: the schema answered from is named when the request chose
     // one or there is more than one to choose from.
     const profile = profileOf(request);
-    if (profile || deps.cache.schemas.length > 1) res.headers['content-profile'] = chooseSchema(deps.cache.schemas, profile);
+    if (profile || deps.cache.schemas.length > 1)
+      res.headers['content-profile'] = chooseSchema(deps.cache.schemas, profile);
     return res;
   } catch (err) {
     const rendered = renderRestError(err, {
@@ -72,7 +94,11 @@ export async function handleRest(deps: RestDeps, req: RestRequest): Promise<Rest
     if (!rendered) throw err;
     return {
       status: rendered.status,
-      headers: { ...rendered.headers, 'content-type': CONTENT_TYPE.json, 'proxy-status': `Hearth; error=${rendered.body.code}` },
+      headers: {
+        ...rendered.headers,
+        'content-type': CONTENT_TYPE.json,
+        'proxy-status': `Hearth; error=${rendered.body.code}`,
+      },
       body: JSON.stringify(rendered.body),
     };
   }
@@ -81,7 +107,10 @@ export async function handleRest(deps: RestDeps, req: RestRequest): Promise<Rest
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
 /** Accept-Profile names the schema of a read, Content-Profile (else Accept-Profile) that of a write. */
-const profileOf = (req: RestRequest) => (isRead(req.method) ? req.headers['accept-profile'] : (req.headers['content-profile'] ?? req.headers['accept-profile'])) || undefined;
+const profileOf = (req: RestRequest) =>
+  (isRead(req.method)
+    ? req.headers['accept-profile']
+    : (req.headers['content-profile'] ?? req.headers['accept-profile'])) || undefined;
 
 /** pg_timezone_names per database pool: the server's zone list, read once, on the first timezone preference. */
 const timezoneNames = new WeakMap<postgres.Sql, Promise<ReadonlySet<string>>>();
@@ -106,7 +135,9 @@ const queryParams = (req: RestRequest) => (typeof req.query === 'string' ? new U
 
 function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
   if (!deps.planEnabled && req.headers.accept?.includes('vnd.pgrst.plan') && planRequest(req.headers.accept)) {
-    throw fail('PGRST107', undefined, { hint: 'An owner can enable them with the config/api setting db_plan_enabled.' });
+    throw fail('PGRST107', undefined, {
+      hint: 'An owner can enable them with the config/api setting db_plan_enabled.',
+    });
   }
   if (isRead(req.method)) {
     const hit = cachedRead(deps.cache, req);
@@ -147,7 +178,9 @@ function options(deps: RestDeps, schema: string, segments: string[]): RestRespon
   else if (segments.length === 2 && segments[0] === 'rpc') {
     const fns = (deps.cache.functions.get(relationKey(schema, segments[1])) ?? []).filter((f) => f.callable);
     if (!fns.length) {
-      throw fail('PGRST202', `Could not find the function ${schema}.${segments[1]} in the schema cache`, { hint: 'If it was created just now, retry: the schema cache reloads on every schema change.' });
+      throw fail('PGRST202', `Could not find the function ${schema}.${segments[1]} in the schema cache`, {
+        hint: 'If it was created just now, retry: the schema cache reloads on every schema change.',
+      });
     }
     allow = fns.every((f) => f.volatility === 'volatile') ? ['OPTIONS', 'POST'] : ['OPTIONS', 'GET', 'HEAD', 'POST'];
   } else if (segments.length === 1) {
@@ -166,7 +199,9 @@ function options(deps: RestDeps, schema: string, segments: string[]): RestRespon
 }
 
 const unknownRelation = (schema: string, name: string) =>
-  fail('PGRST205', `Could not find the table '${schema}.${name}' in the schema cache`, { hint: 'If it was created just now, retry: the schema cache reloads on every schema change.' });
+  fail('PGRST205', `Could not find the table '${schema}.${name}' in the schema cache`, {
+    hint: 'If it was created just now, retry: the schema cache reloads on every schema change.',
+  });
 
 // ---------------------------------------------------------------- running
 
@@ -199,7 +234,12 @@ interface RunOptions {
  * pipelined with the statement. With `rollback` the work is done and answered
  * but the transaction rolls back.
  */
-async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOptions): Promise<Outcome & { planned: number | null }> {
+async function run(
+  deps: RestDeps,
+  req: RestRequest,
+  plan: Plan,
+  opts: RunOptions,
+): Promise<Outcome & { planned: number | null }> {
   try {
     return await runInTransaction(deps, req, plan, opts);
   } catch (err) {
@@ -210,10 +250,20 @@ async function run(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOption
 
 function outcomeOf(rows: postgres.RowList<postgres.Row[]>): Outcome {
   const row = rows[0];
-  return { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body, inserted: row.inserted == null ? null : Number(row.inserted) };
+  return {
+    total: row.total === null ? null : Number(row.total),
+    pageTotal: Number(row.page_total),
+    body: row.body,
+    inserted: row.inserted == null ? null : Number(row.inserted),
+  };
 }
 
-async function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, opts: RunOptions): Promise<Outcome & { planned: number | null }> {
+async function runInTransaction(
+  deps: RestDeps,
+  req: RestRequest,
+  plan: Plan,
+  opts: RunOptions,
+): Promise<Outcome & { planned: number | null }> {
   const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: opts.readOnly };
   if (!opts.explain && !opts.check && !opts.rollback && !opts.timezone) {
     // Nothing to decide between the statement and COMMIT: all of it in one round trip.
@@ -225,9 +275,21 @@ async function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, op
     deps.caller,
     async (tx) => {
       // Pipelined ahead of the statement, so timestamps are read and written in that zone.
-      const zone = opts.timezone ? tx.unsafe(`select set_config('timezone', $1, true)`, [opts.timezone]).execute() : null;
-      const main = tx.unsafe(plan.statement.text, plan.statement.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute();
-      const explain = opts.explain && plan.source ? tx.unsafe(`EXPLAIN (FORMAT JSON) ${plan.source.text}`, plan.source.values as postgres.ParameterOrJSON<never>[]).execute() : null;
+      const zone = opts.timezone
+        ? tx.unsafe(`select set_config('timezone', $1, true)`, [opts.timezone]).execute()
+        : null;
+      const main = tx
+        .unsafe(plan.statement.text, plan.statement.values as postgres.ParameterOrJSON<never>[], { prepare: true })
+        .execute();
+      const explain =
+        opts.explain && plan.source
+          ? tx
+              .unsafe(
+                `EXPLAIN (FORMAT JSON) ${plan.source.text}`,
+                plan.source.values as postgres.ParameterOrJSON<never>[],
+              )
+              .execute()
+          : null;
       // One await for all: a failure in any is reported, none is left unhandled.
       const [rows, explained] = await Promise.all([main, explain, zone]);
       const outcome = outcomeOf(rows as postgres.RowList<postgres.Row[]>);
@@ -246,21 +308,45 @@ async function runInTransaction(deps: RestDeps, req: RestRequest, plan: Plan, op
  * caller's role (so RLS shows in the plan), as text or JSON. The transaction
  * always rolls back, so `analyze` on a write measures it without keeping it.
  */
-async function explainPlan(deps: RestDeps, req: RestRequest, plan: Plan, explain: PlanRequest, readOnly: boolean): Promise<RestResponse> {
-  const options = [`FORMAT ${explain.format === 'json' ? 'JSON' : 'TEXT'}`, ...explain.options.map((o) => `${o.toUpperCase()} TRUE`)].join(', ');
+async function explainPlan(
+  deps: RestDeps,
+  req: RestRequest,
+  plan: Plan,
+  explain: PlanRequest,
+  readOnly: boolean,
+): Promise<RestResponse> {
+  const options = [
+    `FORMAT ${explain.format === 'json' ? 'JSON' : 'TEXT'}`,
+    ...explain.options.map((o) => `${o.toUpperCase()} TRUE`),
+  ].join(', ');
   const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly };
   let rows: postgres.Row[];
   try {
-    await withRole(deps.sql, deps.caller, async (tx) => {
-      throw new RolledBack(await tx.unsafe(`EXPLAIN (${options}) ${plan.statement.text}`, plan.statement.values as postgres.ParameterOrJSON<never>[]));
-    }, request);
+    await withRole(
+      deps.sql,
+      deps.caller,
+      async (tx) => {
+        throw new RolledBack(
+          await tx.unsafe(
+            `EXPLAIN (${options}) ${plan.statement.text}`,
+            plan.statement.values as postgres.ParameterOrJSON<never>[],
+          ),
+        );
+      },
+      request,
+    );
     throw new Error('unreachable: the explain transaction always rolls back');
   } catch (err) {
     if (!(err instanceof RolledBack)) throw err;
     rows = err.result as postgres.Row[];
   }
-  const body = explain.format === 'json' ? JSON.stringify(rows[0]['QUERY PLAN']) : rows.map((r) => r['QUERY PLAN']).join('\n');
-  return { status: 200, headers: { 'content-type': `application/vnd.pgrst.plan+${explain.format}; for="${explain.for}"; charset=utf-8` }, body: req.method === 'HEAD' ? null : body };
+  const body =
+    explain.format === 'json' ? JSON.stringify(rows[0]['QUERY PLAN']) : rows.map((r) => r['QUERY PLAN']).join('\n');
+  return {
+    status: 200,
+    headers: { 'content-type': `application/vnd.pgrst.plan+${explain.format}; for="${explain.for}"; charset=utf-8` },
+    body: req.method === 'HEAD' ? null : body,
+  };
 }
 
 /** Prefer: handling=strict, max-affected=N: more rows than N fails the request and rolls it back. */
@@ -275,8 +361,7 @@ function common(prefs: Preferences, max: number | null): Partial<Preferences> {
   return { tx: prefs.tx, handling: prefs.handling, timezone: prefs.timezone, 'max-affected': max };
 }
 
-const singularError = (n: number) =>
-  fail('PGRST116', undefined, { details: `The result contains ${n} rows` });
+const singularError = (n: number) => fail('PGRST116', undefined, { details: `The result contains ${n} rows` });
 
 /** The body of exactly one row, or PGRST116. json_agg renders one element as "[<element>]". */
 function singleObject(o: Outcome): string {
@@ -317,15 +402,27 @@ function page(parsed: ParsedQuery, rangeHeader: string | undefined): { limit: nu
   const { limit, offset } = rootPage(parsed);
   if (!range) return { limit, offset };
   const first = Math.max(range.first, offset);
-  const ends = [range.last, root.limit !== null ? offset + root.limit - 1 : null].filter((e): e is number => e !== null);
+  const ends = [range.last, root.limit !== null ? offset + root.limit - 1 : null].filter(
+    (e): e is number => e !== null,
+  );
   const last = ends.length ? Math.min(...ends) : first + limit - 1;
   return { offset: first, limit: Math.min(Math.max(last - first + 1, 0), 1000) };
 }
 
-function readResponse(req: RestRequest, media: MediaType, prefs: Preferences, offset: number, plan: Plan, o: Outcome & { planned: number | null }, applied: Partial<Preferences>): RestResponse {
+function readResponse(
+  req: RestRequest,
+  media: MediaType,
+  prefs: Preferences,
+  offset: number,
+  plan: Plan,
+  o: Outcome & { planned: number | null },
+  applied: Partial<Preferences>,
+): RestResponse {
   const total = resolveTotal(prefs, o);
   if (total !== null && offset > total && offset > 0) {
-    throw fail('PGRST103', undefined, { details: `An offset of ${offset} was requested, but there are only ${total} rows.` });
+    throw fail('PGRST103', undefined, {
+      details: `An offset of ${offset} was requested, but there are only ${total} rows.`,
+    });
   }
   const upper = offset + o.pageTotal - 1;
   const range = o.pageTotal > 0 && total !== 0 ? `${offset}-${upper}` : '*';
@@ -349,7 +446,12 @@ async function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<Re
   const prefs = await preferences(deps, req);
   const parsed = parseQuery(queryParams(req));
   const { limit, offset } = page(parsed, req.headers.range);
-  const plan = planRead(deps.cache, rel, parsed, { count: countMode(prefs), format: bodyFormat(media, accept), limit, offset });
+  const plan = planRead(deps.cache, rel, parsed, {
+    count: countMode(prefs),
+    format: bodyFormat(media, accept),
+    limit,
+    offset,
+  });
   const planned: ReadPlan = { media, prefs, offset, plan, explain };
   rememberRead(deps.cache, req, planned);
   return runRead(deps, req, planned);
@@ -358,7 +460,12 @@ async function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<Re
 async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<RestResponse> {
   if (r.explain) return explainPlan(deps, req, r.plan, r.explain, true);
   const { prefs } = r;
-  const o = await run(deps, req, r.plan, { readOnly: true, explain: prefs.count === 'planned' || prefs.count === 'estimated', rollback: prefs.tx === 'rollback', timezone: prefs.timezone });
+  const o = await run(deps, req, r.plan, {
+    readOnly: true,
+    explain: prefs.count === 'planned' || prefs.count === 'estimated',
+    rollback: prefs.tx === 'rollback',
+    timezone: prefs.timezone,
+  });
   return readResponse(req, r.media, prefs, r.offset, r.plan, o, { count: prefs.count, ...common(prefs, null) });
 }
 
@@ -367,12 +474,14 @@ async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<R
 const invalidBody = (details: string) => fail('PGRST102', undefined, { details });
 
 /** The body's media type without parameters; none given means JSON, as in PostgREST. */
-const bodyType = (req: RestRequest) => (req.headers['content-type'] || 'application/json').split(';')[0].trim().toLowerCase();
+const bodyType = (req: RestRequest) =>
+  (req.headers['content-type'] || 'application/json').split(';')[0].trim().toLowerCase();
 
 function jsonBody(req: RestRequest): unknown {
   const type = bodyType(req);
   if (type === 'text/csv') {
-    if (typeof req.body !== 'string') throw fail('PGRST102', 'Invalid CSV body', { details: 'Send the CSV text as the request body.' });
+    if (typeof req.body !== 'string')
+      throw fail('PGRST102', 'Invalid CSV body', { details: 'Send the CSV text as the request body.' });
     return parseCsv(req.body);
   }
   if (type === 'application/x-www-form-urlencoded') {
@@ -393,7 +502,10 @@ function jsonBody(req: RestRequest): unknown {
   }
 }
 
-function insertRows(body: unknown, columnsParam: string[] | null): { rows: Record<string, unknown>[]; columns: string[] } {
+function insertRows(
+  body: unknown,
+  columnsParam: string[] | null,
+): { rows: Record<string, unknown>[]; columns: string[] } {
   const rows = Array.isArray(body) ? body : [body];
   if (!rows.every(isObject)) throw invalidBody('Send a JSON object or an array of JSON objects.');
   if (columnsParam) return { rows, columns: columnsParam };
@@ -401,7 +513,9 @@ function insertRows(body: unknown, columnsParam: string[] | null): { rows: Recor
   for (const row of rows) {
     const keys = Object.keys(row);
     if (keys.length !== columns.length || !keys.every((k) => columns.includes(k))) {
-      throw fail('PGRST102', 'All object keys must match', { hint: 'Give every object the same keys, or name the columns with ?columns=a,b (missing keys are then null, or the default with Prefer: missing=default).' });
+      throw fail('PGRST102', 'All object keys must match', {
+        hint: 'Give every object the same keys, or name the columns with ?columns=a,b (missing keys are then null, or the default with Prefer: missing=default).',
+      });
     }
   }
   return { rows, columns };
@@ -412,14 +526,23 @@ function insertRows(body: unknown, columnsParam: string[] | null): { rows: Recor
  * nothing else (405 PGRST105), no limit/offset (400 PGRST114); the body's key
  * values must equal the filters (checked in SQL: 400 PGRST115 otherwise).
  */
-function putKey(rel: Relation, parsed: ParsedQuery, rangeHeader: string | undefined): { column: string; value: string }[] {
+function putKey(
+  rel: Relation,
+  parsed: ParsedQuery,
+  rangeHeader: string | undefined,
+): { column: string; value: string }[] {
   const root = parsed.nodes.get('')!;
   if (root.limit !== null || root.offset !== null || rangeHeader) {
     throw fail('PGRST114', undefined, { hint: 'PUT writes exactly one row: remove them.' });
   }
   const match: { column: string; value: string }[] = [];
   for (const c of root.conditions) {
-    const simple = c.type === 'filter' && !c.negate && !c.field.json.length && c.operation.op === 'eq' && !('quantifier' in c.operation && c.operation.quantifier);
+    const simple =
+      c.type === 'filter' &&
+      !c.negate &&
+      !c.field.json.length &&
+      c.operation.op === 'eq' &&
+      !('quantifier' in c.operation && c.operation.quantifier);
     if (!simple || match.some((m) => m.column === c.field.name)) {
       match.length = 0;
       break;
@@ -428,13 +551,22 @@ function putKey(rel: Relation, parsed: ParsedQuery, rangeHeader: string | undefi
   }
   const pk = rel.primaryKey;
   if (!pk.length || match.length !== pk.length || !pk.every((k) => match.some((m) => m.column === k))) {
-    throw fail('PGRST105', undefined, { details: pk.length ? `The primary key of '${rel.name}' is (${pk.join(', ')}).` : `'${rel.name}' has no primary key.`, hint: pk.length ? `Filter each key column with eq and nothing else, such as ?${pk.map((k) => `${k}=eq.<value>`).join('&')}.` : 'Use POST with Prefer: resolution=merge-duplicates and on_conflict instead.' });
+    throw fail('PGRST105', undefined, {
+      details: pk.length
+        ? `The primary key of '${rel.name}' is (${pk.join(', ')}).`
+        : `'${rel.name}' has no primary key.`,
+      hint: pk.length
+        ? `Filter each key column with eq and nothing else, such as ?${pk.map((k) => `${k}=eq.<value>`).join('&')}.`
+        : 'Use POST with Prefer: resolution=merge-duplicates and on_conflict instead.',
+    });
   }
   return match;
 }
 
 const putMismatch = () =>
-  fail('PGRST115', undefined, { hint: 'Send one JSON object whose primary key values equal the eq filters of the URL.' });
+  fail('PGRST115', undefined, {
+    hint: 'Send one JSON object whose primary key values equal the eq filters of the URL.',
+  });
 
 async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<RestResponse> {
   const explain = planRequest(req.headers.accept);
@@ -447,7 +579,11 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
   const format = returning === 'headers-only' ? bodyFormat('json', undefined) : bodyFormat(media, accept);
   // max-affected counts the rows a PATCH or DELETE touches (PostgREST).
   const max = req.method === 'PATCH' || req.method === 'DELETE' ? maxAffected(prefs) : null;
-  const applied: Partial<Preferences> = { return: prefs.return, count: prefs.count === 'exact' ? 'exact' : null, ...common(prefs, max) };
+  const applied: Partial<Preferences> = {
+    return: prefs.return,
+    count: prefs.count === 'exact' ? 'exact' : null,
+    ...common(prefs, max),
+  };
   let plan: Plan;
   let expectOne = false;
   if (req.method === 'POST') {
@@ -456,13 +592,24 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
     if (prefs.resolution) {
       const columnsOf = parsed.onConflict ?? rel.primaryKey;
       if (!columnsOf.length) {
-        throw fail('PGRST100', `Cannot upsert into '${rel.name}': it has no primary key and no on_conflict was given`, { hint: 'Name the unique columns that identify a row: ?on_conflict=col1,col2' });
+        throw fail('PGRST100', `Cannot upsert into '${rel.name}': it has no primary key and no on_conflict was given`, {
+          hint: 'Name the unique columns that identify a row: ?on_conflict=col1,col2',
+        });
       }
-      onConflict = { columns: columnsOf, resolution: prefs.resolution === 'merge-duplicates' ? ('merge' as const) : ('ignore' as const) };
+      onConflict = {
+        columns: columnsOf,
+        resolution: prefs.resolution === 'merge-duplicates' ? ('merge' as const) : ('ignore' as const),
+      };
       applied.resolution = prefs.resolution;
     }
     if (prefs.missing === 'default') applied.missing = 'default';
-    plan = planWrite(deps.cache, rel, parsed, { kind: 'insert', rows, columns, missingDefault: prefs.missing === 'default', onConflict }, { returning, format });
+    plan = planWrite(
+      deps.cache,
+      rel,
+      parsed,
+      { kind: 'insert', rows, columns, missingDefault: prefs.missing === 'default', onConflict },
+      { returning, format },
+    );
   } else if (req.method === 'PUT') {
     const match = putKey(rel, parsed, req.headers.range);
     const body = jsonBody(req);
@@ -471,12 +618,20 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
     if (rows.length !== 1 || !rel.primaryKey.every((k) => k in rows[0])) throw putMismatch();
     const columns = Object.keys(rows[0]);
     const onConflict = { columns: rel.primaryKey, resolution: 'merge' as const };
-    plan = planWrite(deps.cache, rel, parsed, { kind: 'insert', rows, columns, missingDefault: false, onConflict, match }, { returning, format });
+    plan = planWrite(
+      deps.cache,
+      rel,
+      parsed,
+      { kind: 'insert', rows, columns, missingDefault: false, onConflict, match },
+      { returning, format },
+    );
     expectOne = true;
   } else {
     if (!parsed.nodes.get('')!.conditions.length) {
       // Supabase's safeupdate answers the same code for an unfiltered write.
-      throw fail('21000', `${req.method === 'PATCH' ? 'UPDATE' : 'DELETE'} requires a WHERE clause`, { hint: 'Add a filter, such as ?id=eq.1; to touch every row, filter on a condition every row meets.' });
+      throw fail('21000', `${req.method === 'PATCH' ? 'UPDATE' : 'DELETE'} requires a WHERE clause`, {
+        hint: 'Add a filter, such as ?id=eq.1; to touch every row, filter on a condition every row meets.',
+      });
     }
     if (req.method === 'PATCH') {
       const patch = jsonBody(req);
@@ -497,21 +652,27 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
     timezone: prefs.timezone,
     // Each check fails the request and rolls the write back (PostgREST). A write
     // with nothing to check commits in the same round trip as the statement.
-    check: expectOne || max !== null || media === 'object' ? (x) => {
-      if (expectOne && x.pageTotal !== 1) throw putMismatch();
-      if (max !== null && x.pageTotal > max) throw maxAffectedError(x.pageTotal);
-      if (media === 'object' && x.pageTotal !== 1) throw singularError(x.pageTotal);
-    } : undefined,
+    check:
+      expectOne || max !== null || media === 'object'
+        ? (x) => {
+            if (expectOne && x.pageTotal !== 1) throw putMismatch();
+            if (max !== null && x.pageTotal > max) throw maxAffectedError(x.pageTotal);
+            if (media === 'object' && x.pageTotal !== 1) throw singularError(x.pageTotal);
+          }
+        : undefined,
   });
 
   const headers: Record<string, string> = {};
   const count = applied.count ? o.pageTotal : null;
-  headers['content-range'] = req.method === 'POST' ? `*/${count ?? '*'}` : `${o.pageTotal ? `0-${o.pageTotal - 1}` : '*'}/${count ?? '*'}`;
+  headers['content-range'] =
+    req.method === 'POST' ? `*/${count ?? '*'}` : `${o.pageTotal ? `0-${o.pageTotal - 1}` : '*'}/${count ?? '*'}`;
   const pref = appliedHeader(applied);
   if (pref) headers['preference-applied'] = pref;
   if (returning === 'headers-only' && req.method === 'POST' && o.body && o.pageTotal > 0) {
     const first = JSON.parse(o.body)[0] as Record<string, unknown>;
-    const query = rel.primaryKey.map((k) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(first[k]))}`).join('&');
+    const query = rel.primaryKey
+      .map((k) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(first[k]))}`)
+      .join('&');
     headers.location = `/${encodeURIComponent(rel.name)}${query ? `?${query}` : ''}`;
   }
   // POST is 201, except an upsert that merged into existing rows only: 200, as PostgREST answers it.
@@ -526,7 +687,11 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
 function nothingChanged(returning: Preferences['return'], media: MediaType): RestResponse {
   if (returning !== 'representation') return { status: 204, headers: { 'content-range': '*/*' }, body: null };
   if (media === 'object') throw singularError(0);
-  return { status: 200, headers: { 'content-type': CONTENT_TYPE[media], 'content-range': '*/*' }, body: media === 'csv' ? '' : '[]' };
+  return {
+    status: 200,
+    headers: { 'content-type': CONTENT_TYPE[media], 'content-range': '*/*' },
+    body: media === 'csv' ? '' : '[]',
+  };
 }
 
 // ---------------------------------------------------------------- rpc
@@ -547,7 +712,10 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   const parsed = parseQuery(queryParams(req), isRead(req.method) ? argNames : new Set());
   const wholeBody = !isRead(req.method) && prefs.params === 'single-object';
 
-  const callableNames = () => [...deps.cache.functions.values()].filter((o) => o[0].schema === schema && o.some((f) => f.callable)).map((o) => o[0].name);
+  const callableNames = () =>
+    [...deps.cache.functions.values()]
+      .filter((o) => o[0].schema === schema && o.some((f) => f.callable))
+      .map((o) => o[0].name);
   let args: RpcArgs;
   let fn: RestFunction;
   if (isRead(req.method)) {
@@ -574,13 +742,20 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
       const chosen = chooseFunction(fns, schema, name, { given, post: true, type, wholeBody }, callableNames);
       fn = chosen.fn;
       // A function of one unnamed parameter gets the body as sent (`{"": "x"}` included), as PostgREST passes it.
-      if (chosen.whole) args = { kind: 'single', value: typeof req.body === 'string' && type === 'application/json' && !empty ? req.body : JSON.stringify(body) };
+      if (chosen.whole)
+        args = {
+          kind: 'single',
+          value:
+            typeof req.body === 'string' && type === 'application/json' && !empty ? req.body : JSON.stringify(body),
+        };
       else if (isObject(body)) args = { kind: 'named', values: body };
       else throw invalidBody('Send the arguments as one JSON object of named values.');
     }
   }
   if (isRead(req.method) && fn.volatility === 'volatile') {
-    throw fail('PGRST101', `The function ${schema}.${name} is volatile: call it with POST`, { hint: 'Mark it STABLE or IMMUTABLE if it only reads, to allow GET.' });
+    throw fail('PGRST101', `The function ${schema}.${name} is volatile: call it with POST`, {
+      hint: 'Mark it STABLE or IMMUTABLE if it only reads, to allow GET.',
+    });
   }
 
   // max-affected limits the rows a set-returning call answers (after limit/offset).
@@ -590,7 +765,12 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   }
 
   const { limit, offset } = page(parsed, req.headers.range);
-  const plan = planRpc(deps.cache, fn, args, parsed, { count: countMode(prefs), format: bodyFormat(media, accept), limit, offset });
+  const plan = planRpc(deps.cache, fn, args, parsed, {
+    count: countMode(prefs),
+    format: bodyFormat(media, accept),
+    limit,
+    offset,
+  });
   const readOnly = isRead(req.method) || fn.volatility !== 'volatile';
   if (explain) return explainPlan(deps, req, plan, explain, readOnly);
   const o = await run(deps, req, plan, {
@@ -598,9 +778,12 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
     explain: prefs.count === 'planned' || prefs.count === 'estimated',
     rollback: prefs.tx === 'rollback',
     timezone: prefs.timezone,
-    check: max === null ? undefined : (x) => {
-      if (x.pageTotal > max) throw maxAffectedError(x.pageTotal);
-    },
+    check:
+      max === null
+        ? undefined
+        : (x) => {
+            if (x.pageTotal > max) throw maxAffectedError(x.pageTotal);
+          },
   });
   const applied: Partial<Preferences> = { params: wholeBody ? 'single-object' : null, ...common(prefs, max) };
   const pref = appliedHeader(applied);
@@ -612,7 +795,11 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   const contentType = media === 'object' || media === 'json' ? CONTENT_TYPE.json : CONTENT_TYPE[media];
   // One value is one row: count=exact counts it, as PostgREST does (0-0/1).
   const total = prefs.count === 'exact' ? String(o.pageTotal) : '*';
-  return { status: 200, headers: { 'content-type': contentType, 'content-range': `0-0/${total}`, ...extra }, body: req.method === 'HEAD' ? null : body };
+  return {
+    status: 200,
+    headers: { 'content-type': contentType, 'content-range': `0-0/${total}`, ...extra },
+    body: req.method === 'HEAD' ? null : body,
+  };
 }
 
 // ---------------------------------------------------------------- openapi
@@ -620,7 +807,15 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
 async function openApi(deps: RestDeps, req: RestRequest, schema: string): Promise<RestResponse> {
   if (!isRead(req.method)) throw fail('PGRST117', `Unsupported HTTP method: ${req.method}`);
   negotiate(req.headers.accept, ['openapi']);
-  const rows = await withRole(deps.sql, deps.caller, (tx) => tx.unsafe(ACCESSIBLE_SQL, [schema]), { method: req.method, path: '/rest/v1/', headers: req.headers });
+  const rows = await withRole(deps.sql, deps.caller, (tx) => tx.unsafe(ACCESSIBLE_SQL, [schema]), {
+    method: req.method,
+    path: '/rest/v1/',
+    headers: req.headers,
+  });
   const doc = buildOpenApi(deps.cache, schema, accessibleFrom(rows));
-  return { status: 200, headers: { 'content-type': CONTENT_TYPE.openapi }, body: req.method === 'HEAD' ? null : JSON.stringify(doc) };
+  return {
+    status: 200,
+    headers: { 'content-type': CONTENT_TYPE.openapi },
+    body: req.method === 'HEAD' ? null : JSON.stringify(doc),
+  };
 }

@@ -34,7 +34,17 @@ const ALLOWED: { [K in Exclude<Key, 'max-affected' | 'timezone'>]: readonly stri
   params: ['single-object'],
 };
 
-const NONE: Preferences = { return: null, count: null, resolution: null, missing: null, handling: null, tx: null, params: null, 'max-affected': null, timezone: null };
+const NONE: Preferences = {
+  return: null,
+  count: null,
+  resolution: null,
+  missing: null,
+  handling: null,
+  tx: null,
+  params: null,
+  'max-affected': null,
+  timezone: null,
+};
 
 /** Whether the header asks for a timezone: only then are the server's zone names needed. */
 export const wantsTimezone = (header: string | undefined) => !!header && /(^|,)\s*timezone=/.test(header);
@@ -53,7 +63,8 @@ export function parsePrefer(header: string | undefined, timezones: ReadonlySet<s
     let parsed: string | number | null = null;
     if (value !== undefined && key === 'max-affected') parsed = /^\d{1,9}$/.test(value) ? Number(value) : null;
     else if (value !== undefined && key === 'timezone') parsed = timezones.has(value) ? value : null;
-    else if (value !== undefined && Object.hasOwn(ALLOWED, key) && ALLOWED[key as keyof typeof ALLOWED].includes(value)) parsed = value;
+    else if (value !== undefined && Object.hasOwn(ALLOWED, key) && ALLOWED[key as keyof typeof ALLOWED].includes(value))
+      parsed = value;
     if (parsed === null) {
       invalid.push(token);
       continue;
@@ -62,12 +73,25 @@ export function parsePrefer(header: string | undefined, timezones: ReadonlySet<s
     if (prefs[key] === null) (prefs as unknown as Record<string, string | number>)[key] = parsed;
   }
   if (prefs.handling === 'strict' && invalid.length) {
-    throw fail('PGRST122', undefined, { details: `Invalid preferences: ${invalid.join(', ')}`, hint: 'Remove them, or send handling=lenient to have them ignored.' });
+    throw fail('PGRST122', undefined, {
+      details: `Invalid preferences: ${invalid.join(', ')}`,
+      hint: 'Remove them, or send handling=lenient to have them ignored.',
+    });
   }
   return prefs;
 }
 
-const APPLIED_ORDER: readonly Key[] = ['resolution', 'missing', 'return', 'params', 'count', 'tx', 'handling', 'timezone', 'max-affected'];
+const APPLIED_ORDER: readonly Key[] = [
+  'resolution',
+  'missing',
+  'return',
+  'params',
+  'count',
+  'tx',
+  'handling',
+  'timezone',
+  'max-affected',
+];
 
 /** Preference-Applied, in PostgREST's order; only what this request honoured. */
 export function appliedHeader(applied: Partial<Preferences>): string | null {
@@ -101,7 +125,9 @@ export function negotiate(accept: string | undefined, allowed: readonly MediaTyp
     if (type && allowed.includes(type)) return type;
     if (type === 'json' && allowed.includes('openapi')) return 'openapi';
   }
-  throw fail('PGRST107', `None of these media types are available: ${accept}`, { hint: `Accept one of: ${allowed.map(mediaName).join(', ')}.` });
+  throw fail('PGRST107', `None of these media types are available: ${accept}`, {
+    hint: `Accept one of: ${allowed.map(mediaName).join(', ')}.`,
+  });
 }
 
 /** `explain()`: the plan of the statement a request would run, instead of its result. */
@@ -121,10 +147,17 @@ const PLAN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'] as con
  */
 export function planRequest(accept: string | undefined): PlanRequest | null {
   if (!accept?.includes('vnd.pgrst.plan')) return null;
-  const [type, ...params] = accept.split(',')[0].split(';').map((x) => x.trim());
+  const [type, ...params] = accept
+    .split(',')[0]
+    .split(';')
+    .map((x) => x.trim());
   const m = /^application\/vnd\.pgrst\.plan(?:\+(json|text))?$/i.exec(type);
   if (!m) return null;
-  const param = (name: string) => params.find((p) => p.toLowerCase().startsWith(`${name}=`))?.slice(name.length + 1).replace(/^"|"$/g, '');
+  const param = (name: string) =>
+    params
+      .find((p) => p.toLowerCase().startsWith(`${name}=`))
+      ?.slice(name.length + 1)
+      .replace(/^"|"$/g, '');
   const options = (param('options') ?? '').split('|').map((o) => o.trim().toLowerCase());
   return {
     format: (m[1]?.toLowerCase() as 'json' | 'text' | undefined) ?? 'text',
@@ -142,7 +175,12 @@ export function nullsStripped(accept: string | undefined): boolean {
 }
 
 export const mediaName = (m: MediaType) =>
-  ({ json: 'application/json', object: 'application/vnd.pgrst.object+json', csv: 'text/csv', openapi: 'application/openapi+json' })[m];
+  ({
+    json: 'application/json',
+    object: 'application/vnd.pgrst.object+json',
+    csv: 'text/csv',
+    openapi: 'application/openapi+json',
+  })[m];
 
 /** `Range: 0-9` (items). Null when absent or not an items range, as PostgREST ignores those. */
 export function parseRange(header: string | undefined): { first: number; last: number | null } | null {
@@ -151,7 +189,9 @@ export function parseRange(header: string | undefined): { first: number; last: n
   const first = Number(m[1]);
   const last = m[2] === undefined ? null : Number(m[2]);
   if (last !== null && last < first) {
-    throw fail('PGRST103', undefined, { details: `The Range header asks for items ${first}-${last}: the last item comes before the first.` });
+    throw fail('PGRST103', undefined, {
+      details: `The Range header asks for items ${first}-${last}: the last item comes before the first.`,
+    });
   }
   return { first, last };
 }

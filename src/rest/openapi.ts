@@ -59,17 +59,37 @@ const rowsResponse = (name: string) => ({
   200: { description: 'OK', schema: { type: 'array', items: ref(name) } },
   206: { description: 'Partial Content' },
 });
-const QUERY_PARAMETERS = ['select', 'order', 'limit', 'offset'].map((name) => ({ name, in: 'query', required: false, type: 'string' }));
+const QUERY_PARAMETERS = ['select', 'order', 'limit', 'offset'].map((name) => ({
+  name,
+  in: 'query',
+  required: false,
+  type: 'string',
+}));
 
 function relationPaths(rel: Relation): JsonSchema {
   const tags = [rel.name];
-  const filters = rel.columns.map((c) => ({ name: c.name, in: 'query', required: false, type: 'string', format: c.type }));
+  const filters = rel.columns.map((c) => ({
+    name: c.name,
+    in: 'query',
+    required: false,
+    type: 'string',
+    format: c.type,
+  }));
   const body = { name: rel.name, in: 'body', required: false, schema: ref(rel.name) };
   const paths: JsonSchema = {
-    get: { tags, summary: rel.comment ?? undefined, parameters: [...QUERY_PARAMETERS, ...filters], responses: rowsResponse(rel.name) },
+    get: {
+      tags,
+      summary: rel.comment ?? undefined,
+      parameters: [...QUERY_PARAMETERS, ...filters],
+      responses: rowsResponse(rel.name),
+    },
   };
   if (rel.kind !== 'materialized view') {
-    paths.post = { tags, parameters: [body, { name: 'select', in: 'query', required: false, type: 'string' }], responses: { 201: { description: 'Created' } } };
+    paths.post = {
+      tags,
+      parameters: [body, { name: 'select', in: 'query', required: false, type: 'string' }],
+      responses: { 201: { description: 'Created' } },
+    };
     paths.patch = { tags, parameters: [body, ...filters], responses: { 204: { description: 'No Content' } } };
     paths.delete = { tags, parameters: filters, responses: { 204: { description: 'No Content' } } };
   }
@@ -90,11 +110,19 @@ function functionPaths(fns: RestFunction[]): JsonSchema {
       properties: Object.fromEntries(args.map((a) => [a.name, typeSchema(a.type)])),
     },
   };
-  const paths: JsonSchema = { post: { tags, summary: fn.comment ?? undefined, parameters: [body], responses: { 200: { description: 'OK' } } } };
+  const paths: JsonSchema = {
+    post: { tags, summary: fn.comment ?? undefined, parameters: [body], responses: { 200: { description: 'OK' } } },
+  };
   if (fns.every((f) => f.volatility !== 'volatile')) {
     paths.get = {
       tags,
-      parameters: args.map((a) => ({ name: a.name, in: 'query', required: !a.hasDefault, type: 'string', format: a.type })),
+      parameters: args.map((a) => ({
+        name: a.name,
+        in: 'query',
+        required: !a.hasDefault,
+        type: 'string',
+        format: a.type,
+      })),
       responses: { 200: { description: 'OK' } },
     };
   }
@@ -103,7 +131,14 @@ function functionPaths(fns: RestFunction[]): JsonSchema {
 
 export function buildOpenApi(cache: SchemaCache, schema: string, accessible: Accessible): JsonSchema {
   const paths: JsonSchema = {
-    '/': { get: { tags: ['Introspection'], summary: 'OpenAPI description (this document)', produces: ['application/openapi+json', 'application/json'], responses: { 200: { description: 'OK' } } } },
+    '/': {
+      get: {
+        tags: ['Introspection'],
+        summary: 'OpenAPI description (this document)',
+        produces: ['application/openapi+json', 'application/json'],
+        responses: { 200: { description: 'OK' } },
+      },
+    },
   };
   const definitions: JsonSchema = {};
   for (const rel of cache.relations.values()) {
@@ -119,7 +154,11 @@ export function buildOpenApi(cache: SchemaCache, schema: string, accessible: Acc
   }
   return {
     swagger: '2.0',
-    info: { title: 'Hearth REST API', description: `Tables, views and functions of the schema "${schema}".`, version: '1' },
+    info: {
+      title: 'Hearth REST API',
+      description: `Tables, views and functions of the schema "${schema}".`,
+      version: '1',
+    },
     basePath: '/rest/v1',
     schemes: ['http', 'https'],
     consumes: ['application/json', 'application/vnd.pgrst.object+json', 'text/csv'],

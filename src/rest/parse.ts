@@ -247,13 +247,15 @@ function readSelectItem(c: Cursor, depth: number): SelectItem {
     name = readName(c, 'expected a column or an embed after the alias');
   }
   // count() counts rows, as in PostgREST, even where a relation is named count.
-  if (name === 'count' && c.eat('()')) return { type: 'aggregate', fn: 'count', field: null, inputCast: null, alias, cast: readCast(c) };
+  if (name === 'count' && c.eat('()'))
+    return { type: 'aggregate', fn: 'count', field: null, inputCast: null, alias, cast: readCast(c) };
   if (c.peek('!') || c.peek('(')) return readEmbed(c, name, alias, false, depth);
   const field: Field = { name, json: readJsonPath(c) };
   const cast = readCast(c);
   if (c.eat('.')) {
     const m = /^([a-z]+)\(\)/.exec(c.src.slice(c.pos));
-    if (!m || !(AGGREGATES as readonly string[]).includes(m[1])) throw c.fail(`expected an aggregate function: ${AGGREGATES.map((a) => `${a}()`).join(', ')}`);
+    if (!m || !(AGGREGATES as readonly string[]).includes(m[1]))
+      throw c.fail(`expected an aggregate function: ${AGGREGATES.map((a) => `${a}()`).join(', ')}`);
     c.pos += m[0].length;
     return { type: 'aggregate', fn: m[1] as AggregateFn, field, inputCast: cast, alias, cast: readCast(c) };
   }
@@ -344,7 +346,9 @@ function readOperation(c: Cursor, readValue: (c: Cursor) => string): Operation {
   let quantifier: 'any' | 'all' | null = null;
   if (modifier !== null) {
     if ((modifier !== 'any' && modifier !== 'all') || !QUANTIFIABLE.has(op)) {
-      throw c.fail(`"${op}" accepts only the modifiers (any) and (all), and only eq, gt, gte, lt, lte, like, ilike, match, imatch take one`);
+      throw c.fail(
+        `"${op}" accepts only the modifiers (any) and (all), and only eq, gt, gte, lt, lte, like, ilike, match, imatch take one`,
+      );
     }
     quantifier = modifier;
   }
@@ -479,7 +483,13 @@ export const DEFAULT_LIMIT = 100;
  * GET /rpc/fn) are top-level keys that are function arguments, not filters.
  */
 export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string> = new Set()): ParsedQuery {
-  const parsed: ParsedQuery = { select: [{ type: 'star' }], nodes: new Map(), columns: null, onConflict: null, args: new Map() };
+  const parsed: ParsedQuery = {
+    select: [{ type: 'star' }],
+    nodes: new Map(),
+    columns: null,
+    onConflict: null,
+    args: new Map(),
+  };
   const node = (path: string) => {
     let n = parsed.nodes.get(path);
     if (!n) parsed.nodes.set(path, (n = { conditions: [], order: null, limit: null, offset: null }));
@@ -491,7 +501,11 @@ export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string>
     // Postgres text cannot hold NUL; refuse it here rather than as a protocol error.
     if (key.includes('\u0000') || value.includes('\u0000')) {
       // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is shown escaped in the message.
-      throw parseError(`parameter ${key.replace(/\u0000/g, '\\0')}`, value.replace(/\u0000/g, '\\0'), 'the query string contains a NUL character');
+      throw parseError(
+        `parameter ${key.replace(/\u0000/g, '\\0')}`,
+        value.replace(/\u0000/g, '\\0'),
+        'the query string contains a NUL character',
+      );
     }
     if (key === 'select') {
       if (selectSeen) throw parseError('select parameter', value, 'select may be given only once');
@@ -518,7 +532,9 @@ export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string>
     else if (last === 'offset') target.offset = parseCount('offset', value);
     else if (/^(not\.)?(and|or)$/.test(last)) {
       const negate = last.startsWith('not.');
-      target.conditions.push(parseLogic(negate ? (last.slice(4) as 'and' | 'or') : (last as 'and' | 'or'), negate, value));
+      target.conditions.push(
+        parseLogic(negate ? (last.slice(4) as 'and' | 'or') : (last as 'and' | 'or'), negate, value),
+      );
     } else {
       const field = parseFilterField(last, key);
       const { negate, operation } = parseOperation(value, `filter ${key}`);

@@ -92,7 +92,9 @@ class Context {
     for (const [path, o] of this.parsed.nodes) {
       const empty = !o.conditions.length && !o.order && o.limit === null && o.offset === null;
       if (!this.used.has(path) && !empty) {
-        throw fail('PGRST108', `'${path}' is not an embedded resource in this request`, { hint: `Verify that '${path}' is included in the 'select' query parameter.` });
+        throw fail('PGRST108', `'${path}' is not an embedded resource in this request`, {
+          hint: `Verify that '${path}' is included in the 'select' query parameter.`,
+        });
       }
     }
   }
@@ -141,14 +143,27 @@ function resolveNode(ctx: Context, rel: Relation, items: SelectItem[], path: str
     }
     keys.add(key);
     if (item.spread && !relationship.toOne) {
-      throw fail('PGRST119', `A spread operation on '${item.relation}' is not possible`, { details: `'${rel.name}' and '${item.relation}' do not form a many-to-one or one-to-one relationship`, hint: 'Spread only a to-one relationship; embed a to-many relationship as an array instead.' });
+      throw fail('PGRST119', `A spread operation on '${item.relation}' is not possible`, {
+        details: `'${rel.name}' and '${item.relation}' do not form a many-to-one or one-to-one relationship`,
+        hint: 'Spread only a to-one relationship; embed a to-many relationship as an array instead.',
+      });
     }
     const child = resolveNode(ctx, relationship.target, item.select, path ? `${path}.${key}` : key);
     const o = child.options;
     if (item.spread && (o.order || o.limit !== null || o.offset !== null)) {
-      throw fail('PGRST119', `order, limit and offset cannot be applied to the spread '${key}'`, { hint: 'Apply them to the parent instead.' });
+      throw fail('PGRST119', `order, limit and offset cannot be applied to the spread '${key}'`, {
+        hint: 'Apply them to the parent instead.',
+      });
     }
-    node.embeds.set(item, { key, item, relationship, node: child, lateral: ctx.alias(), orderFields: [], spreadKeys: [] });
+    node.embeds.set(item, {
+      key,
+      item,
+      relationship,
+      node: child,
+      lateral: ctx.alias(),
+      orderFields: [],
+      spreadKeys: [],
+    });
   }
   return node;
 }
@@ -175,7 +190,9 @@ function typedFieldExpr(ctx: Context, node: Node, field: Field): { sql: string; 
   if (!column) throw columnMissing(node, field.name);
   // A computed field is its function applied to the row; ROW(alias.*) also
   // makes a write's RETURNING rows (a CTE, not the table) that row type.
-  let sql = computed ? `${qualified(computed)}(ROW(${node.alias}.*)::${qualified(node.rel)})` : `${node.alias}.${quoteIdent(field.name)}`;
+  let sql = computed
+    ? `${qualified(computed)}(ROW(${node.alias}.*)::${qualified(node.rel)})`
+    : `${node.alias}.${quoteIdent(field.name)}`;
   // Arrows on any other column work on its JSON form, as in PostgREST: composite
   // fields, array elements, hstore keys (`location->>lat`, `languages->0`).
   const isJson = column.type === 'json' || column.type === 'jsonb';
@@ -214,14 +231,19 @@ const likePattern = (v: string) => v.replace(/\*/g, '%');
 
 function filterSql(ctx: Context, node: Node, f: Filter, onEmbedFilter: (e: Embed) => void): string {
   const op = f.operation;
-  const embed = !f.field.json.length && !node.rel.columnMap.has(f.field.name) && !node.rel.computed.has(f.field.name) ? findEmbedByKey(node, f.field.name) : null;
+  const embed =
+    !f.field.json.length && !node.rel.columnMap.has(f.field.name) && !node.rel.computed.has(f.field.name)
+      ? findEmbedByKey(node, f.field.name)
+      : null;
   let sql: string;
   if (embed && op.op === 'is' && op.value === 'null' && !embed.item.spread) {
     // `embed=is.null` / `embed=not.is.null`: rows without / with a match.
     onEmbedFilter(embed);
     sql = embed.relationship.toOne ? `${embed.lateral}.body IS NULL` : `${embed.lateral}.n = 0`;
   } else if (embed) {
-    throw fail('PGRST120', `Bad operator on the '${embed.key}' embedded resource`, { details: 'Only is null or not is null filters are allowed on embedded resources' });
+    throw fail('PGRST120', `Bad operator on the '${embed.key}' embedded resource`, {
+      details: 'Only is null or not is null filters are allowed on embedded resources',
+    });
   } else {
     const { sql: expr, type } = typedFieldExpr(ctx, node, f.field);
     switch (op.op) {
@@ -259,7 +281,9 @@ function filterSql(ctx: Context, node: Node, f: Filter, onEmbedFilter: (e: Embed
 
 function conditionSql(ctx: Context, node: Node, c: Condition, onEmbedFilter: (e: Embed) => void): string {
   if (c.type === 'filter') return filterSql(ctx, node, c, onEmbedFilter);
-  const inner = c.children.map((child) => conditionSql(ctx, node, child, onEmbedFilter)).join(c.op === 'and' ? ' AND ' : ' OR ');
+  const inner = c.children
+    .map((child) => conditionSql(ctx, node, child, onEmbedFilter))
+    .join(c.op === 'and' ? ' AND ' : ' OR ');
   return c.negate ? `NOT (${inner})` : `(${inner})`;
 }
 
@@ -289,7 +313,12 @@ const groupBySql = (em: Emitted) => (em.groupBy?.length ? ` GROUP BY ${em.groupB
  */
 function aggregateOf(node: Node, item: SelectItem): AggregateItem | null {
   if (item.type === 'aggregate') return item;
-  if (item.type === 'column' && item.field.name === 'count' && !item.field.json.length && !node.rel.columnMap.has('count')) {
+  if (
+    item.type === 'column' &&
+    item.field.name === 'count' &&
+    !item.field.json.length &&
+    !node.rel.columnMap.has('count')
+  ) {
     return { type: 'aggregate', fn: 'count', field: null, inputCast: null, alias: item.alias, cast: item.cast };
   }
   return null;
@@ -313,7 +342,8 @@ function orderSql(term: OrderTerm, expr: string): string {
 }
 
 /** Whether a spread of this node carries aggregates up to its parent. */
-const hoistsAggregates = (embed: Embed) => embed.item.spread && embed.node.items.some((i) => aggregateOf(embed.node, i));
+const hoistsAggregates = (embed: Embed) =>
+  embed.item.spread && embed.node.items.some((i) => aggregateOf(embed.node, i));
 
 /**
  * `hoisted`: set for a spread whose aggregates its parent applies; each
@@ -322,8 +352,18 @@ const hoistsAggregates = (embed: Embed) => embed.item.spread && embed.node.items
 function emitNode(ctx: Context, node: Node, hoisted?: Embed['hoisted']): Emitted {
   const aggregated = hoisted
     ? false
-    : node.items.some((item) => aggregateOf(node, item) || (item.type === 'embed' && hoistsAggregates(node.embeds.get(item)!)));
-  const out: Emitted = { columns: [], keys: [], joins: [], filterJoins: [], where: [], orderBy: [], groupBy: aggregated ? [] : null };
+    : node.items.some(
+        (item) => aggregateOf(node, item) || (item.type === 'embed' && hoistsAggregates(node.embeds.get(item)!)),
+      );
+  const out: Emitted = {
+    columns: [],
+    keys: [],
+    joins: [],
+    filterJoins: [],
+    where: [],
+    orderBy: [],
+    groupBy: aggregated ? [] : null,
+  };
   const grouped = (expr: string) => out.groupBy?.push(expr);
 
   // order=rel(col): the to-one embed carries the column out of its lateral.
@@ -331,10 +371,14 @@ function emitNode(ctx: Context, node: Node, hoisted?: Embed['hoisted']): Emitted
     if (!term.relation) return null;
     const embed = findEmbedByKey(node, term.relation);
     if (!embed) {
-      throw fail('PGRST108', `'${term.relation}' is not an embedded resource in this request`, { hint: `Verify that '${term.relation}' is included in the 'select' query parameter.` });
+      throw fail('PGRST108', `'${term.relation}' is not an embedded resource in this request`, {
+        hint: `Verify that '${term.relation}' is included in the 'select' query parameter.`,
+      });
     }
     if (!embed.relationship.toOne || embed.item.spread) {
-      throw fail('PGRST118', `A related order on '${term.relation}' is not possible`, { details: `'${node.rel.name}' and '${term.relation}' do not form a many-to-one or one-to-one relationship, or '${term.relation}' is a spread` });
+      throw fail('PGRST118', `A related order on '${term.relation}' is not possible`, {
+        details: `'${node.rel.name}' and '${term.relation}' do not form a many-to-one or one-to-one relationship, or '${term.relation}' is a spread`,
+      });
     }
     embed.orderFields.push(term.field);
     const expr = `${embed.lateral}."_hearth_o${embed.orderFields.length - 1}"`;
@@ -357,7 +401,9 @@ function emitNode(ctx: Context, node: Node, hoisted?: Embed['hoisted']): Emitted
     if (aggregate && hoisted) {
       const column = `_hearth_h${hoisted.size}`;
       const input = aggregate.field ? fieldExpr(ctx, node, aggregate.field) : '1';
-      out.columns.push(`${aggregate.inputCast ? `(${input})::${aggregate.inputCast}` : input} AS ${quoteIdent(column)}`);
+      out.columns.push(
+        `${aggregate.inputCast ? `(${input})::${aggregate.inputCast}` : input} AS ${quoteIdent(column)}`,
+      );
       out.keys.push(column);
       hoisted.set(column, { key: aggregate.alias ?? aggregate.fn, fn: aggregate.fn, cast: aggregate.cast });
     } else if (aggregate) {
@@ -414,18 +460,26 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   const child = embed.node;
   const { relationship: r, item } = embed;
   if (item.spread && item.select.some((s) => s.type === 'star')) {
-    throw fail('PGRST100', `failed to parse select parameter (...${item.relation}(*))`, { details: '"*" does not expand inside a spread; name the columns to merge.' });
+    throw fail('PGRST100', `failed to parse select parameter (...${item.relation}(*))`, {
+      details: '"*" does not expand inside a spread; name the columns to merge.',
+    });
   }
   if (hoistsAggregates(embed)) {
     if (child.embeds.size) {
-      throw fail('PGRST127', `Aggregate functions inside the spread '${embed.key}' cannot be combined with embeds inside it`, { hint: 'Select only columns and aggregates inside a spread that aggregates.' });
+      throw fail(
+        'PGRST127',
+        `Aggregate functions inside the spread '${embed.key}' cannot be combined with embeds inside it`,
+        { hint: 'Select only columns and aggregates inside a spread that aggregates.' },
+      );
     }
     embed.hoisted = new Map();
   }
   const em = emitNode(ctx, child, embed.hoisted);
   // A computed relationship's rows are its function applied to the parent row; a foreign key's are joined on its columns.
   const source = r.fn ? `${qualified(r.fn)}(ROW(${parent.alias}.*)::${qualified(parent.rel)})` : qualified(child.rel);
-  const on = r.targetColumns.map((col, i) => `${child.alias}.${quoteIdent(col)} = ${parent.alias}.${quoteIdent(r.parentColumns[i])}`);
+  const on = r.targetColumns.map(
+    (col, i) => `${child.alias}.${quoteIdent(col)} = ${parent.alias}.${quoteIdent(r.parentColumns[i])}`,
+  );
   const from = [`${source} AS ${child.alias}`, ...em.joins].join(' ');
   const where = [...on, ...em.where].join(' AND ') || 'TRUE';
   let sql: string;
@@ -437,7 +491,9 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   } else if (r.toOne && em.groupBy) {
     // Aggregates in a to-one embed aggregate its (at most one) row, grouped by its other columns, as in PostgREST.
     if (embed.orderFields.length) {
-      throw fail('PGRST127', `order on '${embed.key}' is not supported: it aggregates`, { hint: 'Order by a column of an embed without aggregate functions.' });
+      throw fail('PGRST127', `order on '${embed.key}' is not supported: it aggregates`, {
+        hint: 'Order by a column of an embed without aggregate functions.',
+      });
     }
     sql = `SELECT row_to_json(_hearth_r) AS body FROM (SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}${groupBySql(em)}) _hearth_r`;
   } else if (r.toOne) {
@@ -446,7 +502,9 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
   } else {
     const order = em.orderBy.length ? ` ORDER BY ${em.orderBy.join(', ')}` : '';
     const { limit, offset } = child.options;
-    const page = (limit !== null ? ` LIMIT ${ctx.param(Math.min(limit, MAX_LIMIT))}` : '') + (offset !== null ? ` OFFSET ${ctx.param(offset)}` : '');
+    const page =
+      (limit !== null ? ` LIMIT ${ctx.param(Math.min(limit, MAX_LIMIT))}` : '') +
+      (offset !== null ? ` OFFSET ${ctx.param(offset)}` : '');
     sql =
       `SELECT coalesce(json_agg(_hearth_r), '[]') AS body, count(*) AS n FROM (SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}${groupBySql(em)}${order}${page}) _hearth_r` +
       (inner ? ' HAVING count(*) > 0' : '');
@@ -495,7 +553,8 @@ function readStatement(ctx: Context, root: Node, shape: ReadShape): Plan {
         ? `(SELECT count(*) FROM (${counted} LIMIT ${MAX_LIMIT + 1}) _hearth_c)`
         : 'NULL::bigint';
   // A select that reshapes a SETOF-scalar function's rows (count() ...) answers objects.
-  const scalar = shape.scalarColumn && em.keys.length === 1 && em.keys[0] === shape.scalarColumn ? shape.scalarColumn : null;
+  const scalar =
+    shape.scalarColumn && em.keys.length === 1 && em.keys[0] === shape.scalarColumn ? shape.scalarColumn : null;
   const text =
     `SELECT ${total} AS total, count(*) AS page_total, ${bodySql(shape.format, scalar)} AS body ` +
     `FROM (${source} LIMIT ${ctx.param(shape.limit)} OFFSET ${ctx.param(shape.offset)}) _hearth_t`;
@@ -557,7 +616,13 @@ function checkColumns(rel: Relation, columns: string[]) {
  * rows. return=minimal returns `1` only, so SELECT policies are not involved
  * (as in PostgREST); headers-only returns the primary key for Location.
  */
-export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery, mutation: Mutation, options: WriteOptions): Plan {
+export function planWrite(
+  cache: SchemaCache,
+  rel: Relation,
+  parsed: ParsedQuery,
+  mutation: Mutation,
+  options: WriteOptions,
+): Plan {
   const ctx = new Context(cache, parsed);
   const select: SelectItem[] =
     options.returning === 'headers-only'
@@ -570,12 +635,16 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
   const conditions = mutation.kind === 'insert' ? [] : root.options.conditions;
   const filters = conditions.map((c) =>
     conditionSql(ctx, root, c, () => {
-      throw fail('PGRST100', 'Filters on embedded resources cannot select the rows to write', { hint: 'Filter on the columns of the table itself.' });
+      throw fail('PGRST100', 'Filters on embedded resources cannot select the rows to write', {
+        hint: 'Filter on the columns of the table itself.',
+      });
     }),
   );
   const { order, limit, offset } = root.options;
   if (mutation.kind === 'insert' && (order || limit !== null || offset !== null)) {
-    throw fail('PGRST127', 'order, limit and offset are not supported on inserts', { hint: 'Remove them from the query string.' });
+    throw fail('PGRST127', 'order, limit and offset are not supported on inserts', {
+      hint: 'Remove them from the query string.',
+    });
   }
   let where = filters.length ? ` WHERE ${filters.join(' AND ')}` : '';
   if (limit !== null || offset !== null) where = limitedWhere(ctx, root, where, order ?? [], limit, offset);
@@ -596,7 +665,8 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
       });
       // jsonb_build_object takes at most 100 arguments: 50 columns per call.
       const chunks = [];
-      for (let i = 0; i < defaults.length; i += 50) chunks.push(`jsonb_build_object(${defaults.slice(i, i + 50).join(', ')})`);
+      for (let i = 0; i < defaults.length; i += 50)
+        chunks.push(`jsonb_build_object(${defaults.slice(i, i + 50).join(', ')})`);
       const merged = `(${[...chunks, '_hearth_row.j::jsonb'].join(' || ')})::json`;
       values = `SELECT ${mutation.columns.map((c) => `_hearth_body.${quoteIdent(c)}`).join(', ')} FROM json_array_elements(${json}) AS _hearth_row(j) CROSS JOIN LATERAL json_populate_record(NULL::${qualified(rel)}, ${merged}) AS _hearth_body`;
     } else {
@@ -611,7 +681,9 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
       checkColumns(rel, oc.columns);
       const updates = mutation.columns.filter((c) => !oc.columns.includes(c));
       // Updating a key column to itself keeps DO UPDATE (and RETURNING) when only keys were sent.
-      const set = (updates.length ? updates : oc.columns.slice(0, 1)).map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`).join(', ');
+      const set = (updates.length ? updates : oc.columns.slice(0, 1))
+        .map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`)
+        .join(', ');
       write += ` ON CONFLICT (${oc.columns.map(quoteIdent).join(', ')}) ${oc.resolution === 'merge' ? `DO UPDATE SET ${set}` : 'DO NOTHING'}`;
     }
   } else if (mutation.kind === 'update') {
@@ -651,17 +723,31 @@ export function planWrite(cache: SchemaCache, rel: Relation, parsed: ParsedQuery
  * filtered rows, ordered and paged in a subquery, picked out by primary key
  * (or ctid on a table without one). Without order, which rows is unspecified.
  */
-function limitedWhere(ctx: Context, root: Node, where: string, order: OrderTerm[], limit: number | null, offset: number | null): string {
+function limitedWhere(
+  ctx: Context,
+  root: Node,
+  where: string,
+  order: OrderTerm[],
+  limit: number | null,
+  offset: number | null,
+): string {
   const rel = root.rel;
   const keys = rel.primaryKey.length ? rel.primaryKey.map(quoteIdent) : rel.kind === 'table' ? ['ctid'] : null;
   if (!keys) {
-    throw fail('PGRST127', `limit and offset on an update or delete of '${rel.name}' need a primary key`, { details: `'${rel.name}' is a ${rel.kind} without a primary key, so its rows cannot be picked out one by one.`, hint: 'Select the rows with filters instead.' });
+    throw fail('PGRST127', `limit and offset on an update or delete of '${rel.name}' need a primary key`, {
+      details: `'${rel.name}' is a ${rel.kind} without a primary key, so its rows cannot be picked out one by one.`,
+      hint: 'Select the rows with filters instead.',
+    });
   }
   const orderBy = order.map((term) => {
-    if (term.relation) throw fail('PGRST127', 'order on an embedded resource is not supported on writes', { hint: 'Order by columns of the table itself.' });
+    if (term.relation)
+      throw fail('PGRST127', 'order on an embedded resource is not supported on writes', {
+        hint: 'Order by columns of the table itself.',
+      });
     return orderSql(term, fieldExpr(ctx, root, term.field));
   });
-  const page = (limit !== null ? ` LIMIT ${ctx.param(limit)}` : '') + (offset !== null ? ` OFFSET ${ctx.param(offset)}` : '');
+  const page =
+    (limit !== null ? ` LIMIT ${ctx.param(limit)}` : '') + (offset !== null ? ` OFFSET ${ctx.param(offset)}` : '');
   const own = keys.map((k) => `${root.alias}.${k}`).join(', ');
   const chosen = `SELECT ${own} FROM ${qualified(rel)} AS ${root.alias}${where}${orderBy.length ? ` ORDER BY ${orderBy.join(', ')}` : ''}${page}`;
   return ` WHERE (${own}) IN (${chosen})`;
@@ -679,7 +765,8 @@ export type RpcArgs = { kind: 'named'; values: Record<string, unknown> } | { kin
 /** The relation a function's rows look like: its table, or its OUT/TABLE columns. */
 function functionRelation(fn: RestFunction): Relation {
   if (fn.relation) return fn.relation;
-  const columns = fn.returns === 'composite' ? fn.columns : [{ name: fn.name, type: fn.returnType, nullable: true, default: null }];
+  const columns =
+    fn.returns === 'composite' ? fn.columns : [{ name: fn.name, type: fn.returnType, nullable: true, default: null }];
   return {
     schema: fn.schema,
     name: fn.name,
@@ -698,7 +785,10 @@ function functionRelation(fn: RestFunction): Relation {
 function callSql(ctx: Context, fn: RestFunction, args: RpcArgs): { call: string; argsFrom: string | null } {
   const name = qualified(fn);
   if (args.kind === 'single') {
-    const value = typeof args.value === 'string' ? `${ctx.param(args.value)}::text::${fn.args[0].type}` : `${ctx.param(args.value)}::bytea`;
+    const value =
+      typeof args.value === 'string'
+        ? `${ctx.param(args.value)}::text::${fn.args[0].type}`
+        : `${ctx.param(args.value)}::bytea`;
     return { call: `${name}(${value})`, argsFrom: null };
   }
   const given = fn.args.filter((a) => a.name in args.values);
@@ -715,7 +805,13 @@ export interface RpcPlan extends Plan {
   shape: 'set' | 'single' | 'scalar' | 'void';
 }
 
-export function planRpc(cache: SchemaCache, fn: RestFunction, args: RpcArgs, parsed: ParsedQuery, options: ReadOptions): RpcPlan {
+export function planRpc(
+  cache: SchemaCache,
+  fn: RestFunction,
+  args: RpcArgs,
+  parsed: ParsedQuery,
+  options: ReadOptions,
+): RpcPlan {
   const ctx = new Context(cache, parsed);
   const { call, argsFrom } = callSql(ctx, fn, args);
   const from = (item: string) => (argsFrom ? `${argsFrom} CROSS JOIN LATERAL ${item}` : item);
@@ -731,6 +827,10 @@ export function planRpc(cache: SchemaCache, fn: RestFunction, args: RpcArgs, par
   const root = resolveNode(ctx, rel, parsed.select, '');
   const scalar = fn.returns === 'scalar';
   const item = scalar ? `${call} AS ${root.alias}(${quoteIdent(fn.name)})` : `${call} AS ${root.alias}`;
-  const plan = readStatement(ctx, root, { from: from(item), ...options, scalarColumn: scalar && options.format !== 'csv' ? fn.name : null });
+  const plan = readStatement(ctx, root, {
+    from: from(item),
+    ...options,
+    scalarColumn: scalar && options.format !== 'csv' ? fn.name : null,
+  });
   return { ...plan, shape: fn.returnsSet ? 'set' : 'single' };
 }

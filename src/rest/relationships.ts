@@ -44,7 +44,15 @@ function foreignKeyRelationships(cache: SchemaCache, parent: Relation): Relation
   const out: Relationship[] = [];
   for (const fk of cache.foreignKeys) {
     if (fk.from === parent) {
-      out.push({ fk, fn: null, target: fk.to, parentColumns: fk.fromColumns, targetColumns: fk.toColumns, toOne: true, cardinality: 'many-to-one' });
+      out.push({
+        fk,
+        fn: null,
+        target: fk.to,
+        parentColumns: fk.fromColumns,
+        targetColumns: fk.toColumns,
+        toOne: true,
+        cardinality: 'many-to-one',
+      });
     }
     if (fk.to === parent) {
       // The referencing side is one-to-one when its key columns are unique.
@@ -92,14 +100,28 @@ function matches(r: Relationship, parent: Relation, target: string, hint: string
     return (byTable && children) || (!children && single(r.parentColumns) === target);
   }
   if (hint) {
-    return byTable && (fk.constraint === hint || single(r.parentColumns) === hint || single(r.targetColumns) === hint || fk.fromColumns.includes(hint));
+    return (
+      byTable &&
+      (fk.constraint === hint ||
+        single(r.parentColumns) === hint ||
+        single(r.targetColumns) === hint ||
+        fk.fromColumns.includes(hint))
+    );
   }
   return byTable || (!isView(r.target) && (fk.constraint === target || single(r.parentColumns) === target));
 }
 
-export function findRelationship(cache: SchemaCache, parent: Relation, targetName: string, hint: string | null): Relationship {
+export function findRelationship(
+  cache: SchemaCache,
+  parent: Relation,
+  targetName: string,
+  hint: string | null,
+): Relationship {
   const all = foreignKeyRelationships(cache, parent);
-  const found = [...all.filter((r) => matches(r, parent, targetName, hint)), ...computedRelationships(cache, parent, targetName)];
+  const found = [
+    ...all.filter((r) => matches(r, parent, targetName, hint)),
+    ...computedRelationships(cache, parent, targetName),
+  ];
   if (found.length === 1) return found[0];
   if (found.length > 1) {
     // SPEC 7: 400, where PostgREST answers 300.
@@ -139,7 +161,12 @@ export function findRelationship(cache: SchemaCache, parent: Relation, targetNam
  * the name itself), or, for a parent without relationships, a close name among
  * the tables that have some.
  */
-function noRelationshipHint(cache: SchemaCache, parent: Relation, targetName: string, all: Relationship[]): string | null {
+function noRelationshipHint(
+  cache: SchemaCache,
+  parent: Relation,
+  targetName: string,
+  all: Relationship[],
+): string | null {
   if (all.length) {
     const names = new Set(all.map((r) => r.target.name));
     names.delete(targetName);

@@ -17,8 +17,15 @@ import { createSchemaCacheStore, type SchemaCache, type SchemaCacheStore } from 
 
 /** The project's schema cache for its exposed schemas (config/api db_schema), built once per process and kept fresh by LISTEN. */
 async function loadStore(project: ProjectRuntime, settings: Promise<Settings>): Promise<SchemaCacheStore> {
-  const schemas = String((await settings).db_schema).split(',').map((s) => s.trim()).filter(Boolean);
-  return project.cached(`rest:${schemas.join(',')}`, () => createSchemaCacheStore(project.sql, schemas), (s) => s.then((x) => x.close()));
+  const schemas = String((await settings).db_schema)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return project.cached(
+    `rest:${schemas.join(',')}`,
+    () => createSchemaCacheStore(project.sql, schemas),
+    (s) => s.then((x) => x.close()),
+  );
 }
 
 /**
@@ -41,7 +48,10 @@ function storeEntry(project: ProjectRuntime): StoreEntry {
   if (!entry || entry.settings !== settings) {
     const store = loadStore(project, settings);
     const fresh: StoreEntry = { settings, store, resolved: null, planEnabled: false };
-    settings.then((s) => (fresh.planEnabled = s.db_plan_enabled === true), () => {});
+    settings.then(
+      (s) => (fresh.planEnabled = s.db_plan_enabled === true),
+      () => {},
+    );
     store.then(
       (s) => (fresh.resolved = s),
       () => stores.get(project) === fresh && stores.delete(project),
@@ -67,7 +77,10 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS'];
 function asPostgrestJwtError(err: unknown): { error: unknown; challenge: string | null } {
   if (!(err instanceof HearthError) || err.code !== 'bad_jwt') return { error: err, challenge: null };
   const message = err instanceof TokenExpired ? 'JWT expired' : err.message;
-  return { error: fail('PGRST301', message), challenge: `Bearer error="invalid_token", error_description=${JSON.stringify(message)}` };
+  return {
+    error: fail('PGRST301', message),
+    challenge: `Bearer error="invalid_token", error_description=${JSON.stringify(message)}`,
+  };
 }
 
 export async function restRoutes(app: FastifyInstance): Promise<void> {
@@ -83,7 +96,13 @@ export async function restRoutes(app: FastifyInstance): Promise<void> {
   });
 
   /** The key may ride in the query (?apikey=, as Supabase's gateway takes it); like the gateway, it is not a filter. */
-  const withoutApiKey = (query: string) => (query.includes('apikey=') ? query.split('&').filter((p) => !p.startsWith('apikey=')).join('&') : query);
+  const withoutApiKey = (query: string) =>
+    query.includes('apikey=')
+      ? query
+          .split('&')
+          .filter((p) => !p.startsWith('apikey='))
+          .join('&')
+      : query;
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const { project, auth } = request.hearth;
@@ -93,7 +112,13 @@ export async function restRoutes(app: FastifyInstance): Promise<void> {
     const entry = storeEntry(project);
     const cache = schemaCache(entry);
     const res = await handleRest(
-      { sql: project.sql, cache: cache instanceof Promise ? await cache : cache, caller: auth!.caller, keyType: auth!.keyType, planEnabled: entry.planEnabled },
+      {
+        sql: project.sql,
+        cache: cache instanceof Promise ? await cache : cache,
+        caller: auth!.caller,
+        keyType: auth!.keyType,
+        planEnabled: entry.planEnabled,
+      },
       {
         method: request.method,
         path: (request.params as { '*'?: string })['*'] ?? '',
@@ -102,7 +127,10 @@ export async function restRoutes(app: FastifyInstance): Promise<void> {
         body: request.body,
       },
     );
-    return reply.code(res.status).headers(res.headers).send(res.body ?? undefined);
+    return reply
+      .code(res.status)
+      .headers(res.headers)
+      .send(res.body ?? undefined);
   };
   app.route({ method: METHODS, url: '/rest/v1/*', exposeHeadRoute: false, handler });
   app.route({ method: METHODS, url: '/rest/v1', exposeHeadRoute: false, handler });

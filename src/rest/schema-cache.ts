@@ -191,13 +191,21 @@ const KINDS: Record<string, Relation['kind']> = {
  * snapshot, written at once with BEGIN and COMMIT: one round trip.
  */
 async function readCatalog(sql: postgres.Sql, schemas: string[]): Promise<postgres.RowList<postgres.Row[]>[]> {
-  const reads = [RELATIONS_SQL, FOREIGN_KEYS_SQL, VIEW_COLUMNS_SQL, FUNCTIONS_SQL].map((text) => ({ text, values: [schemas] }));
+  const reads = [RELATIONS_SQL, FOREIGN_KEYS_SQL, VIEW_COLUMNS_SQL, FUNCTIONS_SQL].map((text) => ({
+    text,
+    values: [schemas],
+  }));
   const results = await pipelined(sql, 'begin isolation level repeatable read read only', reads, 'commit');
   return results.map(rowsOf).slice(1, -1);
 }
 
 export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Promise<SchemaCache> {
-  const [rels, fks, viewCols, fns] = (await readCatalog(sql, schemas)) as [postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>, postgres.RowList<postgres.Row[]>];
+  const [rels, fks, viewCols, fns] = (await readCatalog(sql, schemas)) as [
+    postgres.RowList<postgres.Row[]>,
+    postgres.RowList<postgres.Row[]>,
+    postgres.RowList<postgres.Row[]>,
+    postgres.RowList<postgres.Row[]>,
+  ];
 
   const relations = new Map<string, Relation>();
   for (const r of rels) {
@@ -249,7 +257,8 @@ export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Pro
       if (!base) continue;
       const shown = base.uniqueKeys.filter((k) => viewsExposing(base, k).includes(view));
       view.uniqueKeys.push(...shown);
-      if (!view.primaryKey.length && viewsExposing(base, base.primaryKey).includes(view)) view.primaryKey = base.primaryKey;
+      if (!view.primaryKey.length && viewsExposing(base, base.primaryKey).includes(view))
+        view.primaryKey = base.primaryKey;
     }
   }
 
@@ -273,7 +282,14 @@ export async function loadSchemaCache(sql: postgres.Sql, schemas: string[]): Pro
     const key = relationKey(fn.schema, fn.name);
     functions.set(key, [...(functions.get(key) ?? []), fn]);
     const owner = fn.rowArgument;
-    if (owner && !fn.returnsSet && fn.returns !== 'void' && !owner.columnMap.has(fn.name) && !owner.computed.has(fn.name)) owner.computed.set(fn.name, fn);
+    if (
+      owner &&
+      !fn.returnsSet &&
+      fn.returns !== 'void' &&
+      !owner.columnMap.has(fn.name) &&
+      !owner.computed.has(fn.name)
+    )
+      owner.computed.set(fn.name, fn);
   }
   return { schemas, relations, foreignKeys, functions };
 }
@@ -292,7 +308,8 @@ function toFunction(f: postgres.Row, relations: Map<string, Relation>): RestFunc
   modes.forEach((mode, i) => {
     const name = names[i] ?? '';
     const type = types?.[i] ?? 'unknown';
-    if (mode === 'i' || mode === 'b' || mode === 'v') args.push({ name, type, hasDefault: false, variadic: mode === 'v' });
+    if (mode === 'i' || mode === 'b' || mode === 'v')
+      args.push({ name, type, hasDefault: false, variadic: mode === 'v' });
     if (mode === 'o' || mode === 'b' || mode === 't') outColumns.push({ name, type, nullable: true, default: null });
   });
   // The last pronargdefaults input arguments have defaults.
@@ -350,11 +367,21 @@ export const schemaListener = { idleMs: LISTENER_IDLE_MS };
  * (notifications may have been missed then). Returns the function that closes
  * the connection.
  */
-export function watchSchemaChanges(sql: postgres.Sql, onReload: () => void, onLost: () => void = onReload): Promise<() => Promise<void>> {
+export function watchSchemaChanges(
+  sql: postgres.Sql,
+  onReload: () => void,
+  onLost: () => void = onReload,
+): Promise<() => Promise<void>> {
   // Nice to have: with no connection to spare, the store reads the schema per request instead.
-  return listenOwnConnection(sql, RELOAD_CHANNEL, (payload) => {
-    if (payload === '' || payload === 'reload schema') onReload();
-  }, onLost, { failWhenBusy: true });
+  return listenOwnConnection(
+    sql,
+    RELOAD_CHANNEL,
+    (payload) => {
+      if (payload === '' || payload === 'reload schema') onReload();
+    },
+    onLost,
+    { failWhenBusy: true },
+  );
 }
 
 /**
@@ -377,7 +404,11 @@ export interface SchemaCacheStore {
   close(): Promise<void>;
 }
 
-export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[], opts: { idleMs?: number } = {}): Promise<SchemaCacheStore> {
+export async function createSchemaCacheStore(
+  sql: postgres.Sql,
+  schemas: string[],
+  opts: { idleMs?: number } = {},
+): Promise<SchemaCacheStore> {
   const idleMs = opts.idleMs ?? schemaListener.idleMs;
   let current: Promise<SchemaCache> | null = null;
   let ready: SchemaCache | null = null;
@@ -420,7 +451,10 @@ export async function createSchemaCacheStore(sql: postgres.Sql, schemas: string[
     // waiting for it and is not kept: the next request reads again, and tries to listen again.
     let watched = false;
     const p = listen()
-      .then(() => (watched = true), () => {})
+      .then(
+        () => (watched = true),
+        () => {},
+      )
       .then(() => loadSchemaCache(sql, schemas));
     p.then(
       (cache) => {

@@ -47,7 +47,8 @@ export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; own
         owner = { email: 'owner@hearth.local', password: randomToken(20) };
         writeFileSync(ownerFile(p), `${JSON.stringify(owner, null, 2)}\n`, { mode: 0o600 });
       }
-      const account = (await findAccountByEmail(p.dbs.control, owner.email)) ??
+      const account =
+        (await findAccountByEmail(p.dbs.control, owner.email)) ??
         (await createAccount(p.dbs.control, owner.email, owner.password ?? randomToken(20)));
       const org = await createOrganization(p.dbs.control, 'Default organization', account.id);
       project = await createProject(p, { name: 'Default project', organizationId: org.id, isDefault: true });

@@ -16,7 +16,14 @@ function refusal(err: ConnectionError): [number, string, HearthError] {
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     return [431, 'Request Header Fields Too Large', fail('headers_too_large')];
   }
-  return [400, 'Bad Request', fail('malformed_request', `The request is not valid HTTP (${err.code ?? 'parse error'}): check the request line and the header names and values.`)];
+  return [
+    400,
+    'Bad Request',
+    fail(
+      'malformed_request',
+      `The request is not valid HTTP (${err.code ?? 'parse error'}): check the request line and the header names and values.`,
+    ),
+  ];
 }
 
 /** The path of the request line, as the area is chosen from it (a /project/{ref} prefix dropped). */
@@ -30,5 +37,7 @@ export function answerClientError(err: ConnectionError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || !socket.writable) return;
   const [status, reason, e] = refusal(err);
   const body = JSON.stringify(envelope(areaOf(requestPath(err.rawPacket)), e));
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

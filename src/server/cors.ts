@@ -30,7 +30,10 @@ export const cors = fp(async (app: FastifyInstance) => {
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
       const asked = request.headers['access-control-request-headers'];
       reply.header('access-control-allow-methods', ALLOW_METHODS);
-      reply.header('access-control-allow-headers', typeof asked === 'string' && asked.trim() ? asked : DEFAULT_ALLOW_HEADERS);
+      reply.header(
+        'access-control-allow-headers',
+        typeof asked === 'string' && asked.trim() ? asked : DEFAULT_ALLOW_HEADERS,
+      );
       reply.header('access-control-max-age', MAX_AGE);
       // Answered here: done() is not called, so no later hook (the credential check) runs.
       reply.code(204).send();

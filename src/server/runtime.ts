@@ -70,9 +70,15 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
     databaseUrl = embedded.url;
   }
   if (config.outboundAllow.length) {
-    log.warn({ allow: config.outboundAllow }, 'HEARTH_OUTBOUND_ALLOW re-opens these ranges to webhooks and functions despite the SSRF guard: use it for development and tests only');
+    log.warn(
+      { allow: config.outboundAllow },
+      'HEARTH_OUTBOUND_ALLOW re-opens these ranges to webhooks and functions despite the SSRF guard: use it for development and tests only',
+    );
   }
-  const dbs = new Databases(databaseUrl, config.controlDb, { maxConnections: config.dbMaxConnections, queueMs: config.dbQueueTimeoutMs });
+  const dbs = new Databases(databaseUrl, config.controlDb, {
+    maxConnections: config.dbMaxConnections,
+    queueMs: config.dbQueueTimeoutMs,
+  });
   const p: Platform = {
     config,
     dbs,

@@ -20,7 +20,10 @@ export function capClientSockets(server: Server, max: number, log: FastifyBaseLo
   const report = () => {
     window = null;
     if (refused === 0) return;
-    log.warn({ refused, max }, `refused ${refused} client socket(s) in ${everyMs / 1000} s: ${max} were open (HEARTH_MAX_SOCKETS)`);
+    log.warn(
+      { refused, max },
+      `refused ${refused} client socket(s) in ${everyMs / 1000} s: ${max} were open (HEARTH_MAX_SOCKETS)`,
+    );
     refused = 0;
     window = setTimeout(report, everyMs).unref();
   };

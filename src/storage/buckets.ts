@@ -41,7 +41,10 @@ function checkPublic(value: unknown): boolean | undefined {
 function checkType(value: unknown): void {
   if (value === undefined || value === null || value === 'STANDARD') return;
   if (value === 'ANALYTICS' || value === 'VECTOR') {
-    throw fail('not_implemented', `${value} buckets are not available in Hearth; create a STANDARD bucket (omit type).`);
+    throw fail(
+      'not_implemented',
+      `${value} buckets are not available in Hearth; create a STANDARD bucket (omit type).`,
+    );
   }
   throw fail('invalid_request', 'type must be STANDARD (the only bucket type Hearth has), or left out.');
 }
@@ -117,5 +120,8 @@ export async function deleteBucket(sql: Sql, id: string): Promise<void> {
     and not exists (select 1 from storage.objects o where o.bucket = b.id) returning id`;
   if (rows.length) return;
   await getBucket(sql, id);
-  throw fail('bucket_not_empty', `The bucket "${id}" still holds objects; empty it first (POST /storage/v1/bucket/${id}/empty).`);
+  throw fail(
+    'bucket_not_empty',
+    `The bucket "${id}" still holds objects; empty it first (POST /storage/v1/bucket/${id}/empty).`,
+  );
 }

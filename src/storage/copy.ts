@@ -12,7 +12,18 @@ import type { ProjectRuntime } from '../platform/registry.ts';
 import { getBucket } from './buckets.ts';
 import { bytesKey, type StorageContext } from './context.ts';
 import { tooLarge } from './meter.ts';
-import { deleteObjects, findObject, findObjectAs, insertedRow, insertObject, limitToQuota, objectNotFound, renameObject, type NewObject, type ObjectRow } from './objects.ts';
+import {
+  deleteObjects,
+  findObject,
+  findObjectAs,
+  insertedRow,
+  insertObject,
+  limitToQuota,
+  objectNotFound,
+  renameObject,
+  type NewObject,
+  type ObjectRow,
+} from './objects.ts';
 import { storageError } from './pg-errors.ts';
 import { checkContentType, checkObjectName } from './rules.ts';
 import { checkQuotaEarly, discard, duplicate, limitsFor, stage } from './upload.ts';
@@ -28,11 +39,19 @@ export interface CopyRequest {
   request: RequestInfo;
 }
 
-export function checkCopyBody(body: unknown): { bucketId: string; sourceKey: string; destinationKey: string; destinationBucket?: string } {
+export function checkCopyBody(body: unknown): {
+  bucketId: string;
+  sourceKey: string;
+  destinationKey: string;
+  destinationBucket?: string;
+} {
   const b = (body ?? {}) as Record<string, unknown>;
   for (const field of ['bucketId', 'sourceKey', 'destinationKey']) {
     if (typeof b[field] !== 'string' || b[field] === '') {
-      throw fail('invalid_request', `${field} is required: send {bucketId, sourceKey, destinationKey, destinationBucket?}.`);
+      throw fail(
+        'invalid_request',
+        `${field} is required: send {bucketId, sourceKey, destinationKey, destinationBucket?}.`,
+      );
     }
   }
   if (b.destinationBucket !== undefined && b.destinationBucket !== null && typeof b.destinationBucket !== 'string') {
@@ -46,7 +65,12 @@ export function checkCopyBody(body: unknown): { bucketId: string; sourceKey: str
   };
 }
 
-export async function copyObject(s: StorageContext, project: ProjectRuntime, c: CopyRequest, removeSource: boolean): Promise<ObjectRow> {
+export async function copyObject(
+  s: StorageContext,
+  project: ProjectRuntime,
+  c: CopyRequest,
+  removeSource: boolean,
+): Promise<ObjectRow> {
   await getBucket(project.sql, c.bucket);
   const source = await findObjectAs(project.sql, c.caller, c.bucket, c.from, c.request);
   if (!source) throw objectNotFound();

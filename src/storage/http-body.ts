@@ -56,7 +56,9 @@ export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
       // The upload pipes `body` and hears its error; when the upload stopped reading early (a
       // refusal by RLS or a limit), nobody else listens, and an unheard error ends the process.
       body.on('error', () => {});
-      stream.on('error', (err) => body.destroy(fail('invalid_request', `The multipart body could not be read: ${err.message}.`)));
+      stream.on('error', (err) =>
+        body.destroy(fail('invalid_request', `The multipart body could not be read: ${err.message}.`)),
+      );
       stream.pipe(body);
       try {
         resolve({

@@ -38,7 +38,13 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 const MAX_DOWNLOAD_NAME = 255;
 
 /** Streams an object (or answers 304/206/416) under the headers of serve.ts. */
-export async function sendObject(s: StorageContext, request: FastifyRequest, reply: FastifyReply, project: { ref: string }, o: ObjectRow) {
+export async function sendObject(
+  s: StorageContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  project: { ref: string },
+  o: ObjectRow,
+) {
   const query = request.query as Record<string, string | undefined>;
   // It is repeated (twice encoded) in Content-Disposition: a long one would make a header clients cannot read.
   if (query.download !== undefined && query.download.length > MAX_DOWNLOAD_NAME) {

@@ -16,7 +16,12 @@ export interface ListOptions {
   search?: unknown;
 }
 
-const SORT_COLUMNS: Record<string, string> = { name: 'child', created_at: 'created_at', updated_at: 'updated_at', last_accessed_at: 'updated_at' };
+const SORT_COLUMNS: Record<string, string> = {
+  name: 'child',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+  last_accessed_at: 'updated_at',
+};
 
 function checkOptions(o: ListOptions) {
   const bad = (why: string) => fail('invalid_request', `Invalid list request: ${why}.`);
@@ -26,11 +31,14 @@ function checkOptions(o: ListOptions) {
   if (prefix && !prefix.endsWith('/')) prefix += '/';
   const limit = o.limit ?? 100;
   const offset = o.offset ?? 0;
-  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 1000) throw bad('limit must be an integer from 1 to 1000');
-  if (!Number.isSafeInteger(offset) || (offset as number) < 0) throw bad('offset must be a non-negative integer below 2^53');
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 1000)
+    throw bad('limit must be an integer from 1 to 1000');
+  if (!Number.isSafeInteger(offset) || (offset as number) < 0)
+    throw bad('offset must be a non-negative integer below 2^53');
   const column = o.sortBy?.column ?? 'name';
   const order = String(o.sortBy?.order ?? 'asc').toLowerCase();
-  if (typeof column !== 'string' || !(column in SORT_COLUMNS)) throw bad(`sortBy.column must be one of ${Object.keys(SORT_COLUMNS).join(', ')}`);
+  if (typeof column !== 'string' || !(column in SORT_COLUMNS))
+    throw bad(`sortBy.column must be one of ${Object.keys(SORT_COLUMNS).join(', ')}`);
   if (order !== 'asc' && order !== 'desc') throw bad('sortBy.order must be asc or desc');
   const search = o.search ?? '';
   if (typeof search !== 'string') throw bad('search must be a string');
@@ -60,7 +68,14 @@ export async function listObjects(tx: postgres.TransactionSql, bucket: string, o
   );
   return rows.map((r) =>
     r.kind === 0
-      ? { name: r.child as string, id: null, updated_at: null, created_at: null, last_accessed_at: null, metadata: null }
+      ? {
+          name: r.child as string,
+          id: null,
+          updated_at: null,
+          created_at: null,
+          last_accessed_at: null,
+          metadata: null,
+        }
       : fileEntry(r, r.child as string),
   );
 }
@@ -112,7 +127,11 @@ const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
 
 function decodeCursor(value: string): Cursor {
-  const bad = () => fail('invalid_request', 'Invalid list-v2 request: cursor is not one this server issued (pass nextCursor unchanged).');
+  const bad = () =>
+    fail(
+      'invalid_request',
+      'Invalid list-v2 request: cursor is not one this server issued (pass nextCursor unchanged).',
+    );
   let c: Cursor;
   try {
     c = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
@@ -120,8 +139,14 @@ function decodeCursor(value: string): Cursor {
     throw bad();
   }
   const ok =
-    c !== null && typeof c === 'object' && V2_COLUMNS.has(c.c) && (c.o === 'asc' || c.o === 'desc') && typeof c.d === 'boolean' &&
-    (c.k === 0 || c.k === 1) && (c.t === null || (typeof c.t === 'string' && ISO_MICROS.test(c.t) && !Number.isNaN(Date.parse(c.t)))) && typeof c.n === 'string';
+    c !== null &&
+    typeof c === 'object' &&
+    V2_COLUMNS.has(c.c) &&
+    (c.o === 'asc' || c.o === 'desc') &&
+    typeof c.d === 'boolean' &&
+    (c.k === 0 || c.k === 1) &&
+    (c.t === null || (typeof c.t === 'string' && ISO_MICROS.test(c.t) && !Number.isNaN(Date.parse(c.t)))) &&
+    typeof c.n === 'string';
   if (!ok) throw bad();
   return c;
 }
@@ -132,20 +157,30 @@ function checkV2Options(o: ListV2Options) {
   if (typeof prefix !== 'string') throw bad('prefix must be a string');
   const limit = o.limit ?? 1000;
   if (!Number.isInteger(limit) || (limit as number) < 1) throw bad('limit must be a positive integer');
-  if (o.with_delimiter !== undefined && typeof o.with_delimiter !== 'boolean') throw bad('with_delimiter must be true or false');
-  if (o.cursor !== undefined && (typeof o.cursor !== 'string' || o.cursor === '')) throw bad('cursor must be the nextCursor of an earlier page');
+  if (o.with_delimiter !== undefined && typeof o.with_delimiter !== 'boolean')
+    throw bad('with_delimiter must be true or false');
+  if (o.cursor !== undefined && (typeof o.cursor !== 'string' || o.cursor === ''))
+    throw bad('cursor must be the nextCursor of an earlier page');
   const cursor = typeof o.cursor === 'string' ? decodeCursor(o.cursor) : null;
   // A follow-up call may send only the cursor (as storage-js's example does): the page continues in the cursor's order.
   const column = o.sortBy?.column ?? cursor?.c ?? 'name';
   const order = String(o.sortBy?.order ?? cursor?.o ?? 'asc').toLowerCase();
   const delimiter = (o.with_delimiter as boolean | undefined) ?? cursor?.d ?? false;
-  if (typeof column !== 'string' || !V2_COLUMNS.has(column)) throw bad('sortBy.column must be one of name, created_at, updated_at');
+  if (typeof column !== 'string' || !V2_COLUMNS.has(column))
+    throw bad('sortBy.column must be one of name, created_at, updated_at');
   if (order !== 'asc' && order !== 'desc') throw bad('sortBy.order must be asc or desc');
   if (cursor && (cursor.c !== column || cursor.o !== order || cursor.d !== delimiter)) {
     throw bad('the cursor belongs to a listing with another sortBy or with_delimiter');
   }
   // Supabase Storage caps a page at 1000 entries.
-  return { prefix: prefix.replace(/^\/+/, ''), limit: Math.min(limit as number, 1000), cursor, column, order, delimiter };
+  return {
+    prefix: prefix.replace(/^\/+/, ''),
+    limit: Math.min(limit as number, 1000),
+    cursor,
+    column,
+    order,
+    delimiter,
+  };
 }
 
 const lastSegment = (key: string) => key.replace(/\/$/, '').split('/').pop()!;
@@ -188,6 +223,13 @@ export async function listObjectsV2(tx: postgres.TransactionSql, bucket: string,
   }
   const last = page[page.length - 1];
   if (!hasNext || !last) return { hasNext, folders, objects };
-  const nextCursor = encodeCursor({ c: o.column, o: o.order, d: o.delimiter, k: last.kind as number, t: last.ts as string | null, n: last.key as string });
+  const nextCursor = encodeCursor({
+    c: o.column,
+    o: o.order,
+    d: o.delimiter,
+    k: last.kind as number,
+    t: last.ts as string | null,
+    n: last.key as string,
+  });
   return { hasNext, folders, objects, nextCursor };
 }

@@ -56,14 +56,31 @@ export async function findObject(tx: Tx | postgres.Sql, bucket: string, name: st
  * findObject in a transaction of its own under the caller's role, sent with
  * BEGIN, the role settings and COMMIT in one round trip: a download's only query.
  */
-export async function findObjectAs(sql: postgres.Sql, caller: Caller, bucket: string, name: string, request?: RequestInfo): Promise<ObjectRow | undefined> {
+export async function findObjectAs(
+  sql: postgres.Sql,
+  caller: Caller,
+  bucket: string,
+  name: string,
+  request?: RequestInfo,
+): Promise<ObjectRow | undefined> {
   const [row] = await withRoleStatement(sql, caller, FIND, [bucket, name], request);
   return row as unknown as ObjectRow | undefined;
 }
 
 /** Which of the bucket's objects `names` the caller may read: the policies on storage.objects decide. */
-export async function visibleNames(sql: postgres.Sql, caller: Caller, bucket: string, names: string[], request?: RequestInfo): Promise<Set<string>> {
-  const rows = await withRole(sql, caller, (tx) => tx`select name from storage.objects where bucket = ${bucket} and name = any(${names}::text[])`, request);
+export async function visibleNames(
+  sql: postgres.Sql,
+  caller: Caller,
+  bucket: string,
+  names: string[],
+  request?: RequestInfo,
+): Promise<Set<string>> {
+  const rows = await withRole(
+    sql,
+    caller,
+    (tx) => tx`select name from storage.objects where bucket = ${bucket} and name = any(${names}::text[])`,
+    request,
+  );
   return new Set(rows.map((r) => r.name as string));
 }
 
@@ -90,7 +107,18 @@ export function insertStatement(o: NewObject, replace: boolean): { text: string;
   return {
     text: `insert into storage.objects (id, bucket, name, owner_sub, version, size, content_type, cache_control, content_hash, metadata)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ${conflict}`,
-    values: [o.id, o.bucket, o.name, o.ownerSub, o.version, o.size, o.contentType, o.cacheControl, o.contentHash, o.metadata],
+    values: [
+      o.id,
+      o.bucket,
+      o.name,
+      o.ownerSub,
+      o.version,
+      o.size,
+      o.contentType,
+      o.cacheControl,
+      o.contentHash,
+      o.metadata,
+    ],
   };
 }
 
@@ -102,7 +130,10 @@ export const findStatement = (bucket: string, name: string) => ({ text: FIND, va
  * total is checked against it at COMMIT (migration 032), which then fails
  * with HS001. Sent before the writes, in the same transaction.
  */
-export const quotaStatement = (quotaBytes: number) => ({ text: "select set_config('storage.quota_bytes', $1, true)", values: [String(quotaBytes)] });
+export const quotaStatement = (quotaBytes: number) => ({
+  text: "select set_config('storage.quota_bytes', $1, true)",
+  values: [String(quotaBytes)],
+});
 
 /** The row as inserted, for callers that may not be allowed to read it back. */
 export function insertedRow(o: NewObject, at: Date): ObjectRow {
@@ -128,15 +159,18 @@ export async function limitToQuota(tx: Tx, quotaBytes: number): Promise<void> {
 }
 
 export async function renameObject(tx: Tx, bucket: string, from: string, to: string): Promise<ObjectRow | undefined> {
-  const [row] = await tx.unsafe(`update storage.objects set name = $3 where bucket = $1 and name = $2 returning ${COLUMNS}`, [bucket, from, to]);
+  const [row] = await tx.unsafe(
+    `update storage.objects set name = $3 where bucket = $1 and name = $2 returning ${COLUMNS}`,
+    [bucket, from, to],
+  );
   return row as unknown as ObjectRow | undefined;
 }
 
 export async function deleteObjects(tx: Tx, bucket: string, names: string[]): Promise<ObjectRow[]> {
-  return (await tx.unsafe(`delete from storage.objects where bucket = $1 and name = any($2::text[]) returning ${COLUMNS}`, [
-    bucket,
-    names as never,
-  ])) as unknown as ObjectRow[];
+  return (await tx.unsafe(
+    `delete from storage.objects where bucket = $1 and name = any($2::text[]) returning ${COLUMNS}`,
+    [bucket, names as never],
+  )) as unknown as ObjectRow[];
 }
 
 /** The list-entry metadata storage-js expects (FileMetadata). */

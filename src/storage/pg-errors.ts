@@ -18,7 +18,10 @@ export function storageError(err: unknown): unknown {
     // Postgres text and jsonb cannot hold U+0000, so no bucket, object or metadata can contain it.
     case '22021':
     case '22P05':
-      return fail('invalid_request', 'The request contains a NUL character (U+0000), which no bucket name, object name or metadata can hold.');
+      return fail(
+        'invalid_request',
+        'The request contains a NUL character (U+0000), which no bucket name, object name or metadata can hold.',
+      );
     default:
       return err;
   }

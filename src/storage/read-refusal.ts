@@ -24,7 +24,12 @@ const SEES = `select (select rolbypassrls from pg_roles where rolname = current_
   exists (select 1 from storage.objects where bucket = $1) as sees_any`;
 
 /** The error for an object of `bucket` that the caller's select did not find. */
-export async function unreadable(sql: postgres.Sql, caller: Caller, bucket: string, request?: RequestInfo): Promise<HearthError> {
+export async function unreadable(
+  sql: postgres.Sql,
+  caller: Caller,
+  bucket: string,
+  request?: RequestInfo,
+): Promise<HearthError> {
   // The bucket as the platform sees it (callers have no read policy on storage.buckets); what the caller sees, under their role.
   const [[found], [sees]] = await Promise.all([
     sql.unsafe('select public from storage.buckets where id = $1', [bucket]),

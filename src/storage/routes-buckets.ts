@@ -1,6 +1,14 @@
 /** /storage/v1/bucket: bucket management, secret key only (SPEC 5). */
 import type { FastifyInstance } from 'fastify';
-import { createBucket, deleteBucket, emptyBucket, getBucket, listBuckets, updateBucket, type BucketInput } from './buckets.ts';
+import {
+  createBucket,
+  deleteBucket,
+  emptyBucket,
+  getBucket,
+  listBuckets,
+  updateBucket,
+  type BucketInput,
+} from './buckets.ts';
 import type { StorageContext } from './context.ts';
 import { fail } from '../errors.ts';
 import { requireService } from './http-common.ts';
@@ -10,7 +18,8 @@ type Id = { Params: { id: string } };
 /** A bucket's fields: a JSON object (an absent body is an empty one). */
 function bucketBody(body: unknown): BucketInput & { id?: unknown; name?: unknown } {
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw fail('invalid_request', 'The body must be a JSON object of bucket fields.');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw fail('invalid_request', 'The body must be a JSON object of bucket fields.');
   return body as BucketInput;
 }
 

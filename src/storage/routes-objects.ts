@@ -12,7 +12,15 @@ import type { StorageContext } from './context.ts';
 import { checkCopyBody, copyObject, moveObject } from './copy.ts';
 import { authOf, isUpsert, requestInfo, type Params } from './http-common.ts';
 import { listObjects, listObjectsV2, type ListOptions, type ListV2Options } from './list.ts';
-import { deleteObjects, etagOf, fileObject, findObjectAs, objectNotFound, visibleNames, type ObjectRow } from './objects.ts';
+import {
+  deleteObjects,
+  etagOf,
+  fileObject,
+  findObjectAs,
+  objectNotFound,
+  visibleNames,
+  type ObjectRow,
+} from './objects.ts';
 import { mapped } from './pg-errors.ts';
 import { unreadable } from './read-refusal.ts';
 import { checkObjectName } from './rules.ts';
@@ -40,18 +48,33 @@ function copyRequest(request: FastifyRequest) {
 
 export async function objectRoutes(app: FastifyInstance, opts: { s: StorageContext }) {
   const { s } = opts;
-  const downloadPath = (bucket: string, name: string, token: string) => `/object/sign/${bucket}/${name}?token=${encodeURIComponent(token)}`;
+  const downloadPath = (bucket: string, name: string, token: string) =>
+    `/object/sign/${bucket}/${name}?token=${encodeURIComponent(token)}`;
 
   app.post<Bucket & { Body: ListOptions }>('/object/list/:bucket', async (request) => {
     const { project } = request.hearth;
     await getBucket(project.sql, request.params.bucket);
-    return mapped(() => withRole(project.sql, authOf(request).caller, (tx) => listObjects(tx, request.params.bucket, request.body ?? {}), requestInfo(request)));
+    return mapped(() =>
+      withRole(
+        project.sql,
+        authOf(request).caller,
+        (tx) => listObjects(tx, request.params.bucket, request.body ?? {}),
+        requestInfo(request),
+      ),
+    );
   });
 
   app.post<Bucket & { Body: ListV2Options }>('/object/list-v2/:bucket', async (request) => {
     const { project } = request.hearth;
     await getBucket(project.sql, request.params.bucket);
-    return mapped(() => withRole(project.sql, authOf(request).caller, (tx) => listObjectsV2(tx, request.params.bucket, request.body ?? {}), requestInfo(request)));
+    return mapped(() =>
+      withRole(
+        project.sql,
+        authOf(request).caller,
+        (tx) => listObjectsV2(tx, request.params.bucket, request.body ?? {}),
+        requestInfo(request),
+      ),
+    );
   });
 
   app.post<{ Params: Params; Body: { expiresIn?: unknown } }>('/object/sign/:bucket/*', async (request) => {
@@ -61,26 +84,56 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const caller = authOf(request).caller;
     const o = await findObjectAs(project.sql, caller, request.params.bucket, name, requestInfo(request));
     if (!o) throw await unreadable(project.sql, caller, request.params.bucket, requestInfo(request));
-    const token = await signToken(project, s.p.clock, { url: `${o.bucket}/${o.name}`, typ: 'storage.download' }, expiresIn);
+    const token = await signToken(
+      project,
+      s.p.clock,
+      { url: `${o.bucket}/${o.name}`, typ: 'storage.download' },
+      expiresIn,
+    );
     return { signedURL: downloadPath(o.bucket, o.name, token) };
   });
 
   // storage-js sends {expiresIn, paths}; SPEC 4.2 also allows the bare array of keys. Without
   // expiresIn (in the body, else ?expiresIn=) the URLs last MULTI_SIGN_DEFAULT_SECONDS.
-  app.post<Bucket & { Body: { expiresIn?: unknown; paths?: unknown } | unknown[]; Querystring: { expiresIn?: string } }>('/object/sign/:bucket', async (request) => {
+  app.post<
+    Bucket & { Body: { expiresIn?: unknown; paths?: unknown } | unknown[]; Querystring: { expiresIn?: string } }
+  >('/object/sign/:bucket', async (request) => {
     const { project } = request.hearth;
     const body = Array.isArray(request.body) ? { paths: request.body } : (request.body ?? {});
-    const expiresIn = checkExpiresIn(body.expiresIn ?? (request.query.expiresIn !== undefined ? Number(request.query.expiresIn) : MULTI_SIGN_DEFAULT_SECONDS));
+    const expiresIn = checkExpiresIn(
+      body.expiresIn ??
+        (request.query.expiresIn !== undefined ? Number(request.query.expiresIn) : MULTI_SIGN_DEFAULT_SECONDS),
+    );
     const paths = body.paths;
-    if (!Array.isArray(paths) || paths.length === 0 || paths.length > 1000 || !paths.every((p) => typeof p === 'string')) {
-      throw fail('invalid_request', 'The body must be {"expiresIn": seconds, "paths": [object names]} or an array of object names, 1 to 1000 of them.');
+    if (
+      !Array.isArray(paths) ||
+      paths.length === 0 ||
+      paths.length > 1000 ||
+      !paths.every((p) => typeof p === 'string')
+    ) {
+      throw fail(
+        'invalid_request',
+        'The body must be {"expiresIn": seconds, "paths": [object names]} or an array of object names, 1 to 1000 of them.',
+      );
     }
     const bucket = request.params.bucket;
-    const visible = await visibleNames(project.sql, authOf(request).caller, bucket, paths as string[], requestInfo(request));
+    const visible = await visibleNames(
+      project.sql,
+      authOf(request).caller,
+      bucket,
+      paths as string[],
+      requestInfo(request),
+    );
     return Promise.all(
       (paths as string[]).map(async (path) => {
-        if (!visible.has(path)) return { error: 'Either the object does not exist or you do not have access to it', path, signedURL: null };
-        const token = await signToken(project, s.p.clock, { url: `${bucket}/${path}`, typ: 'storage.download' }, expiresIn);
+        if (!visible.has(path))
+          return { error: 'Either the object does not exist or you do not have access to it', path, signedURL: null };
+        const token = await signToken(
+          project,
+          s.p.clock,
+          { url: `${bucket}/${path}`, typ: 'storage.download' },
+          expiresIn,
+        );
         return { error: null, path, signedURL: downloadPath(bucket, path, token) };
       }),
     );
@@ -99,7 +152,18 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
         dryRun(
           project,
           { kind: 'caller', caller: auth.caller, request: requestInfo(request) },
-          { id: randomUUID(), bucket: bucket.id, name, ownerSub, version, size: 0, contentType: 'application/octet-stream', cacheControl: 'no-cache', contentHash: '', metadata: {} },
+          {
+            id: randomUUID(),
+            bucket: bucket.id,
+            name,
+            ownerSub,
+            version,
+            size: 0,
+            contentType: 'application/octet-stream',
+            cacheControl: 'no-cache',
+            contentHash: '',
+            metadata: {},
+          },
           false,
           null,
         ),
@@ -107,7 +171,12 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     } finally {
       await discard(s, project, version);
     }
-    const token = await signToken(project, s.p.clock, { url: `${bucket.id}/${name}`, typ: 'storage.upload', owner: ownerSub }, UPLOAD_TOKEN_SECONDS);
+    const token = await signToken(
+      project,
+      s.p.clock,
+      { url: `${bucket.id}/${name}`, typ: 'storage.upload', owner: ownerSub },
+      UPLOAD_TOKEN_SECONDS,
+    );
     return { url: `/object/upload/sign/${bucket.id}/${name}?token=${encodeURIComponent(token)}`, token };
   });
 
@@ -124,12 +193,22 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
   app.delete<Bucket & { Body: { prefixes?: unknown } }>('/object/:bucket', async (request) => {
     const { project } = request.hearth;
     const names = request.body?.prefixes;
-    if (!Array.isArray(names) || names.length === 0 || names.length > 1000 || !names.every((n) => typeof n === 'string')) {
+    if (
+      !Array.isArray(names) ||
+      names.length === 0 ||
+      names.length > 1000 ||
+      !names.every((n) => typeof n === 'string')
+    ) {
       throw fail('invalid_request', 'prefixes must be a list of 1 to 1000 exact object names.');
     }
     await getBucket(project.sql, request.params.bucket);
     const removed = await mapped(() =>
-      withRole(project.sql, authOf(request).caller, (tx) => deleteObjects(tx, request.params.bucket, names as string[]), requestInfo(request)),
+      withRole(
+        project.sql,
+        authOf(request).caller,
+        (tx) => deleteObjects(tx, request.params.bucket, names as string[]),
+        requestInfo(request),
+      ),
     );
     s.drain(project);
     return removed.map(fileObject);
@@ -141,7 +220,12 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const name = checkObjectName(request.params['*']);
     await getBucket(project.sql, request.params.bucket);
     const removed = await mapped(() =>
-      withRole(project.sql, authOf(request).caller, (tx) => deleteObjects(tx, request.params.bucket, [name]), requestInfo(request)),
+      withRole(
+        project.sql,
+        authOf(request).caller,
+        (tx) => deleteObjects(tx, request.params.bucket, [name]),
+        requestInfo(request),
+      ),
     );
     if (removed.length === 0) throw objectNotFound();
     s.drain(project);
@@ -159,14 +243,18 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
   app.get('/object/info/:bucket/*', info);
   // Supabase Storage's other spellings of info (storage-js uses the first).
   app.get('/object/info/authenticated/:bucket/*', info);
-  app.get<{ Params: Params }>('/object/info/public/:bucket/*', { config: { ignoreCredentials: true } }, async (request) => {
-    const { project } = request.hearth;
-    const name = checkObjectName(request.params['*']);
-    const bucket = await getBucket(project.sql, request.params.bucket);
-    const o = bucket.public ? await findObjectAs(project.sql, SERVICE, bucket.id, name) : undefined;
-    if (!o) throw objectNotFound();
-    return infoOf(o);
-  });
+  app.get<{ Params: Params }>(
+    '/object/info/public/:bucket/*',
+    { config: { ignoreCredentials: true } },
+    async (request) => {
+      const { project } = request.hearth;
+      const name = checkObjectName(request.params['*']);
+      const bucket = await getBucket(project.sql, request.params.bucket);
+      const o = bucket.public ? await findObjectAs(project.sql, SERVICE, bucket.id, name) : undefined;
+      if (!o) throw objectNotFound();
+      return infoOf(o);
+    },
+  );
 }
 
 /** The info() answer (storage-js FileObjectV2). */

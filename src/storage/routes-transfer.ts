@@ -22,17 +22,37 @@ type Route = { Params: Params; Querystring: { token?: string; download?: string 
  * and signed-upload routes do; a replay is 200 with `replayed: true` on either.
  */
 function uploadResponse(request: FastifyRequest, reply: FastifyReply, { object: o, replayed }: Uploaded) {
-  const body = { Key: `${o.bucket}/${o.name}`, Id: o.id, bucket: o.bucket, name: o.name, id: o.id, size: o.size, content_type: o.content_type };
+  const body = {
+    Key: `${o.bucket}/${o.name}`,
+    Id: o.id,
+    bucket: o.bucket,
+    name: o.name,
+    id: o.id,
+    size: o.size,
+    content_type: o.content_type,
+  };
   if (replayed) return reply.code(200).send({ ...body, replayed: true });
   return reply.code(request.method === 'POST' ? 201 : 200).send(body);
 }
 
 /** Runs an upload; if it fails before the body was read to the end, the connection is closed after the answer. */
-async function receive(s: StorageContext, request: FastifyRequest<Route>, reply: FastifyReply, by: (r: FastifyRequest<Route>) => Promise<Uploader>, replace: boolean) {
+async function receive(
+  s: StorageContext,
+  request: FastifyRequest<Route>,
+  reply: FastifyReply,
+  by: (r: FastifyRequest<Route>) => Promise<Uploader>,
+  replace: boolean,
+) {
   try {
     const uploader = await by(request);
     const body = await readUploadBody(request);
-    const done = await upload(s, request.hearth.project, { bucket: request.params.bucket, name: request.params['*'], ...body, replace, by: uploader });
+    const done = await upload(s, request.hearth.project, {
+      bucket: request.params.bucket,
+      name: request.params['*'],
+      ...body,
+      replace,
+      by: uploader,
+    });
     return uploadResponse(request, reply, done);
   } catch (err) {
     if (!request.raw.complete) {
@@ -48,7 +68,11 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
-  const asCaller = async (request: FastifyRequest<Route>): Promise<Uploader> => ({ kind: 'caller', caller: authOf(request).caller, request: requestInfo(request) });
+  const asCaller = async (request: FastifyRequest<Route>): Promise<Uploader> => ({
+    kind: 'caller',
+    caller: authOf(request).caller,
+    request: requestInfo(request),
+  });
 
   app.post<Route>('/object/:bucket/*', (request, reply) => receive(s, request, reply, asCaller, isUpsert(request)));
   app.put<Route>('/object/:bucket/*', (request, reply) => receive(s, request, reply, asCaller, true));
@@ -60,7 +84,14 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
       request,
       reply,
       async (r) => {
-        const claims = await verifyToken(r.hearth.project, s.p.clock, r.query.token, 'storage.upload', r.params.bucket, r.params['*']);
+        const claims = await verifyToken(
+          r.hearth.project,
+          s.p.clock,
+          r.query.token,
+          'storage.upload',
+          r.params.bucket,
+          r.params['*'],
+        );
         return { kind: 'signed', ownerSub: claims.owner ?? null };
       },
       false,
@@ -76,8 +107,18 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
     return sendObject(s, request, reply, project, o);
   };
   // HEAD is routed explicitly: Fastify's automatic HEAD would reset Content-Length to 0.
-  const download = (path: string, handler: (request: FastifyRequest<Route>, reply: FastifyReply) => Promise<unknown>, isPublic = false) => {
-    app.route<Route>({ method: ['GET', 'HEAD'], url: path, exposeHeadRoute: false, config: { ignoreCredentials: isPublic }, handler });
+  const download = (
+    path: string,
+    handler: (request: FastifyRequest<Route>, reply: FastifyReply) => Promise<unknown>,
+    isPublic = false,
+  ) => {
+    app.route<Route>({
+      method: ['GET', 'HEAD'],
+      url: path,
+      exposeHeadRoute: false,
+      config: { ignoreCredentials: isPublic },
+      handler,
+    });
   };
   download('/object/:bucket/*', authenticated);
   download('/object/authenticated/:bucket/*', authenticated);
@@ -93,7 +134,10 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
 
   const publicObject = async (request: FastifyRequest<Route>, reply: FastifyReply) => {
     // Bucket and object are read together (one round trip, not two); the bucket's answer comes first.
-    const [bucket, o] = await Promise.allSettled([getBucket(request.hearth.project.sql, request.params.bucket), asPlatform(request)]);
+    const [bucket, o] = await Promise.allSettled([
+      getBucket(request.hearth.project.sql, request.params.bucket),
+      asPlatform(request),
+    ]);
     if (bucket.status === 'rejected') throw bucket.reason;
     if (!bucket.value.public) throw objectNotFound();
     if (o.status === 'rejected') throw o.reason;
@@ -109,7 +153,14 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
   download(
     '/object/sign/:bucket/*',
     async (request, reply) => {
-      await verifyToken(request.hearth.project, s.p.clock, request.query.token, 'storage.download', request.params.bucket, request.params['*']);
+      await verifyToken(
+        request.hearth.project,
+        s.p.clock,
+        request.query.token,
+        'storage.download',
+        request.params.bucket,
+        request.params['*'],
+      );
       return sendObject(s, request, reply, request.hearth.project, await asPlatform(request));
     },
     true,

@@ -29,7 +29,9 @@ export async function storageRoutes(app: FastifyInstance, opts: { p: Platform })
     writer: lock.id,
     drain(project: ProjectRuntime) {
       const run = sweepProject(p, backend, project.ref, project.sql, { crashed: false, self: lock.id })
-        .catch((err) => p.log.error({ err, ref: project.ref }, 'storage: removing deleted bytes failed; the sweep retries'))
+        .catch((err) =>
+          p.log.error({ err, ref: project.ref }, 'storage: removing deleted bytes failed; the sweep retries'),
+        )
         .finally(() => draining.delete(run));
       draining.add(run);
     },

@@ -9,7 +9,18 @@ import { unstorableText } from '../platform/text.ts';
 export const MAX_OBJECT_BYTES = 50 * 1024 * 1024;
 
 /** Path words the routes use after /object/; a bucket of that name could not be addressed. */
-const RESERVED_BUCKETS = new Set(['public', 'sign', 'list', 'list-v2', 'copy', 'move', 'upload', 'authenticated', 'info', 'render']);
+const RESERVED_BUCKETS = new Set([
+  'public',
+  'sign',
+  'list',
+  'list-v2',
+  'copy',
+  'move',
+  'upload',
+  'authenticated',
+  'info',
+  'render',
+]);
 
 export function checkBucketName(name: unknown): string {
   if (typeof name !== 'string' || !/^[a-z0-9._-]{2,63}$/.test(name)) {
@@ -19,7 +30,8 @@ export function checkBucketName(name: unknown): string {
     throw fail('invalid_bucket_name', `"${name}" is a reserved word of the storage API; choose another bucket name.`);
   }
   // ".." is a dot segment: clients (fetch, URL) resolve it away, so no route could ever name this bucket.
-  if (name === '..') throw fail('invalid_bucket_name', 'A bucket cannot be named "..": URLs resolve it to the parent path.');
+  if (name === '..')
+    throw fail('invalid_bucket_name', 'A bucket cannot be named "..": URLs resolve it to the parent path.');
   return name;
 }
 
@@ -50,7 +62,10 @@ export function parseSizeLimit(value: unknown): number | null {
   const unit = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9 }[(m?.[2] ?? 'b').toLowerCase() as 'b'];
   const bytes = m ? Math.round(Number(m[1]) * unit) : NaN;
   if (!Number.isFinite(bytes) || bytes < 1 || bytes > MAX_OBJECT_BYTES) {
-    throw fail('invalid_file_size_limit', `file_size_limit must be a size between 1 byte and 50 MiB (52428800; e.g. 1000000 or "5MB"), got ${JSON.stringify(value)}.`);
+    throw fail(
+      'invalid_file_size_limit',
+      `file_size_limit must be a size between 1 byte and 50 MiB (52428800; e.g. 1000000 or "5MB"), got ${JSON.stringify(value)}.`,
+    );
   }
   return bytes;
 }
@@ -113,6 +128,7 @@ export function parseUserMetadata(value: string | undefined, encoded: boolean): 
   } catch {
     throw bad();
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || JSON.stringify(parsed).length > 8192) throw bad();
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || JSON.stringify(parsed).length > 8192)
+    throw bad();
   return parsed as Record<string, unknown>;
 }

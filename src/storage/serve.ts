@@ -82,10 +82,17 @@ export function planServe(o: ObjectRow, r: ServeRequest, head: boolean): ServePl
   if (notModified(o, r)) return { status: 304, headers, range: null, body: false };
   headers['content-type'] = o.content_type;
   headers['content-disposition'] = disposition(o, r.download);
-  const rangeApplies = r.range !== undefined && (r.ifRange === undefined || ifRangeMatches(o, r.ifRange.trim(), headers['last-modified']!));
+  const rangeApplies =
+    r.range !== undefined &&
+    (r.ifRange === undefined || ifRangeMatches(o, r.ifRange.trim(), headers['last-modified']!));
   const range = rangeApplies && o.size > 0 ? parseRange(r.range!, o.size) : null;
   if (range === 'unsatisfiable') {
-    return { status: 416, headers: { ...headers, 'content-range': `bytes */${o.size}`, 'content-length': '0' }, range: null, body: false };
+    return {
+      status: 416,
+      headers: { ...headers, 'content-range': `bytes */${o.size}`, 'content-length': '0' },
+      range: null,
+      body: false,
+    };
   }
   if (range) {
     headers['content-range'] = `bytes ${range.start}-${range.end}/${o.size}`;

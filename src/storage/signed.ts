@@ -31,7 +31,12 @@ export function checkExpiresIn(value: unknown): number {
   return n as number;
 }
 
-export async function signToken(project: ProjectRuntime, clock: Clock, claims: SignedClaims, seconds: number): Promise<string> {
+export async function signToken(
+  project: ProjectRuntime,
+  clock: Clock,
+  claims: SignedClaims,
+  seconds: number,
+): Promise<string> {
   const { kid, key } = await project.signingKey();
   const now = Math.floor(clock.now().getTime() / 1000);
   return new SignJWT({ ...claims })
@@ -52,7 +57,9 @@ const invalid = () => fail('invalid_signature');
 const VERIFIED_MAX = 2000;
 
 async function verifiedPayload(project: ProjectRuntime, clock: Clock, token: string): Promise<Record<string, unknown>> {
-  const cache = project.cached('storage:signed-urls', () => newCache<string, Record<string, unknown> & { exp: number }>({ max: VERIFIED_MAX, clock }));
+  const cache = project.cached('storage:signed-urls', () =>
+    newCache<string, Record<string, unknown> & { exp: number }>({ max: VERIFIED_MAX, clock }),
+  );
   const hit = cache.get(token);
   if (hit && hit.exp > Math.floor(clock.now().getTime() / 1000)) return hit;
   let payload: Record<string, unknown>;
@@ -71,12 +78,21 @@ async function verifiedPayload(project: ProjectRuntime, clock: Clock, token: str
     throw invalid();
   }
   const exp = (payload as { exp: number }).exp;
-  cache.set(token, payload as Record<string, unknown> & { exp: number }, { ttl: Math.max(1, exp * 1000 - clock.now().getTime()) });
+  cache.set(token, payload as Record<string, unknown> & { exp: number }, {
+    ttl: Math.max(1, exp * 1000 - clock.now().getTime()),
+  });
   return payload;
 }
 
 /** The claims of a token minted for exactly this object and use; 400 otherwise. */
-export async function verifyToken(project: ProjectRuntime, clock: Clock, token: unknown, typ: Kind, bucket: string, name: string): Promise<SignedClaims> {
+export async function verifyToken(
+  project: ProjectRuntime,
+  clock: Clock,
+  token: unknown,
+  typ: Kind,
+  bucket: string,
+  name: string,
+): Promise<SignedClaims> {
   if (typeof token !== 'string' || token === '') {
     throw fail('missing_token');
   }

@@ -30,7 +30,11 @@ export interface WriterLock {
 
 /** Takes a fresh writer id and holds its lock on a dedicated connection for the process's life. */
 export async function acquireWriterLock(p: Platform): Promise<WriterLock> {
-  const conn = postgres(withDatabase(p.dbs.serverUrl, p.config.controlDb), { ...p.dbs.connectionOptions(p.config.controlDb, { first: true }), max: 1, idle_timeout: 0 });
+  const conn = postgres(withDatabase(p.dbs.serverUrl, p.config.controlDb), {
+    ...p.dbs.connectionOptions(p.config.controlDb, { first: true }),
+    max: 1,
+    idle_timeout: 0,
+  });
   for (;;) {
     const id = randomInt(1, 2 ** 31 - 1);
     const [row] = await conn`select pg_try_advisory_lock(${WRITER_LOCK_CLASS}, ${id}) as got`;
@@ -56,7 +60,13 @@ export interface SweepOptions {
 }
 
 /** Sweeps one project database; returns how many byte versions were removed. */
-export async function sweepProject(p: Platform, backend: BytesBackend, ref: string, sql: Sql, opts: SweepOptions): Promise<number> {
+export async function sweepProject(
+  p: Platform,
+  backend: BytesBackend,
+  ref: string,
+  sql: Sql,
+  opts: SweepOptions,
+): Promise<number> {
   let removed = 0;
   for (;;) {
     const done = (await sql.begin(async (tx) => {
@@ -67,10 +77,16 @@ export async function sweepProject(p: Platform, backend: BytesBackend, ref: stri
             order by created_at limit ${BATCH} for update skip locked`;
       const writers = [...new Set(rows.map((r) => r.writer as number | null).filter((w): w is number => w !== null))];
       const dead = writers.length ? await deadWriters(p.dbs.control, writers) : new Set<number>();
-      const targets = rows.filter((r) => r.writer === null || dead.has(r.writer as number)).map((r) => r.version as string);
+      const targets = rows
+        .filter((r) => r.writer === null || dead.has(r.writer as number))
+        .map((r) => r.version as string);
       if (targets.length === 0) return { selected: rows.length, targets: 0 };
       // A referenced version is never removed, whatever an entry says.
-      const live = new Set((await tx`select version from storage.objects where version = any(${targets}::uuid[])`).map((r) => r.version as string));
+      const live = new Set(
+        (await tx`select version from storage.objects where version = any(${targets}::uuid[])`).map(
+          (r) => r.version as string,
+        ),
+      );
       for (const version of targets) {
         p.faults.hit('storage.sweep.remove', { version });
         if (!live.has(version)) await backend.remove(bytesKey({ ref }, version));
@@ -88,7 +104,9 @@ export async function sweepAll(p: Platform, backend: BytesBackend, self: number)
   let removed = 0;
   for (const row of await listProjects(p.dbs.control)) {
     try {
-      removed += await p.dbs.briefly(row.db_name, (sql) => sweepProject(p, backend, row.ref, sql, { crashed: true, self }));
+      removed += await p.dbs.briefly(row.db_name, (sql) =>
+        sweepProject(p, backend, row.ref, sql, { crashed: true, self }),
+      );
     } catch (err) {
       p.log.error({ err, ref: row.ref }, 'storage sweep failed for a project');
     }

@@ -24,7 +24,15 @@ import type { ProjectRuntime } from '../platform/registry.ts';
 import { BUCKET_COLUMNS, bucketNotFound, type Bucket } from './buckets.ts';
 import { bytesKey, type StorageContext } from './context.ts';
 import { Meter, tooLarge } from './meter.ts';
-import { findObjectAs, findStatement, insertedRow, insertStatement, type NewObject, type ObjectRow, quotaStatement } from './objects.ts';
+import {
+  findObjectAs,
+  findStatement,
+  insertedRow,
+  insertStatement,
+  type NewObject,
+  type ObjectRow,
+  quotaStatement,
+} from './objects.ts';
 import { storageError } from './pg-errors.ts';
 import { checkContentType, checkObjectName, MAX_OBJECT_BYTES } from './rules.ts';
 
@@ -56,8 +64,7 @@ const DRY_RUN_FROM_BYTES = 1024 * 1024;
 
 export const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
 
-export const duplicate = () =>
-  fail('duplicate');
+export const duplicate = () => fail('duplicate');
 
 export interface Limits {
   maxBytes: number;
@@ -78,7 +85,11 @@ export async function checkQuotaEarly(sql: Sql, quotaBytes: number, adding: numb
   if ((row!.bytes as number) + adding > quotaBytes) throw storageError({ code: 'HS001' });
 }
 
-export async function stage(s: StorageContext, project: ProjectRuntime, version: string = randomUUID()): Promise<string> {
+export async function stage(
+  s: StorageContext,
+  project: ProjectRuntime,
+  version: string = randomUUID(),
+): Promise<string> {
   await project.sql`insert into storage.pending_bytes (version, writer) values (${version}, ${s.writer})`;
   return version;
 }
@@ -105,8 +116,20 @@ export async function discard(s: StorageContext, project: ProjectRuntime, versio
  * for a taken name, the read of what holds it go out with the ROLLBACK in one
  * round trip (withRoleStatements).
  */
-export async function dryRun(project: ProjectRuntime, by: Extract<Uploader, { kind: 'caller' }>, row: NewObject, replace: boolean, length: number | null): Promise<void> {
-  const [insert, find] = await withRoleStatements(project.sql, by.caller, [insertStatement(row, replace), findStatement(row.bucket, row.name)], 'rollback', by.request);
+export async function dryRun(
+  project: ProjectRuntime,
+  by: Extract<Uploader, { kind: 'caller' }>,
+  row: NewObject,
+  replace: boolean,
+  length: number | null,
+): Promise<void> {
+  const [insert, find] = await withRoleStatements(
+    project.sql,
+    by.caller,
+    [insertStatement(row, replace), findStatement(row.bucket, row.name)],
+    'rollback',
+    by.request,
+  );
   if (rowsOf(insert!).count > 0) return;
   // Name taken (nothing changed, so the row read is the one that was there):
   // only a visible object of the same size may turn out to be a replay.
@@ -136,7 +159,12 @@ function bypassesRls(project: ProjectRuntime, caller: Caller): Promise<boolean> 
  * upload. The record is committed (a crash leaves it for the sweeper) even
  * when the bucket turns out not to exist: the caller's failure path removes it.
  */
-async function stageAndLook(s: StorageContext, project: ProjectRuntime, bucketId: string, version: string): Promise<{ bucket: Bucket | null; usedBytes: number }> {
+async function stageAndLook(
+  s: StorageContext,
+  project: ProjectRuntime,
+  bucketId: string,
+  version: string,
+): Promise<{ bucket: Bucket | null; usedBytes: number }> {
   const [row] = await project.sql.unsafe(
     `with staged as (insert into storage.pending_bytes (version, writer) values ($1, $2))
      select u.bytes::float8 as used_bytes, b.* from storage.usage u left join (select ${BUCKET_COLUMNS} from storage.buckets where id = $3) b on true`,
@@ -176,10 +204,17 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     // A body declared small has no transfer worth stopping: the commit's insert is the
     // only RLS check then, and the usage row is locked once per upload, not twice.
     const needsDryRun =
-      u.by.kind === 'caller' && (u.length === null || u.length > DRY_RUN_FROM_BYTES) && !(await bypassesRls(project, u.by.caller));
+      u.by.kind === 'caller' &&
+      (u.length === null || u.length > DRY_RUN_FROM_BYTES) &&
+      !(await bypassesRls(project, u.by.caller));
     const meter = new Meter(limits.maxBytes);
-    const written = s.backend.write(bytesKey(project, version), pipeline(u.body, meter, () => {}), u.length);
-    const allowed = needsDryRun && u.by.kind === 'caller' ? dryRun(project, u.by, row, u.replace, u.length) : Promise.resolve();
+    const written = s.backend.write(
+      bytesKey(project, version),
+      pipeline(u.body, meter, () => {}),
+      u.length,
+    );
+    const allowed =
+      needsDryRun && u.by.kind === 'caller' ? dryRun(project, u.by, row, u.replace, u.length) : Promise.resolve();
     allowed.catch((err: Error) => meter.destroy(err));
     // The refusal is the answer even when the stream failed too (it was stopped for it).
     const [refused, stored] = await Promise.allSettled([allowed, written]);
@@ -201,7 +236,10 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     rowsOf(quota!);
     const inserted = rowsOf(insert!).count > 0;
     const committed = inserted
-      ? { object: ((readBack && rowsOf(readBack)[0]) as unknown as ObjectRow | undefined) || insertedRow(row, new Date()) }
+      ? {
+          object:
+            ((readBack && rowsOf(readBack)[0]) as unknown as ObjectRow | undefined) || insertedRow(row, new Date()),
+        }
       : // Name taken (nothing was written): a replay when the visible object holds these bytes.
         { taken: await findObjectAs(project.sql, caller, row.bucket, row.name, request) };
     if ('taken' in committed) {
@@ -222,7 +260,12 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
  * before migration 031 carry a SHA-256: the new bytes are read back and hashed
  * with it (only then, and only when the sizes match).
  */
-async function holdsSameBytes(s: StorageContext, project: ProjectRuntime, existing: ObjectRow, row: NewObject): Promise<boolean> {
+async function holdsSameBytes(
+  s: StorageContext,
+  project: ProjectRuntime,
+  existing: ObjectRow,
+  row: NewObject,
+): Promise<boolean> {
   if (existing.size !== row.size) return false;
   if (!existing.content_hash.startsWith('sha256:')) return existing.content_hash === row.contentHash;
   const hash = createHash('sha256');

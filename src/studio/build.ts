@@ -30,7 +30,8 @@ function filesUnder(dir: string): string[] {
 /** Hash of what the build depends on: every source file and the lock file. */
 export function sourceHash(): string {
   const h = createHash('sha256');
-  for (const file of filesUnder(SOURCE_DIR).sort()) h.update(path.relative(SOURCE_DIR, file)).update('\0').update(readFileSync(file)).update('\0');
+  for (const file of filesUnder(SOURCE_DIR).sort())
+    h.update(path.relative(SOURCE_DIR, file)).update('\0').update(readFileSync(file)).update('\0');
   const lock = path.join(ROOT, 'package-lock.json');
   if (existsSync(lock)) h.update(readFileSync(lock));
   return h.digest('hex').slice(0, 16);
@@ -93,9 +94,17 @@ export async function buildStudio(outDir: string, hash = sourceHash()): Promise<
   for (const file of readdirSync(assets).map((f) => path.join(assets, f))) {
     const body = readFileSync(file);
     writeFileSync(`${file}.gz`, gzipSync(body, { level: 9 }));
-    writeFileSync(`${file}.br`, brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: statSync(file).size } }));
+    writeFileSync(
+      `${file}.br`,
+      brotliCompressSync(body, {
+        params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: statSync(file).size },
+      }),
+    );
   }
-  writeFileSync(path.join(tmp, 'build.json'), JSON.stringify({ hash, script, css, built_at: new Date().toISOString() }));
+  writeFileSync(
+    path.join(tmp, 'build.json'),
+    JSON.stringify({ hash, script, css, built_at: new Date().toISOString() }),
+  );
   mkdirSync(path.dirname(outDir), { recursive: true });
   rmSync(outDir, { recursive: true, force: true });
   renameSync(tmp, outDir);

@@ -19,23 +19,24 @@ import type { Platform } from '../context.ts';
 import { INSTALL_BUILD_DIR, buildStudio, isCurrentBuild, sourceHash } from './build.ts';
 
 /** The policy of one page; `styleNonce` admits the <style> elements CodeMirror writes its theme into. */
-export const contentSecurityPolicy = (styleNonce: string) => [
-  "default-src 'none'",
-  "script-src 'self'",
-  `style-src 'self' 'nonce-${styleNonce}'`,
-  // CodeMirror sizes its gutters and positions its cursor with style attributes, which run no code.
-  "style-src-attr 'unsafe-inline'",
-  "img-src 'self' blob: data:",
-  "media-src 'self' blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  // Previews of PDFs and text files are blob: URLs of bytes fetched with the key in a header.
-  "frame-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const contentSecurityPolicy = (styleNonce: string) =>
+  [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src 'self' 'nonce-${styleNonce}'`,
+    // CodeMirror sizes its gutters and positions its cursor with style attributes, which run no code.
+    "style-src-attr 'unsafe-inline'",
+    "img-src 'self' blob: data:",
+    "media-src 'self' blob:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    // Previews of PDFs and text files are blob: URLs of bytes fetched with the key in a header.
+    "frame-src 'self' blob:",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

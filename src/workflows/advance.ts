@@ -74,7 +74,8 @@ function finishRun(st: RunState, status: 'succeeded' | 'failed', error: string |
  */
 function skipUnfinished(st: RunState): void {
   for (const r of st.rows) {
-    if (!r.compensating && (r.status === 'pending' || r.status === 'running')) st.touch(r, { status: 'skipped', next_attempt_at: null });
+    if (!r.compensating && (r.status === 'pending' || r.status === 'running'))
+      st.touch(r, { status: 'skipped', next_attempt_at: null });
   }
 }
 
@@ -82,8 +83,10 @@ function wakeParent(st: RunState): void {
   const parent = st.run.parent_run_id;
   if (!parent) return;
   const now = st.now;
-  st.ops.push((tx) => tx`update platform.workflow_runs set wake_at = ${now}
-    where id = ${parent} and status in ('pending', 'running', 'waiting')`);
+  st.ops.push(
+    (tx) => tx`update platform.workflow_runs set wake_at = ${now}
+    where id = ${parent} and status in ('pending', 'running', 'waiting')`,
+  );
 }
 
 /** A step (main line) failed for good: compensate what was done, or fail plainly. */
@@ -116,17 +119,29 @@ function failAttempt(st: RunState, row: StepRow, error: string, retryable: boole
   return true;
 }
 
-const failedText = (row: StepRow) => `step "${row.key}" failed after ${row.attempt} attempt${row.attempt === 1 ? '' : 's'}: ${row.error ?? 'unknown error'}`;
+const failedText = (row: StepRow) =>
+  `step "${row.key}" failed after ${row.attempt} attempt${row.attempt === 1 ? '' : 's'}: ${row.error ?? 'unknown error'}`;
 
 /**
  * Queues an attempt of an action row that is due. A row found `running` was
  * cut short (its worker died before recording the outcome): that attempt
  * counts as failed, and the next one starts now if the budget allows.
  */
-function scheduleAttempt(pass: Pass, row: StepRow, action: Step | Action, timeoutSeconds: number, onDone: (ok: boolean) => void): void {
+function scheduleAttempt(
+  pass: Pass,
+  row: StepRow,
+  action: Step | Action,
+  timeoutSeconds: number,
+  onDone: (ok: boolean) => void,
+): void {
   const { st } = pass;
   if (row.status === 'running') {
-    const dead = failAttempt(st, row, 'The attempt was interrupted: the worker running it stopped before recording its outcome.', true);
+    const dead = failAttempt(
+      st,
+      row,
+      'The attempt was interrupted: the worker running it stopped before recording its outcome.',
+      true,
+    );
     if (dead) {
       onDone(false);
       return;
@@ -177,7 +192,8 @@ function planChildren(pass: Pass): void {
 }
 
 /** The children of every fanout still running or waiting to run. */
-const openChildren = (st: RunState) => st.rows.filter((r) => r.parent_step_id && (r.status === 'pending' || r.status === 'running'));
+const openChildren = (st: RunState) =>
+  st.rows.filter((r) => r.parent_step_id && (r.status === 'pending' || r.status === 'running'));
 
 function moveOn(pass: Pass, row: StepRow, output: unknown, producesOutput: boolean): void {
   const { st } = pass;
@@ -213,7 +229,8 @@ async function planMain(pass: Pass): Promise<void> {
   }
   const step = steps[run.cursor]!;
   const row = st.main(step.key);
-  if (!row) return structuralFailure(st, `The run has no row for step "${step.key}"; the definition does not match the run.`);
+  if (!row)
+    return structuralFailure(st, `The run has no row for step "${step.key}"; the definition does not match the run.`);
   if (row.status === 'succeeded' || row.status === 'skipped') {
     run.cursor += 1;
     st.wakeBy(st.now);
@@ -245,11 +262,16 @@ async function planMain(pass: Pass): Promise<void> {
         where run_id = ${run.id} and signal = ${step.signal!} and consumed_at is null order by created_at, id limit 1`;
       if (signal) {
         const now = st.now;
-        st.ops.push((tx) => tx`update platform.workflow_signals set consumed_at = ${now} where id = ${signal.id as string}`);
+        st.ops.push(
+          (tx) => tx`update platform.workflow_signals set consumed_at = ${now} where id = ${signal.id as string}`,
+        );
         return moveOn(pass, row, signal.payload ?? null, true);
       }
       if (st.now >= deadline) {
-        st.touch(row, { status: 'failed', error: `No "${step.signal}" signal arrived within ${step.timeout_seconds} s.` });
+        st.touch(row, {
+          status: 'failed',
+          error: `No "${step.signal}" signal arrived within ${step.timeout_seconds} s.`,
+        });
         st.emit('step.dead_lettered', row);
         return failRun(pass, failedText(row));
       }
@@ -262,7 +284,15 @@ async function planMain(pass: Pass): Promise<void> {
     case 'fanout': {
       for (const child of step.children!) {
         if (st.rows.some((r) => r.key === child.key)) continue;
-        st.add({ position: run.cursor, key: child.key, kind: child.kind, status: 'pending', max_attempts: child.max_attempts, compensating: false, parent_step_id: row.id });
+        st.add({
+          position: run.cursor,
+          key: child.key,
+          kind: child.kind,
+          status: 'pending',
+          max_attempts: child.max_attempts,
+          compensating: false,
+          parent_step_id: row.id,
+        });
       }
       return moveOn(pass, row, null, false);
     }
@@ -296,15 +326,24 @@ async function subworkflow(pass: Pass, step: Step, row: StepRow, deadline: Date)
   const run = st.run;
   if (!row.child_run_id) {
     if (run.depth + 1 > MAX_DEPTH) {
-      return structuralFailure(st, `step "${step.key}": sub-workflows nest at most ${MAX_DEPTH} deep; this run is at depth ${run.depth}.`);
+      return structuralFailure(
+        st,
+        `step "${step.key}": sub-workflows nest at most ${MAX_DEPTH} deep; this run is at depth ${run.depth}.`,
+      );
     }
     try {
       // Keyed by parent and step, so a pass that dies before committing starts the same child again.
-      const child = await startRun(p, { id: run.project_id }, step.target!, {}, {
-        idempotencyKey: `subworkflow:${run.id}:${step.key}`,
-        trigger: 'subworkflow',
-        parent: { runId: run.id, stepId: row.id, depth: run.depth },
-      });
+      const child = await startRun(
+        p,
+        { id: run.project_id },
+        step.target!,
+        {},
+        {
+          idempotencyKey: `subworkflow:${run.id}:${step.key}`,
+          trigger: 'subworkflow',
+          parent: { runId: run.id, stepId: row.id, depth: run.depth },
+        },
+      );
       st.touch(row, { child_run_id: child.id, output: { run_id: child.id } });
     } catch (err) {
       // A lost connection decides nothing: the engine abandons the pass and a later one starts the same child.
@@ -314,11 +353,17 @@ async function subworkflow(pass: Pass, step: Step, row: StepRow, deadline: Date)
       return failRun(pass, failedText(row));
     }
   }
-  const [child] = await p.dbs.control`select status, last_error from platform.workflow_runs where id = ${row.child_run_id!}`;
+  const [child] = await p.dbs
+    .control`select status, last_error from platform.workflow_runs where id = ${row.child_run_id!}`;
   const status = (child?.status as string | undefined) ?? 'missing';
   if (status === 'succeeded') return moveOn(pass, row, { run_id: row.child_run_id }, true);
   if (status === 'failed' || status === 'cancelled' || status === 'missing') {
-    const why = status === 'failed' ? `failed: ${child!.last_error ?? ''}` : status === 'cancelled' ? 'was cancelled' : 'no longer exists';
+    const why =
+      status === 'failed'
+        ? `failed: ${child!.last_error ?? ''}`
+        : status === 'cancelled'
+          ? 'was cancelled'
+          : 'no longer exists';
     st.touch(row, { status: 'failed', error: `Sub-workflow run ${row.child_run_id} ${why}` });
     st.emit('step.dead_lettered', row);
     return failRun(pass, failedText(row));
@@ -326,7 +371,10 @@ async function subworkflow(pass: Pass, step: Step, row: StepRow, deadline: Date)
   if (st.now >= deadline) {
     const childId = row.child_run_id!;
     st.ops.push((tx) => cancelTree(p, tx, [childId]));
-    st.touch(row, { status: 'failed', error: `Sub-workflow run ${childId} did not finish within ${step.timeout_seconds} s; it was cancelled.` });
+    st.touch(row, {
+      status: 'failed',
+      error: `Sub-workflow run ${childId} did not finish within ${step.timeout_seconds} s; it was cancelled.`,
+    });
     st.emit('step.dead_lettered', row);
     return failRun(pass, failedText(row));
   }
@@ -346,11 +394,16 @@ function compensationTarget(pass: Pass): Undo | null {
   const candidates: Undo[] = [];
   for (const row of st.rows) {
     if (row.compensating || row.status !== 'succeeded' || done.has(`compensate:${row.key}`)) continue;
-    const step = row.parent_step_id ? steps[row.position]?.children?.find((c) => c.key === row.key) : steps[row.position];
+    const step = row.parent_step_id
+      ? steps[row.position]?.children?.find((c) => c.key === row.key)
+      : steps[row.position];
     if (step?.compensate) candidates.push({ row, action: step.compensate });
   }
   // Children sit at their fanout's position and ran after it: undo them before the fanout's predecessors.
-  candidates.sort((a, b) => b.row.position - a.row.position || Number(Boolean(b.row.parent_step_id)) - Number(Boolean(a.row.parent_step_id)));
+  candidates.sort(
+    (a, b) =>
+      b.row.position - a.row.position || Number(Boolean(b.row.parent_step_id)) - Number(Boolean(a.row.parent_step_id)),
+  );
   return candidates[0] ?? null;
 }
 
@@ -364,7 +417,15 @@ function planCompensation(pass: Pass): void {
   }
   const key = `compensate:${target.row.key}`;
   let row = st.rows.find((r) => r.key === key);
-  row ??= st.add({ position: target.row.position, key, kind: target.action.kind, status: 'pending', max_attempts: COMPENSATION_ATTEMPTS, compensating: true, parent_step_id: null });
+  row ??= st.add({
+    position: target.row.position,
+    key,
+    kind: target.action.kind,
+    status: 'pending',
+    max_attempts: COMPENSATION_ATTEMPTS,
+    compensating: true,
+    parent_step_id: null,
+  });
   const undo = row;
   if (undo.status === 'failed') {
     compensationIncomplete(pass, target, undo);
@@ -402,7 +463,10 @@ export async function planPass(p: Platform, st: RunState, ceiling: number = STEP
   }
   const used = st.rows.reduce((n, r) => n + (!r.compensating && ACTIONS.has(r.kind) ? r.attempt : 0), 0);
   if (used >= ceiling) {
-    structuralFailure(st, `The run reached the ceiling of ${ceiling} step attempts (it has made ${used}); it is failed without compensation.`);
+    structuralFailure(
+      st,
+      `The run reached the ceiling of ${ceiling} step attempts (it has made ${used}); it is failed without compensation.`,
+    );
     return pass;
   }
   pass.room = ceiling - used;

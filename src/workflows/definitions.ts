@@ -41,7 +41,8 @@ function seal<T extends Step | Action>(master: MasterKey, s: T, key: string, pre
   delete out.secret;
   delete out.unsigned;
   if ('children' in out && out.children) out.children = out.children.map((c) => seal(master, c, c.key, previous));
-  if ('compensate' in out && out.compensate) out.compensate = seal(master, out.compensate, `compensate:${key}`, previous);
+  if ('compensate' in out && out.compensate)
+    out.compensate = seal(master, out.compensate, `compensate:${key}`, previous);
   return out;
 }
 
@@ -79,16 +80,29 @@ export async function publishDefinition(p: Platform, projectId: string, name: st
 }
 
 export async function listDefinitions(p: Platform, projectId: string) {
-  const rows = await p.dbs.control`select distinct on (name) name, version, enabled, jsonb_array_length(steps) as step_count, created_at
+  const rows = await p.dbs
+    .control`select distinct on (name) name, version, enabled, jsonb_array_length(steps) as step_count, created_at
     from platform.workflow_definitions where project_id = ${projectId} order by name, version desc`;
-  return rows.map((r) => ({ name: r.name, version: r.version, enabled: r.enabled, step_count: r.step_count, updated_at: r.created_at }));
+  return rows.map((r) => ({
+    name: r.name,
+    version: r.version,
+    enabled: r.enabled,
+    step_count: r.step_count,
+    updated_at: r.created_at,
+  }));
 }
 
 export async function getDefinition(p: Platform, projectId: string, name: string) {
   const [row] = await p.dbs.control`select name, version, enabled, steps, created_at from platform.workflow_definitions
     where project_id = ${projectId} and name = ${name} order by version desc limit 1`;
   if (!row) throw fail('not_found', `There is no workflow "${name}" in this project.`);
-  return { name: row.name, version: row.version, enabled: row.enabled, steps: (row.steps as Step[]).map(redactStep), created_at: row.created_at };
+  return {
+    name: row.name,
+    version: row.version,
+    enabled: row.enabled,
+    steps: (row.steps as Step[]).map(redactStep),
+    created_at: row.created_at,
+  };
 }
 
 export async function setEnabled(p: Platform, projectId: string, name: string, body: unknown): Promise<void> {
@@ -103,7 +117,8 @@ export async function setEnabled(p: Platform, projectId: string, name: string, b
 
 /** Whether any version of the workflow was ever published in the project. */
 export async function workflowExists(p: Platform, projectId: string, name: string): Promise<boolean> {
-  const [row] = await p.dbs.control`select 1 from platform.workflow_definitions where project_id = ${projectId} and name = ${name} limit 1`;
+  const [row] = await p.dbs
+    .control`select 1 from platform.workflow_definitions where project_id = ${projectId} and name = ${name} limit 1`;
   return Boolean(row);
 }
 

@@ -30,20 +30,25 @@ export function checkDrainUrl(url: unknown, allowed: string[] = []): string {
   // be lost without a word: say so now, with the check every saved target gets.
   const reason = targetRefusal(parsed.hostname, parseAllowList(allowed));
   if (reason) {
-    throw fail('invalid_request', `The log drain ${parsed.hostname} is ${reason}, which the platform does not connect to; a receiver on this machine needs HEARTH_OUTBOUND_ALLOW (for example 127.0.0.1/32).`);
+    throw fail(
+      'invalid_request',
+      `The log drain ${parsed.hostname} is ${reason}, which the platform does not connect to; a receiver on this machine needs HEARTH_OUTBOUND_ALLOW (for example 127.0.0.1/32).`,
+    );
   }
   return parsed.toString();
 }
 
 export async function setLogDrain(p: Platform, projectId: string, rawUrl: unknown) {
   const url = checkDrainUrl(rawUrl, p.config.outboundAllow);
-  const [row] = await p.dbs.control`insert into platform.workflow_log_drains (project_id, url) values (${projectId}, ${url})
+  const [row] = await p.dbs
+    .control`insert into platform.workflow_log_drains (project_id, url) values (${projectId}, ${url})
     on conflict (project_id) do update set url = excluded.url returning url, created_at`;
   return { url: row!.url as string, created_at: row!.created_at as Date };
 }
 
 export async function getLogDrain(p: Platform, projectId: string) {
-  const [row] = await p.dbs.control`select url, created_at from platform.workflow_log_drains where project_id = ${projectId}`;
+  const [row] = await p.dbs
+    .control`select url, created_at from platform.workflow_log_drains where project_id = ${projectId}`;
   return row ? { url: row.url as string, created_at: row.created_at as Date } : { url: null };
 }
 
@@ -61,7 +66,10 @@ export async function shipDrains(p: Platform): Promise<number> {
   client ??= createOutboundClient({ allow: p.config.outboundAllow, timeoutMs: 10_000, clock: p.clock });
   const drains = await p.dbs.control`select d.project_id, d.url from platform.workflow_log_drains d
     where exists (select 1 from platform.workflow_events e where e.project_id = d.project_id)`;
-  const refs = await projectRefs(p.dbs.control, drains.map((d) => d.project_id as string));
+  const refs = await projectRefs(
+    p.dbs.control,
+    drains.map((d) => d.project_id as string),
+  );
   let shipped = 0;
   for (const d of drains) {
     const ref = refs.get(d.project_id as string);

@@ -102,11 +102,19 @@ async function lease(p: Platform, owner: string, now: Date): Promise<Leased[]> {
   }));
 }
 
-type StepJson = Omit<StepRow, 'started_at' | 'next_attempt_at'> & { started_at: string | null; next_attempt_at: string | null; created_at?: string };
+type StepJson = Omit<StepRow, 'started_at' | 'next_attempt_at'> & {
+  started_at: string | null;
+  next_attempt_at: string | null;
+  created_at?: string;
+};
 
 /** A step row read as JSON: timestamps come as text. */
 function stepRow({ created_at: _, ...r }: StepJson): StepRow {
-  return { ...r, started_at: r.started_at === null ? null : new Date(r.started_at), next_attempt_at: r.next_attempt_at === null ? null : new Date(r.next_attempt_at) };
+  return {
+    ...r,
+    started_at: r.started_at === null ? null : new Date(r.started_at),
+    next_attempt_at: r.next_attempt_at === null ? null : new Date(r.next_attempt_at),
+  };
 }
 
 /**
@@ -119,7 +127,8 @@ async function beginAttempts(p: Platform, owner: string, pass: Pass): Promise<vo
   const { st } = pass;
   const longest = Math.max(...pass.attempts.map((a) => a.timeoutSeconds)) * 1000;
   const until = new Date(st.now.getTime() + Math.max(LEASE_MS, longest + LEASE_MARGIN_MS));
-  for (const a of pass.attempts) st.touch(a.row, { status: 'running', attempt: a.row.attempt + 1, started_at: st.now, next_attempt_at: null });
+  for (const a of pass.attempts)
+    st.touch(a.row, { status: 'running', attempt: a.row.attempt + 1, started_at: st.now, next_attempt_at: null });
   await writeBegin(p, { owner, st, until });
   st.created.clear();
   st.dirty.clear();
@@ -138,7 +147,13 @@ interface AdvanceOptions {
   stepCeiling: number;
 }
 
-async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOptions, { run, rows, ref }: Leased, now: Date): Promise<void> {
+async function advance(
+  p: Platform,
+  registry: ProjectRegistry,
+  opts: AdvanceOptions,
+  { run, rows, ref }: Leased,
+  now: Date,
+): Promise<void> {
   const { owner } = opts;
   const st = new RunState(run, rows, now);
   try {
@@ -180,7 +195,12 @@ async function advance(p: Platform, registry: ProjectRegistry, opts: AdvanceOpti
  * Tests call it directly with the clock moved; the worker calls it every
  * HEARTH_WORKFLOW_TICK_MS.
  */
-export async function engineTick(p: Platform, registry: ProjectRegistry, now: Date = p.clock.now(), opts: TickOptions = {}): Promise<TickResult> {
+export async function engineTick(
+  p: Platform,
+  registry: ProjectRegistry,
+  now: Date = p.clock.now(),
+  opts: TickOptions = {},
+): Promise<TickResult> {
   const owner = opts.owner ?? workerId;
   // This process's functions runtime (started by startHearth), unless a test injects one.
   const fnInvoker = opts.invoker !== undefined ? opts.invoker : functionInvoker(p);

@@ -7,7 +7,13 @@
  */
 import type postgres from 'postgres';
 
-export type WorkflowEvent = 'run.started' | 'run.succeeded' | 'run.failed' | 'run.cancelled' | 'step.failed' | 'step.dead_lettered';
+export type WorkflowEvent =
+  | 'run.started'
+  | 'run.succeeded'
+  | 'run.failed'
+  | 'run.cancelled'
+  | 'step.failed'
+  | 'step.dead_lettered';
 
 export interface EventRun {
   id: string;

@@ -12,8 +12,24 @@ import type { ProjectRegistry } from '../platform/registry.ts';
 import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../management/routes.ts';
 import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, setEnabled } from './definitions.ts';
 import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
-import { cancelRun, checkIdempotencyKey, checkRequestJson, getRun, listRuns, sendSignal, startRun, workflowsEnabled } from './runs.ts';
-import { createQueueTrigger, createRowTrigger, deleteQueueTrigger, deleteRowTrigger, listQueueTriggers, listRowTriggers } from './triggers.ts';
+import {
+  cancelRun,
+  checkIdempotencyKey,
+  checkRequestJson,
+  getRun,
+  listRuns,
+  sendSignal,
+  startRun,
+  workflowsEnabled,
+} from './runs.ts';
+import {
+  createQueueTrigger,
+  createRowTrigger,
+  deleteQueueTrigger,
+  deleteRowTrigger,
+  listQueueTriggers,
+  listRowTriggers,
+} from './triggers.ts';
 import { LIMITS } from './validate.ts';
 
 type Params = { ref: string; name: string; id: string };
@@ -29,7 +45,10 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
   async function gate(request: FastifyRequest<{ Params: Partial<Params> }>, checkEnabled = true): Promise<ProjectRow> {
     const { project } = await access.project(request, request.params.ref!, ['owner', 'admin']);
     if (checkEnabled && !(await workflowsEnabled(p.dbs.control, project.id))) {
-      throw fail('forbidden', 'Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.');
+      throw fail(
+        'forbidden',
+        'Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.',
+      );
     }
     return project;
   }
@@ -41,11 +60,16 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
 
   app.get<{ Params: Params }>(W, async (request) => listDefinitions(p, (await gate(request)).id));
 
-  app.get<{ Params: Params }>(`${W}/:name`, async (request) => getDefinition(p, (await gate(request)).id, named(request)));
+  app.get<{ Params: Params }>(`${W}/:name`, async (request) =>
+    getDefinition(p, (await gate(request)).id, named(request)),
+  );
 
   // A definition within every SPEC limit (200 steps, each with a 256 KiB payload and a compensation of
   // its own) is far over the server-wide body limit; only owner/admin sessions get this far.
-  const definitionBodyLimit = Math.max(p.config.bodyLimitBytes, LIMITS.steps * 2 * (LIMITS.payloadBytes + LIMITS.sqlBytes) + 1024 * 1024);
+  const definitionBodyLimit = Math.max(
+    p.config.bodyLimitBytes,
+    LIMITS.steps * 2 * (LIMITS.payloadBytes + LIMITS.sqlBytes) + 1024 * 1024,
+  );
   app.put<{ Params: Params }>(`${W}/:name`, { bodyLimit: definitionBodyLimit }, async (request, reply) => {
     const project = await gate(request);
     return reply.code(201).send(await publishDefinition(p, project.id, request.params.name, request.body));
@@ -69,7 +93,9 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
     return reply.code(run.created ? 201 : 200).send({ id: run.id, status: run.status });
   });
 
-  app.get<{ Params: Params }>(`${W}/:name/runs`, async (request) => listRuns(p, (await gate(request)).id, named(request)));
+  app.get<{ Params: Params }>(`${W}/:name/runs`, async (request) =>
+    listRuns(p, (await gate(request)).id, named(request)),
+  );
 
   app.get<{ Params: Params }>(`${W}/:name/runs/:id`, async (request) =>
     getRun(p, (await gate(request)).id, named(request), request.params.id),

@@ -61,7 +61,10 @@ export function checkRequestJson(value: unknown, field: string): unknown {
 }
 
 /** Whether config/workflows.enabled is on for the project. */
-export async function workflowsEnabled(sql: postgres.Sql | postgres.TransactionSql, projectId: string): Promise<boolean> {
+export async function workflowsEnabled(
+  sql: postgres.Sql | postgres.TransactionSql,
+  projectId: string,
+): Promise<boolean> {
   return (await readSettings(sql, projectId, 'workflows')).enabled === true;
 }
 
@@ -82,7 +85,11 @@ export async function startRun(
     throw fail('invalid_request', `idempotency_key must be a string of 1-${IDEMPOTENCY_KEY_MAX} characters.`);
   }
   const work = async (tx: postgres.TransactionSql): Promise<Started> => {
-    if (!(await workflowsEnabled(tx, project.id))) throw fail('forbidden', 'Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.');
+    if (!(await workflowsEnabled(tx, project.id)))
+      throw fail(
+        'forbidden',
+        'Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.',
+      );
     if (key !== null) {
       const [existing] = await tx`select id, status from platform.workflow_runs
         where project_id = ${project.id} and workflow = ${workflow} and idempotency_key = ${key}`;
@@ -149,7 +156,8 @@ function runJson(r: postgres.Row) {
 }
 
 export async function listRuns(p: Platform, projectId: string, workflow: string) {
-  if (!(await workflowExists(p, projectId, workflow))) throw fail('not_found', `There is no workflow "${workflow}" in this project.`);
+  if (!(await workflowExists(p, projectId, workflow)))
+    throw fail('not_found', `There is no workflow "${workflow}" in this project.`);
   const rows = await p.dbs.control`select * from platform.workflow_runs
     where project_id = ${projectId} and workflow = ${workflow} order by created_at desc, id desc limit ${RUN_LIST_MAX}`;
   return rows.map(runJson);
@@ -199,7 +207,11 @@ async function lockRun(tx: postgres.TransactionSql, projectId: string, workflow:
 export async function cancelRun(p: Platform, projectId: string, workflow: string, id: string) {
   return p.dbs.control.begin(async (tx) => {
     const run = await lockRun(tx, projectId, workflow, id);
-    if (!ACTIVE.includes(run.status as string)) throw fail('run_finished', `The run is already ${run.status}; only pending, running or waiting runs can be cancelled.`);
+    if (!ACTIVE.includes(run.status as string))
+      throw fail(
+        'run_finished',
+        `The run is already ${run.status}; only pending, running or waiting runs can be cancelled.`,
+      );
     await cancelTree(p, tx, [id]);
     return { id, status: 'cancelled' };
   });
@@ -244,12 +256,15 @@ export async function sendSignal(p: Platform, projectId: string, workflow: strin
   return p.dbs.control.begin(async (tx) => {
     const run = await lockRun(tx, projectId, workflow, id);
     if (key !== null) {
-      const [seen] = await tx`select id, run_id, signal, created_at from platform.workflow_signals where run_id = ${id} and idempotency_key = ${key}`;
+      const [seen] =
+        await tx`select id, run_id, signal, created_at from platform.workflow_signals where run_id = ${id} and idempotency_key = ${key}`;
       if (seen) return { created: false, signal: { ...seen } };
     }
-    if (!ACTIVE.includes(run.status as string)) throw fail('run_finished', `The run is already ${run.status}; signals go to pending, running or waiting runs.`);
+    if (!ACTIVE.includes(run.status as string))
+      throw fail('run_finished', `The run is already ${run.status}; signals go to pending, running or waiting runs.`);
     const now = p.clock.now();
-    const [signal] = await tx`insert into platform.workflow_signals (project_id, run_id, signal, payload, idempotency_key, created_at)
+    const [signal] =
+      await tx`insert into platform.workflow_signals (project_id, run_id, signal, payload, idempotency_key, created_at)
       values (${projectId}, ${id}, ${b.signal as string}, ${jsonText(payload)}::text::jsonb, ${key}, ${now})
       returning id, run_id, signal, created_at`;
     // A waiting run is looked at on the next tick instead of at its deadline.

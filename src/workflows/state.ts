@@ -64,7 +64,12 @@ export class RunState {
     return this.rows.filter((r) => r.parent_step_id === parentId);
   }
 
-  add(row: Omit<StepRow, 'id' | 'run_id' | 'attempt' | 'output' | 'error' | 'child_run_id' | 'started_at' | 'next_attempt_at'>): StepRow {
+  add(
+    row: Omit<
+      StepRow,
+      'id' | 'run_id' | 'attempt' | 'output' | 'error' | 'child_run_id' | 'started_at' | 'next_attempt_at'
+    >,
+  ): StepRow {
     const full: StepRow = {
       ...row,
       id: randomUUID(),

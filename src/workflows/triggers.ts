@@ -40,35 +40,56 @@ const UNBINDABLE = new Set(['42501', '42809', '0A000']);
 
 async function requireWorkflow(p: Platform, projectId: string, workflow: unknown): Promise<string> {
   const name = checkWorkflowName(workflow, 'invalid_workflow');
-  const [row] = await p.dbs.control`select 1 from platform.workflow_definitions where project_id = ${projectId} and name = ${name} limit 1`;
+  const [row] = await p.dbs
+    .control`select 1 from platform.workflow_definitions where project_id = ${projectId} and name = ${name} limit 1`;
   if (!row) throw fail('not_found', `There is no workflow "${name}" in this project.`);
   return name;
 }
 
-const queueJson = (r: Record<string, unknown>) => ({ id: r.id, queue: r.queue, workflow: r.workflow, enabled: r.enabled, created_at: r.created_at });
+const queueJson = (r: Record<string, unknown>) => ({
+  id: r.id,
+  queue: r.queue,
+  workflow: r.workflow,
+  enabled: r.enabled,
+  created_at: r.created_at,
+});
 
 export async function listQueueTriggers(p: Platform, projectId: string) {
-  const rows = await p.dbs.control`select * from platform.workflow_queue_triggers where project_id = ${projectId} order by created_at`;
+  const rows = await p.dbs
+    .control`select * from platform.workflow_queue_triggers where project_id = ${projectId} order by created_at`;
   return rows.map(queueJson);
 }
 
-export async function createQueueTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, body: Record<string, unknown>) {
+export async function createQueueTrigger(
+  p: Platform,
+  registry: ProjectRegistry,
+  project: ProjectRow,
+  body: Record<string, unknown>,
+) {
   const queue = body.queue;
   if (!isValidQueueName(queue)) throw fail('invalid_queue');
-  if (queue.startsWith('service_')) throw fail('invalid_queue', 'Queue names beginning with "service_" are reserved and cannot be bound.');
+  if (queue.startsWith('service_'))
+    throw fail('invalid_queue', 'Queue names beginning with "service_" are reserved and cannot be bound.');
   const workflow = await requireWorkflow(p, project.id, body.workflow);
   const runtime = await registry.byReference(project.ref);
   if (!runtime || !(await queueExists(runtime.sql, queue))) {
-    throw fail('invalid_queue', `Queue "${queue}" does not exist; create it first with select pgmq.create('${queue}');`);
+    throw fail(
+      'invalid_queue',
+      `Queue "${queue}" does not exist; create it first with select pgmq.create('${queue}');`,
+    );
   }
   const [row] = await p.dbs.control`insert into platform.workflow_queue_triggers (project_id, queue, workflow)
     values (${project.id}, ${queue}, ${workflow}) on conflict (project_id, queue) do nothing returning *`;
-  if (!row) throw fail('queue_bound', `Queue "${queue}" is already bound to a workflow; a queue feeds one workflow only.`);
+  if (!row)
+    throw fail('queue_bound', `Queue "${queue}" is already bound to a workflow; a queue feeds one workflow only.`);
   return queueJson(row);
 }
 
 export async function deleteQueueTrigger(p: Platform, projectId: string, id: string): Promise<void> {
-  const rows = UUID.test(id) ? await p.dbs.control`delete from platform.workflow_queue_triggers where id = ${id} and project_id = ${projectId} returning id` : [];
+  const rows = UUID.test(id)
+    ? await p.dbs
+        .control`delete from platform.workflow_queue_triggers where id = ${id} and project_id = ${projectId} returning id`
+    : [];
   if (!rows.length) throw fail('not_found', `There is no queue trigger "${id}" in this project.`);
 }
 
@@ -82,7 +103,8 @@ const rowJson = (r: Record<string, unknown>) => ({
 });
 
 export async function listRowTriggers(p: Platform, projectId: string) {
-  const rows = await p.dbs.control`select * from platform.workflow_row_triggers where project_id = ${projectId} order by created_at`;
+  const rows = await p.dbs
+    .control`select * from platform.workflow_row_triggers where project_id = ${projectId} order by created_at`;
   return rows.map(rowJson);
 }
 
@@ -96,7 +118,12 @@ function parseTable(table: unknown): { schema: string; name: string } {
 }
 
 function parseEvents(events: unknown): string[] {
-  if (!Array.isArray(events) || events.length === 0 || events.some((e) => !EVENTS.includes(e)) || new Set(events).size !== events.length) {
+  if (
+    !Array.isArray(events) ||
+    events.length === 0 ||
+    events.some((e) => !EVENTS.includes(e)) ||
+    new Set(events).size !== events.length
+  ) {
     throw fail('invalid_events');
   }
   return EVENTS.filter((e) => events.includes(e));
@@ -105,12 +132,14 @@ function parseEvents(events: unknown): string[] {
 function parseFilter(filter: unknown): Record<string, unknown> | null {
   if (filter === undefined || filter === null) return null;
   const bad = (why: string) => fail('invalid_filter', `filter ${why}.`);
-  if (typeof filter !== 'object' || Array.isArray(filter)) throw bad('must be a flat object of column -> string, number, boolean or null');
+  if (typeof filter !== 'object' || Array.isArray(filter))
+    throw bad('must be a flat object of column -> string, number, boolean or null');
   const entries = Object.entries(filter);
   if (entries.length > FILTER_KEYS) throw bad(`has ${entries.length} keys; at most ${FILTER_KEYS} are allowed`);
   if (Buffer.byteLength(JSON.stringify(filter)) > FILTER_BYTES) throw bad('is over 4 KiB');
   for (const [k, v] of entries) {
-    if (v !== null && !['string', 'number', 'boolean'].includes(typeof v)) throw bad(`value of "${k}" must be a string, number, boolean or null`);
+    if (v !== null && !['string', 'number', 'boolean'].includes(typeof v))
+      throw bad(`value of "${k}" must be a string, number, boolean or null`);
   }
   const unstorable = unstorableJson(filter, 'filter');
   if (unstorable) throw fail('invalid_filter', `${unstorable}, which the database cannot store.`);
@@ -119,7 +148,12 @@ function parseFilter(filter: unknown): Record<string, unknown> | null {
 
 const triggerName = (id: string) => `hearth_wf_${id.replaceAll('-', '')}`;
 
-export async function createRowTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, body: Record<string, unknown>) {
+export async function createRowTrigger(
+  p: Platform,
+  registry: ProjectRegistry,
+  project: ProjectRow,
+  body: Record<string, unknown>,
+) {
   const { schema, name } = parseTable(body.table);
   const events = parseEvents(body.events);
   const filter = parseFilter(body.filter);
@@ -131,22 +165,34 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
       pg_catalog.pg_get_userbyid(c.relowner) as owner, c.relkind
     from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${schema} and c.relname = ${name} and c.relkind in ('r', 'p', 'v', 'm', 'f')`;
-  if (!found) throw fail('invalid_table', `Table ${schema}.${name} does not exist in the project database; create it first.`);
+  if (!found)
+    throw fail('invalid_table', `Table ${schema}.${name} does not exist in the project database; create it first.`);
   if (found.relkind !== 'r' && found.relkind !== 'p') {
     const what = { v: 'a view', m: 'a materialized view', f: 'a foreign table' }[found.relkind as 'v'];
-    throw fail('invalid_table', `${schema}.${name} is ${what}, not a table; a row binding installs a row trigger, so bind the table it reads from.`);
+    throw fail(
+      'invalid_table',
+      `${schema}.${name} is ${what}, not a table; a row binding installs a row trigger, so bind the table it reads from.`,
+    );
   }
   // The trigger is installed with the platform's rights, so only the project's own tables may get one:
   // a capture trigger on a platform table (auth, storage, the capture table itself) would copy
   // password hashes into run inputs or recurse on every write.
   if (found.owner !== project.owner_role) {
-    throw fail('invalid_table', `Table ${schema}.${name} belongs to the platform, not to the project; only tables the project owner role owns can be bound.`);
+    throw fail(
+      'invalid_table',
+      `Table ${schema}.${name} belongs to the platform, not to the project; only tables the project owner role owns can be bound.`,
+    );
   }
   // A filter on a column the table lacks would never match: refuse it instead of binding silently dead.
   const missing = Object.keys(filter ?? {}).filter((k) => !(found.columns as string[]).includes(k));
-  if (missing.length) throw fail('invalid_filter', `filter names ${missing.map((k) => `"${k}"`).join(', ')}, not a column of ${schema}.${name}.`);
+  if (missing.length)
+    throw fail(
+      'invalid_filter',
+      `filter names ${missing.map((k) => `"${k}"`).join(', ')}, not a column of ${schema}.${name}.`,
+    );
   return p.dbs.control.begin(async (tx) => {
-    const [row] = await tx`insert into platform.workflow_row_triggers (project_id, schema_name, table_name, events, filter, workflow)
+    const [row] =
+      await tx`insert into platform.workflow_row_triggers (project_id, schema_name, table_name, events, filter, workflow)
       values (${project.id}, ${schema}, ${name}, ${events}, ${filter === null ? null : tx.json(filter as never)}, ${workflow})
       on conflict (project_id, schema_name, table_name, workflow) do nothing returning *`;
     if (!row) throw fail('table_bound', `Table ${schema}.${name} is already bound to workflow "${workflow}".`);
@@ -160,20 +206,32 @@ export async function createRowTrigger(p: Platform, registry: ProjectRegistry, p
       )
       .catch((err: { code?: string; message?: string }) => {
         // System catalogs and other tables that take no user triggers are the caller's mistake, not ours.
-        if (err.code && UNBINDABLE.has(err.code)) throw fail('invalid_table', `Table ${schema}.${name} cannot be bound: ${err.message}.`);
+        if (err.code && UNBINDABLE.has(err.code))
+          throw fail('invalid_table', `Table ${schema}.${name} cannot be bound: ${err.message}.`);
         throw err;
       });
     return rowJson(row);
   });
 }
 
-export async function deleteRowTrigger(p: Platform, registry: ProjectRegistry, project: ProjectRow, id: string): Promise<void> {
-  const [row] = UUID.test(id) ? await p.dbs.control`select * from platform.workflow_row_triggers where id = ${id} and project_id = ${project.id}` : [];
+export async function deleteRowTrigger(
+  p: Platform,
+  registry: ProjectRegistry,
+  project: ProjectRow,
+  id: string,
+): Promise<void> {
+  const [row] = UUID.test(id)
+    ? await p.dbs.control`select * from platform.workflow_row_triggers where id = ${id} and project_id = ${project.id}`
+    : [];
   if (!row) throw fail('not_found', `There is no row trigger "${id}" in this project.`);
   const runtime = await registry.byReference(project.ref);
   if (runtime) {
-    const [table] = await runtime.sql`select to_regclass(${`${quoteIdent(row.schema_name as string)}.${quoteIdent(row.table_name as string)}`}) as t`;
-    if (table?.t) await runtime.sql.unsafe(`drop trigger if exists ${quoteIdent(triggerName(id))} on ${quoteIdent(row.schema_name as string)}.${quoteIdent(row.table_name as string)}`);
+    const [table] =
+      await runtime.sql`select to_regclass(${`${quoteIdent(row.schema_name as string)}.${quoteIdent(row.table_name as string)}`}) as t`;
+    if (table?.t)
+      await runtime.sql.unsafe(
+        `drop trigger if exists ${quoteIdent(triggerName(id))} on ${quoteIdent(row.schema_name as string)}.${quoteIdent(row.table_name as string)}`,
+      );
     await runtime.sql`delete from hearth_workflows.changes where binding_id = ${id}`;
   }
   await p.dbs.control`delete from platform.workflow_row_triggers where id = ${id}`;
@@ -202,19 +260,29 @@ export async function drainTriggers(p: Platform, registry: ProjectRegistry): Pro
         return 0;
       });
     }
-    if (b.rows) started += await drainRows(p, runtime.sql, { id: b.project_id as string }).catch((err) => {
-      p.log.warn({ err, project: b.ref }, 'row trigger drain failed');
-      return 0;
-    });
+    if (b.rows)
+      started += await drainRows(p, runtime.sql, { id: b.project_id as string }).catch((err) => {
+        p.log.warn({ err, project: b.ref }, 'row trigger drain failed');
+        return 0;
+      });
   }
   return started;
 }
 
-async function drainQueue(p: Platform, sql: import('postgres').Sql, project: { id: string }, queue: string, workflow: string): Promise<number> {
+async function drainQueue(
+  p: Platform,
+  sql: import('postgres').Sql,
+  project: { id: string },
+  queue: string,
+  workflow: string,
+): Promise<number> {
   let started = 0;
   for (const m of await readMessages(sql, queue, QUEUE_VT_SECONDS, QUEUE_BATCH)) {
     try {
-      await startRun(p, project, workflow, m.message, { idempotencyKey: `queue:${queue}:${m.msgId}`, trigger: 'queue' });
+      await startRun(p, project, workflow, m.message, {
+        idempotencyKey: `queue:${queue}:${m.msgId}`,
+        trigger: 'queue',
+      });
       await deleteMessage(sql, queue, m.msgId);
       started++;
     } catch (err) {
@@ -227,17 +295,27 @@ async function drainQueue(p: Platform, sql: import('postgres').Sql, project: { i
 
 async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id: string }): Promise<number> {
   const bindings = new Map(
-    (await p.dbs.control`select id, workflow from platform.workflow_row_triggers where project_id = ${project.id}`).map((r) => [r.id as string, r.workflow as string]),
+    (await p.dbs.control`select id, workflow from platform.workflow_row_triggers where project_id = ${project.id}`).map(
+      (r) => [r.id as string, r.workflow as string],
+    ),
   );
   return (await sql.begin(async (tx) => {
-    const changes = await tx`select id::text, binding_id, action, table_name, record, old, ts from hearth_workflows.changes
+    const changes =
+      await tx`select id::text, binding_id, action, table_name, record, old, ts from hearth_workflows.changes
       where not dead order by id limit ${ROW_BATCH} for update skip locked`;
     let started = 0;
     for (const c of changes) {
       const workflow = bindings.get(c.binding_id as string);
       try {
         if (!workflow) throw new Error('the binding no longer exists');
-        const input = { trigger_id: c.binding_id, action: c.action, table: c.table_name, record: c.record, old: c.old ?? null, ts: c.ts };
+        const input = {
+          trigger_id: c.binding_id,
+          action: c.action,
+          table: c.table_name,
+          record: c.record,
+          old: c.old ?? null,
+          ts: c.ts,
+        };
         await startRun(p, project, workflow, input, { idempotencyKey: `row:${c.binding_id}:${c.id}`, trigger: 'row' });
         await tx`delete from hearth_workflows.changes where id = ${c.id as string}`;
         started++;

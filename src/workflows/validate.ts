@@ -29,7 +29,17 @@ export const LIMITS = {
   defaultAttempts: 3,
 } as const;
 
-export const KINDS = ['enqueue', 'sql', 'webhook', 'function', 'sleep', 'fanout', 'join', 'wait_for_signal', 'subworkflow'] as const;
+export const KINDS = [
+  'enqueue',
+  'sql',
+  'webhook',
+  'function',
+  'sleep',
+  'fanout',
+  'join',
+  'wait_for_signal',
+  'subworkflow',
+] as const;
 export type Kind = (typeof KINDS)[number];
 export const ACTION_KINDS = ['enqueue', 'sql', 'webhook', 'function'] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
@@ -93,13 +103,16 @@ function jsonBytes(value: unknown): number {
 }
 
 function checkTarget(where: string, kind: Kind, target: unknown, allow: AllowList): string {
-  if (typeof target !== 'string' || target === '') throw invalid(`${where}: a ${kind} step needs a target (${targetMeaning(kind)}).`);
+  if (typeof target !== 'string' || target === '')
+    throw invalid(`${where}: a ${kind} step needs a target (${targetMeaning(kind)}).`);
   switch (kind) {
     case 'enqueue':
-      if (!QUEUE_NAME.test(target)) throw invalid(`${where}: target "${target}" is not a queue name (^[a-z][a-z0-9_]{0,47}$).`);
+      if (!QUEUE_NAME.test(target))
+        throw invalid(`${where}: target "${target}" is not a queue name (^[a-z][a-z0-9_]{0,47}$).`);
       break;
     case 'sql':
-      if (Buffer.byteLength(target) > LIMITS.sqlBytes) throw invalid(`${where}: the SQL statement is over ${LIMITS.sqlBytes / 1024} KiB.`);
+      if (Buffer.byteLength(target) > LIMITS.sqlBytes)
+        throw invalid(`${where}: the SQL statement is over ${LIMITS.sqlBytes / 1024} KiB.`);
       break;
     case 'webhook': {
       let url: URL | null = null;
@@ -108,17 +121,22 @@ function checkTarget(where: string, kind: Kind, target: unknown, allow: AllowLis
       } catch {
         /* reported below */
       }
-      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw invalid(`${where}: target "${target}" is not an http(s) URL.`);
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+        throw invalid(`${where}: target "${target}" is not an http(s) URL.`);
       // The check every saved outbound target gets; names are judged again at each delivery.
       const refused = targetRefusal(url.hostname, allow);
-      if (refused) throw invalid(`${where}: the webhook URL points at ${url.hostname}, ${refused}; webhooks may only reach public addresses.`);
+      if (refused)
+        throw invalid(
+          `${where}: the webhook URL points at ${url.hostname}, ${refused}; webhooks may only reach public addresses.`,
+        );
       break;
     }
     case 'function':
       if (!FUNCTION_NAME.test(target)) throw invalid(`${where}: target "${target}" is not a function name.`);
       break;
     case 'subworkflow':
-      if (!WORKFLOW_NAME.test(target)) throw invalid(`${where}: target "${target}" is not a workflow name (^[a-z0-9][a-z0-9_-]{0,63}$).`);
+      if (!WORKFLOW_NAME.test(target))
+        throw invalid(`${where}: target "${target}" is not a workflow name (^[a-z0-9][a-z0-9_-]{0,63}$).`);
       break;
     default:
       break;
@@ -127,9 +145,15 @@ function checkTarget(where: string, kind: Kind, target: unknown, allow: AllowLis
 }
 
 function targetMeaning(kind: Kind): string {
-  return { enqueue: 'a queue name', sql: 'one SQL statement', webhook: 'an http(s) URL', function: 'a function name', subworkflow: 'a workflow name' }[
-    kind as 'sql'
-  ] ?? 'none';
+  return (
+    {
+      enqueue: 'a queue name',
+      sql: 'one SQL statement',
+      webhook: 'an http(s) URL',
+      function: 'a function name',
+      subworkflow: 'a workflow name',
+    }[kind as 'sql'] ?? 'none'
+  );
 }
 
 function checkInt(where: string, field: string, value: unknown, min: number, max: number, fallback: number): number {
@@ -164,17 +188,26 @@ function checkPayload(where: string, payload: unknown): unknown {
 }
 
 function checkAction(where: string, raw: unknown, role: string, allow: AllowList): Action {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(`${where}: ${role} must be an object {kind, target, payload}.`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw invalid(`${where}: ${role} must be an object {kind, target, payload}.`);
   const a = raw as Record<string, unknown>;
   for (const f of Object.keys(a)) {
-    if (!['kind', 'target', 'payload', 'secret', 'secret_set'].includes(f)) throw invalid(`${where}: ${role} has an unknown field "${f}".`);
+    if (!['kind', 'target', 'payload', 'secret', 'secret_set'].includes(f))
+      throw invalid(`${where}: ${role} has an unknown field "${f}".`);
   }
   if (!ACTION_KINDS.includes(a.kind as ActionKind)) {
-    throw invalid(`${where}: a ${role} must be of kind enqueue, sql, webhook or function, not ${JSON.stringify(a.kind)}.`);
+    throw invalid(
+      `${where}: a ${role} must be of kind enqueue, sql, webhook or function, not ${JSON.stringify(a.kind)}.`,
+    );
   }
   const kind = a.kind as ActionKind;
-  const action: Action = { kind, target: checkTarget(`${where} ${role}`, kind, a.target, allow), payload: checkPayload(`${where} ${role}`, a.payload) };
-  if ((a.secret !== undefined || a.secret_set !== undefined) && kind !== 'webhook') throw invalid(`${where}: only a webhook ${role} takes a secret.`);
+  const action: Action = {
+    kind,
+    target: checkTarget(`${where} ${role}`, kind, a.target, allow),
+    payload: checkPayload(`${where} ${role}`, a.payload),
+  };
+  if ((a.secret !== undefined || a.secret_set !== undefined) && kind !== 'webhook')
+    throw invalid(`${where}: only a webhook ${role} takes a secret.`);
   if (kind === 'webhook') applySecret(`${where} ${role}`, a, action);
   return action;
 }
@@ -186,9 +219,11 @@ function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolea
     throw invalid(`${where}: key must be 1-64 letters, digits, "_" or "-" (got ${JSON.stringify(s.key)}).`);
   }
   const at = `step "${s.key}" (${where})`;
-  if (keys.has(s.key)) throw invalid(`${at}: the key "${s.key}" is used twice; step keys are unique within a definition.`);
+  if (keys.has(s.key))
+    throw invalid(`${at}: the key "${s.key}" is used twice; step keys are unique within a definition.`);
   keys.add(s.key);
-  if (!KINDS.includes(s.kind as Kind)) throw invalid(`${at}: kind must be one of ${KINDS.join(', ')} (got ${JSON.stringify(s.kind)}).`);
+  if (!KINDS.includes(s.kind as Kind))
+    throw invalid(`${at}: kind must be one of ${KINDS.join(', ')} (got ${JSON.stringify(s.kind)}).`);
   const kind = s.kind as Kind;
   if (child && !ACTION_KINDS.includes(kind as ActionKind)) {
     throw invalid(`${at}: a fan-out child must be of kind enqueue, sql, webhook or function, not ${kind}.`);
@@ -196,20 +231,39 @@ function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolea
   for (const f of Object.keys(s)) {
     if (!FIELDS[kind].includes(f)) throw invalid(`${at}: a ${kind} step has no field "${f}".`);
   }
-  const step: Step = { key: s.key, kind, payload: checkPayload(at, s.payload), max_attempts: 1, timeout_seconds: LIMITS.defaultAttemptTimeoutSeconds };
+  const step: Step = {
+    key: s.key,
+    kind,
+    payload: checkPayload(at, s.payload),
+    max_attempts: 1,
+    timeout_seconds: LIMITS.defaultAttemptTimeoutSeconds,
+  };
   if (ACTION_KINDS.includes(kind as ActionKind)) {
     step.target = checkTarget(at, kind, s.target, allow);
     step.max_attempts = checkInt(at, 'max_attempts', s.max_attempts, 1, LIMITS.maxAttempts, LIMITS.defaultAttempts);
-    step.timeout_seconds = checkInt(at, 'timeout_seconds', s.timeout_seconds, 1, LIMITS.attemptTimeoutSeconds, LIMITS.defaultAttemptTimeoutSeconds);
+    step.timeout_seconds = checkInt(
+      at,
+      'timeout_seconds',
+      s.timeout_seconds,
+      1,
+      LIMITS.attemptTimeoutSeconds,
+      LIMITS.defaultAttemptTimeoutSeconds,
+    );
     if (kind === 'webhook') applySecret(at, s, step);
-    if (s.compensate !== undefined && s.compensate !== null) step.compensate = checkAction(at, s.compensate, 'compensating action', allow);
+    if (s.compensate !== undefined && s.compensate !== null)
+      step.compensate = checkAction(at, s.compensate, 'compensating action', allow);
   }
   switch (kind) {
     case 'sleep': {
       const seconds = parseDuration(s.sleep_for);
-      if (s.sleep_for === undefined) throw invalid(`${at}: a sleep step needs sleep_for, a duration such as 45s, 30m, 1h30m or 72h.`);
-      if (seconds === null) throw invalid(`${at}: sleep_for ${JSON.stringify(s.sleep_for)} is not a duration such as 45s, 30m, 1h30m or 72h.`);
-      if (seconds < 1 || seconds > LIMITS.maxSleepSeconds) throw invalid(`${at}: sleep_for must be between 1s and 30 days (720h).`);
+      if (s.sleep_for === undefined)
+        throw invalid(`${at}: a sleep step needs sleep_for, a duration such as 45s, 30m, 1h30m or 72h.`);
+      if (seconds === null)
+        throw invalid(
+          `${at}: sleep_for ${JSON.stringify(s.sleep_for)} is not a duration such as 45s, 30m, 1h30m or 72h.`,
+        );
+      if (seconds < 1 || seconds > LIMITS.maxSleepSeconds)
+        throw invalid(`${at}: sleep_for must be between 1s and 30 days (720h).`);
       step.sleep_for = s.sleep_for as string;
       step.sleep_seconds = seconds;
       break;
@@ -219,14 +273,29 @@ function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolea
         throw invalid(`${at}: a wait_for_signal step needs signal, 1-100 letters, digits or "_.:-".`);
       }
       step.signal = s.signal;
-      step.timeout_seconds = checkInt(at, 'timeout_seconds', s.timeout_seconds, 1, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
+      step.timeout_seconds = checkInt(
+        at,
+        'timeout_seconds',
+        s.timeout_seconds,
+        1,
+        LIMITS.maxWaitSeconds,
+        LIMITS.defaultWaitSeconds,
+      );
       break;
     case 'subworkflow':
       step.target = checkTarget(at, kind, s.target, allow);
-      step.timeout_seconds = checkInt(at, 'timeout_seconds', s.timeout_seconds, 1, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
+      step.timeout_seconds = checkInt(
+        at,
+        'timeout_seconds',
+        s.timeout_seconds,
+        1,
+        LIMITS.maxWaitSeconds,
+        LIMITS.defaultWaitSeconds,
+      );
       break;
     case 'fanout': {
-      if (!Array.isArray(s.children) || s.children.length === 0) throw invalid(`${at}: a fanout step needs children, a non-empty array of steps.`);
+      if (!Array.isArray(s.children) || s.children.length === 0)
+        throw invalid(`${at}: a fanout step needs children, a non-empty array of steps.`);
       step.children = s.children.map((c, i) => checkStep(c, `${where}.children[${i}]`, keys, true, allow));
       break;
     }
@@ -256,7 +325,8 @@ export function validateDefinition(body: unknown, allow: AllowList): Definition 
       throw invalid(`The definition has an unknown field "${f}"; it takes enabled and steps.`);
     }
   }
-  if (b.enabled !== undefined && typeof b.enabled !== 'boolean') throw fail('invalid_request', 'enabled must be true or false.');
+  if (b.enabled !== undefined && typeof b.enabled !== 'boolean')
+    throw fail('invalid_request', 'enabled must be true or false.');
   if (!Array.isArray(b.steps) || b.steps.length === 0) throw invalid('steps must be a non-empty array of steps.');
   const unstorable = unstorableJson(b.steps, 'steps');
   if (unstorable) throw invalid(`${unstorable}, which the database cannot store.`);
@@ -264,13 +334,16 @@ export function validateDefinition(body: unknown, allow: AllowList): Definition 
   const steps = b.steps.map((s, i) => checkStep(s, `steps[${i}]`, keys, false, allow));
   if (keys.size > LIMITS.steps) {
     const over = [...keys][LIMITS.steps];
-    throw invalid(`step "${over}": the definition has ${keys.size} steps (fan-out children included); the limit is ${LIMITS.steps}.`);
+    throw invalid(
+      `step "${over}": the definition has ${keys.size} steps (fan-out children included); the limit is ${LIMITS.steps}.`,
+    );
   }
   let openFanout = false;
   for (const step of steps) {
     if (step.kind === 'fanout') openFanout = true;
     if (step.kind === 'join') {
-      if (!openFanout) throw invalid(`step "${step.key}": a join must come after a fanout (with no other join in between).`);
+      if (!openFanout)
+        throw invalid(`step "${step.key}": a join must come after a fanout (with no other join in between).`);
       openFanout = false;
     }
   }

@@ -91,9 +91,15 @@ class GroupWriter<T> {
 
   private async flush(batch: GroupWriter<T>['queue']): Promise<void> {
     try {
-      const held = await fenced(() => this.write(this.p.dbs.control, batch.map((b) => b.item)));
-      for (const b of batch) if (held.has(b.item)) b.resolve();
-      else b.reject(new LeaseLost());
+      const held = await fenced(() =>
+        this.write(
+          this.p.dbs.control,
+          batch.map((b) => b.item),
+        ),
+      );
+      for (const b of batch)
+        if (held.has(b.item)) b.resolve();
+        else b.reject(new LeaseLost());
     } catch (err) {
       if (batch.length > 1 && !disconnected(err)) {
         for (const b of batch) await this.flush([b]);

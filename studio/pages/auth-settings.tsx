@@ -54,7 +54,10 @@ export function AuthSettingsPage({ project }: { project: Project }) {
           autocomplete="off"
           onInput={(e) => {
             const t = e.currentTarget.value;
-            set(k, typeof original === 'number' ? (t === '' ? null : Number(t)) : t === '' && original === null ? null : t);
+            set(
+              k,
+              typeof original === 'number' ? (t === '' ? null : Number(t)) : t === '' && original === null ? null : t,
+            );
           }}
         />
       </div>
@@ -118,7 +121,15 @@ function TestMail({ project }: { project: Project }) {
       <button
         type="button"
         disabled={busy || !to}
-        onClick={() => run(async () => (setSent(''), await mgmt('POST', `/v1/projects/${encodeURIComponent(project.ref)}/config/auth/smtp-test`, { to }), setSent(`Test mail sent to ${to}.`)))}
+        onClick={() =>
+          run(
+            async () => (
+              setSent(''),
+              await mgmt('POST', `/v1/projects/${encodeURIComponent(project.ref)}/config/auth/smtp-test`, { to }),
+              setSent(`Test mail sent to ${to}.`)
+            ),
+          )
+        }
       >
         Send test mail
       </button>

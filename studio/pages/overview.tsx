@@ -75,7 +75,8 @@ export function OverviewPage({ project }: { project: Project }) {
         <dl class="facts">
           <dt>Publishable key (safe in a browser)</dt>
           <dd>
-            <code data-testid="publishable-key">{publishable}</code> <CopyButton text={publishable} label="Copy publishable key" />
+            <code data-testid="publishable-key">{publishable}</code>{' '}
+            <CopyButton text={publishable} label="Copy publishable key" />
           </dd>
           <dt>Secret key (server code only: it bypasses row level security)</dt>
           <dd>
@@ -92,10 +93,12 @@ export function OverviewPage({ project }: { project: Project }) {
         <p class="muted">Only owners and admins see the connection string (it logs in as the project's owner role).</p>
       ) : (
         <p>
-          <code data-testid="db-url">{dbUrl || '…'}</code> {dbUrl && <CopyButton text={dbUrl} label="Copy connection string" />}
+          <code data-testid="db-url">{dbUrl || '…'}</code>{' '}
+          {dbUrl && <CopyButton text={dbUrl} label="Copy connection string" />}
           <br />
           <span class="muted">
-            [YOUR-PASSWORD] stands for the owner role's password, as in Supabase: the API never sends it. `hearth status` on the server prints the whole DB_URL.
+            [YOUR-PASSWORD] stands for the owner role's password, as in Supabase: the API never sends it. `hearth
+            status` on the server prints the whole DB_URL.
           </span>
         </p>
       )}

@@ -57,7 +57,12 @@ export function ProjectsPage() {
                 <td>{new Date(p.created_at).toLocaleString()}</td>
                 <td>
                   {!p.is_default && (
-                    <button type="button" class="danger small" onClick={() => setDeleting(p)} aria-label={`Delete project ${p.name}`}>
+                    <button
+                      type="button"
+                      class="danger small"
+                      onClick={() => setDeleting(p)}
+                      aria-label={`Delete project ${p.name}`}
+                    >
                       Delete
                     </button>
                   )}

@@ -19,14 +19,31 @@ export function SignInPage() {
           void run(() => signIn(email, password));
         }}
       >
-        <p>Sign in with your Hearth account (the owner account `hearth start` printed, or one an organization added you as).</p>
+        <p>
+          Sign in with your Hearth account (the owner account `hearth start` printed, or one an organization added you
+          as).
+        </p>
         <label>
           E-mail
-          <input type="email" name="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            type="email"
+            name="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </label>
         <label>
           Password
-          <input type="password" name="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            name="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </label>
         <ErrorNote error={error} />
         <button type="submit" class="primary" disabled={busy}>

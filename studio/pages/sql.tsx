@@ -67,7 +67,15 @@ export function SqlPage({ project }: { project: Project }) {
     <section class="sql">
       <h1>SQL editor</h1>
       {tables.data !== undefined || tables.error ? (
-        <CodeEditor language="sql" label="SQL query" value={query} onChange={setQuery} onRun={run} tables={tables.data} handle={(h) => (editor.current = h)} />
+        <CodeEditor
+          language="sql"
+          label="SQL query"
+          value={query}
+          onChange={setQuery}
+          onRun={run}
+          tables={tables.data}
+          handle={(h) => (editor.current = h)}
+        />
       ) : (
         <p class="muted">Loading the editor…</p>
       )}
@@ -77,7 +85,14 @@ export function SqlPage({ project }: { project: Project }) {
         </button>
         <label class="inline">
           Statement timeout (seconds)
-          <input type="number" min="1" max="600" value={timeout} onInput={(e) => setTimeoutSeconds(e.currentTarget.value)} class="narrow" />
+          <input
+            type="number"
+            min="1"
+            max="600"
+            value={timeout}
+            onInput={(e) => setTimeoutSeconds(e.currentTarget.value)}
+            class="narrow"
+          />
         </label>
         {answer && (
           <span role="status" class="muted">
@@ -101,7 +116,9 @@ export function SqlPage({ project }: { project: Project }) {
             Result {i + 1}: {r.command}
             {r.row_count !== null && ` · ${r.row_count} row${r.row_count === 1 ? '' : 's'}`}
           </h2>
-          {r.columns.length > 0 && <Grid label={`Result ${i + 1}`} columns={r.columns.map((c) => c.name)} rows={r.rows} />}
+          {r.columns.length > 0 && (
+            <Grid label={`Result ${i + 1}`} columns={r.columns.map((c) => c.name)} rows={r.rows} />
+          )}
         </div>
       ))}
       <h2>Recent queries</h2>
@@ -111,7 +128,12 @@ export function SqlPage({ project }: { project: Project }) {
         <ul class="history">
           {history.map((h) => (
             <li key={h}>
-              <button type="button" class="link" onClick={() => (setQuery(h), editor.current?.setText(h))} title="Load into the editor">
+              <button
+                type="button"
+                class="link"
+                onClick={() => (setQuery(h), editor.current?.setText(h))}
+                title="Load into the editor"
+              >
                 {h.length > 200 ? `${h.slice(0, 200)}…` : h}
               </button>
             </li>

@@ -26,10 +26,20 @@ interface Entry {
 }
 
 const enc = (path: string) => path.split('/').map(encodeURIComponent).join('/');
-const size = (n?: number) => (n === undefined ? '' : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
+const size = (n?: number) =>
+  n === undefined
+    ? ''
+    : n < 1024
+      ? `${n} B`
+      : n < 1048576
+        ? `${(n / 1024).toFixed(1)} KB`
+        : `${(n / 1048576).toFixed(1)} MB`;
 
 export function StoragePage({ project, rest }: { project: Project; rest: string[] }) {
-  const buckets = useLoad(async () => (await data<Bucket[]>(project.ref, 'GET', '/storage/v1/bucket')).body, [project.ref]);
+  const buckets = useLoad(
+    async () => (await data<Bucket[]>(project.ref, 'GET', '/storage/v1/bucket')).body,
+    [project.ref],
+  );
   const [editing, setEditing] = useState<Bucket | 'new' | null>(null);
   const [bucketId, ...prefixParts] = rest;
   const bucket = buckets.data?.find((b) => b.id === bucketId);
@@ -56,18 +66,42 @@ export function StoragePage({ project, rest }: { project: Project; rest: string[
         </nav>
         <div class="table-main">
           {bucket ? (
-            <Browser key={bucket.id} project={project} bucket={bucket} prefix={prefixParts.length ? `${prefixParts.join('/')}/` : ''} onEdit={() => setEditing(bucket)} onChanged={buckets.reload} />
+            <Browser
+              key={bucket.id}
+              project={project}
+              bucket={bucket}
+              prefix={prefixParts.length ? `${prefixParts.join('/')}/` : ''}
+              onEdit={() => setEditing(bucket)}
+              onChanged={buckets.reload}
+            />
           ) : (
             buckets.data && <Empty>Choose a bucket, or create one.</Empty>
           )}
         </div>
       </div>
-      {editing && <BucketDialog project={project} bucket={editing === 'new' ? null : editing} onClose={() => setEditing(null)} onDone={() => (setEditing(null), buckets.reload())} />}
+      {editing && (
+        <BucketDialog
+          project={project}
+          bucket={editing === 'new' ? null : editing}
+          onClose={() => setEditing(null)}
+          onDone={() => (setEditing(null), buckets.reload())}
+        />
+      )}
     </section>
   );
 }
 
-function BucketDialog({ project, bucket, onClose, onDone }: { project: Project; bucket: Bucket | null; onClose: () => void; onDone: () => void }) {
+function BucketDialog({
+  project,
+  bucket,
+  onClose,
+  onDone,
+}: {
+  project: Project;
+  bucket: Bucket | null;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const [name, setName] = useState(bucket?.name ?? '');
   const [isPublic, setPublic] = useState(bucket?.public ?? false);
   const [limit, setLimit] = useState(bucket?.file_size_limit ? String(bucket.file_size_limit) : '');
@@ -82,7 +116,12 @@ function BucketDialog({ project, bucket, onClose, onDone }: { project: Project; 
             const body = {
               public: isPublic,
               file_size_limit: limit ? Number(limit) : null,
-              allowed_mime_types: mimes.trim() ? mimes.split(',').map((m) => m.trim()).filter(Boolean) : null,
+              allowed_mime_types: mimes.trim()
+                ? mimes
+                    .split(',')
+                    .map((m) => m.trim())
+                    .filter(Boolean)
+                : null,
             };
             if (bucket) await data(project.ref, 'PUT', `/storage/v1/bucket/${encodeURIComponent(bucket.id)}`, { body });
             else await data(project.ref, 'POST', '/storage/v1/bucket', { body: { name, id: name, ...body } });
@@ -97,7 +136,8 @@ function BucketDialog({ project, bucket, onClose, onDone }: { project: Project; 
           </label>
         )}
         <label class="check">
-          <input type="checkbox" checked={isPublic} onChange={(e) => setPublic(e.currentTarget.checked)} /> Public (anyone with the URL can download)
+          <input type="checkbox" checked={isPublic} onChange={(e) => setPublic(e.currentTarget.checked)} /> Public
+          (anyone with the URL can download)
         </label>
         <label>
           Size limit per file (bytes, empty for the project's limit)
@@ -127,9 +167,26 @@ interface Upload {
   error?: string;
 }
 
-function Browser({ project, bucket, prefix, onEdit, onChanged }: { project: Project; bucket: Bucket; prefix: string; onEdit: () => void; onChanged: () => void }) {
+function Browser({
+  project,
+  bucket,
+  prefix,
+  onEdit,
+  onChanged,
+}: {
+  project: Project;
+  bucket: Bucket;
+  prefix: string;
+  onEdit: () => void;
+  onChanged: () => void;
+}) {
   const entries = useLoad(
-    async () => (await data<Entry[]>(project.ref, 'POST', `/storage/v1/object/list/${encodeURIComponent(bucket.id)}`, { body: { prefix, limit: 1000, offset: 0, sortBy: { column: 'name', order: 'asc' } } })).body,
+    async () =>
+      (
+        await data<Entry[]>(project.ref, 'POST', `/storage/v1/object/list/${encodeURIComponent(bucket.id)}`, {
+          body: { prefix, limit: 1000, offset: 0, sortBy: { column: 'name', order: 'asc' } },
+        })
+      ).body,
     [project.ref, bucket.id, prefix],
   );
   const [uploads, setUploads] = useState<Upload[]>([]);
@@ -144,8 +201,11 @@ function Browser({ project, bucket, prefix, onEdit, onChanged }: { project: Proj
     setUploads((u) => [...u, ...files.map((f) => ({ name: f.name, progress: 0 }))]);
     await Promise.all(
       files.map((file, i) =>
-        upload(project.ref, `/storage/v1/object/${encodeURIComponent(bucket.id)}/${enc(prefix + file.name)}`, file, (p) =>
-          setUploads((u) => u.map((x, j) => (j === start + i ? { ...x, progress: p } : x))),
+        upload(
+          project.ref,
+          `/storage/v1/object/${encodeURIComponent(bucket.id)}/${enc(prefix + file.name)}`,
+          file,
+          (p) => setUploads((u) => u.map((x, j) => (j === start + i ? { ...x, progress: p } : x))),
         ).catch((e: Error) => setUploads((u) => u.map((x, j) => (j === start + i ? { ...x, error: e.message } : x)))),
       ),
     );
@@ -194,13 +254,26 @@ function Browser({ project, bucket, prefix, onEdit, onChanged }: { project: Proj
         <p>Drop files here to upload them into /{prefix}, or</p>
         <label class="button">
           Choose files
-          <input type="file" multiple class="sr-only" onChange={(e) => (void send([...(e.currentTarget.files ?? [])]), (e.currentTarget.value = ''))} />
+          <input
+            type="file"
+            multiple
+            class="sr-only"
+            onChange={(e) => (void send([...(e.currentTarget.files ?? [])]), (e.currentTarget.value = ''))}
+          />
         </label>
         <form
           class="inline"
           onSubmit={(e) => {
             e.preventDefault();
-            if (folder.trim()) location.hash = href('p', project.ref, 'storage', bucket.id, ...crumbs, ...folder.trim().split('/').filter(Boolean));
+            if (folder.trim())
+              location.hash = href(
+                'p',
+                project.ref,
+                'storage',
+                bucket.id,
+                ...crumbs,
+                ...folder.trim().split('/').filter(Boolean),
+              );
             setFolder('');
           }}
         >
@@ -215,7 +288,8 @@ function Browser({ project, bucket, prefix, onEdit, onChanged }: { project: Proj
         <ul class="uploads" aria-label="Uploads">
           {uploads.map((u, i) => (
             <li key={i}>
-              <span>{u.name}</span> <progress max={1} value={u.progress} aria-label={`Upload of ${u.name}`} /> {u.error ? <span class="error">{u.error}</span> : `${Math.round(u.progress * 100)}%`}
+              <span>{u.name}</span> <progress max={1} value={u.progress} aria-label={`Upload of ${u.name}`} />{' '}
+              {u.error ? <span class="error">{u.error}</span> : `${Math.round(u.progress * 100)}%`}
             </li>
           ))}
         </ul>
@@ -254,14 +328,26 @@ function Browser({ project, bucket, prefix, onEdit, onChanged }: { project: Proj
           </tbody>
         </table>
       )}
-      {selected && <ObjectDialog project={project} bucket={bucket} path={prefix + selected.name} entry={selected} onClose={() => setSelected(null)} onChanged={() => (setSelected(null), entries.reload())} />}
+      {selected && (
+        <ObjectDialog
+          project={project}
+          bucket={bucket}
+          path={prefix + selected.name}
+          entry={selected}
+          onClose={() => setSelected(null)}
+          onChanged={() => (setSelected(null), entries.reload())}
+        />
+      )}
       {confirm === 'empty' && (
         <ConfirmDialog
           title={`Empty ${bucket.name}?`}
           text="Every file in the bucket is deleted; the bucket stays."
           confirmWord={bucket.name}
           action="Empty bucket"
-          onConfirm={async () => (await data(project.ref, 'POST', `/storage/v1/bucket/${encodeURIComponent(bucket.id)}/empty`), entries.reload())}
+          onConfirm={async () => (
+            await data(project.ref, 'POST', `/storage/v1/bucket/${encodeURIComponent(bucket.id)}/empty`),
+            entries.reload()
+          )}
           onClose={() => setConfirm(null)}
         />
       )}
@@ -290,9 +376,29 @@ const LIFETIMES: [number, string][] = [
   [604800, '1 week'],
 ];
 
-function ObjectDialog({ project, bucket, path, entry, onClose, onChanged }: { project: Project; bucket: Bucket; path: string; entry: Entry; onClose: () => void; onChanged: () => void }) {
+function ObjectDialog({
+  project,
+  bucket,
+  path,
+  entry,
+  onClose,
+  onChanged,
+}: {
+  project: Project;
+  bucket: Bucket;
+  path: string;
+  entry: Entry;
+  onClose: () => void;
+  onChanged: () => void;
+}) {
   const type = entry.metadata?.mimetype ?? '';
-  const kind = type.startsWith('image/') ? 'image' : type === 'application/pdf' ? 'pdf' : /^text\/|json|xml|javascript|csv/.test(type) ? 'text' : null;
+  const kind = type.startsWith('image/')
+    ? 'image'
+    : type === 'application/pdf'
+      ? 'pdf'
+      : /^text\/|json|xml|javascript|csv/.test(type)
+        ? 'text'
+        : null;
   const [preview, setPreview] = useState<{ url?: string; text?: string } | null>(null);
   const [lifetime, setLifetime] = useState(3600);
   const [signed, setSigned] = useState('');
@@ -306,7 +412,7 @@ function ObjectDialog({ project, bucket, path, entry, onClose, onChanged }: { pr
     if (kind)
       void run(async () => {
         const blob = await dataBlob(project.ref, objectPath);
-        if (kind === 'text') setPreview({ text: (await blob.slice(0, 100_000).text()) });
+        if (kind === 'text') setPreview({ text: await blob.slice(0, 100_000).text() });
         else setPreview({ url: (url = URL.createObjectURL(blob)) });
       });
     return () => url && URL.revokeObjectURL(url);
@@ -353,7 +459,12 @@ function ObjectDialog({ project, bucket, path, entry, onClose, onChanged }: { pr
           disabled={busy}
           onClick={() =>
             run(async () => {
-              const { body } = await data<{ signedURL: string }>(project.ref, 'POST', `/storage/v1/object/sign/${encodeURIComponent(bucket.id)}/${enc(path)}`, { body: { expiresIn: lifetime } });
+              const { body } = await data<{ signedURL: string }>(
+                project.ref,
+                'POST',
+                `/storage/v1/object/sign/${encodeURIComponent(bucket.id)}/${enc(path)}`,
+                { body: { expiresIn: lifetime } },
+              );
               const url = `${dataBase(project.ref)}/storage/v1${body.signedURL}`;
               setSigned(url);
               await copyText(url).catch(() => {});
@@ -374,7 +485,9 @@ function ObjectDialog({ project, bucket, path, entry, onClose, onChanged }: { pr
         onSubmit={(e) => {
           e.preventDefault();
           void run(async () => {
-            await data(project.ref, 'POST', '/storage/v1/object/move', { body: { bucketId: bucket.id, sourceKey: path, destinationKey: moveTo.replace(/^\/+/, '') } });
+            await data(project.ref, 'POST', '/storage/v1/object/move', {
+              body: { bucketId: bucket.id, sourceKey: path, destinationKey: moveTo.replace(/^\/+/, '') },
+            });
             onChanged();
           });
         }}
@@ -401,7 +514,12 @@ function ObjectDialog({ project, bucket, path, entry, onClose, onChanged }: { pr
           title={`Delete ${path}?`}
           text="The file is deleted for good."
           action="Delete file"
-          onConfirm={async () => (await data(project.ref, 'DELETE', `/storage/v1/object/${encodeURIComponent(bucket.id)}`, { body: { prefixes: [path] } }), onChanged())}
+          onConfirm={async () => (
+            await data(project.ref, 'DELETE', `/storage/v1/object/${encodeURIComponent(bucket.id)}`, {
+              body: { prefixes: [path] },
+            }),
+            onChanged()
+          )}
           onClose={() => setConfirmDelete(false)}
         />
       )}

@@ -9,9 +9,31 @@ import { go } from '../router.ts';
 import { createTableSql, ON_DELETE, type ColumnSpec } from '../table-sql.ts';
 import { ErrorNote, useAction } from '../ui.tsx';
 
-export const TYPES = ['bigint', 'integer', 'text', 'boolean', 'numeric', 'double precision', 'uuid', 'timestamptz', 'date', 'jsonb', 'bytea'];
+export const TYPES = [
+  'bigint',
+  'integer',
+  'text',
+  'boolean',
+  'numeric',
+  'double precision',
+  'uuid',
+  'timestamptz',
+  'date',
+  'jsonb',
+  'bytea',
+];
 
-export const newColumn = (over: Partial<ColumnSpec> = {}): ColumnSpec => ({ name: '', type: 'text', default: '', notNull: false, unique: false, primaryKey: false, references: '', onDelete: 'no action', ...over });
+export const newColumn = (over: Partial<ColumnSpec> = {}): ColumnSpec => ({
+  name: '',
+  type: 'text',
+  default: '',
+  notNull: false,
+  unique: false,
+  primaryKey: false,
+  references: '',
+  onDelete: 'no action',
+  ...over,
+});
 
 /** The inputs of one column definition, shared by "create table", "add column" and "edit column". */
 export function ColumnFields({ c, n, onChange }: { c: ColumnSpec; n: number; onChange: (c: ColumnSpec) => void }) {
@@ -50,7 +72,8 @@ export function ColumnFields({ c, n, onChange }: { c: ColumnSpec; n: number; onC
         <input type="checkbox" checked={c.primaryKey} onChange={set('primaryKey')} /> Primary key
       </label>
       <label class="check">
-        <input type="checkbox" checked={c.notNull || c.primaryKey} disabled={c.primaryKey} onChange={set('notNull')} /> Not null
+        <input type="checkbox" checked={c.notNull || c.primaryKey} disabled={c.primaryKey} onChange={set('notNull')} />{' '}
+        Not null
       </label>
       <label class="check">
         <input type="checkbox" checked={c.unique} onChange={set('unique')} /> Unique
@@ -69,7 +92,15 @@ export function TypeList() {
   );
 }
 
-export function CreateTable({ project, schemas, onCreated }: { project: Project; schemas: string[]; onCreated: () => void }) {
+export function CreateTable({
+  project,
+  schemas,
+  onCreated,
+}: {
+  project: Project;
+  schemas: string[];
+  onCreated: () => void;
+}) {
   const [name, setName] = useState('');
   const [schema, setSchema] = useState(schemas[0] ?? 'public');
   const [columns, setColumns] = useState<ColumnSpec[]>([
@@ -115,7 +146,12 @@ export function CreateTable({ project, schemas, onCreated }: { project: Project;
       {columns.map((c, i) => (
         <div class="column-row" key={i}>
           <ColumnFields c={c} n={i + 1} onChange={(nc) => setColumns(columns.map((x, j) => (j === i ? nc : x)))} />
-          <button type="button" class="small" onClick={() => setColumns(columns.filter((_, j) => j !== i))} aria-label={`Remove column ${i + 1}`}>
+          <button
+            type="button"
+            class="small"
+            onClick={() => setColumns(columns.filter((_, j) => j !== i))}
+            aria-label={`Remove column ${i + 1}`}
+          >
             Remove
           </button>
         </div>

@@ -14,12 +14,30 @@ interface Policy {
   with_check: string | null;
 }
 
-export function TablePolicies({ project, table, onChanged }: { project: Project; table: TableEntry; onChanged: () => void }) {
-  const policies = useLoad(() => sqlRows<Policy>(project.ref, policiesSql(table)), [project.ref, table.schema, table.name]);
-  const [spec, setSpec] = useState<PolicySpec>({ name: '', command: 'select', roles: 'authenticated', using: 'true', check: '' });
+export function TablePolicies({
+  project,
+  table,
+  onChanged,
+}: {
+  project: Project;
+  table: TableEntry;
+  onChanged: () => void;
+}) {
+  const policies = useLoad(
+    () => sqlRows<Policy>(project.ref, policiesSql(table)),
+    [project.ref, table.schema, table.name],
+  );
+  const [spec, setSpec] = useState<PolicySpec>({
+    name: '',
+    command: 'select',
+    roles: 'authenticated',
+    using: 'true',
+    check: '',
+  });
   const [dropping, setDropping] = useState<string | null>(null);
   const [run, busy, error] = useAction();
-  const set = (k: keyof PolicySpec) => (e: Event) => setSpec({ ...spec, [k]: (e.currentTarget as HTMLInputElement).value });
+  const set = (k: keyof PolicySpec) => (e: Event) =>
+    setSpec({ ...spec, [k]: (e.currentTarget as HTMLInputElement).value });
   let sql = '';
   try {
     sql = createPolicySql(table, spec);
@@ -31,8 +49,14 @@ export function TablePolicies({ project, table, onChanged }: { project: Project;
     <div class="policies">
       <p>
         Row level security is <strong>{table.rls ? 'on' : 'off'}</strong>:{' '}
-        {table.rls ? 'requests with the publishable key or a user token see only rows a policy allows.' : 'every role with table privileges sees every row.'}{' '}
-        <button type="button" disabled={busy} onClick={() => run(async () => (await runSql(project.ref, rlsSql(table, !table.rls)), onChanged()))}>
+        {table.rls
+          ? 'requests with the publishable key or a user token see only rows a policy allows.'
+          : 'every role with table privileges sees every row.'}{' '}
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() => run(async () => (await runSql(project.ref, rlsSql(table, !table.rls)), onChanged()))}
+        >
           {table.rls ? 'Disable RLS' : 'Enable RLS'}
         </button>
       </p>
@@ -67,7 +91,12 @@ export function TablePolicies({ project, table, onChanged }: { project: Project;
                   <code>{p.with_check ?? ''}</code>
                 </td>
                 <td>
-                  <button type="button" class="small danger" onClick={() => setDropping(p.name)} aria-label={`Drop policy ${p.name}`}>
+                  <button
+                    type="button"
+                    class="small danger"
+                    onClick={() => setDropping(p.name)}
+                    aria-label={`Drop policy ${p.name}`}
+                  >
                     Drop
                   </button>
                 </td>

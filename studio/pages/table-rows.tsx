@@ -39,7 +39,10 @@ const count = (n: number) => n.toLocaleString('en');
 const filterValue = (v: string) => (/[,()"\\:]/.test(v) ? `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : v);
 
 export function TableRows({ project, table }: { project: Project; table: TableEntry }) {
-  const columns = useLoad(() => sqlRows<ColumnInfo>(project.ref, columnsSql(table)), [project.ref, table.schema, table.name]);
+  const columns = useLoad(
+    () => sqlRows<ColumnInfo>(project.ref, columnsSql(table)),
+    [project.ref, table.schema, table.name],
+  );
   const [page, setPage] = useState(0);
   const [sorting, setSorting] = useState<SortingState>([]);
   const [filters, setFilters] = useState<Filter[]>([]);
@@ -54,7 +57,12 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
     return q.toString();
   };
   const rows = useLoad(async () => {
-    const { body, res } = await data<Row[]>(project.ref, 'GET', `/rest/v1/${encodeURIComponent(table.name)}?${query()}`, { headers: { prefer: 'count=exact', ...profile } });
+    const { body, res } = await data<Row[]>(
+      project.ref,
+      'GET',
+      `/rest/v1/${encodeURIComponent(table.name)}?${query()}`,
+      { headers: { prefer: 'count=exact', ...profile } },
+    );
     const total = Number(res.headers.get('content-range')?.split('/')[1]);
     return { rows: body, total: Number.isFinite(total) ? total : null };
   }, [project.ref, table.name, page, JSON.stringify(sorting), JSON.stringify(filters)]);
@@ -81,7 +89,10 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
       >
         <label>
           Column
-          <select value={draft.column || names[0]} onChange={(e) => setDraft({ ...draft, column: e.currentTarget.value })}>
+          <select
+            value={draft.column || names[0]}
+            onChange={(e) => setDraft({ ...draft, column: e.currentTarget.value })}
+          >
             {names.map((n) => (
               <option key={n}>{n}</option>
             ))}
@@ -113,7 +124,12 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
           {filters.map((f, i) => (
             <li key={i}>
               {f.column} {f.op} {f.value}{' '}
-              <button type="button" class="small" aria-label={`Remove filter on ${f.column}`} onClick={() => (setFilters(filters.filter((_, j) => j !== i)), setPage(0))}>
+              <button
+                type="button"
+                class="small"
+                aria-label={`Remove filter on ${f.column}`}
+                onClick={() => (setFilters(filters.filter((_, j) => j !== i)), setPage(0))}
+              >
                 ×
               </button>
             </li>
@@ -122,7 +138,9 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
       )}
       <ErrorNote error={columns.error ?? rows.error} />
       {rows.loading && <Loading what="rows" />}
-      {rows.data && rows.data.rows.length === 0 && <Empty>No rows{filters.length ? ' match these filters' : ' yet'}.</Empty>}
+      {rows.data && rows.data.rows.length === 0 && (
+        <Empty>No rows{filters.length ? ' match these filters' : ' yet'}.</Empty>
+      )}
       {rows.data && rows.data.rows.length > 0 && (
         <Grid
           // A new page, order or filter starts at the top; a reload after an edit keeps the place.
@@ -141,9 +159,15 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
           Previous
         </button>
         <span role="status">
-          {rows.data ? `Rows ${count(rows.data.rows.length ? first + 1 : 0)}–${count(first + rows.data.rows.length)}${total !== null ? ` of ${count(total)}` : ''}` : ''}
+          {rows.data
+            ? `Rows ${count(rows.data.rows.length ? first + 1 : 0)}–${count(first + rows.data.rows.length)}${total !== null ? ` of ${count(total)}` : ''}`
+            : ''}
         </span>
-        <button type="button" disabled={!rows.data || (total !== null ? first + PAGE >= total : rows.data.rows.length < PAGE)} onClick={() => setPage(page + 1)}>
+        <button
+          type="button"
+          disabled={!rows.data || (total !== null ? first + PAGE >= total : rows.data.rows.length < PAGE)}
+          onClick={() => setPage(page + 1)}
+        >
           Next
         </button>
         {pages !== null && pages > 1 && (
@@ -157,7 +181,15 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
           >
             <label class="inline">
               Go to page
-              <input key={page} name="page" type="number" class="narrow" min={1} max={pages} defaultValue={String(page + 1)} />
+              <input
+                key={page}
+                name="page"
+                type="number"
+                class="narrow"
+                min={1}
+                max={pages}
+                defaultValue={String(page + 1)}
+              />
               of {count(pages)}
             </label>
           </form>
@@ -190,9 +222,20 @@ interface RowDialogProps {
 
 /** Insert (row null) or edit one row: only fields the user changed are sent; JSON columns get the JSON editor. */
 function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDialogProps) {
-  const initial = (c: ColumnInfo) => (row ? (row[c.name] === null ? '' : isJson(c.type) ? JSON.stringify(row[c.name], null, 2) : cellText(row[c.name])) : '');
-  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(columns.map((c) => [c.name, initial(c)])));
-  const [nulls, setNulls] = useState<Record<string, boolean>>(() => Object.fromEntries(columns.map((c) => [c.name, !!row && row[c.name] === null])));
+  const initial = (c: ColumnInfo) =>
+    row
+      ? row[c.name] === null
+        ? ''
+        : isJson(c.type)
+          ? JSON.stringify(row[c.name], null, 2)
+          : cellText(row[c.name])
+      : '';
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries(columns.map((c) => [c.name, initial(c)])),
+  );
+  const [nulls, setNulls] = useState<Record<string, boolean>>(() =>
+    Object.fromEntries(columns.map((c) => [c.name, !!row && row[c.name] === null])),
+  );
   const [changed, setChanged] = useState<Set<string>>(new Set());
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [run, busy, error, setError] = useAction();
@@ -226,22 +269,41 @@ function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDia
           e.preventDefault();
           void run(async () => {
             const payload = body();
-            const headers = { prefer: 'return=representation', ...(table.schema === 'public' ? {} : { 'content-profile': table.schema }) };
+            const headers = {
+              prefer: 'return=representation',
+              ...(table.schema === 'public' ? {} : { 'content-profile': table.schema }),
+            };
             if (row) await data(project.ref, 'PATCH', target, { body: payload, headers });
-            else await data(project.ref, 'POST', `/rest/v1/${encodeURIComponent(table.name)}`, { body: payload, headers });
+            else
+              await data(project.ref, 'POST', `/rest/v1/${encodeURIComponent(table.name)}`, { body: payload, headers });
             onDone();
           });
         }}
       >
-        {!canEdit && <p class="error">This table has no primary key, so a row cannot be named for an edit. Add one under Structure.</p>}
+        {!canEdit && (
+          <p class="error">
+            This table has no primary key, so a row cannot be named for an edit. Add one under Structure.
+          </p>
+        )}
         {columns.map((c) => (
           <div class="field" key={c.name}>
             <label for={`col-${c.name}`}>
-              {c.name} <span class="muted">{c.type}{c.pk ? ', primary key' : ''}{!c.nullable ? ', not null' : ''}{c.default ? `, default ${c.default}` : ''}</span>
+              {c.name}{' '}
+              <span class="muted">
+                {c.type}
+                {c.pk ? ', primary key' : ''}
+                {!c.nullable ? ', not null' : ''}
+                {c.default ? `, default ${c.default}` : ''}
+              </span>
             </label>
             {isJson(c.type) ? (
               <Suspense fallback={<p class="muted">Loading the JSON editor…</p>}>
-                <JsonEditor language="json" label={`${c.name} (JSON)`} value={values[c.name]!} onChange={(v) => set(c.name, v)} />
+                <JsonEditor
+                  language="json"
+                  label={`${c.name} (JSON)`}
+                  value={values[c.name]!}
+                  onChange={(v) => set(c.name, v)}
+                />
               </Suspense>
             ) : (
               <input
@@ -254,7 +316,14 @@ function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDia
             )}
             {c.nullable && (
               <label class="check">
-                <input type="checkbox" checked={nulls[c.name]} onChange={(e) => (setNulls({ ...nulls, [c.name]: e.currentTarget.checked }), setChanged(new Set(changed).add(c.name)))} /> NULL
+                <input
+                  type="checkbox"
+                  checked={nulls[c.name]}
+                  onChange={(e) => (
+                    setNulls({ ...nulls, [c.name]: e.currentTarget.checked }), setChanged(new Set(changed).add(c.name))
+                  )}
+                />{' '}
+                NULL
               </label>
             )}
           </div>
@@ -280,7 +349,9 @@ function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDia
           text={`The row ${pk.map((c) => `${c.name} = ${cellText(row?.[c.name])}`).join(', ')} is deleted from ${table.name}.`}
           action="Delete row"
           onConfirm={async () => {
-            await data(project.ref, 'DELETE', target, { headers: table.schema === 'public' ? {} : { 'content-profile': table.schema } });
+            await data(project.ref, 'DELETE', target, {
+              headers: table.schema === 'public' ? {} : { 'content-profile': table.schema },
+            });
             onDone();
           }}
           onClose={() => setConfirmDelete(false)}

@@ -7,15 +7,41 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { runSql, sqlRows, type Project } from '../api.ts';
 import { go } from '../router.ts';
-import { addColumnSql, alterColumnSql, columnsSql, dropColumnSql, dropTableSql, primaryKeyOf, primaryKeySql, type ColumnInfo, type ColumnSpec } from '../table-sql.ts';
+import {
+  addColumnSql,
+  alterColumnSql,
+  columnsSql,
+  dropColumnSql,
+  dropTableSql,
+  primaryKeyOf,
+  primaryKeySql,
+  type ColumnInfo,
+  type ColumnSpec,
+} from '../table-sql.ts';
 import { ConfirmDialog, Dialog, ErrorNote, Loading, useAction, useLoad } from '../ui.tsx';
 import { ColumnFields, newColumn, TypeList } from './table-create.tsx';
 import type { TableEntry } from './tables.tsx';
 
-type Editing = { kind: 'add' } | { kind: 'alter'; column: ColumnInfo } | { kind: 'drop'; column: ColumnInfo } | { kind: 'primary-key' } | { kind: 'drop-table' };
+type Editing =
+  | { kind: 'add' }
+  | { kind: 'alter'; column: ColumnInfo }
+  | { kind: 'drop'; column: ColumnInfo }
+  | { kind: 'primary-key' }
+  | { kind: 'drop-table' };
 
-export function TableStructure({ project, table, onChanged }: { project: Project; table: TableEntry; onChanged: () => void }) {
-  const columns = useLoad(() => sqlRows<ColumnInfo>(project.ref, columnsSql(table)), [project.ref, table.schema, table.name]);
+export function TableStructure({
+  project,
+  table,
+  onChanged,
+}: {
+  project: Project;
+  table: TableEntry;
+  onChanged: () => void;
+}) {
+  const columns = useLoad(
+    () => sqlRows<ColumnInfo>(project.ref, columnsSql(table)),
+    [project.ref, table.schema, table.name],
+  );
   const [editing, setEditing] = useState<Editing | null>(null);
   const done = () => (setEditing(null), columns.reload(), onChanged());
   const isTable = table.kind === 'table';
@@ -46,14 +72,34 @@ export function TableStructure({ project, table, onChanged }: { project: Project
                   <code>{c.type}</code>
                 </td>
                 <td>{c.default ?? ''}</td>
-                <td>{[c.pk && 'primary key', !c.nullable && 'not null', c.unique && 'unique', c.references && `→ ${c.references}${c.on_delete && c.on_delete !== 'no action' ? ` on delete ${c.on_delete}` : ''}`].filter(Boolean).join(', ')}</td>
+                <td>
+                  {[
+                    c.pk && 'primary key',
+                    !c.nullable && 'not null',
+                    c.unique && 'unique',
+                    c.references &&
+                      `→ ${c.references}${c.on_delete && c.on_delete !== 'no action' ? ` on delete ${c.on_delete}` : ''}`,
+                  ]
+                    .filter(Boolean)
+                    .join(', ')}
+                </td>
                 <td>
                   {isTable && (
                     <>
-                      <button type="button" class="small" onClick={() => setEditing({ kind: 'alter', column: c })} aria-label={`Edit column ${c.name}`}>
+                      <button
+                        type="button"
+                        class="small"
+                        onClick={() => setEditing({ kind: 'alter', column: c })}
+                        aria-label={`Edit column ${c.name}`}
+                      >
                         Edit
                       </button>{' '}
-                      <button type="button" class="small danger" onClick={() => setEditing({ kind: 'drop', column: c })} aria-label={`Drop column ${c.name}`}>
+                      <button
+                        type="button"
+                        class="small danger"
+                        onClick={() => setEditing({ kind: 'drop', column: c })}
+                        aria-label={`Drop column ${c.name}`}
+                      >
                         Drop
                       </button>
                     </>
@@ -66,7 +112,10 @@ export function TableStructure({ project, table, onChanged }: { project: Project
       )}
       {columns.data && isTable && (
         <p>
-          Primary key: {primaryKeyOf(columns.data).columns.join(', ') || <span class="muted">none (rows cannot be edited in the grid)</span>}
+          Primary key:{' '}
+          {primaryKeyOf(columns.data).columns.join(', ') || (
+            <span class="muted">none (rows cannot be edited in the grid)</span>
+          )}
         </p>
       )}
       <div class="toolbar">
@@ -85,9 +134,24 @@ export function TableStructure({ project, table, onChanged }: { project: Project
         </button>
       </div>
       {(editing?.kind === 'add' || editing?.kind === 'alter') && (
-        <ColumnDialog project={project} table={table} current={columns.data ?? []} column={editing.kind === 'alter' ? editing.column : null} onDone={done} onClose={() => setEditing(null)} />
+        <ColumnDialog
+          project={project}
+          table={table}
+          current={columns.data ?? []}
+          column={editing.kind === 'alter' ? editing.column : null}
+          onDone={done}
+          onClose={() => setEditing(null)}
+        />
       )}
-      {editing?.kind === 'primary-key' && columns.data && <PrimaryKeyDialog project={project} table={table} current={columns.data} onDone={done} onClose={() => setEditing(null)} />}
+      {editing?.kind === 'primary-key' && columns.data && (
+        <PrimaryKeyDialog
+          project={project}
+          table={table}
+          current={columns.data}
+          onDone={done}
+          onClose={() => setEditing(null)}
+        />
+      )}
       {editing?.kind === 'drop' && (
         <ConfirmDialog
           title={`Drop column ${editing.column.name}?`}
@@ -124,7 +188,21 @@ interface ChangeProps {
 }
 
 /** A dialog that shows the SQL of a change (or why it cannot be made) and runs it. */
-function SqlChangeDialog({ project, title, make, onDone, onClose, children }: { project: Project; title: string; make: () => string; onDone: () => void; onClose: () => void; children: ComponentChildren }) {
+function SqlChangeDialog({
+  project,
+  title,
+  make,
+  onDone,
+  onClose,
+  children,
+}: {
+  project: Project;
+  title: string;
+  make: () => string;
+  onDone: () => void;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
   const [run, busy, error] = useAction();
   let sql = '';
   let invalid: unknown = null;
@@ -146,7 +224,9 @@ function SqlChangeDialog({ project, title, make, onDone, onClose, children }: { 
       >
         {children}
         <h3>SQL</h3>
-        <pre class="sql-preview" data-testid="sql-preview">{sql || (invalid instanceof Error ? invalid.message : 'No change.')}</pre>
+        <pre class="sql-preview" data-testid="sql-preview">
+          {sql || (invalid instanceof Error ? invalid.message : 'No change.')}
+        </pre>
         <ErrorNote error={error} />
         <div class="actions">
           <button type="button" onClick={onClose}>
@@ -180,7 +260,9 @@ function ColumnDialog({ column, current, ...props }: ChangeProps & { column: Col
     <SqlChangeDialog
       {...props}
       title={column ? `Edit column ${column.name}` : `Add a column to ${props.table.name}`}
-      make={() => (column ? alterColumnSql(props.table, column, spec, current) : addColumnSql(props.table, spec, current))}
+      make={() =>
+        column ? alterColumnSql(props.table, column, spec, current) : addColumnSql(props.table, spec, current)
+      }
     >
       <TypeList />
       <ColumnFields c={spec} n={1} onChange={setSpec} />
@@ -193,7 +275,11 @@ function PrimaryKeyDialog({ current, ...props }: ChangeProps) {
   const [key, setKey] = useState(() => new Set(primaryKeyOf(current).columns));
   const chosen = current.filter((c) => key.has(c.name)).map((c) => c.name);
   return (
-    <SqlChangeDialog {...props} title={`Primary key of ${props.table.name}`} make={() => primaryKeySql(props.table, current, chosen)}>
+    <SqlChangeDialog
+      {...props}
+      title={`Primary key of ${props.table.name}`}
+      make={() => primaryKeySql(props.table, current, chosen)}
+    >
       <fieldset>
         <legend>Key columns (none: no primary key)</legend>
         {current.map((c) => (

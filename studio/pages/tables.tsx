@@ -20,10 +20,20 @@ export interface TableEntry extends TableRef {
 
 export function TablesPage({ project, rest }: { project: Project; rest: string[] }) {
   const schemas = useLoad(
-    async () => ((await mgmt<{ db_schema: string }>('GET', `/v1/projects/${encodeURIComponent(project.ref)}/config/api`)).db_schema ?? 'public').split(',').map((s) => s.trim()).filter(Boolean),
+    async () =>
+      (
+        (await mgmt<{ db_schema: string }>('GET', `/v1/projects/${encodeURIComponent(project.ref)}/config/api`))
+          .db_schema ?? 'public'
+      )
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
     [project.ref],
   );
-  const tables = useLoad(async () => (schemas.data ? sqlRows<TableEntry>(project.ref, listTablesSql(schemas.data)) : undefined), [project.ref, schemas.data?.join()]);
+  const tables = useLoad(
+    async () => (schemas.data ? sqlRows<TableEntry>(project.ref, listTablesSql(schemas.data)) : undefined),
+    [project.ref, schemas.data?.join()],
+  );
   const [schema, name, tab = 'rows'] = rest;
   const selected = tables.data?.find((t) => t.schema === schema && t.name === name);
   const creating = schema === '+new';
@@ -33,7 +43,11 @@ export function TablesPage({ project, rest }: { project: Project; rest: string[]
       <h1>Table editor</h1>
       <div class="split">
         <nav aria-label="Tables" class="table-list">
-          <a class="button" href={href('p', project.ref, 'tables', '+new')} aria-current={creating ? 'page' : undefined}>
+          <a
+            class="button"
+            href={href('p', project.ref, 'tables', '+new')}
+            aria-current={creating ? 'page' : undefined}
+          >
             New table
           </a>
           <ErrorNote error={schemas.error ?? tables.error} />
@@ -42,7 +56,10 @@ export function TablesPage({ project, rest }: { project: Project; rest: string[]
           <ul>
             {tables.data?.map((t) => (
               <li key={`${t.schema}.${t.name}`}>
-                <a href={href('p', project.ref, 'tables', t.schema, t.name)} aria-current={t === selected ? 'page' : undefined}>
+                <a
+                  href={href('p', project.ref, 'tables', t.schema, t.name)}
+                  aria-current={t === selected ? 'page' : undefined}
+                >
                   {t.schema === 'public' ? '' : `${t.schema}.`}
                   {t.name}
                   {t.kind !== 'table' && <span class="badge">{t.kind}</span>}
@@ -65,12 +82,18 @@ export function TablesPage({ project, rest }: { project: Project; rest: string[]
                   ['structure', 'Structure'],
                   ['policies', `Policies (RLS ${selected.rls ? 'on' : 'off'})`],
                 ].map(([id, label]) => (
-                  <a key={id} href={href('p', project.ref, 'tables', selected.schema, selected.name, id!)} aria-current={tab === id ? 'page' : undefined}>
+                  <a
+                    key={id}
+                    href={href('p', project.ref, 'tables', selected.schema, selected.name, id!)}
+                    aria-current={tab === id ? 'page' : undefined}
+                  >
                     {label}
                   </a>
                 ))}
               </nav>
-              {tab === 'rows' && <TableRows key={`${selected.schema}.${selected.name}`} project={project} table={selected} />}
+              {tab === 'rows' && (
+                <TableRows key={`${selected.schema}.${selected.name}`} project={project} table={selected} />
+              )}
               {tab === 'structure' && <TableStructure project={project} table={selected} onChanged={tables.reload} />}
               {tab === 'policies' && <TablePolicies project={project} table={selected} onChanged={tables.reload} />}
             </>

@@ -77,7 +77,9 @@ export function UsersPage({ project }: { project: Project }) {
       )}
       <ErrorNote error={users.error ?? error} />
       {users.loading && !users.data && <Loading what="users" />}
-      {users.data && users.data.users.length === 0 && <Empty>{filter ? `No user matches "${filter}".` : 'No users yet: create or invite one.'}</Empty>}
+      {users.data && users.data.users.length === 0 && (
+        <Empty>{filter ? `No user matches "${filter}".` : 'No users yet: create or invite one.'}</Empty>
+      )}
       {users.data && users.data.users.length > 0 && (
         <div class="scroll-x">
           <table class="list">
@@ -105,7 +107,17 @@ export function UsersPage({ project }: { project: Project }) {
                   <td>{(u.factors ?? []).map((f) => `${f.factor_type} (${f.status})`).join(', ')}</td>
                   <td>{isBanned(u) ? <span class="badge danger">banned</span> : 'active'}</td>
                   <td class="row-actions">
-                    <button type="button" class="small" disabled={busy || !u.email} aria-label={`Send recovery link to ${u.email}`} onClick={() => act(`Recovery link sent to ${u.email}.`, () => data(project.ref, 'POST', '/auth/v1/recover', { body: { email: u.email } }))}>
+                    <button
+                      type="button"
+                      class="small"
+                      disabled={busy || !u.email}
+                      aria-label={`Send recovery link to ${u.email}`}
+                      onClick={() =>
+                        act(`Recovery link sent to ${u.email}.`, () =>
+                          data(project.ref, 'POST', '/auth/v1/recover', { body: { email: u.email } }),
+                        )
+                      }
+                    >
                       Send recovery
                     </button>
                     <button
@@ -114,8 +126,14 @@ export function UsersPage({ project }: { project: Project }) {
                       disabled={busy}
                       aria-label={`${isBanned(u) ? 'Unban' : 'Ban'} ${u.email}`}
                       onClick={() =>
-                        act(isBanned(u) ? `${u.email} may sign in again.` : `${u.email} is banned: they can neither sign in nor refresh a session.`, () =>
-                          data(project.ref, 'PUT', `/auth/v1/admin/users/${u.id}`, { body: { ban_duration: isBanned(u) ? 'none' : '876000h' } }),
+                        act(
+                          isBanned(u)
+                            ? `${u.email} may sign in again.`
+                            : `${u.email} is banned: they can neither sign in nor refresh a session.`,
+                          () =>
+                            data(project.ref, 'PUT', `/auth/v1/admin/users/${u.id}`, {
+                              body: { ban_duration: isBanned(u) ? 'none' : '876000h' },
+                            }),
                         )
                       }
                     >
@@ -127,14 +145,20 @@ export function UsersPage({ project }: { project: Project }) {
                       disabled={busy}
                       aria-label={`Sign out everywhere: ${u.email}`}
                       onClick={() =>
-                        act(`${u.email} is signed out everywhere: their refresh tokens no longer work, and access tokens already issued expire within the hour.`, () =>
-                          data(project.ref, 'POST', `/auth/v1/admin/users/${u.id}/logout`),
+                        act(
+                          `${u.email} is signed out everywhere: their refresh tokens no longer work, and access tokens already issued expire within the hour.`,
+                          () => data(project.ref, 'POST', `/auth/v1/admin/users/${u.id}/logout`),
                         )
                       }
                     >
                       Sign out everywhere
                     </button>
-                    <button type="button" class="small danger" aria-label={`Delete ${u.email}`} onClick={() => setDeleting(u)}>
+                    <button
+                      type="button"
+                      class="small danger"
+                      aria-label={`Delete ${u.email}`}
+                      onClick={() => setDeleting(u)}
+                    >
                       Delete
                     </button>
                   </td>
@@ -153,13 +177,24 @@ export function UsersPage({ project }: { project: Project }) {
           Next
         </button>
       </div>
-      {dialog && <UserDialog project={project} kind={dialog} onClose={() => setDialog(null)} onDone={(msg) => (setDialog(null), setNotice(msg), users.reload())} />}
+      {dialog && (
+        <UserDialog
+          project={project}
+          kind={dialog}
+          onClose={() => setDialog(null)}
+          onDone={(msg) => (setDialog(null), setNotice(msg), users.reload())}
+        />
+      )}
       {deleting && (
         <ConfirmDialog
           title={`Delete ${deleting.email}?`}
           text="The user, their identities, factors and sessions are deleted."
           action="Delete user"
-          onConfirm={async () => (await data(project.ref, 'DELETE', `/auth/v1/admin/users/${deleting.id}`), setNotice(`${deleting.email} deleted.`), users.reload())}
+          onConfirm={async () => (
+            await data(project.ref, 'DELETE', `/auth/v1/admin/users/${deleting.id}`),
+            setNotice(`${deleting.email} deleted.`),
+            users.reload()
+          )}
           onClose={() => setDeleting(null)}
         />
       )}
@@ -167,7 +202,17 @@ export function UsersPage({ project }: { project: Project }) {
   );
 }
 
-function UserDialog({ project, kind, onClose, onDone }: { project: Project; kind: 'create' | 'invite'; onClose: () => void; onDone: (message: string) => void }) {
+function UserDialog({
+  project,
+  kind,
+  onClose,
+  onDone,
+}: {
+  project: Project;
+  kind: 'create' | 'invite';
+  onClose: () => void;
+  onDone: (message: string) => void;
+}) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [run, busy, error] = useAction();
@@ -178,12 +223,19 @@ function UserDialog({ project, kind, onClose, onDone }: { project: Project; kind
           e.preventDefault();
           void run(async () => {
             if (kind === 'invite') await data(project.ref, 'POST', '/auth/v1/invite', { body: { email } });
-            else await data(project.ref, 'POST', '/auth/v1/admin/users', { body: { email, password, email_confirm: true } });
+            else
+              await data(project.ref, 'POST', '/auth/v1/admin/users', {
+                body: { email, password, email_confirm: true },
+              });
             onDone(kind === 'invite' ? `Invitation sent to ${email}.` : `${email} created.`);
           });
         }}
       >
-        <p class="muted">{kind === 'invite' ? 'They get an e-mail with a link to set their password.' : 'The address is confirmed at once; tell them their password.'}</p>
+        <p class="muted">
+          {kind === 'invite'
+            ? 'They get an e-mail with a link to set their password.'
+            : 'The address is confirmed at once; tell them their password.'}
+        </p>
         <label>
           E-mail
           <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} autoFocus />
@@ -191,7 +243,14 @@ function UserDialog({ project, kind, onClose, onDone }: { project: Project; kind
         {kind === 'create' && (
           <label>
             Password (10 to 128 characters)
-            <input type="password" required minLength={10} value={password} onInput={(e) => setPassword(e.currentTarget.value)} autocomplete="new-password" />
+            <input
+              type="password"
+              required
+              minLength={10}
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+              autocomplete="new-password"
+            />
           </label>
         )}
         <ErrorNote error={error} />

@@ -4,7 +4,17 @@ import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import postgres from 'postgres';
 import WebSocket from 'ws';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
-import { authApi, client, codeIn, configureAuth, goodPassword, linkIn, startInbox, uniqueEmail, type Inbox } from './helpers.ts';
+import {
+  authApi,
+  client,
+  codeIn,
+  configureAuth,
+  goodPassword,
+  linkIn,
+  startInbox,
+  uniqueEmail,
+  type Inbox,
+} from './helpers.ts';
 
 let h: TestHearth;
 let inbox: Inbox;
@@ -39,7 +49,13 @@ describe('auth.admin users', () => {
   test('createUser, getUserById, updateUserById, deleteUser round trip', async () => {
     const email = uniqueEmail('admin');
     const password = goodPassword();
-    const created = await admin.auth.admin.createUser({ email, password, email_confirm: true, user_metadata: { name: 'Ada' }, app_metadata: { plan: 'pro' } });
+    const created = await admin.auth.admin.createUser({
+      email,
+      password,
+      email_confirm: true,
+      user_metadata: { name: 'Ada' },
+      app_metadata: { plan: 'pro' },
+    });
     assert.equal(created.error, null);
     const user = created.data.user!;
     assert.equal(user.email, email);
@@ -54,7 +70,10 @@ describe('auth.admin users', () => {
     const fetched = await admin.auth.admin.getUserById(user.id);
     assert.equal(fetched.data.user!.id, user.id);
 
-    const updated = await admin.auth.admin.updateUserById(user.id, { user_metadata: { name: null, city: 'Oslo' }, app_metadata: { plan: 'free' } });
+    const updated = await admin.auth.admin.updateUserById(user.id, {
+      user_metadata: { name: null, city: 'Oslo' },
+      app_metadata: { plan: 'free' },
+    });
     assert.equal(updated.error, null);
     assert.deepEqual(updated.data.user!.user_metadata, { city: 'Oslo' });
     assert.equal(updated.data.user!.app_metadata.plan, 'free');
@@ -64,7 +83,9 @@ describe('auth.admin users', () => {
     const gone = await admin.auth.admin.getUserById(user.id);
     assert.equal(gone.error!.status, 404);
     assert.equal(gone.error!.code, 'user_not_found');
-    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: signIn.data.session!.refresh_token } });
+    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: signIn.data.session!.refresh_token },
+    });
     assert.equal(refresh.status, 401);
   });
 
@@ -99,7 +120,11 @@ describe('auth.admin users', () => {
     const sameId = await admin.auth.admin.createUser({ id, email: uniqueEmail('withid') });
     assert.equal(sameId.error!.code, 'user_already_exists');
     const listed = await asAdmin('GET', '/admin/users?per_page=1000');
-    assert.equal(listed.body.users.filter((u: { email?: string }) => u.email === email).length, 1, 'refused requests created nothing');
+    assert.equal(
+      listed.body.users.filter((u: { email?: string }) => u.email === email).length,
+      1,
+      'refused requests created nothing',
+    );
     assert.equal(listed.body.users.length, Number(listed.headers.get('x-total-count')));
     const unknown = await asAdmin('GET', '/admin/users/not-a-uuid');
     assert.equal(unknown.status, 404);
@@ -133,14 +158,18 @@ describe('auth.admin users', () => {
     const signIn = await authApi(h, 'POST', '/token?grant_type=password', { body: { email, password } });
     assert.equal(signIn.status, 400);
     assert.equal(signIn.body.error_code, 'user_banned');
-    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: session.refresh_token } });
+    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: session.refresh_token },
+    });
     assert.equal(refresh.status, 400);
     assert.equal(refresh.body.error_code, 'user_banned');
 
     const lifted = await admin.auth.admin.updateUserById(id, { ban_duration: 'none' });
     assert.equal(lifted.data.user!.banned_until, undefined);
     // The refused refresh did not spend the token.
-    const again = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: session.refresh_token } });
+    const again = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: session.refresh_token },
+    });
     assert.equal(again.status, 200);
   });
 
@@ -159,11 +188,14 @@ describe('auth.admin users', () => {
     const password = goodPassword();
     const { data } = await admin.auth.admin.createUser({ email, password, email_confirm: true });
     const sessions = [];
-    for (let i = 0; i < 2; i++) sessions.push((await client(h).auth.signInWithPassword({ email, password })).data.session!);
+    for (let i = 0; i < 2; i++)
+      sessions.push((await client(h).auth.signInWithPassword({ email, password })).data.session!);
     const out = await asAdmin('POST', `/admin/users/${data.user!.id}/logout`);
     assert.equal(out.status, 204);
     for (const s of sessions) {
-      const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: s.refresh_token } });
+      const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+        body: { refresh_token: s.refresh_token },
+      });
       assert.equal(refresh.status, 401);
       assert.equal(refresh.body.error_code, 'invalid_grant');
       // An access token outlives its session until it expires, but cannot start anything new.
@@ -198,7 +230,10 @@ describe('auth.admin users', () => {
     const only = uniqueEmail('filtered_x%');
     await admin.auth.admin.createUser({ email: only });
     const filtered = await asAdmin('GET', `/admin/users?filter=${encodeURIComponent('filtered_x%')}`);
-    assert.deepEqual(filtered.body.users.map((u: { email: string }) => u.email), [only]);
+    assert.deepEqual(
+      filtered.body.users.map((u: { email: string }) => u.email),
+      [only],
+    );
     assert.equal(filtered.headers.get('x-total-count'), '1');
 
     const bad = await asAdmin('GET', '/admin/users?per_page=0');
@@ -215,7 +250,9 @@ describe('auth.admin users', () => {
     const after = await admin.auth.admin.getUserById(data.user!.id);
     assert.ok(after.data.user!.deleted_at);
     assert.equal(after.data.user!.email, undefined);
-    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: session.refresh_token } });
+    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: session.refresh_token },
+    });
     assert.equal(refresh.status, 401);
     // The address is free again.
     assert.equal((await admin.auth.admin.createUser({ email })).error, null);
@@ -255,12 +292,18 @@ describe('admin access', () => {
     ];
     for (const [method, path] of calls) {
       for (const t of [h.info.PUBLISHABLE_KEY, token]) {
-        const res = await authApi(h, method, path, { body: method === 'GET' ? undefined : { email: uniqueEmail() }, token: t });
+        const res = await authApi(h, method, path, {
+          body: method === 'GET' ? undefined : { email: uniqueEmail() },
+          token: t,
+        });
         assert.equal(res.status, 403, `${method} ${path}`);
         assert.equal(res.body.error_code, 'not_admin');
       }
     }
-    const ua = createClient(h.info.BASE_URL, h.info.PUBLISHABLE_KEY, { auth: { autoRefreshToken: false, persistSession: false }, realtime: { transport: WebSocket as never } });
+    const ua = createClient(h.info.BASE_URL, h.info.PUBLISHABLE_KEY, {
+      auth: { autoRefreshToken: false, persistSession: false },
+      realtime: { transport: WebSocket as never },
+    });
     const listed = await ua.auth.admin.listUsers();
     assert.equal(listed.error!.status, 403);
     assert.equal(listed.error!.code, 'not_admin');
@@ -271,7 +314,11 @@ describe('generate_link, invite, MFA admin', () => {
   test('generate_link magiclink: the action link signs in, the otp and hashed_token verify', async () => {
     const email = uniqueEmail('gl');
     await admin.auth.admin.createUser({ email, email_confirm: true });
-    const link = await admin.auth.admin.generateLink({ type: 'magiclink', email, options: { redirectTo: `${APP}/done` } });
+    const link = await admin.auth.admin.generateLink({
+      type: 'magiclink',
+      email,
+      options: { redirectTo: `${APP}/done` },
+    });
     assert.equal(link.error, null);
     const props = link.data.properties!;
     assert.equal(props.verification_type, 'magiclink');
@@ -306,7 +353,10 @@ describe('generate_link, invite, MFA admin', () => {
     assert.equal(missing.error!.code, 'user_not_found');
     const badType = await asAdmin('POST', '/admin/generate_link', { type: 'sms', email });
     assert.equal(badType.status, 400);
-    const badRedirect = await asAdmin('POST', '/admin/generate_link?redirect_to=https://evil.test/', { type: 'magiclink', email });
+    const badRedirect = await asAdmin('POST', '/admin/generate_link?redirect_to=https://evil.test/', {
+      type: 'magiclink',
+      email,
+    });
     assert.equal(badRedirect.status, 400);
     assert.equal(badRedirect.body.error_code, 'bad_redirect');
   });
@@ -324,7 +374,10 @@ describe('generate_link, invite, MFA admin', () => {
 
   test('inviteUserByEmail mails a link that signs the invited user in', async () => {
     const email = uniqueEmail('invite');
-    const invited = await admin.auth.admin.inviteUserByEmail(email, { data: { team: 'red' }, redirectTo: `${APP}/welcome` });
+    const invited = await admin.auth.admin.inviteUserByEmail(email, {
+      data: { team: 'red' },
+      redirectTo: `${APP}/welcome`,
+    });
     assert.equal(invited.error, null);
     assert.ok(invited.data.user!.invited_at);
     assert.deepEqual(invited.data.user!.user_metadata, { team: 'red' });
@@ -347,7 +400,7 @@ describe('generate_link, invite, MFA admin', () => {
     assert.equal(new Set(results.map((r) => r.data.user!.id)).size, 1);
   });
 
-  test('auth.admin.mfa lists and deletes a user\'s factors', async () => {
+  test("auth.admin.mfa lists and deletes a user's factors", async () => {
     const email = uniqueEmail('mfa');
     const password = goodPassword();
     const { data } = await admin.auth.admin.createUser({ email, password, email_confirm: true });
@@ -357,7 +410,10 @@ describe('generate_link, invite, MFA admin', () => {
     assert.equal(enrolled.error, null);
     const listed = await admin.auth.admin.mfa.listFactors({ userId: data.user!.id });
     assert.equal(listed.error, null);
-    assert.deepEqual(listed.data!.factors.map((f) => f.id), [enrolled.data!.id]);
+    assert.deepEqual(
+      listed.data!.factors.map((f) => f.id),
+      [enrolled.data!.id],
+    );
     const removed = await admin.auth.admin.mfa.deleteFactor({ userId: data.user!.id, id: enrolled.data!.id });
     assert.equal(removed.error, null);
     assert.equal((await admin.auth.admin.mfa.listFactors({ userId: data.user!.id })).data!.factors.length, 0);
@@ -398,7 +454,10 @@ describe('resend, reauthenticate, settings, health', () => {
     assert.equal(without.error!.code, 'reauthentication_required');
     assert.equal((await sb.auth.reauthenticate()).error, null);
     const nonce = codeIn(await inbox.next(email));
-    const wrong = await sb.auth.updateUser({ password: goodPassword(), nonce: nonce === '000000' ? '111111' : '000000' });
+    const wrong = await sb.auth.updateUser({
+      password: goodPassword(),
+      nonce: nonce === '000000' ? '111111' : '000000',
+    });
     assert.equal(wrong.error!.status, 422);
     assert.equal(wrong.error!.code, 'reauthentication_not_valid');
     const newPassword = goodPassword();

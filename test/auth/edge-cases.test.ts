@@ -14,7 +14,12 @@ import { authApi, client, configureAuth, goodPassword, uniqueEmail } from './hel
 let h: TestHearth;
 before(async () => {
   h = await startTestHearth();
-  await configureAuth(h, { rate_limit_signups: 1000, rate_limit_anonymous_users: 1000, rate_limit_email_sent: 1000, uri_allow_list: 'http://localhost:3000/**' });
+  await configureAuth(h, {
+    rate_limit_signups: 1000,
+    rate_limit_anonymous_users: 1000,
+    rate_limit_email_sent: 1000,
+    uri_allow_list: 'http://localhost:3000/**',
+  });
 });
 after(async () => {
   await h?.close();
@@ -30,15 +35,23 @@ async function signUp(data?: Record<string, unknown>) {
 
 /** A body sent as written (lone surrogates survive only in JSON escapes). */
 const rawAuth = (method: string, path: string, raw: string, token = h.info.PUBLISHABLE_KEY) =>
-  h.api(method, `/auth/v1${path}`, { raw, token, headers: { apikey: h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' } });
+  h.api(method, `/auth/v1${path}`, {
+    raw,
+    token,
+    headers: { apikey: h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' },
+  });
 
-const totpCode = (secret: string) => new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate({ timestamp: h.clock.now().getTime() });
+const totpCode = (secret: string) =>
+  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate({ timestamp: h.clock.now().getTime() });
 
 async function enrolVerified(token: string) {
   const f = await authApi(h, 'POST', '/factors', { token, body: { factor_type: 'totp' } });
   assert.equal(f.status, 200, JSON.stringify(f.body));
   const c = await authApi(h, 'POST', `/factors/${f.body.id}/challenge`, { token });
-  const v = await authApi(h, 'POST', `/factors/${f.body.id}/verify`, { token, body: { challenge_id: c.body.id, code: totpCode(f.body.totp.secret) } });
+  const v = await authApi(h, 'POST', `/factors/${f.body.id}/verify`, {
+    token,
+    body: { challenge_id: c.body.id, code: totpCode(f.body.totp.secret) },
+  });
   assert.equal(v.status, 200, JSON.stringify(v.body));
   return { factorId: f.body.id as string, aal2: v.body.access_token as string };
 }
@@ -52,11 +65,20 @@ describe('input PostgreSQL cannot store is 400 validation_failed, never a 500', 
       ['POST', '/signup', JSON.stringify({ data: { 'k\u0000': 1 } })],
       ['POST', '/signup', `{"email":"${uniqueEmail()}","password":"${goodPassword()}","data":{"a":"\\udc00"}}`],
       ['POST', '/signup', `{"data":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`],
-      ['POST', '/token?grant_type=password', JSON.stringify({ email: 'a\u0000@example.com', password: goodPassword() })],
+      [
+        'POST',
+        '/token?grant_type=password',
+        JSON.stringify({ email: 'a\u0000@example.com', password: goodPassword() }),
+      ],
       ['POST', '/otp', JSON.stringify({ email: uniqueEmail(), data: { a: '\u0000' } })],
       ['POST', '/factors', JSON.stringify({ factor_type: 'totp', friendly_name: 'a\u0000' }), u.token],
       ['PUT', '/user', JSON.stringify({ data: { a: '\u0000' } }), u.token],
-      ['POST', '/admin/users', JSON.stringify({ email: uniqueEmail(), user_metadata: { a: '\u0000' } }), h.info.SECRET_KEY],
+      [
+        'POST',
+        '/admin/users',
+        JSON.stringify({ email: uniqueEmail(), user_metadata: { a: '\u0000' } }),
+        h.info.SECRET_KEY,
+      ],
       ['POST', '/admin/users', `{"email":"${uniqueEmail()}","app_metadata":{"a":"\\ud800"}}`, h.info.SECRET_KEY],
       ['POST', '/invite', JSON.stringify({ email: uniqueEmail(), data: { a: '\u0000' } }), h.info.SECRET_KEY],
     ];
@@ -65,7 +87,10 @@ describe('input PostgreSQL cannot store is 400 validation_failed, never a 500', 
       assert.equal(res.status, 400, `${method} ${path} ${raw.slice(0, 80)}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.error.code, 'validation_failed');
     }
-    const list = await h.api('GET', '/auth/v1/admin/users?filter=%00', { token: h.info.SECRET_KEY, headers: { apikey: h.info.SECRET_KEY } });
+    const list = await h.api('GET', '/auth/v1/admin/users?filter=%00', {
+      token: h.info.SECRET_KEY,
+      headers: { apikey: h.info.SECRET_KEY },
+    });
     assert.equal(list.status, 400);
     assert.equal(list.body.error.code, 'validation_failed');
   });
@@ -120,7 +145,10 @@ describe('PUT /user as GoTrue answers it', () => {
 
   test('the same password again is 422 same_password; the password stays usable', async () => {
     const u = await signUp();
-    const res = await authApi(h, 'PUT', '/user', { token: u.token, body: { password: u.password, current_password: u.password } });
+    const res = await authApi(h, 'PUT', '/user', {
+      token: u.token,
+      body: { password: u.password, current_password: u.password },
+    });
     assert.equal(res.status, 422);
     assert.equal(res.body.error.code, 'same_password');
     const again = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: u.refresh } });
@@ -142,14 +170,22 @@ describe('PUT /user as GoTrue answers it', () => {
   test('with a verified factor, a password or e-mail change needs an aal2 session (401 insufficient_aal); metadata does not', async () => {
     const u = await signUp();
     const { aal2 } = await enrolVerified(u.token);
-    const aal1 = (await authApi(h, 'POST', '/token?grant_type=password', { body: { email: u.email, password: u.password } })).body.access_token;
-    for (const body of [{ password: goodPassword(), current_password: u.password }, { email: uniqueEmail(), current_password: u.password }]) {
+    const aal1 = (
+      await authApi(h, 'POST', '/token?grant_type=password', { body: { email: u.email, password: u.password } })
+    ).body.access_token;
+    for (const body of [
+      { password: goodPassword(), current_password: u.password },
+      { email: uniqueEmail(), current_password: u.password },
+    ]) {
       const res = await authApi(h, 'PUT', '/user', { token: aal1, body });
       assert.equal(res.status, 401, JSON.stringify(res.body));
       assert.equal(res.body.error.code, 'insufficient_aal');
     }
     assert.equal((await authApi(h, 'PUT', '/user', { token: aal1, body: { data: { x: 1 } } })).status, 200);
-    const ok = await authApi(h, 'PUT', '/user', { token: aal2, body: { password: goodPassword(), current_password: u.password } });
+    const ok = await authApi(h, 'PUT', '/user', {
+      token: aal2,
+      body: { password: goodPassword(), current_password: u.password },
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
   });
 });
@@ -161,7 +197,10 @@ describe('an access token whose session has ended cannot start a new one', () =>
     const c = (await authApi(h, 'POST', `/factors/${f.id}/challenge`, { token: u.token })).body;
     assert.equal((await authApi(h, 'POST', '/logout', { token: u.token })).status, 204);
 
-    const verify = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: u.token, body: { challenge_id: c.id, code: totpCode(f.totp.secret) } });
+    const verify = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+      token: u.token,
+      body: { challenge_id: c.id, code: totpCode(f.totp.secret) },
+    });
     assert.equal(verify.status, 403, JSON.stringify(verify.body));
     assert.equal(verify.body.error.code, 'session_not_found');
     assert.equal(verify.body.access_token, undefined);
@@ -175,16 +214,22 @@ describe('an access token whose session has ended cannot start a new one', () =>
       assert.equal(res.body.error.code, 'session_not_found');
     }
     // The refused verification was rolled back: the factor is still unverified.
-    const factors = await h.api('GET', `/auth/v1/admin/users/${(await authApi(h, 'GET', '/user', { token: u.token })).body.id}/factors`, {
-      token: h.info.SECRET_KEY,
-      headers: { apikey: h.info.SECRET_KEY },
-    });
+    const factors = await h.api(
+      'GET',
+      `/auth/v1/admin/users/${(await authApi(h, 'GET', '/user', { token: u.token })).body.id}/factors`,
+      {
+        token: h.info.SECRET_KEY,
+        headers: { apikey: h.info.SECRET_KEY },
+      },
+    );
     assert.equal(factors.body[0].status, 'unverified');
   });
 
   test('after a global sign-out from another device the same holds', async () => {
     const u = await signUp();
-    const other = (await authApi(h, 'POST', '/token?grant_type=password', { body: { email: u.email, password: u.password } })).body.access_token;
+    const other = (
+      await authApi(h, 'POST', '/token?grant_type=password', { body: { email: u.email, password: u.password } })
+    ).body.access_token;
     assert.equal((await authApi(h, 'POST', '/logout?scope=global', { token: other })).status, 204);
     const res = await authApi(h, 'POST', '/factors', { token: u.token, body: { factor_type: 'totp' } });
     assert.equal(res.status, 403);

@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
-import { authApi, client, codeIn, configureAuth, goodPassword, linkIn, startInbox, uniqueEmail, type Inbox } from './helpers.ts';
+import {
+  authApi,
+  client,
+  codeIn,
+  configureAuth,
+  goodPassword,
+  linkIn,
+  startInbox,
+  uniqueEmail,
+  type Inbox,
+} from './helpers.ts';
 
 let h: TestHearth;
 let inbox: Inbox;
@@ -127,7 +137,9 @@ describe('magic links', () => {
     assert.equal(f.get('expires_in'), '3600');
     const user = await authApi(h, 'GET', '/user', { token: f.get('access_token')! });
     assert.equal(user.body.email, email);
-    const refreshed = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: f.get('refresh_token') } });
+    const refreshed = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: f.get('refresh_token') },
+    });
     assert.equal(refreshed.status, 200);
 
     const second = await follow(link);
@@ -159,7 +171,9 @@ describe('magic links', () => {
       assert.equal(res.status, 400, target);
       assert.equal(res.body.error.code, 'bad_redirect');
     }
-    const deep = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/deep/a/b/c?x=1`)}`, { body: { email } });
+    const deep = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/deep/a/b/c?x=1`)}`, {
+      body: { email },
+    });
     assert.equal(deep.status, 200);
     const link = linkIn(await inbox.next(email));
     const tampered = new URL(link);
@@ -179,7 +193,9 @@ describe('magic links', () => {
   test('with an empty allowlist any redirect_to but site_url is refused; links default to site_url', async () => {
     await configureAuth(h, { uri_allow_list: '' });
     try {
-      const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/welcome`)}`, { body: { email: uniqueEmail() } });
+      const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/welcome`)}`, {
+        body: { email: uniqueEmail() },
+      });
       assert.equal(res.status, 400);
       assert.equal(res.body.error.code, 'bad_redirect');
       const email = uniqueEmail('site');
@@ -202,21 +218,29 @@ describe('PKCE', () => {
   test('a link started with code_challenge redirects with ?code=, exchanged once for a session', async () => {
     const email = uniqueEmail('pkce');
     const { verifier, challenge } = pkcePair();
-    const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/cb`)}`, { body: { email, code_challenge: challenge, code_challenge_method: 's256' } });
+    const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/cb`)}`, {
+      body: { email, code_challenge: challenge, code_challenge_method: 's256' },
+    });
     assert.equal(res.status, 200);
     const followed = await follow(linkIn(await inbox.next(email)));
     assert.equal(followed.status, 302);
     const code = new URL(followed.location).searchParams.get('code');
     assert.ok(code);
     assert.equal(new URL(followed.location).hash, '');
-    const wrong = await authApi(h, 'POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: pkcePair().verifier } });
+    const wrong = await authApi(h, 'POST', '/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: pkcePair().verifier },
+    });
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.error.code, 'bad_code_verifier');
-    const ok = await authApi(h, 'POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: verifier } });
+    const ok = await authApi(h, 'POST', '/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: verifier },
+    });
     assert.equal(ok.status, 200);
     assert.ok(ok.body.access_token && ok.body.refresh_token);
     assert.equal(ok.body.user.email, email);
-    const twice = await authApi(h, 'POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: verifier } });
+    const twice = await authApi(h, 'POST', '/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: verifier },
+    });
     assert.equal(twice.status, 404);
     assert.equal(twice.body.error.code, 'flow_state_not_found');
   });
@@ -240,7 +264,9 @@ describe('PKCE', () => {
     const code = new URL(followed.location).searchParams.get('code');
     h.clock.advance(5 * MIN + 1000);
     try {
-      const late = await authApi(h, 'POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: verifier } });
+      const late = await authApi(h, 'POST', '/token?grant_type=pkce', {
+        body: { auth_code: code, code_verifier: verifier },
+      });
       assert.equal(late.status, 422); // GoTrue's status for an expired flow state
       assert.equal(late.body.error.code, 'flow_state_expired');
     } finally {
@@ -259,7 +285,9 @@ describe('password recovery', () => {
     const email = uniqueEmail('reset');
     const old = goodPassword();
     await client(h).auth.signUp({ email, password: old });
-    const res = await authApi(h, 'POST', `/recover?redirect_to=${encodeURIComponent(`${APP}/reset`)}`, { body: { email } });
+    const res = await authApi(h, 'POST', `/recover?redirect_to=${encodeURIComponent(`${APP}/reset`)}`, {
+      body: { email },
+    });
     assert.deepEqual([res.status, res.body], [200, {}]);
     const unknown = await authApi(h, 'POST', '/recover', { body: { email: uniqueEmail('nobody') } });
     assert.deepEqual([unknown.status, unknown.body], [200, {}]);
@@ -312,10 +340,16 @@ describe('rate limit for mail', () => {
     h.clock.advance(3600_000); // a fresh hourly window, untouched by the other tests
     try {
       for (let i = 0; i < 2; i++) {
-        const ok = await authApi(h, 'POST', '/otp', { body: { email: uniqueEmail('rl'), create_user: false }, headers: { 'x-forwarded-for': `198.51.100.${i}` } });
+        const ok = await authApi(h, 'POST', '/otp', {
+          body: { email: uniqueEmail('rl'), create_user: false },
+          headers: { 'x-forwarded-for': `198.51.100.${i}` },
+        });
         assert.equal(ok.status, 200);
       }
-      const over = await authApi(h, 'POST', '/otp', { body: { email: uniqueEmail('rl'), create_user: false }, headers: { 'x-forwarded-for': '198.51.100.99' } });
+      const over = await authApi(h, 'POST', '/otp', {
+        body: { email: uniqueEmail('rl'), create_user: false },
+        headers: { 'x-forwarded-for': '198.51.100.99' },
+      });
       assert.equal(over.status, 429);
       assert.equal(over.body.error.code, 'over_email_send_rate_limit');
     } finally {

@@ -45,7 +45,9 @@ async function signedIn() {
 
 const STEP = 30_000;
 const totpCode = (secret: string) =>
-  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: h.clock.now().getTime() });
+  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
+    timestamp: h.clock.now().getTime(),
+  });
 
 /** Moves the test clock to the start of a fresh 30-second step, so the next code is never a replay of the last. */
 function nextStep(): void {
@@ -57,7 +59,10 @@ async function withVerifiedTotp(sb: SupabaseClient) {
   const enrolled = await sb.auth.mfa.enroll({ factorType: 'totp', friendlyName: `app-${randomUUID().slice(0, 8)}` });
   assert.equal(enrolled.error, null);
   nextStep();
-  const verified = await sb.auth.mfa.challengeAndVerify({ factorId: enrolled.data!.id, code: totpCode(enrolled.data!.totp.secret) });
+  const verified = await sb.auth.mfa.challengeAndVerify({
+    factorId: enrolled.data!.id,
+    code: totpCode(enrolled.data!.totp.secret),
+  });
   assert.equal(verified.error, null);
   return enrolled.data!;
 }
@@ -109,7 +114,7 @@ describe("a deleted user's access token", () => {
   });
 });
 
-describe('session payloads carry the user\'s factors', () => {
+describe("session payloads carry the user's factors", () => {
   test('after a password sign-in, session.user.factors lists the verified factor and getAuthenticatorAssuranceLevel says aal2 is next', async () => {
     const u = await signedIn();
     const factor = await withVerifiedTotp(u.sb);
@@ -151,7 +156,10 @@ describe('enrolling a further factor', () => {
     const thief = client(h);
     assert.equal((await thief.auth.signInWithPassword({ email: u.email, password: u.password })).error, null);
     for (const factorType of ['totp', 'webauthn'] as const) {
-      const res = await authApi(h, 'POST', '/factors', { token: (await thief.auth.getSession()).data.session!.access_token, body: { factor_type: factorType } });
+      const res = await authApi(h, 'POST', '/factors', {
+        token: (await thief.auth.getSession()).data.session!.access_token,
+        body: { factor_type: factorType },
+      });
       assert.equal(res.status, 403, JSON.stringify(res.body));
       assert.equal(res.body.error.code, 'insufficient_aal');
       assert.equal(res.headers.get('x-sb-error-code'), 'insufficient_aal');
@@ -181,10 +189,18 @@ describe('enrolment housekeeping, as GoTrue does it', () => {
       const later = await u.sb.auth.mfa.enroll({ factorType: 'totp', friendlyName: 'phone' });
       assert.equal(later.error, null);
       const listed = await authApi(h, 'GET', '/user', { token: u.token });
-      assert.deepEqual(listed.body.factors.map((f: { id: string }) => f.id), [later.data!.id], 'the abandoned factor is gone');
+      assert.deepEqual(
+        listed.body.factors.map((f: { id: string }) => f.id),
+        [later.data!.id],
+        'the abandoned factor is gone',
+      );
 
-      for (let i = 2; i <= 10; i++) assert.equal((await u.sb.auth.mfa.enroll({ factorType: 'totp', friendlyName: `f${i}` })).error, null);
-      const eleventh = await authApi(h, 'POST', '/factors', { token: u.token, body: { factor_type: 'totp', friendly_name: 'f11' } });
+      for (let i = 2; i <= 10; i++)
+        assert.equal((await u.sb.auth.mfa.enroll({ factorType: 'totp', friendlyName: `f${i}` })).error, null);
+      const eleventh = await authApi(h, 'POST', '/factors', {
+        token: u.token,
+        body: { factor_type: 'totp', friendly_name: 'f11' },
+      });
       assert.equal(eleventh.status, 422);
       assert.equal(eleventh.body.error.code, 'too_many_enrolled_mfa_factors');
       assert.equal((await authApi(h, 'GET', '/user', { token: u.token })).body.factors.length, 10);
@@ -204,11 +220,17 @@ describe('a successful factor verify, as GoTrue does it', () => {
     assert.equal(spare.error, null);
 
     const verified = await withVerifiedTotp(u.sb);
-    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: laptopRefresh } });
+    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: laptopRefresh },
+    });
     assert.equal(refresh.status, 401, 'the password-only session on the laptop has ended');
     assert.equal(refresh.body.error.code, 'invalid_grant');
     const mine = await u.sb.auth.getUser();
-    assert.deepEqual(mine.data.user!.factors!.map((f) => f.id), [verified.id], 'the spare unverified factor is gone');
+    assert.deepEqual(
+      mine.data.user!.factors!.map((f) => f.id),
+      [verified.id],
+      'the spare unverified factor is gone',
+    );
     assert.equal((await u.sb.auth.refreshSession()).error, null, 'the new aal2 session lives on');
   });
 });
@@ -223,7 +245,9 @@ describe('removing the last verified factor', () => {
       assert.equal(second.error, null);
       // An unverified factor left behind backs nothing.
       const removed =
-        how === 'unenroll' ? await u.sb.auth.mfa.unenroll({ factorId: factor.id }) : await admin.auth.admin.mfa.deleteFactor({ userId: u.id, id: factor.id });
+        how === 'unenroll'
+          ? await u.sb.auth.mfa.unenroll({ factorId: factor.id })
+          : await admin.auth.admin.mfa.deleteFactor({ userId: u.id, id: factor.id });
       assert.equal(removed.error, null, how);
       const refreshed = await u.sb.auth.refreshSession();
       assert.equal(refreshed.error, null, how);
@@ -239,7 +263,11 @@ describe('removing the last verified factor', () => {
     const first = await withVerifiedTotp(u.sb);
     const second = await u.sb.auth.mfa.enroll({ factorType: 'totp', friendlyName: 'second' });
     nextStep();
-    assert.equal((await u.sb.auth.mfa.challengeAndVerify({ factorId: second.data!.id, code: totpCode(second.data!.totp.secret) })).error, null);
+    assert.equal(
+      (await u.sb.auth.mfa.challengeAndVerify({ factorId: second.data!.id, code: totpCode(second.data!.totp.secret) }))
+        .error,
+      null,
+    );
     assert.equal((await u.sb.auth.mfa.unenroll({ factorId: first.id })).error, null);
     const refreshed = await u.sb.auth.refreshSession();
     assert.equal(claimsOf(refreshed.data.session!.access_token).aal, 'aal2');
@@ -260,7 +288,9 @@ describe('sign-in methods Hearth does not offer answer plainly', () => {
     assert.equal(sso.error?.code, 'saml_provider_disabled');
     assert.match(sso.error!.message, /SAML 2\.0 is disabled/);
 
-    const web3 = await authApi(h, 'POST', '/token?grant_type=web3', { body: { chain: 'ethereum', message: 'x', signature: '0x00' } });
+    const web3 = await authApi(h, 'POST', '/token?grant_type=web3', {
+      body: { chain: 'ethereum', message: 'x', signature: '0x00' },
+    });
     assert.equal(web3.status, 400);
     assert.equal(web3.body.error.code, 'web3_provider_disabled');
     assert.match(web3.body.error.message, /Web3 provider is disabled/);
@@ -301,14 +331,23 @@ describe("GoTrue's message texts (supabase-js's own tests match on them)", () =>
     const expired = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: randomUUID(), exp: 1 })}.${part({ s: 1 })}`;
     const set = await sb.auth.setSession({ access_token: expired, refresh_token: 'not-a-token' });
     assert.match(set.error!.message, /Invalid Refresh Token: Refresh Token Not Found/);
-    assert.match((await sb.auth.signUp({ email: 'a', password: goodPassword() })).error!.message, /Unable to validate email address: invalid format/);
-    assert.match((await sb.auth.verifyOtp({ email: uniqueEmail(), token: '000000', type: 'email' })).error!.message, /Token has expired or is invalid/);
+    assert.match(
+      (await sb.auth.signUp({ email: 'a', password: goodPassword() })).error!.message,
+      /Unable to validate email address: invalid format/,
+    );
+    assert.match(
+      (await sb.auth.verifyOtp({ email: uniqueEmail(), token: '000000', type: 'email' })).error!.message,
+      /Token has expired or is invalid/,
+    );
 
     const u = await signedIn();
     const dup = await client(h).auth.signUp({ email: u.email, password: goodPassword() });
     assert.equal(dup.error?.code, 'email_taken');
     assert.match(dup.error!.message, /^User already registered/);
-    assert.match((await client(h).auth.signUp({ email: uniqueEmail(), password: 'short' })).error!.message, /Password should be at least 10 characters/);
+    assert.match(
+      (await client(h).auth.signUp({ email: uniqueEmail(), password: 'short' })).error!.message,
+      /Password should be at least 10 characters/,
+    );
 
     const noToken = await authApi(h, 'POST', '/factors', { body: { factor_type: 'totp' } });
     assert.equal(noToken.status, 401);
@@ -316,7 +355,10 @@ describe("GoTrue's message texts (supabase-js's own tests match on them)", () =>
 
     const guest = client(h);
     assert.equal((await guest.auth.signInAnonymously()).error, null);
-    assert.match((await guest.auth.reauthenticate()).error!.message, /Reauthentication requires the user to have an email or a phone number/);
+    assert.match(
+      (await guest.auth.reauthenticate()).error!.message,
+      /Reauthentication requires the user to have an email or a phone number/,
+    );
 
     const factor = (await u.sb.auth.mfa.enroll({ factorType: 'totp' })).data!;
     const wrong = await u.sb.auth.mfa.challengeAndVerify({ factorId: factor.id, code: '000000' });

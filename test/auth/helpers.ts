@@ -25,7 +25,9 @@ export interface Inbox {
 }
 
 function decodeQuotedPrintable(s: string): string {
-  const bytes = s.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  const bytes = s
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
@@ -96,7 +98,12 @@ export const linkIn = (mail: { text?: string; body?: string }): string => {
 export function client(h: TestHearth, opts: { flowType?: 'implicit' | 'pkce' } = {}): SupabaseClient {
   return createClient(h.info.BASE_URL, h.info.PUBLISHABLE_KEY, {
     realtime: { transport: WebSocket as never },
-    auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, flowType: opts.flowType ?? 'implicit' },
+    auth: {
+      persistSession: false,
+      autoRefreshToken: false,
+      detectSessionInUrl: false,
+      flowType: opts.flowType ?? 'implicit',
+    },
   });
 }
 

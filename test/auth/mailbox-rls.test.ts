@@ -92,26 +92,45 @@ describe('row-level security with auth.uid()', () => {
     for (const name of ['alice', 'bob']) {
       const { data } = await client(h).auth.signUp({ email: uniqueEmail(name), password: goodPassword() });
       const { payload } = await jwtVerify(data.session!.access_token, jwks, { currentDate: h.clock.now() });
-      users.push({ name, id: data.user!.id, caller: { role: 'authenticated' as const, claims: payload as Record<string, unknown> } });
+      users.push({
+        name,
+        id: data.user!.id,
+        caller: { role: 'authenticated' as const, claims: payload as Record<string, unknown> },
+      });
     }
     const project = (await h.hearth.registry.defaultProject())!;
     for (const u of users) {
-      await withRole(project.sql, u.caller, (tx) => tx`insert into public.notes (body) values (${`note of ${u.name}`})`);
+      await withRole(
+        project.sql,
+        u.caller,
+        (tx) => tx`insert into public.notes (body) values (${`note of ${u.name}`})`,
+      );
     }
     for (const u of users) {
       const rows = await withRole(project.sql, u.caller, (tx) => tx`select owner, body from public.notes`);
-      assert.deepEqual(rows.map((r) => [r.owner, r.body]), [[u.id, `note of ${u.name}`]]);
+      assert.deepEqual(
+        rows.map((r) => [r.owner, r.body]),
+        [[u.id, `note of ${u.name}`]],
+      );
     }
     const [alice, bob] = users;
     await assert.rejects(
-      withRole(project.sql, alice!.caller, (tx) => tx`insert into public.notes (owner, body) values (${bob!.id}, 'forged')`),
+      withRole(
+        project.sql,
+        alice!.caller,
+        (tx) => tx`insert into public.notes (owner, body) values (${bob!.id}, 'forged')`,
+      ),
       /row-level security/,
     );
-    const anon = await withRole(project.sql, { role: 'anon', claims: { role: 'anon' } }, (tx) => tx`select * from public.notes`);
+    const anon = await withRole(
+      project.sql,
+      { role: 'anon', claims: { role: 'anon' } },
+      (tx) => tx`select * from public.notes`,
+    );
     assert.equal(anon.length, 0);
   });
 
-  test('a deleted user\'s still-valid access token gets 403 user_not_found on /user (GoTrue\'s answer)', async () => {
+  test("a deleted user's still-valid access token gets 403 user_not_found on /user (GoTrue's answer)", async () => {
     const { data } = await client(h).auth.signUp({ email: uniqueEmail('gone'), password: goodPassword() });
     const project = (await h.hearth.registry.defaultProject())!;
     await project.sql`delete from auth.users where id = ${data.user!.id}`;

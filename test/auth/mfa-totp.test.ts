@@ -32,7 +32,9 @@ async function signUp(): Promise<{ token: string; email: string; password: strin
 }
 
 const codeAt = (secret: string, at: number) =>
-  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at });
+  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
+    timestamp: at,
+  });
 
 /** Moves the test clock to the middle of a 30-second step, so ±15 s of work never crosses a step edge. */
 function centreOfStep(): number {
@@ -75,7 +77,12 @@ describe('TOTP enrolment', () => {
     assert.ok(!String(row!.secret_sealed).includes(f.totp.secret));
     const user = await authApi(h, 'GET', '/user', { token: u.token });
     assert.deepEqual(
-      user.body.factors.map((x: { id: string; factor_type: string; status: string; friendly_name: string }) => [x.id, x.factor_type, x.status, x.friendly_name]),
+      user.body.factors.map((x: { id: string; factor_type: string; status: string; friendly_name: string }) => [
+        x.id,
+        x.factor_type,
+        x.status,
+        x.friendly_name,
+      ]),
       [[f.id, 'totp', 'unverified', 'phone']],
     );
   });
@@ -89,7 +96,10 @@ describe('TOTP enrolment', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error_code, 'validation_failed');
     await enrol(u.token, 'same');
-    const dup = await authApi(h, 'POST', '/factors', { token: u.token, body: { factor_type: 'totp', friendly_name: 'same' } });
+    const dup = await authApi(h, 'POST', '/factors', {
+      token: u.token,
+      body: { factor_type: 'totp', friendly_name: 'same' },
+    });
     assert.equal(dup.status, 422);
     assert.equal(dup.body.error_code, 'mfa_factor_name_conflict');
   });
@@ -104,14 +114,19 @@ describe('TOTP verification', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const claims = decodeJwt(res.body.access_token);
     assert.equal(claims.aal, 'aal2');
-    assert.deepEqual((claims.amr as { method: string }[]).map((a) => a.method), ['totp', 'password']);
+    assert.deepEqual(
+      (claims.amr as { method: string }[]).map((a) => a.method),
+      ['totp', 'password'],
+    );
     assert.notEqual(claims.session_id, decodeJwt(u.token).session_id);
     // Session payloads list the user's factors as GET /user does (supabase-js reads session.user.factors).
     const user = await authApi(h, 'GET', '/user', { token: res.body.access_token });
     assert.equal(user.body.factors[0].status, 'verified');
     assert.deepEqual(res.body.user.factors, user.body.factors);
     // The refreshed token keeps aal2.
-    const refreshed = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: res.body.refresh_token } });
+    const refreshed = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: res.body.refresh_token },
+    });
     assert.equal(decodeJwt(refreshed.body.access_token).aal, 'aal2');
   });
 
@@ -149,32 +164,55 @@ describe('TOTP verification', () => {
     assert.match(c.body.id, /^[0-9a-f-]{36}$/);
     assert.equal(c.body.expires_at, Math.floor(now / 1000) + 300);
     for (let i = 0; i < 5; i++) {
-      const wrong = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: u.token, body: { challenge_id: c.body.id, code: '000000' === codeAt(f.totp.secret, now) ? '111111' : '000000' } });
+      const wrong = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+        token: u.token,
+        body: { challenge_id: c.body.id, code: '000000' === codeAt(f.totp.secret, now) ? '111111' : '000000' },
+      });
       assert.equal(wrong.body.error_code, 'mfa_verification_failed');
     }
-    const locked = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: u.token, body: { challenge_id: c.body.id, code: codeAt(f.totp.secret, now) } });
+    const locked = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+      token: u.token,
+      body: { challenge_id: c.body.id, code: codeAt(f.totp.secret, now) },
+    });
     assert.equal(locked.status, 422);
     assert.equal(locked.body.error_code, 'mfa_challenge_expired');
 
     const late = await authApi(h, 'POST', `/factors/${f.id}/challenge`, { token: u.token });
     h.clock.advance(5 * 60_000 + 1000);
-    const expired = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: u.token, body: { challenge_id: late.body.id, code: codeAt(f.totp.secret, h.clock.now().getTime()) } });
+    const expired = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+      token: u.token,
+      body: { challenge_id: late.body.id, code: codeAt(f.totp.secret, h.clock.now().getTime()) },
+    });
     assert.equal(expired.body.error_code, 'mfa_challenge_expired');
 
     const t = centreOfStep();
     const once = await authApi(h, 'POST', `/factors/${f.id}/challenge`, { token: u.token });
-    const ok = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: u.token, body: { challenge_id: once.body.id, code: codeAt(f.totp.secret, t) } });
+    const ok = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+      token: u.token,
+      body: { challenge_id: once.body.id, code: codeAt(f.totp.secret, t) },
+    });
     assert.equal(ok.status, 200);
-    const again = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: ok.body.access_token, body: { challenge_id: once.body.id, code: codeAt(f.totp.secret, t + STEP) } });
+    const again = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+      token: ok.body.access_token,
+      body: { challenge_id: once.body.id, code: codeAt(f.totp.secret, t + STEP) },
+    });
     assert.equal(again.body.error_code, 'mfa_challenge_expired');
 
-    const unknownChallenge = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: ok.body.access_token, body: { challenge_id: crypto.randomUUID(), code: '123456' } });
+    const unknownChallenge = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+      token: ok.body.access_token,
+      body: { challenge_id: crypto.randomUUID(), code: '123456' },
+    });
     assert.equal(unknownChallenge.status, 404);
     assert.equal(unknownChallenge.body.error_code, 'mfa_factor_not_found'); // GoTrue's code for an unknown challenge
-    const unknownFactor = await authApi(h, 'POST', `/factors/${crypto.randomUUID()}/challenge`, { token: ok.body.access_token });
+    const unknownFactor = await authApi(h, 'POST', `/factors/${crypto.randomUUID()}/challenge`, {
+      token: ok.body.access_token,
+    });
     assert.equal(unknownFactor.status, 404);
     assert.equal(unknownFactor.body.error_code, 'mfa_factor_not_found');
-    const badCode = await authApi(h, 'POST', `/factors/${f.id}/verify`, { token: ok.body.access_token, body: { challenge_id: once.body.id, code: 'abc' } });
+    const badCode = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+      token: ok.body.access_token,
+      body: { challenge_id: once.body.id, code: 'abc' },
+    });
     assert.equal(badCode.status, 400);
     // Spent and expired challenges are purged a day after they expire.
     const project = (await h.hearth.registry.defaultProject())!;
@@ -204,7 +242,10 @@ describe('TOTP verification', () => {
     const res = await verify(u.token, f.id, codeAt(f.totp.secret, centreOfStep()));
     const read = async (token: string) => {
       for (let i = 0; ; i++) {
-        const r = await h.api('GET', '/rest/v1/vault?select=note', { token, headers: { apikey: h.info.PUBLISHABLE_KEY } });
+        const r = await h.api('GET', '/rest/v1/vault?select=note', {
+          token,
+          headers: { apikey: h.info.PUBLISHABLE_KEY },
+        });
         if (r.status !== 404 || i > 50) return r;
         await new Promise((x) => setTimeout(x, 100)); // the schema cache reloads asynchronously
       }
@@ -212,7 +253,9 @@ describe('TOTP verification', () => {
     const aal2 = await read(res.body.access_token);
     assert.equal(aal2.status, 200);
     assert.deepEqual(aal2.body, [{ note: 'secret' }]);
-    const aal1 = await authApi(h, 'POST', '/token?grant_type=password', { body: { email: u.email, password: u.password } });
+    const aal1 = await authApi(h, 'POST', '/token?grant_type=password', {
+      body: { email: u.email, password: u.password },
+    });
     assert.deepEqual((await read(aal1.body.access_token)).body, []);
   });
 
@@ -220,7 +263,9 @@ describe('TOTP verification', () => {
     const u = await signUp();
     const f = await enrol(u.token);
     const stepped = await verify(u.token, f.id, codeAt(f.totp.secret, centreOfStep()));
-    const aal1 = await authApi(h, 'POST', '/token?grant_type=password', { body: { email: u.email, password: u.password } });
+    const aal1 = await authApi(h, 'POST', '/token?grant_type=password', {
+      body: { email: u.email, password: u.password },
+    });
     const refused = await authApi(h, 'DELETE', `/factors/${f.id}`, { token: aal1.body.access_token });
     assert.equal(refused.status, 422); // GoTrue's status for this refusal
     assert.equal(refused.body.error_code, 'insufficient_aal');
@@ -252,7 +297,10 @@ describe('supabase-js mfa client', () => {
     const aal = await sb.auth.mfa.getAuthenticatorAssuranceLevel();
     assert.equal(aal.data!.currentLevel, 'aal2');
     const list = await sb.auth.mfa.listFactors();
-    assert.deepEqual(list.data!.totp.map((f) => f.id), [enrolled.data!.id]);
+    assert.deepEqual(
+      list.data!.totp.map((f) => f.id),
+      [enrolled.data!.id],
+    );
     const un = await sb.auth.mfa.unenroll({ factorId: enrolled.data!.id });
     assert.equal(un.error, null);
     assert.deepEqual((await sb.auth.mfa.listFactors()).data!.all, []);

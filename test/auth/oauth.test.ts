@@ -38,7 +38,10 @@ const enableProvider = () =>
 
 /** GET /authorize → provider → Hearth's callback → the final redirect (Location). */
 async function socialSignIn(login: string, query: Record<string, string> = {}): Promise<URL> {
-  const start = await fetch(`${h.info.BASE_URL}/auth/v1/authorize?${new URLSearchParams({ provider: 'oidc', redirect_to: APP, ...query })}`, { redirect: 'manual' });
+  const start = await fetch(
+    `${h.info.BASE_URL}/auth/v1/authorize?${new URLSearchParams({ provider: 'oidc', redirect_to: APP, ...query })}`,
+    { redirect: 'manual' },
+  );
   assert.equal(start.status, 302, await start.clone().text());
   return followToApp(start.headers.get('location')!, login);
 }
@@ -82,7 +85,10 @@ describe('before configuration', () => {
 
 describe('social sign-in', () => {
   test('authorize redirects to the provider with state, nonce and S256 PKCE; the callback signs a new user in', async () => {
-    const start = await fetch(`${h.info.BASE_URL}/auth/v1/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`, { redirect: 'manual' });
+    const start = await fetch(
+      `${h.info.BASE_URL}/auth/v1/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`,
+      { redirect: 'manual' },
+    );
     assert.equal(start.status, 302);
     const to = new URL(start.headers.get('location')!);
     assert.equal(to.origin, op.issuer);
@@ -102,7 +108,10 @@ describe('social sign-in', () => {
     assert.ok(f.get('refresh_token'));
     const claims = decodeJwt(f.get('access_token')!);
     assert.equal(claims.email, 'alice@oidc.test');
-    assert.deepEqual((claims.amr as { method: string }[]).map((a) => a.method), ['oauth']);
+    assert.deepEqual(
+      (claims.amr as { method: string }[]).map((a) => a.method),
+      ['oauth'],
+    );
     const user = await authApi(h, 'GET', '/user', { token: f.get('access_token')! });
     assert.equal(user.body.email, 'alice@oidc.test');
     assert.equal(user.body.identities.length, 1);
@@ -122,7 +131,10 @@ describe('social sign-in', () => {
     const linked = await socialSignIn('bob-oidc');
     assert.equal(decodeJwt(fragment(linked).get('access_token')!).sub, bob.id);
     const user = await authApi(h, 'GET', '/user', { token: bob.token });
-    assert.deepEqual(user.body.identities.map((i: { id: string }) => i.id), ['bob-oidc']);
+    assert.deepEqual(
+      user.body.identities.map((i: { id: string }) => i.id),
+      ['bob-oidc'],
+    );
 
     const carol = await passwordUser(uniqueEmail('carol'));
     person('carol-oidc', carol.email, false);
@@ -141,18 +153,28 @@ describe('social sign-in', () => {
     const landed = await socialSignIn('pkce-user', { code_challenge: challenge, code_challenge_method: 's256' });
     assert.equal(landed.hash, '');
     const code = landed.searchParams.get('code')!;
-    const res = await authApi(h, 'POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: verifier } });
+    const res = await authApi(h, 'POST', '/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: verifier },
+    });
     assert.equal(res.status, 200);
     assert.equal(res.body.user.email, 'pkce@oidc.test');
-    assert.deepEqual((decodeJwt(res.body.access_token).amr as { method: string }[]).map((a) => a.method), ['oauth']);
-    const twice = await authApi(h, 'POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: verifier } });
+    assert.deepEqual(
+      (decodeJwt(res.body.access_token).amr as { method: string }[]).map((a) => a.method),
+      ['oauth'],
+    );
+    const twice = await authApi(h, 'POST', '/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: verifier },
+    });
     assert.equal(twice.body.error_code, 'flow_state_not_found');
   });
 
   test('supabase-js signInWithOAuth (PKCE) and exchangeCodeForSession', async () => {
     person('sbjs', 'sbjs@oidc.test');
     const sb = client(h, { flowType: 'pkce' });
-    const { data, error } = await sb.auth.signInWithOAuth({ provider: 'oidc' as never, options: { redirectTo: APP, skipBrowserRedirect: true } });
+    const { data, error } = await sb.auth.signInWithOAuth({
+      provider: 'oidc' as never,
+      options: { redirectTo: APP, skipBrowserRedirect: true },
+    });
     assert.equal(error, null);
     const start = await fetch(data.url!, { redirect: 'manual' });
     assert.equal(start.status, 302);
@@ -163,7 +185,11 @@ describe('social sign-in', () => {
   });
 
   test('refusals: a redirect_to off the allowlist is 400 bad_redirect; an unknown state returns to site_url with bad_oauth_state; a provider error is passed on', async () => {
-    const bad = await authApi(h, 'GET', `/authorize?provider=oidc&redirect_to=${encodeURIComponent('https://evil.test/')}`);
+    const bad = await authApi(
+      h,
+      'GET',
+      `/authorize?provider=oidc&redirect_to=${encodeURIComponent('https://evil.test/')}`,
+    );
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error_code, 'bad_redirect');
     const forged = await fetch(`${h.info.BASE_URL}/auth/v1/callback?code=abc&state=forged`, { redirect: 'manual' });
@@ -171,9 +197,15 @@ describe('social sign-in', () => {
     const to = new URL(forged.headers.get('location')!);
     assert.equal(to.origin, 'http://localhost:3000');
     assert.equal(fragment(to).get('error_code'), 'bad_oauth_state');
-    const start = await fetch(`${h.info.BASE_URL}/auth/v1/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`, { redirect: 'manual' });
+    const start = await fetch(
+      `${h.info.BASE_URL}/auth/v1/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`,
+      { redirect: 'manual' },
+    );
     const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-    const denied = await fetch(`${h.info.BASE_URL}/auth/v1/callback?error=access_denied&error_description=nope&state=${state}`, { redirect: 'manual' });
+    const denied = await fetch(
+      `${h.info.BASE_URL}/auth/v1/callback?error=access_denied&error_description=nope&state=${state}`,
+      { redirect: 'manual' },
+    );
     const deniedTo = new URL(denied.headers.get('location')!);
     assert.equal(deniedTo.origin + deniedTo.pathname, APP);
     assert.equal(fragment(deniedTo).get('error'), 'access_denied');
@@ -185,7 +217,12 @@ describe('identity linking', () => {
   test('link, list in GET /user, unlink; the last sign-in method cannot be unlinked', async () => {
     const dave = await passwordUser(uniqueEmail('dave'));
     person('dave-oidc', 'dave-other@oidc.test');
-    const link = await authApi(h, 'GET', `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`, { token: dave.token });
+    const link = await authApi(
+      h,
+      'GET',
+      `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`,
+      { token: dave.token },
+    );
     assert.equal(link.status, 200);
     assert.ok(link.body.url.startsWith(op.issuer));
     const landed = await followToApp(link.body.url, 'dave-oidc');
@@ -205,7 +242,9 @@ describe('identity linking', () => {
     person('solo', 'solo@oidc.test');
     const solo = fragment(await socialSignIn('solo')).get('access_token')!;
     const soloUser = await authApi(h, 'GET', '/user', { token: solo });
-    const last = await authApi(h, 'DELETE', `/user/identities/${soloUser.body.identities[0].identity_id}`, { token: solo });
+    const last = await authApi(h, 'DELETE', `/user/identities/${soloUser.body.identities[0].identity_id}`, {
+      token: solo,
+    });
     assert.equal(last.status, 422);
     assert.equal(last.body.error_code, 'single_identity_not_deletable');
   });
@@ -213,14 +252,23 @@ describe('identity linking', () => {
   test('DELETE /user/identities/{id} also takes the `id` GET /user shows for the identity (SPEC 4.1 names it {id})', async () => {
     const gina = await passwordUser(uniqueEmail('gina'));
     person('gina-oidc', 'gina-other@oidc.test');
-    const link = await authApi(h, 'GET', `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`, { token: gina.token });
+    const link = await authApi(
+      h,
+      'GET',
+      `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`,
+      { token: gina.token },
+    );
     await followToApp(link.body.url, 'gina-oidc');
     const [identity] = (await authApi(h, 'GET', '/user', { token: gina.token })).body.identities;
     assert.equal(identity.id, 'gina-oidc');
-    const removed = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, { token: gina.token });
+    const removed = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, {
+      token: gina.token,
+    });
     assert.equal(removed.status, 200);
     assert.deepEqual((await authApi(h, 'GET', '/user', { token: gina.token })).body.identities, []);
-    const gone = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, { token: gina.token });
+    const gone = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, {
+      token: gina.token,
+    });
     assert.equal(gone.status, 422);
     assert.equal(gone.body.error_code, 'identity_not_found');
   });
@@ -229,7 +277,12 @@ describe('identity linking', () => {
     person('taken', 'taken@oidc.test');
     const owner = decodeJwt(fragment(await socialSignIn('taken')).get('access_token')!).sub;
     const eve = await passwordUser(uniqueEmail('eve'));
-    const link = await authApi(h, 'GET', `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`, { token: eve.token });
+    const link = await authApi(
+      h,
+      'GET',
+      `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`,
+      { token: eve.token },
+    );
     const landed = await followToApp(link.body.url, 'taken');
     assert.equal(fragment(landed).get('error_code'), 'identity_already_exists');
     assert.equal(fragment(landed).get('access_token'), null);
@@ -242,7 +295,12 @@ describe('identity linking', () => {
     const guest = await authApi(h, 'POST', '/signup', { body: {} });
     assert.equal(guest.body.user.is_anonymous, true);
     person('frank', 'frank@oidc.test');
-    const link = await authApi(h, 'GET', `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`, { token: guest.body.access_token });
+    const link = await authApi(
+      h,
+      'GET',
+      `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`,
+      { token: guest.body.access_token },
+    );
     const landed = await followToApp(link.body.url, 'frank');
     const claims = decodeJwt(fragment(landed).get('access_token')!);
     assert.equal(claims.sub, guest.body.user.id);

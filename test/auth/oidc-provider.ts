@@ -34,7 +34,15 @@ export async function startProvider(redirectUris: string[]): Promise<TestProvide
   const clientId = 'hearth-test';
   const secret = 'a-client-secret-for-tests-only-0123456789';
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: secret, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: secret,
+        redirect_uris: redirectUris,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: ['oidc-test-cookie-key'] },
     pkce: { required: () => true },
@@ -75,10 +83,13 @@ export async function startProvider(redirectUris: string[]): Promise<TestProvide
         continue;
       }
       const page = await res.text();
-      if (res.status !== 200 || !/\/interaction\//.test(url)) throw new Error(`provider answered ${res.status} at ${url}: ${page.slice(0, 300)}`);
+      if (res.status !== 200 || !/\/interaction\//.test(url))
+        throw new Error(`provider answered ${res.status} at ${url}: ${page.slice(0, 300)}`);
       // The dev interaction pages: a login form, then a consent form; both post back to the same URL.
       method = 'POST';
-      body = page.includes('name="login"') ? new URLSearchParams({ prompt: 'login', login, password: 'x' }).toString() : 'prompt=consent';
+      body = page.includes('name="login"')
+        ? new URLSearchParams({ prompt: 'login', login, password: 'x' }).toString()
+        : 'prompt=consent';
     }
     throw new Error('too many redirects at the provider');
   }
@@ -89,9 +100,10 @@ export async function startProvider(redirectUris: string[]): Promise<TestProvide
     secret,
     people,
     signIn,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -29,7 +29,11 @@ const amrOf = (token: string) => (decodeJwt(token).amr as { method: string }[]).
 
 /** POST without any key or token (the passkey sign-in routes are public). */
 async function publicPost(base: string, path: string, body: unknown) {
-  const res = await fetch(`${base}/auth/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}/auth/v1${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -37,22 +41,36 @@ let user: { id: string; token: string; factorId: string };
 
 describe('before the relying party is configured', () => {
   test('passkey enrolment and sign-in options answer 422 webauthn_not_configured', async () => {
-    const signUp = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail('pk'), password: goodPassword() } });
-    const enrol = await authApi(h, 'POST', '/factors', { token: signUp.body.access_token, body: { factor_type: 'webauthn' } });
+    const signUp = await authApi(h, 'POST', '/signup', {
+      body: { email: uniqueEmail('pk'), password: goodPassword() },
+    });
+    const enrol = await authApi(h, 'POST', '/factors', {
+      token: signUp.body.access_token,
+      body: { factor_type: 'webauthn' },
+    });
     assert.equal(enrol.status, 422);
     assert.equal(enrol.body.error_code, 'webauthn_not_configured');
     const options = await publicPost(h.info.BASE_URL, '/webauthn/authenticate/options', {});
     assert.equal(options.status, 422);
     assert.equal(options.body.error_code, 'webauthn_not_configured');
-    await configureAuth(h, { webauthn_rp_id: 'localhost', webauthn_rp_display_name: 'Hearth test', webauthn_rp_origins: browser.origin });
+    await configureAuth(h, {
+      webauthn_rp_id: 'localhost',
+      webauthn_rp_display_name: 'Hearth test',
+      webauthn_rp_origins: browser.origin,
+    });
   });
 });
 
 describe('passkeys', () => {
   test('register through a factor challenge (credential_creation_options) and verify: an aal2 session with amr webauthn', async () => {
-    const signUp = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail('pk'), password: goodPassword() } });
+    const signUp = await authApi(h, 'POST', '/signup', {
+      body: { email: uniqueEmail('pk'), password: goodPassword() },
+    });
     const token = signUp.body.access_token;
-    const enrol = await authApi(h, 'POST', '/factors', { token, body: { factor_type: 'webauthn', friendly_name: 'laptop' } });
+    const enrol = await authApi(h, 'POST', '/factors', {
+      token,
+      body: { factor_type: 'webauthn', friendly_name: 'laptop' },
+    });
     assert.equal(enrol.status, 200);
     assert.equal(enrol.body.type, 'webauthn');
     const challenge = await authApi(h, 'POST', `/factors/${enrol.body.id}/challenge`, { token });
@@ -63,12 +81,18 @@ describe('passkeys', () => {
     assert.equal(options.authenticatorSelection.residentKey, 'required');
     assert.equal(options.authenticatorSelection.userVerification, 'required');
     const credential = await browser.register(options);
-    const verified = await authApi(h, 'POST', `/factors/${enrol.body.id}/verify`, { token, body: { challenge_id: challenge.body.id, credential } });
+    const verified = await authApi(h, 'POST', `/factors/${enrol.body.id}/verify`, {
+      token,
+      body: { challenge_id: challenge.body.id, credential },
+    });
     assert.equal(verified.status, 200, JSON.stringify(verified.body));
     assert.equal(decodeJwt(verified.body.access_token).aal, 'aal2');
     assert.deepEqual(amrOf(verified.body.access_token), ['webauthn', 'password']);
     const me = await authApi(h, 'GET', '/user', { token: verified.body.access_token });
-    assert.deepEqual(me.body.factors.map((f: { factor_type: string; status: string }) => [f.factor_type, f.status]), [['webauthn', 'verified']]);
+    assert.deepEqual(
+      me.body.factors.map((f: { factor_type: string; status: string }) => [f.factor_type, f.status]),
+      [['webauthn', 'verified']],
+    );
     user = { id: signUp.body.user.id, token: verified.body.access_token, factorId: enrol.body.id };
   });
 
@@ -78,7 +102,10 @@ describe('passkeys', () => {
     assert.equal(options.allowCredentials.length, 1);
     assert.equal(options.userVerification, 'required');
     const credential = await browser.authenticate(options);
-    const res = await authApi(h, 'POST', `/factors/${user.factorId}/verify`, { token: user.token, body: { challenge_id: challenge.body.id, credential } });
+    const res = await authApi(h, 'POST', `/factors/${user.factorId}/verify`, {
+      token: user.token,
+      body: { challenge_id: challenge.body.id, credential },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(decodeJwt(res.body.access_token).aal, 'aal2');
     user.token = res.body.access_token;
@@ -90,14 +117,20 @@ describe('passkeys', () => {
     assert.deepEqual(options.body.credential_request_options.allowCredentials, []);
     assert.equal(options.body.credential_request_options.userVerification, 'required');
     const credential = await browser.authenticate(options.body.credential_request_options);
-    const res = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', { challenge_id: options.body.id, credential });
+    const res = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', {
+      challenge_id: options.body.id,
+      credential,
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const claims = decodeJwt(res.body.access_token);
     assert.equal(claims.sub, user.id);
     assert.equal(claims.aal, 'aal1');
     assert.deepEqual(amrOf(res.body.access_token), ['webauthn']);
     // The challenge is single use.
-    const again = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', { challenge_id: options.body.id, credential });
+    const again = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', {
+      challenge_id: options.body.id,
+      credential,
+    });
     assert.equal(again.status, 422);
     assert.equal(again.body.error_code, 'mfa_challenge_expired');
   });
@@ -108,7 +141,10 @@ describe('passkeys', () => {
     const sig = Buffer.from(credential.response.signature, 'base64url');
     sig[sig.length - 1] ^= 0xff;
     const forged = { ...credential, response: { ...credential.response, signature: sig.toString('base64url') } };
-    const res = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', { challenge_id: options.body.id, credential: forged });
+    const res = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', {
+      challenge_id: options.body.id,
+      credential: forged,
+    });
     assert.equal(res.status, 422);
     assert.equal(res.body.error_code, 'mfa_verification_failed');
     assert.match(res.body.msg, /signature/i);
@@ -118,8 +154,19 @@ describe('passkeys', () => {
     const earlyCredential = await browser.authenticate(early.body.credential_request_options);
     const late = await publicPost(h.info.BASE_URL, '/webauthn/authenticate/options', {});
     const lateCredential = await browser.authenticate(late.body.credential_request_options);
-    assert.equal((await publicPost(h.info.BASE_URL, '/webauthn/authenticate', { challenge_id: late.body.id, credential: lateCredential })).status, 200);
-    const stale = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', { challenge_id: early.body.id, credential: earlyCredential });
+    assert.equal(
+      (
+        await publicPost(h.info.BASE_URL, '/webauthn/authenticate', {
+          challenge_id: late.body.id,
+          credential: lateCredential,
+        })
+      ).status,
+      200,
+    );
+    const stale = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', {
+      challenge_id: early.body.id,
+      credential: earlyCredential,
+    });
     assert.equal(stale.status, 422);
     assert.match(stale.body.msg, /counter/i);
   });
@@ -128,11 +175,17 @@ describe('passkeys', () => {
     await browser.setUserVerified(false);
     try {
       const options = await publicPost(h.info.BASE_URL, '/webauthn/authenticate/options', {});
-      await assert.rejects(browser.authenticate(options.body.credential_request_options), /NotAllowedError|not allowed/i);
+      await assert.rejects(
+        browser.authenticate(options.body.credential_request_options),
+        /NotAllowedError|not allowed/i,
+      );
       // A page that asks the authenticator not to verify gets an assertion without the UV flag; the server requires it.
       const relaxed = { ...options.body.credential_request_options, userVerification: 'discouraged' };
       const credential = await browser.authenticate(relaxed);
-      const res = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', { challenge_id: options.body.id, credential });
+      const res = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', {
+        challenge_id: options.body.id,
+        credential,
+      });
       assert.equal(res.status, 422);
       assert.equal(res.body.error_code, 'mfa_verification_failed');
       assert.match(res.body.msg, /verif/i);
@@ -145,12 +198,17 @@ describe('passkeys', () => {
     const orgs = await h.api('GET', '/v1/organizations');
     const second = await h.api('POST', '/v1/projects', { body: { name: 'Other', organization_id: orgs.body[0].id } });
     assert.equal(second.status, 201);
-    const patch = await h.api('PATCH', `/v1/projects/${second.body.ref}/config/auth`, { body: { webauthn_rp_id: 'localhost', webauthn_rp_origins: browser.origin } });
+    const patch = await h.api('PATCH', `/v1/projects/${second.body.ref}/config/auth`, {
+      body: { webauthn_rp_id: 'localhost', webauthn_rp_origins: browser.origin },
+    });
     assert.equal(patch.status, 200);
     const options = await publicPost(second.body.base_url, '/webauthn/authenticate/options', {});
     assert.equal(options.status, 200);
     const credential = await browser.authenticate(options.body.credential_request_options);
-    const res = await publicPost(second.body.base_url, '/webauthn/authenticate', { challenge_id: options.body.id, credential });
+    const res = await publicPost(second.body.base_url, '/webauthn/authenticate', {
+      challenge_id: options.body.id,
+      credential,
+    });
     assert.equal(res.status, 400);
     assert.equal(res.body.error_code, 'invalid_credentials');
   });
@@ -159,7 +217,10 @@ describe('passkeys', () => {
     const missing = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', { challenge_id: crypto.randomUUID() });
     assert.equal(missing.status, 400);
     assert.equal(missing.body.error_code, 'validation_failed');
-    const unknown = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', { challenge_id: crypto.randomUUID(), credential: { id: 'x', response: {} } });
+    const unknown = await publicPost(h.info.BASE_URL, '/webauthn/authenticate', {
+      challenge_id: crypto.randomUUID(),
+      credential: { id: 'x', response: {} },
+    });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error_code, 'mfa_challenge_not_found');
   });

@@ -20,7 +20,11 @@ describe('sign-up and password sign-in through supabase-js', () => {
   test('signUp returns a session whose access token carries the documented claims and verifies against the JWKS', async () => {
     const sb = client(h);
     const email = uniqueEmail();
-    const { data, error } = await sb.auth.signUp({ email, password: goodPassword(), options: { data: { name: 'Ada' } } });
+    const { data, error } = await sb.auth.signUp({
+      email,
+      password: goodPassword(),
+      options: { data: { name: 'Ada' } },
+    });
     assert.equal(error, null);
     const s = data.session!;
     assert.equal(s.token_type, 'bearer');
@@ -40,7 +44,10 @@ describe('sign-up and password sign-in through supabase-js', () => {
     assert.equal(payload.iss, `${h.info.BASE_URL}/auth/v1`);
     assert.equal((payload.exp as number) - (payload.iat as number), 3600);
     assert.equal(typeof payload.session_id, 'string');
-    assert.deepEqual((payload.amr as { method: string }[]).map((a) => a.method), ['password']);
+    assert.deepEqual(
+      (payload.amr as { method: string }[]).map((a) => a.method),
+      ['password'],
+    );
   });
 
   test('signInWithPassword works; a wrong password and an unknown address give the same 400 invalid_credentials', async () => {
@@ -51,7 +58,10 @@ describe('sign-up and password sign-in through supabase-js', () => {
     const ok = await sb.auth.signInWithPassword({ email: email.toUpperCase(), password });
     assert.equal(ok.error, null);
     assert.equal(ok.data.user!.email, email);
-    for (const attempt of [{ email, password: 'not-the-password-1' }, { email: uniqueEmail('ghost'), password }]) {
+    for (const attempt of [
+      { email, password: 'not-the-password-1' },
+      { email: uniqueEmail('ghost'), password },
+    ]) {
       const res = await authApi(h, 'POST', '/token?grant_type=password', { body: attempt });
       assert.equal(res.status, 400);
       assert.equal(res.body.error.code, 'invalid_credentials');
@@ -80,7 +90,9 @@ describe('sign-up and password sign-in through supabase-js', () => {
       assert.equal(res.status, 400, password);
       assert.equal(res.body.error.code, 'leaked_password');
     }
-    const exact = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: `${'x'.repeat(118)}Q1w2e3r4t!` } });
+    const exact = await authApi(h, 'POST', '/signup', {
+      body: { email: uniqueEmail(), password: `${'x'.repeat(118)}Q1w2e3r4t!` },
+    });
     assert.equal(exact.status, 201);
   });
 
@@ -103,7 +115,11 @@ describe('sign-up and password sign-in through supabase-js', () => {
       assert.equal(res.status, 400, `${path} ${JSON.stringify(body)}`);
       assert.equal(res.body.error.code, code, `${path} ${JSON.stringify(body)}`);
     }
-    const badJson = await h.api('POST', '/auth/v1/signup', { raw: '{"email":', token: h.info.PUBLISHABLE_KEY, headers: { 'content-type': 'application/json' } });
+    const badJson = await h.api('POST', '/auth/v1/signup', {
+      raw: '{"email":',
+      token: h.info.PUBLISHABLE_KEY,
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(badJson.status, 400);
     assert.equal(badJson.body.error.code, 'invalid_request');
   });
@@ -136,10 +152,14 @@ describe('refresh tokens', () => {
 
   test('grant_type in the body works; unknown tokens are 401 invalid_grant', async () => {
     const { data } = await client(h).auth.signUp({ email: uniqueEmail(), password: goodPassword() });
-    const ok = await authApi(h, 'POST', '/token', { body: { grant_type: 'refresh_token', refresh_token: data.session!.refresh_token } });
+    const ok = await authApi(h, 'POST', '/token', {
+      body: { grant_type: 'refresh_token', refresh_token: data.session!.refresh_token },
+    });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.user.id, data.user!.id);
-    const unknown = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: 'x'.repeat(40) } });
+    const unknown = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: 'x'.repeat(40) },
+    });
     assert.equal(unknown.status, 401);
     assert.equal(unknown.body.error.code, 'invalid_grant');
   });
@@ -153,10 +173,14 @@ describe('refresh tokens', () => {
       const expired = await authApi(h, 'GET', '/user', { token });
       assert.equal(expired.status, 401);
       assert.equal(expired.body.error.code, 'bad_jwt');
-      const refreshed = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: data.session!.refresh_token } });
+      const refreshed = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+        body: { refresh_token: data.session!.refresh_token },
+      });
       assert.equal(refreshed.status, 200);
       h.clock.advance(30 * 24 * HOUR + 1000);
-      const late = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: refreshed.body.refresh_token } });
+      const late = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+        body: { refresh_token: refreshed.body.refresh_token },
+      });
       assert.equal(late.status, 401);
       assert.equal(late.body.error.code, 'invalid_grant');
     } finally {
@@ -175,9 +199,13 @@ describe('logout', () => {
     const sa = (await a.auth.signInWithPassword({ email, password })).data.session!;
     const sb = (await b.auth.signInWithPassword({ email, password })).data.session!;
     assert.equal((await a.auth.signOut({ scope: 'local' })).error, null);
-    const refreshA = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: sa.refresh_token } });
+    const refreshA = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: sa.refresh_token },
+    });
     assert.equal(refreshA.status, 401);
-    const refreshB = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: sb.refresh_token } });
+    const refreshB = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: sb.refresh_token },
+    });
     assert.equal(refreshB.status, 200);
     assert.equal((await authApi(h, 'GET', '/user', { token: sa.access_token })).status, 200);
   });
@@ -188,7 +216,9 @@ describe('logout', () => {
     assert.equal(res.status, 204);
     const again = await authApi(h, 'POST', '/logout', { body: { refresh_token: data.session!.refresh_token } });
     assert.equal(again.status, 204);
-    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: data.session!.refresh_token } });
+    const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: data.session!.refresh_token },
+    });
     assert.equal(refresh.status, 401);
   });
 
@@ -197,12 +227,15 @@ describe('logout', () => {
     const password = goodPassword();
     await client(h).auth.signUp({ email, password });
     const sessions = [];
-    for (let i = 0; i < 3; i++) sessions.push((await client(h).auth.signInWithPassword({ email, password })).data.session!);
+    for (let i = 0; i < 3; i++)
+      sessions.push((await client(h).auth.signInWithPassword({ email, password })).data.session!);
     const c = client(h);
     await c.auth.setSession({ access_token: sessions[0]!.access_token, refresh_token: sessions[0]!.refresh_token });
     assert.equal((await c.auth.signOut({ scope: 'global' })).error, null);
     for (const s of sessions.slice(1)) {
-      const r = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: s.refresh_token } });
+      const r = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+        body: { refresh_token: s.refresh_token },
+      });
       assert.equal(r.status, 401);
       assert.equal(r.body.error.code, 'invalid_grant');
     }
@@ -215,7 +248,11 @@ describe('logout', () => {
 describe('the user', () => {
   test('getUser shows identities and factors; updateUser merges data', async () => {
     const sb = client(h);
-    const { data } = await sb.auth.signUp({ email: uniqueEmail(), password: goodPassword(), options: { data: { a: 1 } } });
+    const { data } = await sb.auth.signUp({
+      email: uniqueEmail(),
+      password: goodPassword(),
+      options: { data: { a: 1 } },
+    });
     const got = await sb.auth.getUser();
     assert.equal(got.error, null);
     assert.equal(got.data.user!.id, data.user!.id);
@@ -245,10 +282,16 @@ describe('the user', () => {
     const missing = await authApi(h, 'PUT', '/user', { token, body: { password: next } });
     assert.equal(missing.status, 400);
     assert.equal(missing.body.error.code, 'reauthentication_required');
-    const wrong = await authApi(h, 'PUT', '/user', { token, body: { password: next, current_password: 'wrong-password-1' } });
+    const wrong = await authApi(h, 'PUT', '/user', {
+      token,
+      body: { password: next, current_password: 'wrong-password-1' },
+    });
     assert.equal(wrong.status, 401);
     assert.equal(wrong.body.error.code, 'invalid_current_password');
-    const leaked = await authApi(h, 'PUT', '/user', { token, body: { password: 'password1234', current_password: password } });
+    const leaked = await authApi(h, 'PUT', '/user', {
+      token,
+      body: { password: 'password1234', current_password: password },
+    });
     assert.equal(leaked.status, 400);
     assert.equal(leaked.body.error.code, 'leaked_password');
     const viaJs = await sb.auth.updateUser({ password: next, current_password: password } as never);
@@ -284,7 +327,11 @@ describe('guests', () => {
     const id = data.user!.id;
     assert.equal(data.user!.is_anonymous, true);
     assert.equal(data.user!.email, undefined);
-    const { payload } = await jwtVerify(data.session!.access_token, createRemoteJWKSet(new URL(`${h.info.BASE_URL}/auth/v1/.well-known/jwks.json`)), { currentDate: h.clock.now() });
+    const { payload } = await jwtVerify(
+      data.session!.access_token,
+      createRemoteJWKSet(new URL(`${h.info.BASE_URL}/auth/v1/.well-known/jwks.json`)),
+      { currentDate: h.clock.now() },
+    );
     assert.equal(payload.is_anonymous, true);
     assert.equal(payload.role, 'authenticated');
 
@@ -316,15 +363,29 @@ describe('rate limits per client IP', () => {
     try {
       const ip = { 'x-forwarded-for': '203.0.113.7' };
       for (let i = 0; i < 2; i++) {
-        assert.equal((await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: goodPassword() }, headers: ip })).status, 201);
+        assert.equal(
+          (
+            await authApi(h, 'POST', '/signup', {
+              body: { email: uniqueEmail(), password: goodPassword() },
+              headers: ip,
+            })
+          ).status,
+          201,
+        );
       }
-      const over = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: goodPassword() }, headers: ip });
+      const over = await authApi(h, 'POST', '/signup', {
+        body: { email: uniqueEmail(), password: goodPassword() },
+        headers: ip,
+      });
       assert.equal(over.status, 429);
       assert.equal(over.body.error.code, 'over_request_rate_limit');
       assert.equal(over.headers.get('x-sb-error-code'), 'over_request_rate_limit');
       // Two allowed per 10 s: the next one is due 5 s after the first two.
       assert.equal(over.headers.get('retry-after'), '5');
-      const otherIp = await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: goodPassword() }, headers: { 'x-forwarded-for': '203.0.113.8' } });
+      const otherIp = await authApi(h, 'POST', '/signup', {
+        body: { email: uniqueEmail(), password: goodPassword() },
+        headers: { 'x-forwarded-for': '203.0.113.8' },
+      });
       assert.equal(otherIp.status, 201);
 
       assert.equal((await authApi(h, 'POST', '/signup', { body: {}, headers: ip })).status, 201);
@@ -338,7 +399,15 @@ describe('rate limits per client IP', () => {
       try {
         assert.equal((await authApi(h, 'POST', '/signup', { body: {}, headers: ip })).status, 201);
         assert.equal((await authApi(h, 'POST', '/signup', { body: {}, headers: ip })).status, 429);
-        assert.equal((await authApi(h, 'POST', '/signup', { body: { email: uniqueEmail(), password: goodPassword() }, headers: ip })).status, 201);
+        assert.equal(
+          (
+            await authApi(h, 'POST', '/signup', {
+              body: { email: uniqueEmail(), password: goodPassword() },
+              headers: ip,
+            })
+          ).status,
+          201,
+        );
       } finally {
         h.clock.advance(-REFILL_MS);
       }
@@ -351,7 +420,9 @@ describe('rate limits per client IP', () => {
     await configureAuth(h, { rate_limit_anonymous_users: 5 });
     try {
       const ip = { 'x-forwarded-for': '203.0.113.9' };
-      const answers = await Promise.all(Array.from({ length: 20 }, () => authApi(h, 'POST', '/signup', { body: {}, headers: ip })));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => authApi(h, 'POST', '/signup', { body: {}, headers: ip })),
+      );
       const statuses = answers.map((a) => a.status).sort();
       assert.equal(statuses.filter((s) => s === 201).length, 5, String(statuses));
       assert.equal(statuses.filter((s) => s === 429).length, 15, String(statuses));
@@ -361,10 +432,14 @@ describe('rate limits per client IP', () => {
   });
 
   test('config validation refuses bad values with 400', async () => {
-    const bad = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, { body: { rate_limit_signups: -1 } });
+    const bad = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, {
+      body: { rate_limit_signups: -1 },
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_field');
-    const url = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, { body: { site_url: 'ftp://x' } });
+    const url = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, {
+      body: { site_url: 'ftp://x' },
+    });
     assert.equal(url.status, 400);
   });
 });

@@ -26,7 +26,8 @@ async function threeSessions() {
   return { email, password, sessions: [first.body, second.body, third.body] };
 }
 
-const refresh = (refresh_token: string) => authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token } });
+const refresh = (refresh_token: string) =>
+  authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token } });
 
 describe('sessions', () => {
   test('GET /sessions lists the live sessions, newest first, marking the current one', async () => {
@@ -34,8 +35,14 @@ describe('sessions', () => {
     const res = await authApi(h, 'GET', '/sessions', { token: sessions[1].access_token });
     assert.equal(res.status, 200);
     const ids = sessions.map((s) => decodeJwt(s.access_token).session_id).reverse();
-    assert.deepEqual(res.body.map((s: { id: string }) => s.id), ids);
-    assert.deepEqual(res.body.map((s: { current: boolean }) => s.current), [false, true, false]);
+    assert.deepEqual(
+      res.body.map((s: { id: string }) => s.id),
+      ids,
+    );
+    assert.deepEqual(
+      res.body.map((s: { current: boolean }) => s.current),
+      [false, true, false],
+    );
     assert.equal(res.body[0].aal, 'aal1');
     assert.equal(res.body[0].amr[0].method, 'password');
     const anon = await authApi(h, 'GET', '/sessions');
@@ -54,14 +61,19 @@ describe('sessions', () => {
     assert.equal(again.status, 403);
     assert.equal(again.body.error_code, 'session_not_found');
     const other = await threeSessions();
-    const foreign = await authApi(h, 'DELETE', `/sessions/${decodeJwt(other.sessions[0].access_token).session_id}`, { token: sessions[2].access_token });
+    const foreign = await authApi(h, 'DELETE', `/sessions/${decodeJwt(other.sessions[0].access_token).session_id}`, {
+      token: sessions[2].access_token,
+    });
     assert.equal(foreign.status, 403);
     assert.equal((await authApi(h, 'DELETE', '/sessions/not-a-uuid', { token: sessions[2].access_token })).status, 404);
   });
 
   test('a password change ends every other session of the user and keeps the current one', async () => {
     const { password, sessions } = await threeSessions();
-    const changed = await authApi(h, 'PUT', '/user', { token: sessions[1].access_token, body: { password: goodPassword(), current_password: password } });
+    const changed = await authApi(h, 'PUT', '/user', {
+      token: sessions[1].access_token,
+      body: { password: goodPassword(), current_password: password },
+    });
     assert.equal(changed.status, 200);
     assert.equal((await refresh(sessions[0].refresh_token)).body.error_code, 'invalid_grant');
     assert.equal((await refresh(sessions[2].refresh_token)).body.error_code, 'invalid_grant');

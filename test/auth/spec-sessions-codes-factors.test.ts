@@ -20,7 +20,11 @@ after(async () => {
 });
 
 /** A call as SPEC 4.1 describes it: only `Authorization: Bearer <PUBLISHABLE_KEY or access token>`, no apikey header. */
-async function bearerOnly(method: string, path: string, o: { body?: unknown; token?: string | null; raw?: string; contentType?: string } = {}) {
+async function bearerOnly(
+  method: string,
+  path: string,
+  o: { body?: unknown; token?: string | null; raw?: string; contentType?: string } = {},
+) {
   const headers: Record<string, string> = {};
   const token = o.token === undefined ? h.info.PUBLISHABLE_KEY : o.token;
   if (token) headers.authorization = `Bearer ${token}`;
@@ -99,11 +103,15 @@ describe('SPEC 4.1 with only Authorization: Bearer <PUBLISHABLE_KEY>', () => {
     assert.equal(byBody.status, 200);
     assertSession(byBody.body);
 
-    const refreshed = await bearerOnly('POST', '/token', { body: { grant_type: 'refresh_token', refresh_token: byBody.body.refresh_token } });
+    const refreshed = await bearerOnly('POST', '/token', {
+      body: { grant_type: 'refresh_token', refresh_token: byBody.body.refresh_token },
+    });
     assert.equal(refreshed.status, 200);
     assertSession(refreshed.body);
     assert.notEqual(refreshed.body.refresh_token, byBody.body.refresh_token);
-    const reused = await bearerOnly('POST', '/token?grant_type=refresh_token', { body: { refresh_token: byBody.body.refresh_token } });
+    const reused = await bearerOnly('POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: byBody.body.refresh_token },
+    });
     assert.equal(reused.status, 401);
     assert.deepEqual(Object.keys(reused.body.error).sort(), ['code', 'message']);
     assert.equal(reused.body.error.code, 'invalid_grant');
@@ -133,8 +141,16 @@ describe('SPEC 4.1 with only Authorization: Bearer <PUBLISHABLE_KEY>', () => {
     const first = (await bearerOnly('POST', '/signup', { body: { email, password } })).body;
     const out = await bearerOnly('POST', '/logout', { body: { refresh_token: first.refresh_token } });
     assert.equal(out.status, 204);
-    assert.equal((await bearerOnly('POST', '/token?grant_type=refresh_token', { body: { refresh_token: first.refresh_token } })).status, 401);
-    assert.equal((await bearerOnly('GET', '/user', { token: first.access_token })).status, 200, 'access tokens live on');
+    assert.equal(
+      (await bearerOnly('POST', '/token?grant_type=refresh_token', { body: { refresh_token: first.refresh_token } }))
+        .status,
+      401,
+    );
+    assert.equal(
+      (await bearerOnly('GET', '/user', { token: first.access_token })).status,
+      200,
+      'access tokens live on',
+    );
     assert.equal((await bearerOnly('POST', '/logout', { body: { refresh_token: 'nope' } })).status, 204);
 
     for (const how of ['body', 'query'] as const) {
@@ -142,11 +158,19 @@ describe('SPEC 4.1 with only Authorization: Bearer <PUBLISHABLE_KEY>', () => {
       const b = (await bearerOnly('POST', '/token?grant_type=password', { body: { email, password } })).body;
       const res =
         how === 'body'
-          ? await bearerOnly('POST', '/logout', { token: a.access_token, body: { refresh_token: a.refresh_token, scope: 'global' } })
-          : await bearerOnly('POST', '/logout?scope=global', { token: a.access_token, body: { refresh_token: a.refresh_token } });
+          ? await bearerOnly('POST', '/logout', {
+              token: a.access_token,
+              body: { refresh_token: a.refresh_token, scope: 'global' },
+            })
+          : await bearerOnly('POST', '/logout?scope=global', {
+              token: a.access_token,
+              body: { refresh_token: a.refresh_token },
+            });
       assert.equal(res.status, 204, how);
       for (const s of [a, b]) {
-        const r = await bearerOnly('POST', '/token?grant_type=refresh_token', { body: { refresh_token: s.refresh_token } });
+        const r = await bearerOnly('POST', '/token?grant_type=refresh_token', {
+          body: { refresh_token: s.refresh_token },
+        });
         assert.equal(r.status, 401, how);
         assert.equal(r.body.error.code, 'invalid_grant');
       }
@@ -202,7 +226,9 @@ describe('SPEC 3.1 e-mail codes, links and PKCE', () => {
     assert.equal(sent.status, 200);
     assert.deepEqual(sent.body, {});
     const code = codeOf(await mailTo(email));
-    const wrong = await bearerOnly('POST', '/verify', { body: { type: 'email', email, token: code === '000000' ? '111111' : '000000' } });
+    const wrong = await bearerOnly('POST', '/verify', {
+      body: { type: 'email', email, token: code === '000000' ? '111111' : '000000' },
+    });
     assert.equal(wrong.status, 403);
     assert.equal(wrong.body.error.code, 'otp_expired');
     const ok = await bearerOnly('POST', '/verify', { body: { type: 'email', email, token: code } });
@@ -220,7 +246,8 @@ describe('SPEC 3.1 e-mail codes, links and PKCE', () => {
     const good = await fetch(link, { redirect: 'manual' });
     assert.equal(good.status, 302);
     const fragment = new URLSearchParams(new URL(good.headers.get('location')!).hash.slice(1));
-    for (const name of ['access_token', 'refresh_token', 'expires_in', 'token_type', 'type']) assert.ok(fragment.get(name), name);
+    for (const name of ['access_token', 'refresh_token', 'expires_in', 'token_type', 'type'])
+      assert.ok(fragment.get(name), name);
     assert.equal(fragment.get('expires_in'), '3600');
     assert.equal(fragment.get('token_type'), 'bearer');
     assert.equal(fragment.get('type'), 'magiclink');
@@ -241,12 +268,16 @@ describe('SPEC 3.1 e-mail codes, links and PKCE', () => {
     const target = new URL(res.headers.get('location')!);
     assert.equal(target.hash, '');
     const code = target.searchParams.get('code')!;
-    const exchanged = await bearerOnly('POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: verifier } });
+    const exchanged = await bearerOnly('POST', '/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: verifier },
+    });
     assert.equal(exchanged.status, 200);
     assert.equal(typeof exchanged.body.access_token, 'string');
     assert.equal(typeof exchanged.body.refresh_token, 'string');
     assert.equal(exchanged.body.user.email, email);
-    const again = await bearerOnly('POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: verifier } });
+    const again = await bearerOnly('POST', '/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: verifier },
+    });
     assert.equal(again.status, 404);
     assert.equal(again.body.error.code, 'flow_state_not_found');
   });
@@ -254,8 +285,12 @@ describe('SPEC 3.1 e-mail codes, links and PKCE', () => {
 
 describe('SPEC 2.5 factors', () => {
   test('TOTP enrol {id, type, totp: {secret, uri, qr_code}}, challenge {id, expires_at}; GET /user lists the factor with its type; DELETE unenrols', async () => {
-    const s = (await bearerOnly('POST', '/signup', { body: { email: uniqueEmail('mfa'), password: goodPassword() } })).body;
-    const enrol = await bearerOnly('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'phone' } });
+    const s = (await bearerOnly('POST', '/signup', { body: { email: uniqueEmail('mfa'), password: goodPassword() } }))
+      .body;
+    const enrol = await bearerOnly('POST', '/factors', {
+      token: s.access_token,
+      body: { factor_type: 'totp', friendly_name: 'phone' },
+    });
     assert.equal(enrol.status, 200);
     assert.equal(enrol.body.type, 'totp');
     assert.equal(typeof enrol.body.id, 'string');
@@ -277,12 +312,19 @@ describe('SPEC 2.5 factors', () => {
   });
 
   test('every passkey endpoint answers 422 webauthn_not_configured before rpId and origins are set, whatever the body', async () => {
-    const s = (await bearerOnly('POST', '/signup', { body: { email: uniqueEmail('pk'), password: goodPassword() } })).body;
+    const s = (await bearerOnly('POST', '/signup', { body: { email: uniqueEmail('pk'), password: goodPassword() } }))
+      .body;
     const calls = [
-      await bearerOnly('POST', '/factors', { token: s.access_token, body: { factor_type: 'webauthn', friendly_name: 'key' } }),
+      await bearerOnly('POST', '/factors', {
+        token: s.access_token,
+        body: { factor_type: 'webauthn', friendly_name: 'key' },
+      }),
       await bearerOnly('POST', '/webauthn/authenticate/options', { token: null, body: {} }),
       await bearerOnly('POST', '/webauthn/authenticate', { token: null, body: {} }),
-      await bearerOnly('POST', '/webauthn/authenticate', { token: null, body: { challenge_id: randomUUID(), credential: { id: 'x' } } }),
+      await bearerOnly('POST', '/webauthn/authenticate', {
+        token: null,
+        body: { challenge_id: randomUUID(), credential: { id: 'x' } },
+      }),
     ];
     for (const res of calls) {
       assert.equal(res.status, 422);
@@ -295,7 +337,12 @@ describe('repeated query parameters', () => {
   test('a query parameter given twice is a 400 validation_failed, never a 500', async () => {
     const s = (await bearerOnly('POST', '/signup', { body: {} })).body;
     const cases: [string, string, unknown, string | null][] = [
-      ['POST', '/otp?redirect_to=http://localhost:3000&redirect_to=http://localhost:3000', { email: uniqueEmail() }, null],
+      [
+        'POST',
+        '/otp?redirect_to=http://localhost:3000&redirect_to=http://localhost:3000',
+        { email: uniqueEmail() },
+        null,
+      ],
       ['POST', '/recover?redirect_to=a&redirect_to=b', { email: uniqueEmail() }, null],
       ['GET', '/verify?token=a&token=b&type=magiclink', undefined, null],
       ['GET', '/verify?token=a&type=magiclink&type=email', undefined, null],
@@ -304,7 +351,12 @@ describe('repeated query parameters', () => {
       ['GET', '/authorize?provider=github&redirect_to=a&redirect_to=b', undefined, null],
       ['GET', '/authorize?provider=github&code_challenge=a&code_challenge=b', undefined, null],
       ['GET', '/callback?state=a&state=b&code=c', undefined, null],
-      ['POST', '/token?grant_type=password&grant_type=password', { email: uniqueEmail(), password: goodPassword() }, null],
+      [
+        'POST',
+        '/token?grant_type=password&grant_type=password',
+        { email: uniqueEmail(), password: goodPassword() },
+        null,
+      ],
       ['POST', '/logout?scope=global&scope=global', {}, s.access_token],
       ['GET', '/user/identities/authorize?provider=github&provider=github', undefined, s.access_token],
     ];
@@ -318,8 +370,14 @@ describe('repeated query parameters', () => {
 
 describe('malformed input on the remaining routes', () => {
   test('odd bodies and ids are 4xx with a code, never a 500', async () => {
-    const s = (await bearerOnly('POST', '/signup', { body: { email: uniqueEmail('odd'), password: goodPassword() } })).body;
-    const factor = (await bearerOnly('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'odd' } })).body;
+    const s = (await bearerOnly('POST', '/signup', { body: { email: uniqueEmail('odd'), password: goodPassword() } }))
+      .body;
+    const factor = (
+      await bearerOnly('POST', '/factors', {
+        token: s.access_token,
+        body: { factor_type: 'totp', friendly_name: 'odd' },
+      })
+    ).body;
     const t = s.access_token;
     const cases: [string, string, unknown, string | null][] = [
       ['POST', '/verify', { type: 'email', email: uniqueEmail(), token: 123456 }, null],

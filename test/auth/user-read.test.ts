@@ -26,7 +26,8 @@ after(async () => {
   await h?.close();
 });
 
-const asAdmin = (path: string) => h.api('GET', `/auth/v1${path}`, { token: h.info.SECRET_KEY, headers: { apikey: h.info.SECRET_KEY } });
+const asAdmin = (path: string) =>
+  h.api('GET', `/auth/v1${path}`, { token: h.info.SECRET_KEY, headers: { apikey: h.info.SECRET_KEY } });
 
 describe('GET /auth/v1/user', () => {
   test('identities and factors match the admin view, timestamps truncated to the millisecond', async () => {
@@ -34,7 +35,10 @@ describe('GET /auth/v1/user', () => {
     const s = await authApi(h, 'POST', '/signup', { body: { email, password: goodPassword() } });
     assert.equal(s.status, 201);
     const id = s.body.user.id as string;
-    const factor = await authApi(h, 'POST', '/factors', { token: s.body.access_token, body: { factor_type: 'totp', friendly_name: 'phone' } });
+    const factor = await authApi(h, 'POST', '/factors', {
+      token: s.body.access_token,
+      body: { factor_type: 'totp', friendly_name: 'phone' },
+    });
     assert.equal(factor.status, 200);
     await sql`insert into auth.identities (user_id, provider, provider_id, identity_data, email, last_sign_in_at, created_at, updated_at)
       values (${id}, 'github', '4242', ${sql.json({ sub: '4242', name: 'Ada', n: 1.5 })}, ${email},
@@ -51,7 +55,17 @@ describe('GET /auth/v1/user', () => {
     assert.equal(identity.updated_at, '2024-05-02T11:30:00.999Z');
     assert.equal(identity.last_sign_in_at, null);
     assert.deepEqual(identity.identity_data, { sub: '4242', name: 'Ada', n: 1.5 });
-    assert.deepEqual(Object.keys(identity), ['identity_id', 'id', 'user_id', 'provider', 'identity_data', 'email', 'last_sign_in_at', 'created_at', 'updated_at']);
+    assert.deepEqual(Object.keys(identity), [
+      'identity_id',
+      'id',
+      'user_id',
+      'provider',
+      'identity_data',
+      'email',
+      'last_sign_in_at',
+      'created_at',
+      'updated_at',
+    ]);
     assert.deepEqual(
       mine.body.factors.map((f: Record<string, unknown>) => [f.id, f.type, f.factor_type, f.friendly_name, f.status]),
       [[factor.body.id, 'totp', 'totp', 'phone', 'unverified']],
@@ -81,11 +95,20 @@ describe('sessions issued and rotated in one statement', () => {
     assert.equal(sessions.length, 1);
     assert.equal(sessions[0]!.amr[0].method, 'password');
 
-    const r = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: s.body.refresh_token } });
+    const r = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: s.body.refresh_token },
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.user.id, id);
-    const tokens = await sql`select id::text, parent::text, revoked, session_id from auth.refresh_tokens where user_id = ${id} order by id`;
-    assert.deepEqual(tokens.map((t) => [t.revoked, t.session_id]), [[true, sessions[0]!.id], [false, sessions[0]!.id]]);
+    const tokens =
+      await sql`select id::text, parent::text, revoked, session_id from auth.refresh_tokens where user_id = ${id} order by id`;
+    assert.deepEqual(
+      tokens.map((t) => [t.revoked, t.session_id]),
+      [
+        [true, sessions[0]!.id],
+        [false, sessions[0]!.id],
+      ],
+    );
     assert.equal(tokens[1]!.parent, tokens[0]!.id);
     const [session] = await sql`select refreshed_at from auth.sessions where id = ${sessions[0]!.id}`;
     assert.ok(session!.refreshed_at);
@@ -98,23 +121,34 @@ describe('sessions issued and rotated in one statement', () => {
   test('an expired token is invalid_grant and ends nothing; a reused one ends the session', async () => {
     const s = await authApi(h, 'POST', '/signup', { body: {} });
     await sql`update auth.refresh_tokens set expires_at = now() - interval '1 second' where user_id = ${s.body.user.id}`;
-    const expired = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: s.body.refresh_token } });
+    const expired = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: s.body.refresh_token },
+    });
     assert.deepEqual([expired.status, expired.body.error_code], [401, 'invalid_grant']);
     assert.match(expired.body.msg ?? expired.body.message ?? JSON.stringify(expired.body), /expired/);
     assert.equal((await sql`select count(*)::int as n from auth.sessions where user_id = ${s.body.user.id}`)[0]!.n, 1);
 
     const t = await authApi(h, 'POST', '/signup', { body: {} });
-    const first = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: t.body.refresh_token } });
+    const first = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: t.body.refresh_token },
+    });
     assert.equal(first.status, 200);
-    const reused = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: t.body.refresh_token } });
+    const reused = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: t.body.refresh_token },
+    });
     assert.deepEqual([reused.status, reused.body.error_code], [401, 'invalid_grant']);
     assert.equal((await sql`select count(*)::int as n from auth.sessions where user_id = ${t.body.user.id}`)[0]!.n, 0);
-    const unknown = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: 'x'.repeat(40) } });
+    const unknown = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: 'x'.repeat(40) },
+    });
     assert.deepEqual([unknown.status, unknown.body.error_code], [401, 'invalid_grant']);
   });
 
   test('a guest sign-in over rate_limit_anonymous_users is 429 and creates no user, session or token', async () => {
-    const count = async () => (await sql`select (select count(*) from auth.users)::int + (select count(*) from auth.sessions)::int + (select count(*) from auth.refresh_tokens)::int as n`)[0]!.n;
+    const count = async () =>
+      (
+        await sql`select (select count(*) from auth.users)::int + (select count(*) from auth.sessions)::int + (select count(*) from auth.refresh_tokens)::int as n`
+      )[0]!.n;
     await configureAuth(h, { rate_limit_anonymous_users: 0 });
     try {
       const before = await count();

@@ -15,7 +15,9 @@ import { bin, localEnv, remoteEnv, runHearth } from './run.ts';
 
 let th: TestHearth;
 before(async () => {
-  th = await startTestHearth({ env: { HEARTH_OWNER_EMAIL: 'owner@example.com', HEARTH_OWNER_PASSWORD: 'correct horse battery 9' } });
+  th = await startTestHearth({
+    env: { HEARTH_OWNER_EMAIL: 'owner@example.com', HEARTH_OWNER_PASSWORD: 'correct horse battery 9' },
+  });
 });
 after(() => th.close());
 
@@ -45,7 +47,10 @@ test('login with HEARTH_ACCESS_TOKEN saves it 0600 in the config folder; later c
   delete env.HEARTH_API_URL;
   const list = await runHearth(['projects', 'list', '-o', 'json'], { env });
   assert.equal(list.status, 0, list.stderr);
-  assert.deepEqual(JSON.parse(list.stdout).map((p: { ref: string }) => p.ref), [th.info.PROJECT_REF]);
+  assert.deepEqual(
+    JSON.parse(list.stdout).map((p: { ref: string }) => p.ref),
+    [th.info.PROJECT_REF],
+  );
 
   const out = await runHearth(['logout'], { env });
   assert.equal(out.stdout.trim(), 'Logged out.');
@@ -57,14 +62,20 @@ test('login with HEARTH_ACCESS_TOKEN saves it 0600 in the config folder; later c
 test('login with e-mail and password (from stdin in a script); a wrong password is one line, nothing saved', async () => {
   const env = remoteEnv(th);
   delete env.HEARTH_ACCESS_TOKEN;
-  const bad = await runHearth(['login', '--url', th.url, '--email', 'owner@example.com'], { env, input: 'wrong password\n' });
+  const bad = await runHearth(['login', '--url', th.url, '--email', 'owner@example.com'], {
+    env,
+    input: 'wrong password\n',
+  });
   assert.equal(bad.status, 1);
   assert.equal(bad.stderr, `hearth: Wrong e-mail or password for ${th.url}.\n`);
   const none = await runHearth(['login', '--url', th.url], { env });
   assert.equal(none.status, 1);
   assert.match(none.stderr, /Pass --email/);
 
-  const ok = await runHearth(['login', '--url', th.url, '--email', 'owner@example.com'], { env, input: 'correct horse battery 9\n' });
+  const ok = await runHearth(['login', '--url', th.url, '--email', 'owner@example.com'], {
+    env,
+    input: 'correct horse battery 9\n',
+  });
   assert.equal(ok.status, 0, ok.stderr);
   assert.match(ok.stdout, /as owner@example.com/);
   const saved = JSON.parse(readFileSync(path.join(env.XDG_CONFIG_HOME!, 'hearth', 'credentials.json'), 'utf8'));
@@ -80,7 +91,10 @@ test('login at a terminal asks for e-mail and password (the password masked)', a
   const env = remoteEnv(th);
   delete env.HEARTH_ACCESS_TOKEN;
   // A pseudo-terminal from util-linux's `script`, as a user's shell gives.
-  const child = spawn('script', ['-qfec', `'${process.execPath}' '${bin}' login --url '${th.url}'`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qfec', `'${process.execPath}' '${bin}' login --url '${th.url}'`, '/dev/null'], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let screen = '';
   let step = 0;
   child.stdout.on('data', (c: Buffer) => {
@@ -134,33 +148,53 @@ test('projects create, list, link, keys of the linked project, delete', async ()
 test('the local Hearth of the data folder without a login', async () => {
   const r = await runHearth(['keys', '-o', 'env'], { env: localEnv(th) });
   assert.equal(r.status, 0, r.stderr);
-  assert.equal(r.stdout, `BASE_URL=${th.info.BASE_URL}\nPROJECT_REF=${th.info.PROJECT_REF}\nPUBLISHABLE_KEY=${th.info.PUBLISHABLE_KEY}\nSECRET_KEY=${th.info.SECRET_KEY}\n`);
+  assert.equal(
+    r.stdout,
+    `BASE_URL=${th.info.BASE_URL}\nPROJECT_REF=${th.info.PROJECT_REF}\nPUBLISHABLE_KEY=${th.info.PUBLISHABLE_KEY}\nSECRET_KEY=${th.info.SECRET_KEY}\n`,
+  );
 });
 
 test('one line each: unknown ref, expired login, a server that is not Hearth, nothing listening', async () => {
   const env = await loggedIn();
   const unknown = await runHearth(['keys', '--project-ref', 'nosuchprojectatall00'], { env });
   assert.equal(unknown.status, 1);
-  assert.equal(unknown.stderr, `hearth: There is no project "nosuchprojectatall00" at ${th.url}: \`hearth projects list\` shows yours; pass --project-ref or run \`hearth link --project-ref <ref>\`.\n`);
+  assert.equal(
+    unknown.stderr,
+    `hearth: There is no project "nosuchprojectatall00" at ${th.url}: \`hearth projects list\` shows yours; pass --project-ref or run \`hearth link --project-ref <ref>\`.\n`,
+  );
 
   const file = path.join(env.XDG_CONFIG_HOME!, 'hearth', 'credentials.json');
-  writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), access_token: 'expired-or-revoked' }));
+  writeFileSync(
+    file,
+    JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), access_token: 'expired-or-revoked' }),
+  );
   const expired = await runHearth(['projects', 'list'], { env });
   assert.equal(expired.status, 1);
-  assert.equal(expired.stderr, `hearth: Your login to ${th.url} has expired or was revoked: run \`hearth login --url ${th.url}\` again.\n`);
+  assert.equal(
+    expired.stderr,
+    `hearth: Your login to ${th.url} has expired or was revoked: run \`hearth login --url ${th.url}\` again.\n`,
+  );
 
-  const other = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>hello</html>'));
+  const other = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<html>hello</html>'),
+  );
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
   const otherUrl = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
   try {
     const notHearth = await runHearth(['login', '--url', otherUrl], { env: remoteEnv(th) });
     assert.equal(notHearth.status, 1);
-    assert.match(notHearth.stderr, /^hearth: http:\/\/127\.0\.0\.1:\d+ does not answer as a Hearth server \(200 text\/html for the management API\): check the URL given to `hearth login --url`\.\n$/);
+    assert.match(
+      notHearth.stderr,
+      /^hearth: http:\/\/127\.0\.0\.1:\d+ does not answer as a Hearth server \(200 text\/html for the management API\): check the URL given to `hearth login --url`\.\n$/,
+    );
   } finally {
     await new Promise((resolve) => other.close(resolve));
   }
   // The same port, now closed: nothing listens.
   const nothing = await runHearth(['projects', 'list'], { env: remoteEnv(th, { HEARTH_API_URL: otherUrl }) });
   assert.equal(nothing.status, 1);
-  assert.equal(nothing.stderr, `hearth: Cannot reach ${otherUrl} (connect ECONNREFUSED ${otherUrl.slice(7)}). Check the URL given to \`hearth login --url\`.\n`);
+  assert.equal(
+    nothing.stderr,
+    `hearth: Cannot reach ${otherUrl} (connect ECONNREFUSED ${otherUrl.slice(7)}). Check the URL given to \`hearth login --url\`.\n`,
+  );
 });

@@ -13,7 +13,12 @@ const bin = path.resolve('bin/hearth.js');
 const root = mkdtempSync(path.join(tmpdir(), 'hearth-cmd-'));
 const dataDir = path.join(root, 'data');
 // An unreachable server: should a command try to start Hearth, it fails fast instead of starting PostgreSQL.
-const env: NodeJS.ProcessEnv = { ...process.env, HEARTH_DATA_DIR: dataDir, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', HEARTH_LOG_LEVEL: 'silent' };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  HEARTH_DATA_DIR: dataDir,
+  DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+  HEARTH_LOG_LEVEL: 'silent',
+};
 
 function hearth(...args: string[]) {
   return spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', timeout: 60_000 });
@@ -26,12 +31,34 @@ test('help: no command, help, --help and -h after a command print the usage and 
     const r = hearth(...args);
     assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stdout, /^Usage: hearth <command> \[options\]/, args.join(' '));
-    for (const command of ['start', 'status', 'login', 'link', 'projects', 'keys', 'gen', 'init', 'migration', 'db', 'functions', 'secrets', 'workflows', 'cron', 'push']) {
+    for (const command of [
+      'start',
+      'status',
+      'login',
+      'link',
+      'projects',
+      'keys',
+      'gen',
+      'init',
+      'migration',
+      'db',
+      'functions',
+      'secrets',
+      'workflows',
+      'cron',
+      'push',
+    ]) {
       assert.match(r.stdout, new RegExp(`^  ${command}\\b`, 'm'), `${command} is listed`);
     }
   }
   // Every command's own help: its usage, options and examples.
-  for (const args of [['start', '-h'], ['help', 'status'], ['db', 'push', '--help'], ['gen', 'types', '--help'], ['functions', 'deploy', '--help']]) {
+  for (const args of [
+    ['start', '-h'],
+    ['help', 'status'],
+    ['db', 'push', '--help'],
+    ['gen', 'types', '--help'],
+    ['functions', 'deploy', '--help'],
+  ]) {
     const r = hearth(...args);
     assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
     const name = args.filter((a) => !a.startsWith('-') && a !== 'help').join(' ');

@@ -20,16 +20,32 @@ const hooks = `export async function load(url, context, next) { if (/\\.tsx?$/.t
 const noTypeScript = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`)}`;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-compiled-'));
 const [port, dbPort] = await freePorts(2);
-const env: NodeJS.ProcessEnv = { ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_PORT: String(port), HEARTH_DB_PORT: String(dbPort), HEARTH_LOG_LEVEL: 'warn' };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  HEARTH_DATA_DIR: dataDir,
+  HEARTH_PORT: String(port),
+  HEARTH_DB_PORT: String(dbPort),
+  HEARTH_LOG_LEVEL: 'warn',
+};
 delete env.DATABASE_URL;
 
-const hearth = (args: string[]) => spawnSync(process.execPath, ['--import', noTypeScript, bin, ...args], { env, encoding: 'utf8' });
+const hearth = (args: string[]) =>
+  spawnSync(process.execPath, ['--import', noTypeScript, bin, ...args], { env, encoding: 'utf8' });
 
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-test('the compiled build starts on the embedded PostgreSQL, answers, reports its status and stops cleanly', { timeout: 300_000 }, async () => {
-  assert.equal(spawnSync(process.execPath, ['scripts/build-server.js'], { encoding: 'utf8' }).status, 0, 'npm run build');
-  const child = spawn(process.execPath, ['--import', noTypeScript, bin, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+test('the compiled build starts on the embedded PostgreSQL, answers, reports its status and stops cleanly', {
+  timeout: 300_000,
+}, async () => {
+  assert.equal(
+    spawnSync(process.execPath, ['scripts/build-server.js'], { encoding: 'utf8' }).status,
+    0,
+    'npm run build',
+  );
+  const child = spawn(process.execPath, ['--import', noTypeScript, bin, 'start'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (c) => (output += c));
   child.stderr.on('data', (c) => (output += c));
@@ -43,7 +59,9 @@ test('the compiled build starts on the embedded PostgreSQL, answers, reports its
     assert.equal(status.status, 0, status.stderr);
     const info = JSON.parse(status.stdout);
     assert.equal(info.API_URL, `http://127.0.0.1:${port}`);
-    const projects = await fetch(`${info.API_URL}/v1/projects`, { headers: { authorization: `Bearer ${info.MANAGEMENT_TOKEN}` } });
+    const projects = await fetch(`${info.API_URL}/v1/projects`, {
+      headers: { authorization: `Bearer ${info.MANAGEMENT_TOKEN}` },
+    });
     assert.equal(projects.status, 200);
     assert.equal((await projects.json())[0].ref, info.PROJECT_REF);
   } finally {
@@ -52,15 +70,23 @@ test('the compiled build starts on the embedded PostgreSQL, answers, reports its
   assert.equal(await exited, 0, output);
 });
 
-test('a source file changed since the build: the next command rebuilds, then runs the new build', { timeout: 120_000 }, () => {
-  const before = JSON.parse(readFileSync(manifest, 'utf8')) as { built_at: string; inputs: Record<string, [number, number]> };
+test('a source file changed since the build: the next command rebuilds, then runs the new build', {
+  timeout: 120_000,
+}, () => {
+  const before = JSON.parse(readFileSync(manifest, 'utf8')) as {
+    built_at: string;
+    inputs: Record<string, [number, number]>;
+  };
   const source = path.resolve('src/errors.ts');
   const { atime } = statSync(source);
   utimesSync(source, atime, new Date()); // what an editor's save does to the build's view of it
   const help = hearth(['--help']);
   assert.equal(help.status, 0, help.stderr);
   assert.match(help.stdout, /Usage: hearth <command>/);
-  const afterBuild = JSON.parse(readFileSync(manifest, 'utf8')) as { built_at: string; inputs: Record<string, [number, number]> };
+  const afterBuild = JSON.parse(readFileSync(manifest, 'utf8')) as {
+    built_at: string;
+    inputs: Record<string, [number, number]>;
+  };
   assert.notEqual(afterBuild.built_at, before.built_at);
   assert.equal(afterBuild.inputs['src/errors.ts']![1], statSync(source).mtimeMs);
 });

@@ -16,7 +16,13 @@ import { freePorts } from '../helpers/ports.ts';
 const bin = path.resolve('bin/hearth.js');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-cli-'));
 const [port, dbPort, otherPort] = await freePorts(3);
-const env: NodeJS.ProcessEnv = { ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_PORT: String(port), HEARTH_DB_PORT: String(dbPort), HEARTH_LOG_LEVEL: 'warn' };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  HEARTH_DATA_DIR: dataDir,
+  HEARTH_PORT: String(port),
+  HEARTH_DB_PORT: String(dbPort),
+  HEARTH_LOG_LEVEL: 'warn',
+};
 delete env.DATABASE_URL;
 let running: ChildProcess | null = null;
 
@@ -63,12 +69,19 @@ async function requestHeldOnLock(info: Record<string, string>, sql: postgres.Sql
     as $$ select pg_advisory_lock(4242); select pg_advisory_unlock(4242); select 1 $$`;
   await sql`grant execute on function public.wait_for_lock() to anon`;
   const call = () =>
-    fetch(`${info.BASE_URL}/rest/v1/rpc/wait_for_lock`, { method: 'POST', headers: { apikey: info.PUBLISHABLE_KEY!, 'content-type': 'application/json' }, body: '{}' });
+    fetch(`${info.BASE_URL}/rest/v1/rpc/wait_for_lock`, {
+      method: 'POST',
+      headers: { apikey: info.PUBLISHABLE_KEY!, 'content-type': 'application/json' },
+      body: '{}',
+    });
   assert.equal((await until(call, (r) => r.status === 200, 10_000)).status, 200, 'the function is in the schema cache');
   const holder = await sql.reserve();
   await holder`select pg_advisory_lock(${LOCK})`;
   const inFlight = call();
-  const waiting = () => holder`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = ${LOCK} and not granted`.then((r) => r[0]!.n as number);
+  const waiting = () =>
+    holder`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = ${LOCK} and not granted`.then(
+      (r) => r[0]!.n as number,
+    );
   assert.equal(await until(waiting, (n) => n === 1, 10_000), 1, 'the request waits on the lock');
   return {
     inFlight,
@@ -93,22 +106,38 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-test('start, status, restart with the same keys, clean stop, 503 when the database is gone', { timeout: 300_000 }, async () => {
+test('start, status, restart with the same keys, clean stop, 503 when the database is gone', {
+  timeout: 300_000,
+}, async () => {
   const first = await start();
-  for (const label of ['Base URL', 'Management API', 'Project ref', 'Publishable key', 'Secret key', 'Database URL', 'Owner sign-in']) {
+  for (const label of [
+    'Base URL',
+    'Management API',
+    'Project ref',
+    'Publishable key',
+    'Secret key',
+    'Database URL',
+    'Owner sign-in',
+  ]) {
     assert.match(first.output, new RegExp(label));
   }
   const info = JSON.parse(status('json'));
   assert.equal(info.BASE_URL, `http://127.0.0.1:${port}`);
   const envLines = status('env').trim().split('\n');
-  assert.deepEqual(envLines.map((l) => l.split('=')[0]), ['BASE_URL', 'API_URL', 'PROJECT_REF', 'PUBLISHABLE_KEY', 'SECRET_KEY', 'DB_URL', 'MANAGEMENT_TOKEN', 'JWKS_URL']);
+  assert.deepEqual(
+    envLines.map((l) => l.split('=')[0]),
+    ['BASE_URL', 'API_URL', 'PROJECT_REF', 'PUBLISHABLE_KEY', 'SECRET_KEY', 'DB_URL', 'MANAGEMENT_TOKEN', 'JWKS_URL'],
+  );
 
   // The management token works, the JWKS is served, the direct SQL URL connects as the non-superuser owner.
-  const projects = await fetch(`${info.API_URL}/v1/projects`, { headers: { authorization: `Bearer ${info.MANAGEMENT_TOKEN}` } });
+  const projects = await fetch(`${info.API_URL}/v1/projects`, {
+    headers: { authorization: `Bearer ${info.MANAGEMENT_TOKEN}` },
+  });
   assert.equal(projects.status, 200);
   assert.equal((await fetch(info.JWKS_URL)).status, 200);
   const sql = postgres(info.DB_URL, { max: 1, onnotice: () => {} });
-  const [pgVersion] = await sql`select current_setting('server_version_num')::int as v, (select rolsuper from pg_roles where rolname = current_user) as su`;
+  const [pgVersion] =
+    await sql`select current_setting('server_version_num')::int as v, (select rolsuper from pg_roles where rolname = current_user) as su`;
   assert.ok(pgVersion!.v >= 180000, 'the embedded PostgreSQL is version 18');
   assert.equal(pgVersion!.su, false);
 
@@ -117,7 +146,11 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   const { inFlight, release } = await requestHeldOnLock(info, sql);
   const exited = stop(first.child, 'Ctrl-C');
   const closed = await until(
-    () => fetch(`${info.API_URL}/health`).then((r) => r.status, () => 'refused' as const),
+    () =>
+      fetch(`${info.API_URL}/health`).then(
+        (r) => r.status,
+        () => 'refused' as const,
+      ),
     (s) => s === 'refused' || s === 503,
     10_000,
   );
@@ -127,7 +160,9 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   assert.equal((await inFlight).status, 200, 'the in-flight request completes');
   // The client keeps its connection alive; Hearth still exits once the request is answered,
   // not after the server's 72-second keep-alive timeout.
-  const hung = new Promise((resolve) => setTimeout(resolve, 30_000, 'still running 30 s after the last response')).then(String);
+  const hung = new Promise((resolve) => setTimeout(resolve, 30_000, 'still running 30 s after the last response')).then(
+    String,
+  );
   assert.equal(await Promise.race([exited, hung]), 0);
   assert.equal(existsSync(path.join(dataDir, 'pg', 'postmaster.pid')), false, 'PostgreSQL stopped cleanly');
 
@@ -148,7 +183,9 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   await stop(second.child);
 });
 
-test('after Hearth is killed outright, the next start stops the PostgreSQL it left behind; a second Hearth on the same folder is refused', { timeout: 300_000 }, async () => {
+test('after Hearth is killed outright, the next start stops the PostgreSQL it left behind; a second Hearth on the same folder is refused', {
+  timeout: 300_000,
+}, async () => {
   const first = await start();
   const pidFile = path.join(dataDir, 'pg', 'postmaster.pid');
   const orphan = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
@@ -164,10 +201,18 @@ test('after Hearth is killed outright, the next start stops the PostgreSQL it le
   const info = JSON.parse(status('json'));
   assert.equal((await fetch(`${info.API_URL}/health`)).status, 200);
 
-  const third = spawnSync(process.execPath, [bin, 'start'], { env: { ...env, HEARTH_PORT: String(otherPort) }, encoding: 'utf8', timeout: 60_000 });
+  const third = spawnSync(process.execPath, [bin, 'start'], {
+    env: { ...env, HEARTH_PORT: String(otherPort) },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(third.status, 1, third.stderr);
   assert.match(third.stderr, new RegExp(`Hearth \\(pid ${second.child.pid}\\) is already running on the data folder`));
   assert.doesNotMatch(third.stderr, /\n\s+at /, 'one line, no stack trace');
-  assert.equal((await fetch(`${info.API_URL}/health`)).status, 200, 'the running Hearth and its PostgreSQL are untouched');
+  assert.equal(
+    (await fetch(`${info.API_URL}/health`)).status,
+    200,
+    'the running Hearth and its PostgreSQL are untouched',
+  );
   assert.equal(await stop(second.child), 0);
 });

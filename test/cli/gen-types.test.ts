@@ -82,30 +82,62 @@ test('the generated types have the shape supabase gen types prints', async () =>
   assert.match(out, /^export type Json =/m);
   assert.match(out, /^export type Database = \{/m);
   // Identity ALWAYS and generated columns are never written; defaults and identity BY DEFAULT are optional.
-  assert.match(out, /authors: \{\n\s+Row: \{\n\s+id: number\n\s+name: string\n\s+email: string \| null\n\s+mood: Database\["public"\]\["Enums"\]\["mood"\]\n\s+tags: string\[\]\n\s+profile: Json \| null\n\s+home: Database\["public"\]\["CompositeTypes"\]\["address"\] \| null\n\s+\}\n\s+Insert: \{\n\s+id\?: never\n\s+name: string\n\s+email\?: string \| null\n\s+mood\?: /);
-  assert.match(out, /books: \{[\s\S]*?Insert: \{\n\s+id\?: number\n\s+author_id: number\n\s+title: string\n\s+price: number\n\s+qty\?: number\n\s+total\?: never\n\s+published_on\?: string \| null\n\s+"Weird Name"\?: boolean \| null/);
+  assert.match(
+    out,
+    /authors: \{\n\s+Row: \{\n\s+id: number\n\s+name: string\n\s+email: string \| null\n\s+mood: Database\["public"\]\["Enums"\]\["mood"\]\n\s+tags: string\[\]\n\s+profile: Json \| null\n\s+home: Database\["public"\]\["CompositeTypes"\]\["address"\] \| null\n\s+\}\n\s+Insert: \{\n\s+id\?: never\n\s+name: string\n\s+email\?: string \| null\n\s+mood\?: /,
+  );
+  assert.match(
+    out,
+    /books: \{[\s\S]*?Insert: \{\n\s+id\?: number\n\s+author_id: number\n\s+title: string\n\s+price: number\n\s+qty\?: number\n\s+total\?: never\n\s+published_on\?: string \| null\n\s+"Weird Name"\?: boolean \| null/,
+  );
   // Foreign keys with their cardinality.
-  assert.match(out, /foreignKeyName: "author_settings_author_id_fkey"\n\s+columns: \["author_id"\]\n\s+isOneToOne: true\n\s+referencedRelation: "authors"\n\s+referencedColumns: \["id"\]/);
+  assert.match(
+    out,
+    /foreignKeyName: "author_settings_author_id_fkey"\n\s+columns: \["author_id"\]\n\s+isOneToOne: true\n\s+referencedRelation: "authors"\n\s+referencedColumns: \["id"\]/,
+  );
   assert.match(out, /foreignKeyName: "books_author_id_fkey"\n\s+columns: \["author_id"\]\n\s+isOneToOne: false/);
   // An updatable view has Insert/Update; an aggregate view does not.
   assert.match(out, /book_titles: \{\n\s+Row: \{\n\s+id: number \| null\n[\s\S]*?Insert: \{/);
-  assert.match(out, /book_counts: \{\n\s+Row: \{\n\s+author_id: number \| null\n\s+n: number \| null\n\s+\}\n\s+Relationships: \[\]/);
+  assert.match(
+    out,
+    /book_counts: \{\n\s+Row: \{\n\s+author_id: number \| null\n\s+n: number \| null\n\s+\}\n\s+Relationships: \[\]/,
+  );
   // Overloads, defaults, set-returning functions, void; trigger functions are left out.
-  assert.match(out, /add:\n\s+\| \{ Args: \{\n\s+a: number\n\s+b\?: number\n\s+\}; Returns: number \}\n\s+\| \{ Args: \{\n\s+a: string\n\s+b: string\n\s+\}; Returns: string \}/);
+  assert.match(
+    out,
+    /add:\n\s+\| \{ Args: \{\n\s+a: number\n\s+b\?: number\n\s+\}; Returns: number \}\n\s+\| \{ Args: \{\n\s+a: string\n\s+b: string\n\s+\}; Returns: string \}/,
+  );
   assert.match(out, /ping: \{ Args: never; Returns: undefined \}/);
   assert.doesNotMatch(out, /touch/);
   assert.match(out, /Enums: \{\n\s+mood: "happy" \| "sad" \| "it's complicated"\n/);
-  assert.match(out, /billing: \{\n\s+Tables: \{\n\s+invoices: \{\n\s+Row: \{\n\s+id: string\n\s+amount_cents: number\n\s+due: string \| null/);
-  for (const helper of ['Tables', 'TablesInsert', 'TablesUpdate', 'Enums', 'CompositeTypes']) assert.match(out, new RegExp(`^export type ${helper}<`, 'm'));
+  assert.match(
+    out,
+    /billing: \{\n\s+Tables: \{\n\s+invoices: \{\n\s+Row: \{\n\s+id: string\n\s+amount_cents: number\n\s+due: string \| null/,
+  );
+  for (const helper of ['Tables', 'TablesInsert', 'TablesUpdate', 'Enums', 'CompositeTypes'])
+    assert.match(out, new RegExp(`^export type ${helper}<`, 'm'));
 });
 
 test('an app using createClient<Database> compiles against them; a misspelt column and a write to a generated column do not', async () => {
   symlinkSync(path.resolve('node_modules'), path.join(dir, 'node_modules'));
-  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'esnext', moduleResolution: 'bundler', skipLibCheck: true, types: [] },
-    files: ['app.ts', 'bad.ts'],
-  }));
-  writeFileSync(path.join(dir, 'app.ts'), `
+  writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'es2022',
+        module: 'esnext',
+        moduleResolution: 'bundler',
+        skipLibCheck: true,
+        types: [],
+      },
+      files: ['app.ts', 'bad.ts'],
+    }),
+  );
+  writeFileSync(
+    path.join(dir, 'app.ts'),
+    `
 import { createClient } from '@supabase/supabase-js';
 import type { Database, Tables, TablesInsert, TablesUpdate, Enums, CompositeTypes } from './database.types';
 const supabase = createClient<Database>('http://localhost', 'key');
@@ -126,8 +158,11 @@ export async function main() {
   const a: CompositeTypes<'address'> = { street: 'x', zip: 1 };
   return { title, mood, n, sum, books, invoice, m, a };
 }
-`);
-  writeFileSync(path.join(dir, 'bad.ts'), `
+`,
+  );
+  writeFileSync(
+    path.join(dir, 'bad.ts'),
+    `
 import { createClient } from '@supabase/supabase-js';
 import type { Database } from './database.types';
 const supabase = createClient<Database>('http://localhost', 'key');
@@ -136,7 +171,8 @@ export async function bad() {
   await supabase.from('books').update({ total: 3 }).eq('id', 1);
   await supabase.from('authors').insert({ id: 5, name: 'x' });
 }
-`);
+`,
+  );
   const r = await tsc(dir);
   assert.equal(r.status, 2, r.out);
   const errors = r.out.split('\n').filter((l) => /error TS/.test(l));

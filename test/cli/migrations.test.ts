@@ -34,12 +34,16 @@ async function query(q: string, ref = th.info.PROJECT_REF) {
   return r.body as Record<string, unknown>[];
 }
 
-const history = async () => (await query('select version, name from supabase_migrations.schema_migrations order by version')).map((r) => `${r.version}_${r.name}`);
+const history = async () =>
+  (await query('select version, name from supabase_migrations.schema_migrations order by version')).map(
+    (r) => `${r.version}_${r.name}`,
+  );
 
 test('init, migration new, db push in order with history; a failing file stops the push, rolled back, named with its line', async () => {
   const init = await hearth('init');
   assert.equal(init.status, 0, init.stderr);
-  for (const p of ['migrations', 'functions', 'workflows', 'seed.sql', 'config.toml', '.gitignore']) assert.ok(existsSync(path.join(app, 'hearth', p)), p);
+  for (const p of ['migrations', 'functions', 'workflows', 'seed.sql', 'config.toml', '.gitignore'])
+    assert.ok(existsSync(path.join(app, 'hearth', p)), p);
   const again = await hearth('init');
   assert.match(again.stdout, /already complete/);
 
@@ -52,32 +56,51 @@ test('init, migration new, db push in order with history; a failing file stops t
   assert.ok(Math.abs(Number(now) - Number(stamp)) < 200, `${stamp} is the UTC time`);
   rmSync(path.join(migrations, file!));
 
-  writeFileSync(path.join(migrations, '20260101000001_todos.sql'), 'create table todos (id bigint generated always as identity primary key, title text not null);\n');
+  writeFileSync(
+    path.join(migrations, '20260101000001_todos.sql'),
+    'create table todos (id bigint generated always as identity primary key, title text not null);\n',
+  );
   const second = path.join(migrations, '20260101000002_app_schema.sql');
-  const secondText = 'create schema app;\ncreate table app.things (id int primary key);\nalter table todos add column done boolean not null default false;\n';
+  const secondText =
+    'create schema app;\ncreate table app.things (id int primary key);\nalter table todos add column done boolean not null default false;\n';
   writeFileSync(second, `${secondText}\ninsert into nosuch values (1);\n`);
   const failed = await hearth('db', 'push');
   assert.equal(failed.status, 1);
-  assert.equal(failed.stderr, `hearth: hearth/migrations/20260101000002_app_schema.sql:5: relation "nosuch" does not exist (SQLSTATE 42P01). The 1 migration before it stay applied; this one was rolled back. Fix the file and run \`hearth db push\` again.\n`);
+  assert.equal(
+    failed.stderr,
+    `hearth: hearth/migrations/20260101000002_app_schema.sql:5: relation "nosuch" does not exist (SQLSTATE 42P01). The 1 migration before it stay applied; this one was rolled back. Fix the file and run \`hearth db push\` again.\n`,
+  );
   assert.deepEqual(await history(), ['20260101000001_todos']);
-  assert.deepEqual(await query(`select to_regclass('todos')::text as todos, to_regnamespace('app') as app`), [{ todos: 'todos', app: null }]);
+  assert.deepEqual(await query(`select to_regclass('todos')::text as todos, to_regnamespace('app') as app`), [
+    { todos: 'todos', app: null },
+  ]);
 
   // A syntax error fails the whole request before anything runs: the files before it are still applied.
   writeFileSync(second, secondText);
   writeFileSync(path.join(migrations, '20260101000003_broken.sql'), 'create table partial (id int);\nselec 1;\n');
   const syntax = await hearth('db', 'push');
   assert.equal(syntax.status, 1);
-  assert.equal(syntax.stderr, 'hearth: hearth/migrations/20260101000003_broken.sql:2: syntax error at or near "selec" (SQLSTATE 42601). The 1 migration before it stay applied; this one was rolled back. Fix the file and run `hearth db push` again.\n');
+  assert.equal(
+    syntax.stderr,
+    'hearth: hearth/migrations/20260101000003_broken.sql:2: syntax error at or near "selec" (SQLSTATE 42601). The 1 migration before it stay applied; this one was rolled back. Fix the file and run `hearth db push` again.\n',
+  );
   assert.deepEqual(await history(), ['20260101000001_todos', '20260101000002_app_schema']);
-  assert.deepEqual(await query(`select to_regclass('partial') as t, to_regclass('app.things')::text as things`), [{ t: null, things: 'app.things' }]);
+  assert.deepEqual(await query(`select to_regclass('partial') as t, to_regclass('app.things')::text as things`), [
+    { t: null, things: 'app.things' },
+  ]);
 
-  writeFileSync(path.join(migrations, '20260101000003_broken.sql'), "create table partial (id int);\ncomment on table partial is 'it''s a \\\\ backslash';\n");
+  writeFileSync(
+    path.join(migrations, '20260101000003_broken.sql'),
+    "create table partial (id int);\ncomment on table partial is 'it''s a \\\\ backslash';\n",
+  );
   const ok = await hearth('db', 'push');
   assert.equal(ok.status, 0, ok.stderr);
   assert.equal(ok.stdout, `Applied 1 migration to ${th.info.PROJECT_REF}:\n  20260101000003_broken.sql\n`);
   const none = await hearth('db', 'push');
   assert.equal(none.stdout, `Project ${th.info.PROJECT_REF} is up to date: no pending migrations.\n`);
-  const [row] = await query(`select checksum, statements from supabase_migrations.schema_migrations where version = '20260101000003'`);
+  const [row] = await query(
+    `select checksum, statements from supabase_migrations.schema_migrations where version = '20260101000003'`,
+  );
   const third = readFileSync(path.join(migrations, '20260101000003_broken.sql'), 'utf8');
   assert.equal(row!.checksum, createHash('sha256').update(third).digest('hex'));
   assert.deepEqual(row!.statements, [third]);
@@ -88,29 +111,39 @@ test('migration list, and push refusing a changed file, a missing file and an ou
   writeFileSync(path.join(migrations, '20260101000004_pending.sql'), 'create table later (id int);\n');
   const list = await hearth('migration', 'list', '-o', 'json');
   assert.equal(list.status, 0, list.stderr);
-  assert.deepEqual(JSON.parse(list.stdout).map((r: { version: string; status: string }) => `${r.version} ${r.status}`), [
-    '20260101000001 applied', '20260101000002 applied', '20260101000003 applied', '20260101000004 pending',
-  ]);
+  assert.deepEqual(
+    JSON.parse(list.stdout).map((r: { version: string; status: string }) => `${r.version} ${r.status}`),
+    ['20260101000001 applied', '20260101000002 applied', '20260101000003 applied', '20260101000004 pending'],
+  );
 
   const first = path.join(migrations, '20260101000001_todos.sql');
   const text = readFileSync(first, 'utf8');
   writeFileSync(first, `${text}-- edited\n`);
   const changed = await hearth('db', 'push');
   assert.equal(changed.status, 1);
-  assert.equal(changed.stderr, 'hearth: hearth/migrations/20260101000001_todos.sql was changed after it was applied (checksum differs): restore it as applied and put the change in a new migration (`hearth migration new <name>`).\n');
+  assert.equal(
+    changed.stderr,
+    'hearth: hearth/migrations/20260101000001_todos.sql was changed after it was applied (checksum differs): restore it as applied and put the change in a new migration (`hearth migration new <name>`).\n',
+  );
   const table = await hearth('migration', 'list');
   assert.match(table.stdout, /^20260101000001\s+todos\s+yes\s+\S+\s+changed since applied$/m);
 
   renameSync(first, path.join(app, 'moved.sql'));
   const missing = await hearth('db', 'push');
   assert.equal(missing.status, 1);
-  assert.match(missing.stderr, /^hearth: The project's history has diverged: migration 20260101000001_todos is applied but hearth\/migrations\/ has no file for it\./);
+  assert.match(
+    missing.stderr,
+    /^hearth: The project's history has diverged: migration 20260101000001_todos is applied but hearth\/migrations\/ has no file for it\./,
+  );
   writeFileSync(first, text);
 
   writeFileSync(path.join(migrations, '20250101000000_old.sql'), 'select 1;\n');
   const early = await hearth('db', 'push');
   assert.equal(early.status, 1);
-  assert.match(early.stderr, /^hearth: The project's history has diverged: hearth\/migrations\/20250101000000_old\.sql is older than 20260101000003_broken, which is already applied\./);
+  assert.match(
+    early.stderr,
+    /^hearth: The project's history has diverged: hearth\/migrations\/20250101000000_old\.sql is older than 20260101000003_broken, which is already applied\./,
+  );
   rmSync(path.join(migrations, '20250101000000_old.sql'));
   assert.deepEqual(await history(), ['20260101000001_todos', '20260101000002_app_schema', '20260101000003_broken']);
 });
@@ -128,11 +161,18 @@ test('db dump prints SQL that rebuilds the same schema in a fresh project', asyn
     comment on table app.items is 'things with colors';`);
   const dump = await hearth('db', 'dump');
   assert.equal(dump.status, 0, dump.stderr);
-  for (const piece of ['create schema if not exists app;', "create type app.color as enum ('red', 'green');", 'create policy "read own" on app.items as permissive for select to authenticated using', 'CREATE INDEX items_color ON app.items']) {
+  for (const piece of [
+    'create schema if not exists app;',
+    "create type app.color as enum ('red', 'green');",
+    'create policy "read own" on app.items as permissive for select to authenticated using',
+    'CREATE INDEX items_color ON app.items',
+  ]) {
     assert.ok(dump.stdout.includes(piece), piece);
   }
 
-  const created = await th.api('POST', '/v1/projects', { body: { name: 'Copy', organization_id: (await th.api('GET', '/v1/organizations')).body[0].id } });
+  const created = await th.api('POST', '/v1/projects', {
+    body: { name: 'Copy', organization_id: (await th.api('GET', '/v1/organizations')).body[0].id },
+  });
   assert.equal(created.status, 201);
   const copy = created.body.ref as string;
   await query(dump.stdout, copy);
@@ -156,7 +196,12 @@ test('db reset: refused without --yes off a terminal and against a remote; repla
   assert.equal(reset.status, 0, reset.stderr);
   assert.equal(reset.stdout, `Reset project ${th.info.PROJECT_REF}: 4 migrations applied, seed.sql run.\n`);
   assert.deepEqual(await query(`select title from todos`), [{ title: 'seeded' }]);
-  assert.deepEqual(await query(`select to_regclass('stray') as stray, to_regclass('app.items') as items, to_regclass('later')::text as later`), [{ stray: null, items: null, later: 'later' }]);
+  assert.deepEqual(
+    await query(
+      `select to_regclass('stray') as stray, to_regclass('app.items') as items, to_regclass('later')::text as later`,
+    ),
+    [{ stray: null, items: null, later: 'later' }],
+  );
   // The API roles still reach the new public schema's tables.
   assert.deepEqual(await query(`select has_table_privilege('anon', 'todos', 'select') as anon`), [{ anon: true }]);
   assert.equal((await history()).length, 4);

@@ -50,37 +50,54 @@ test('hearth push of the example on a fresh project applies everything in order 
     { what: 'cron job daily-summary', detail: 'created' },
   ]);
   const project = (await th.api('GET', `/v1/projects/${ref}`)).body;
-  const hello = await fetch(`${project.base_url}/functions/v1/hello`, { method: 'POST', body: JSON.stringify({ name: 'Ada' }) });
+  const hello = await fetch(`${project.base_url}/functions/v1/hello`, {
+    method: 'POST',
+    body: JSON.stringify({ name: 'Ada' }),
+  });
   assert.equal(hello.status, 200);
   assert.deepEqual(await hello.json(), { message: 'Hello Ada!' });
   const job = (await th.api('GET', `/v1/projects/${ref}/cron-jobs/daily-summary`)).body;
-  assert.deepEqual([job.schedule, job.target_kind, job.target, job.payload], ['0 6 * * *', 'workflow', 'daily-summary', { source: 'cron' }]);
+  assert.deepEqual(
+    [job.schedule, job.target_kind, job.target, job.payload],
+    ['0 6 * * *', 'workflow', 'daily-summary', { source: 'cron' }],
+  );
   assert.equal((await th.api('GET', `/v1/projects/${ref}/config/auth`)).body.site_url, 'http://localhost:5173');
 
   const again = await hearth('push');
   assert.equal(again.status, 0, again.stderr);
-  assert.equal(again.stdout, [
-    'WHAT                    DETAIL',
-    'migrations              up to date',
-    'settings workflows      unchanged',
-    'settings auth           unchanged',
-    'function hello          unchanged (version 1)',
-    'workflow daily-summary  unchanged (version 1)',
-    'cron job daily-summary  unchanged',
-    '',
-  ].join('\n'));
+  assert.equal(
+    again.stdout,
+    [
+      'WHAT                    DETAIL',
+      'migrations              up to date',
+      'settings workflows      unchanged',
+      'settings auth           unchanged',
+      'function hello          unchanged (version 1)',
+      'workflow daily-summary  unchanged (version 1)',
+      'cron job daily-summary  unchanged',
+      '',
+    ].join('\n'),
+  );
 
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's own source, written as text.
-  writeFileSync(path.join(app, 'hearth/functions/hello/greeting.ts'), 'export const greeting = (name: string) => `Hi ${name}!`;\n');
+  writeFileSync(
+    path.join(app, 'hearth/functions/hello/greeting.ts'),
+    'export const greeting = (name: string) => `Hi ${name}!`;\n',
+  );
   const toml = path.join(app, 'hearth/config.toml');
   writeFileSync(toml, readFileSync(toml, 'utf8').replace('0 6 * * *', '30 6 * * *'));
   const changed = await hearth('push', '-o', 'json');
   assert.equal(changed.status, 0, changed.stderr);
-  const details = Object.fromEntries(JSON.parse(changed.stdout).map((c: { what: string; detail: string }) => [c.what, c.detail]));
+  const details = Object.fromEntries(
+    JSON.parse(changed.stdout).map((c: { what: string; detail: string }) => [c.what, c.detail]),
+  );
   assert.equal(details['function hello'], 'deployed version 2');
   assert.equal(details['cron job daily-summary'], 'recreated');
   assert.equal(details['workflow daily-summary'], 'unchanged (version 1)');
-  const hi = await fetch(`${project.base_url}/functions/v1/hello`, { method: 'POST', body: JSON.stringify({ name: 'Ada' }) });
+  const hi = await fetch(`${project.base_url}/functions/v1/hello`, {
+    method: 'POST',
+    body: JSON.stringify({ name: 'Ada' }),
+  });
   assert.deepEqual(await hi.json(), { message: 'Hi Ada!' });
 });
 
@@ -100,17 +117,29 @@ test("the example's typed client compiles against the generated types", async ()
 
 test('functions, secrets and workflows commands, and their one-line refusals', async () => {
   const list = await hearth('functions', 'list', '-o', 'json');
-  assert.deepEqual(JSON.parse(list.stdout).map((f: { name: string; version: number }) => `${f.name}@${f.version}`), ['hello@2']);
+  assert.deepEqual(
+    JSON.parse(list.stdout).map((f: { name: string; version: number }) => `${f.name}@${f.version}`),
+    ['hello@2'],
+  );
 
   mkdirSync(path.join(app, 'hearth/functions/empty'));
   writeFileSync(path.join(app, 'hearth/functions/empty/util.ts'), 'export const x = 1;\n');
   const noEntry = await hearth('functions', 'deploy', 'empty');
   assert.equal(noEntry.status, 1);
-  assert.equal(noEntry.stderr, 'hearth: hearth/functions/empty/ has no entry point: write hearth/functions/empty/index.ts (Deno.serve(...) or export default { fetch }).\n');
-  writeFileSync(path.join(app, 'hearth/functions/empty/index.ts'), "import { y } from './missing.ts';\nDeno.serve(() => new Response(String(y)));\n");
+  assert.equal(
+    noEntry.stderr,
+    'hearth: hearth/functions/empty/ has no entry point: write hearth/functions/empty/index.ts (Deno.serve(...) or export default { fetch }).\n',
+  );
+  writeFileSync(
+    path.join(app, 'hearth/functions/empty/index.ts'),
+    "import { y } from './missing.ts';\nDeno.serve(() => new Response(String(y)));\n",
+  );
   const broken = await hearth('functions', 'deploy', 'empty');
   assert.equal(broken.status, 1);
-  assert.match(broken.stderr, /^hearth: hearth\/functions\/empty\/index\.ts:1:\d+: Cannot resolve import "\.\/missing\.ts".* \(function empty was not deployed\)\n$/);
+  assert.match(
+    broken.stderr,
+    /^hearth: hearth\/functions\/empty\/index\.ts:1:\d+: Cannot resolve import "\.\/missing\.ts".* \(function empty was not deployed\)\n$/,
+  );
   rmSync(path.join(app, 'hearth/functions/empty'), { recursive: true });
 
   const set = await hearth('secrets', 'set', 'API_KEY=s3cret-value', 'OTHER=x');
@@ -120,9 +149,20 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
   assert.match(secrets.stdout, /^NAME\s+DIGEST\nAPI_KEY\s+[0-9a-f]{64}\nOTHER\s+[0-9a-f]{64}\n$/);
   assert.ok(!secrets.stdout.includes('s3cret-value'));
   await hearth('secrets', 'unset', 'OTHER');
-  assert.deepEqual((await th.api('GET', `/v1/projects/${ref}/secrets`)).body.map((s: { name: string }) => s.name), ['API_KEY']);
+  assert.deepEqual(
+    (await th.api('GET', `/v1/projects/${ref}/secrets`)).body.map((s: { name: string }) => s.name),
+    ['API_KEY'],
+  );
 
-  writeFileSync(path.join(app, 'hearth/workflows/bad.json'), JSON.stringify({ steps: [{ key: 'a', kind: 'sql', target: 'select 1' }, { key: 'b', kind: 'sleep', sleep_for: 'forever' }] }));
+  writeFileSync(
+    path.join(app, 'hearth/workflows/bad.json'),
+    JSON.stringify({
+      steps: [
+        { key: 'a', kind: 'sql', target: 'select 1' },
+        { key: 'b', kind: 'sleep', sleep_for: 'forever' },
+      ],
+    }),
+  );
   const bad = await hearth('workflows', 'deploy', 'bad');
   assert.equal(bad.status, 1);
   assert.match(bad.stderr, /^hearth: hearth\/workflows\/bad\.json: .*\bb\b.*\(invalid_definition\)\n$/);
@@ -131,8 +171,15 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
   assert.match(json.stderr, /^hearth: hearth\/workflows\/bad\.json: not valid JSON/);
   rmSync(path.join(app, 'hearth/workflows/bad.json'));
 
-  await fetch(`${(await th.api('GET', `/v1/projects/${ref}`)).body.base_url}/functions/v1/hello`, { method: 'POST', body: '{}' });
-  const logs = await until(() => hearth('functions', 'logs', 'hello'), (r) => /POST/.test(r.stdout), 30_000);
+  await fetch(`${(await th.api('GET', `/v1/projects/${ref}`)).body.base_url}/functions/v1/hello`, {
+    method: 'POST',
+    body: '{}',
+  });
+  const logs = await until(
+    () => hearth('functions', 'logs', 'hello'),
+    (r) => /POST/.test(r.stdout),
+    30_000,
+  );
   assert.match(logs.stdout, /^\S+ info\s+POST \/hello.* \(200, \d+ ms\)$/m);
   const del = await hearth('functions', 'delete', 'hello');
   assert.equal(del.status, 0, del.stderr);

@@ -19,7 +19,13 @@ after(async () => {
   await h?.close();
 });
 
-const valid = { name: 'nightly', schedule: '0 3 * * *', target_kind: 'enqueue', target: 'jobs', payload: { task: 'report' } };
+const valid = {
+  name: 'nightly',
+  schedule: '0 3 * * *',
+  target_kind: 'enqueue',
+  target: 'jobs',
+  payload: { task: 'report' },
+};
 
 async function login(email: string): Promise<string> {
   const res = await h.api('POST', '/v1/login', { body: { email, password: 'a-long-password' }, token: null });
@@ -30,7 +36,12 @@ async function login(email: string): Promise<string> {
 describe('access', () => {
   test('missing, invalid and project-key bearers are 401 unauthorized', async () => {
     for (const token of [null, 'nonsense', h.info.SECRET_KEY, h.info.PUBLISHABLE_KEY]) {
-      for (const [method, path] of [['GET', base], ['POST', base], ['DELETE', `${base}/x`], ['GET', `${base}/x`]] as const) {
+      for (const [method, path] of [
+        ['GET', base],
+        ['POST', base],
+        ['DELETE', `${base}/x`],
+        ['GET', `${base}/x`],
+      ] as const) {
         const res = await h.api(method, path, { token, body: method === 'POST' ? valid : undefined });
         assert.equal(res.status, 401, `${method} ${path} with ${token}`);
         assert.equal(res.body.error.code, 'unauthorized');
@@ -41,13 +52,21 @@ describe('access', () => {
   test('a developer of the organization and a non-member are 403 forbidden', async () => {
     const project = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}`);
     const orgId = project.body.organization_id;
-    const added = await h.api('POST', `/v1/organizations/${orgId}/members`, { body: { email: 'dev@cron.test', password: 'a-long-password', role: 'developer' } });
+    const added = await h.api('POST', `/v1/organizations/${orgId}/members`, {
+      body: { email: 'dev@cron.test', password: 'a-long-password', role: 'developer' },
+    });
     assert.equal(added.status, 201);
     const other = await h.api('POST', '/v1/organizations', { body: { name: 'Elsewhere' } });
-    await h.api('POST', `/v1/organizations/${other.body.id}/members`, { body: { email: 'outsider@cron.test', password: 'a-long-password', role: 'owner' } });
+    await h.api('POST', `/v1/organizations/${other.body.id}/members`, {
+      body: { email: 'outsider@cron.test', password: 'a-long-password', role: 'owner' },
+    });
     for (const email of ['dev@cron.test', 'outsider@cron.test']) {
       const token = await login(email);
-      for (const [method, path] of [['GET', base], ['POST', base], ['DELETE', `${base}/x`]] as const) {
+      for (const [method, path] of [
+        ['GET', base],
+        ['POST', base],
+        ['DELETE', `${base}/x`],
+      ] as const) {
         const res = await h.api(method, path, { token, body: method === 'POST' ? valid : undefined });
         assert.equal(res.status, 403, `${email} ${method}`);
         assert.equal(res.body.error.code, 'forbidden');
@@ -57,7 +76,9 @@ describe('access', () => {
 
   test('an admin may manage jobs', async () => {
     const project = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}`);
-    await h.api('POST', `/v1/organizations/${project.body.organization_id}/members`, { body: { email: 'admin@cron.test', password: 'a-long-password', role: 'admin' } });
+    await h.api('POST', `/v1/organizations/${project.body.organization_id}/members`, {
+      body: { email: 'admin@cron.test', password: 'a-long-password', role: 'admin' },
+    });
     const token = await login('admin@cron.test');
     const created = await h.api('POST', base, { token, body: { ...valid, name: 'by-admin' } });
     assert.equal(created.status, 201);
@@ -94,7 +115,10 @@ describe('create, list, get, delete', () => {
 
     const list = await h.api('GET', base);
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.map((j: { name: string }) => j.name), ['nightly']);
+    assert.deepEqual(
+      list.body.map((j: { name: string }) => j.name),
+      ['nightly'],
+    );
     assert.deepEqual(list.body[0], created.body);
     const one = await h.api('GET', `${base}/nightly`);
     assert.deepEqual(one.body, created.body);
@@ -106,7 +130,10 @@ describe('create, list, get, delete', () => {
     const gone = await h.api('DELETE', `${base}/nightly`);
     assert.equal(gone.status, 200);
     assert.deepEqual(gone.body, { name: 'nightly', deleted: true });
-    for (const [method, path] of [['DELETE', `${base}/nightly`], ['GET', `${base}/nightly`]] as const) {
+    for (const [method, path] of [
+      ['DELETE', `${base}/nightly`],
+      ['GET', `${base}/nightly`],
+    ] as const) {
       const res = await h.api(method, path);
       assert.equal(res.status, 404);
       assert.equal(res.body.error.code, 'not_found');
@@ -115,7 +142,15 @@ describe('create, list, get, delete', () => {
   });
 
   test('a webhook job shows its secret once, in the creation response only', async () => {
-    const created = await h.api('POST', base, { body: { name: 'hook', schedule: '*/5 * * * *', target_kind: 'webhook', target: 'https://hooks.example.com/in', payload: [1, 'two'] } });
+    const created = await h.api('POST', base, {
+      body: {
+        name: 'hook',
+        schedule: '*/5 * * * *',
+        target_kind: 'webhook',
+        target: 'https://hooks.example.com/in',
+        payload: [1, 'two'],
+      },
+    });
     assert.equal(created.status, 201);
     assert.match(created.body.secret, /^whsec_[A-Za-z0-9]{40}$/);
     assert.equal(created.body.secret_set, true);
@@ -131,7 +166,12 @@ describe('create, list, get, delete', () => {
   });
 
   test('payload defaults to {} and may be any JSON value', async () => {
-    for (const [name, payload, expected] of [['p1', undefined, {}], ['p2', null, null], ['p3', 'text', 'text'], ['p4', 42, 42]] as const) {
+    for (const [name, payload, expected] of [
+      ['p1', undefined, {}],
+      ['p2', null, null],
+      ['p3', 'text', 'text'],
+      ['p4', 42, 42],
+    ] as const) {
       const created = await h.api('POST', base, { body: { ...valid, name, payload } });
       assert.equal(created.status, 201, name);
       assert.deepEqual(created.body.payload, expected);
@@ -173,28 +213,74 @@ describe('validation', () => {
     ['missing target', { ...valid, target: undefined }, 400, 'invalid_target'],
     ['malformed queue name', { ...valid, target: 'Jobs!' }, 400, 'invalid_queue'],
     ['queue that does not exist', { ...valid, target: 'nope' }, 400, 'queue_not_found'],
-    ['webhook over http', { ...valid, target_kind: 'webhook', target: 'http://hooks.example.com/' }, 400, 'invalid_target'],
+    [
+      'webhook over http',
+      { ...valid, target_kind: 'webhook', target: 'http://hooks.example.com/' },
+      400,
+      'invalid_target',
+    ],
     ['webhook not a URL', { ...valid, target_kind: 'webhook', target: 'hooks.example.com' }, 400, 'invalid_target'],
-    ['webhook with credentials', { ...valid, target_kind: 'webhook', target: 'https://u:p@hooks.example.com/' }, 400, 'invalid_target'],
+    [
+      'webhook with credentials',
+      { ...valid, target_kind: 'webhook', target: 'https://u:p@hooks.example.com/' },
+      400,
+      'invalid_target',
+    ],
     ['webhook to loopback', { ...valid, target_kind: 'webhook', target: 'https://127.0.0.1/' }, 400, 'invalid_target'],
-    ['webhook to metadata', { ...valid, target_kind: 'webhook', target: 'https://169.254.169.254/latest' }, 400, 'invalid_target'],
-    ['webhook URL over 2048', { ...valid, target_kind: 'webhook', target: `https://hooks.example.com/${'a'.repeat(2048)}` }, 400, 'invalid_target'],
+    [
+      'webhook to metadata',
+      { ...valid, target_kind: 'webhook', target: 'https://169.254.169.254/latest' },
+      400,
+      'invalid_target',
+    ],
+    [
+      'webhook URL over 2048',
+      { ...valid, target_kind: 'webhook', target: `https://hooks.example.com/${'a'.repeat(2048)}` },
+      400,
+      'invalid_target',
+    ],
     ['bad workflow name', { ...valid, target_kind: 'workflow', target: 'Bad Name' }, 400, 'invalid_workflow'],
-    ['workflow target never published', { ...valid, target_kind: 'workflow', target: 'onboarding' }, 400, 'workflow_not_found'],
+    [
+      'workflow target never published',
+      { ...valid, target_kind: 'workflow', target: 'onboarding' },
+      400,
+      'workflow_not_found',
+    ],
     ['payload over 256 KiB', { ...valid, payload: 'x'.repeat(256 * 1024) }, 400, 'invalid_payload'],
     // jsonb cannot store these, so they must be refused before they reach Postgres.
     ['NUL in a payload string', { ...valid, payload: { a: 'x\u0000y' } }, 400, 'invalid_payload'],
     ['NUL in a payload key', { ...valid, payload: { 'k\u0000': 1 } }, 400, 'invalid_payload'],
-    ['unpaired surrogate in the payload', '{"name":"s","schedule":"* * * * *","target_kind":"enqueue","target":"jobs","payload":["\\ud800"]}', 400, 'invalid_payload'],
-    ['payload nested 5,000 deep', `{"name":"d","schedule":"* * * * *","target_kind":"enqueue","target":"jobs","payload":${'['.repeat(5000)}${']'.repeat(5000)}}`, 400, 'invalid_payload'],
-    ['webhook URL with NUL', { ...valid, target_kind: 'webhook', target: 'https://hooks.example.com/a\u0000b' }, 400, 'invalid_target'],
-    ['webhook URL with a newline', { ...valid, target_kind: 'webhook', target: 'https://hooks.exam\nple.com/' }, 400, 'invalid_target'],
+    [
+      'unpaired surrogate in the payload',
+      '{"name":"s","schedule":"* * * * *","target_kind":"enqueue","target":"jobs","payload":["\\ud800"]}',
+      400,
+      'invalid_payload',
+    ],
+    [
+      'payload nested 5,000 deep',
+      `{"name":"d","schedule":"* * * * *","target_kind":"enqueue","target":"jobs","payload":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+      400,
+      'invalid_payload',
+    ],
+    [
+      'webhook URL with NUL',
+      { ...valid, target_kind: 'webhook', target: 'https://hooks.example.com/a\u0000b' },
+      400,
+      'invalid_target',
+    ],
+    [
+      'webhook URL with a newline',
+      { ...valid, target_kind: 'webhook', target: 'https://hooks.exam\nple.com/' },
+      400,
+      'invalid_target',
+    ],
   ];
   for (const [what, body, status, code] of cases) {
     test(`${what} → ${status} ${code}`, async () => {
-      const res = typeof body === 'string'
-        ? await h.api('POST', base, { raw: body, headers: { 'content-type': 'application/json' } })
-        : await h.api('POST', base, { body });
+      const res =
+        typeof body === 'string'
+          ? await h.api('POST', base, { raw: body, headers: { 'content-type': 'application/json' } })
+          : await h.api('POST', base, { body });
       assert.equal(res.status, status, JSON.stringify(res.body));
       assert.equal(res.body.error.code, code);
       assert.ok(res.body.error.message.length > 10);
@@ -202,7 +288,10 @@ describe('validation', () => {
   }
 
   test('a payload nested 512 deep is accepted', async () => {
-    const res = await h.api('POST', base, { raw: JSON.stringify({ ...valid, name: 'deep', payload: JSON.parse(`${'['.repeat(511)}1${']'.repeat(511)}`) }), headers: { 'content-type': 'application/json' } });
+    const res = await h.api('POST', base, {
+      raw: JSON.stringify({ ...valid, name: 'deep', payload: JSON.parse(`${'['.repeat(511)}1${']'.repeat(511)}`) }),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.equal((await h.api('DELETE', `${base}/deep`)).status, 200);
   });

@@ -48,7 +48,10 @@ describe('matching', () => {
   test('next() is the start of the next matching minute, in UTC', () => {
     const s = parseSchedule('30 2 * * mon');
     assert.equal(s.next(new Date('2026-02-13T10:17:42Z'))?.toISOString(), '2026-02-16T02:30:00.000Z');
-    assert.equal(parseSchedule('* * * * *').next(new Date('2026-02-13T10:17:42Z'))?.toISOString(), '2026-02-13T10:18:00.000Z');
+    assert.equal(
+      parseSchedule('* * * * *').next(new Date('2026-02-13T10:17:42Z'))?.toISOString(),
+      '2026-02-13T10:18:00.000Z',
+    );
   });
 
   test('fields are normalised: case, extra spaces', () => {
@@ -62,18 +65,43 @@ describe('matching', () => {
 
 describe('refusals: 400 invalid_schedule', () => {
   const refused = [
-    '', '   ', '* * * *', '* * * * * *', '60 * * * *', '* 24 * * *', '* * 0 * *', '* * 32 * *', '* * * 0 *', '* * * 13 *',
-    '* * * * 8', '*/0 * * * *', '5-1 * * * *', 'mon * * * *', '0 0 * * funday', '0 0 L * *', '0 0 15W * *', '0 0 * * 1#2',
-    '0 0 ? * *', '@daily', '0 0 30 2 *', '0 0 31 4 *',
+    '',
+    '   ',
+    '* * * *',
+    '* * * * * *',
+    '60 * * * *',
+    '* 24 * * *',
+    '* * 0 * *',
+    '* * 32 * *',
+    '* * * 0 *',
+    '* * * 13 *',
+    '* * * * 8',
+    '*/0 * * * *',
+    '5-1 * * * *',
+    'mon * * * *',
+    '0 0 * * funday',
+    '0 0 L * *',
+    '0 0 15W * *',
+    '0 0 * * 1#2',
+    '0 0 ? * *',
+    '@daily',
+    '0 0 30 2 *',
+    '0 0 31 4 *',
   ];
   for (const expression of refused) {
     test(JSON.stringify(expression), () => {
-      assert.throws(() => parseSchedule(expression), (e: HearthError) => e.status === 400 && e.code === 'invalid_schedule');
+      assert.throws(
+        () => parseSchedule(expression),
+        (e: HearthError) => e.status === 400 && e.code === 'invalid_schedule',
+      );
     });
   }
   test('not a string', () => {
     for (const value of [undefined, null, 5, ['* * * * *']]) {
-      assert.throws(() => parseSchedule(value), (e: HearthError) => e.code === 'invalid_schedule');
+      assert.throws(
+        () => parseSchedule(value),
+        (e: HearthError) => e.code === 'invalid_schedule',
+      );
     }
   });
 });

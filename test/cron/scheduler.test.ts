@@ -71,13 +71,22 @@ const only = (results: FireResult[], name: string) => results.filter((r) => r.jo
 describe('what a fire does', () => {
   test('enqueue: the payload lands in the pgmq queue; the run records the message id', async () => {
     await db.query(`select pgmq.create('reports')`);
-    await create({ name: 'enq', schedule: '* * * * *', target_kind: 'enqueue', target: 'reports', payload: { task: 'report', n: 1 } });
+    await create({
+      name: 'enq',
+      schedule: '* * * * *',
+      target_kind: 'enqueue',
+      target: 'reports',
+      payload: { task: 'report', n: 1 },
+    });
     const fired = only(await tick(at(0)), 'enq');
     assert.equal(fired.length, 1);
     assert.equal(fired[0]!.status, 'succeeded');
 
     const messages = await drain('reports');
-    assert.deepEqual(messages.map((m) => m.message), [{ task: 'report', n: 1 }]);
+    assert.deepEqual(
+      messages.map((m) => m.message),
+      [{ task: 'report', n: 1 }],
+    );
     const j = await job('enq');
     assert.equal(j.last_run.status, 'succeeded');
     assert.equal(j.last_run.scheduled_for, at(0, 0).toISOString());
@@ -91,10 +100,19 @@ describe('what a fire does', () => {
   });
 
   test('webhook: a signed HTTPS POST of the payload; 2xx recorded as succeeded', async () => {
-    const created = await create({ name: 'hook', schedule: '* * * * *', target_kind: 'webhook', target: `${receiver.base}/ok`, payload: { hello: 'wörld' } });
+    const created = await create({
+      name: 'hook',
+      schedule: '* * * * *',
+      target_kind: 'webhook',
+      target: `${receiver.base}/ok`,
+      payload: { hello: 'wörld' },
+    });
     const before = receiver.received.length;
     const fired = only(await tick(at(1)), 'hook');
-    assert.deepEqual(fired.map((f) => [f.status, f.httpStatus]), [['succeeded', 200]]);
+    assert.deepEqual(
+      fired.map((f) => [f.status, f.httpStatus]),
+      [['succeeded', 200]],
+    );
 
     const got = receiver.received.slice(before);
     assert.equal(got.length, 1);
@@ -102,7 +120,10 @@ describe('what a fire does', () => {
     assert.equal(got[0]!.body.toString(), JSON.stringify({ hello: 'wörld' }));
     assert.equal(got[0]!.headers['content-type'], 'application/json');
     assert.match(String(got[0]!.headers['x-service-timestamp']), /^\d+$/);
-    assert.ok(verify(got[0]!, created.secret), 'the receiver verifies X-Service-Signature with the secret shown at creation');
+    assert.ok(
+      verify(got[0]!, created.secret),
+      'the receiver verifies X-Service-Signature with the secret shown at creation',
+    );
     assert.ok(!verify(got[0]!, 'whsec_other'), 'and another secret does not verify');
 
     const j = await job('hook');
@@ -114,7 +135,10 @@ describe('what a fire does', () => {
     await create({ name: 'broken', schedule: '* * * * *', target_kind: 'webhook', target: `${receiver.base}/fail` });
     const before = receiver.received.length;
     const fired = only(await tick(at(2)), 'broken');
-    assert.deepEqual(fired.map((f) => [f.status, f.httpStatus]), [['failed', 500]]);
+    assert.deepEqual(
+      fired.map((f) => [f.status, f.httpStatus]),
+      [['failed', 500]],
+    );
     assert.equal(receiver.received.length, before + 1);
     const j = await job('broken');
     assert.equal(j.last_run.status, 'failed');
@@ -152,20 +176,46 @@ describe('when jobs fire', () => {
     const t = new Date(t0 + 10 * MINUTE);
     // Every other minute, including t: 60 is even, so this holds across hours.
     const alternate = `${t.getUTCMinutes() % 2}-59/2 * * * *`;
-    const created = new Date((await create({ name: 'every', schedule: '* * * * *', target_kind: 'enqueue', target: 'ticks', payload: 'every' })).created_at);
+    const created = new Date(
+      (
+        await create({
+          name: 'every',
+          schedule: '* * * * *',
+          target_kind: 'enqueue',
+          target: 'ticks',
+          payload: 'every',
+        })
+      ).created_at,
+    );
     // Nothing for the minute that had begun when the job was created.
     const expected = created.getTime() % MINUTE === 0 ? ['every'] : [];
-    assert.deepEqual(only(await tick(created), 'every').map((r) => r.job), expected);
-    await create({ name: 'alternate', schedule: alternate, target_kind: 'enqueue', target: 'ticks', payload: 'alternate' });
+    assert.deepEqual(
+      only(await tick(created), 'every').map((r) => r.job),
+      expected,
+    );
+    await create({
+      name: 'alternate',
+      schedule: alternate,
+      target_kind: 'enqueue',
+      target: 'ticks',
+      payload: 'alternate',
+    });
 
-    const names = async (now: Date) => (await tick(now)).map((r) => r.job).filter((n) => n === 'every' || n === 'alternate').sort();
+    const names = async (now: Date) =>
+      (await tick(now))
+        .map((r) => r.job)
+        .filter((n) => n === 'every' || n === 'alternate')
+        .sort();
     assert.deepEqual(await names(at(10, 0)), ['alternate', 'every']);
     assert.deepEqual(await names(at(10, 59.9)), [], 'the same minute does not fire again');
     assert.deepEqual(await names(at(11, 30)), ['every']);
     // Every process was down for minutes 12 to 15: they are skipped, not caught up.
     assert.deepEqual(await names(at(16, 1)), ['alternate', 'every']);
     const runs = (await job('every')).runs.map((r: { scheduled_for: string }) => r.scheduled_for);
-    assert.deepEqual(runs, [at(16, 0), at(11, 0), at(10, 0)].map((d) => d.toISOString()));
+    assert.deepEqual(
+      runs,
+      [at(16, 0), at(11, 0), at(10, 0)].map((d) => d.toISOString()),
+    );
     const messages = (await drain('ticks')).map((m) => m.message).sort();
     assert.deepEqual(messages, ['alternate', 'alternate', 'every', 'every', 'every']);
     await h.api('DELETE', `${base}/every`);
@@ -192,8 +242,15 @@ describe('several processes on one database', () => {
   test('each job fires exactly once per minute when two processes tick at the same instant', async () => {
     await db.query(`select pgmq.create('shared')`);
     const names = ['s1', 's2', 's3', 's4', 's5'];
-    for (const name of names) await create({ name, schedule: '* * * * *', target_kind: 'enqueue', target: 'shared', payload: name });
-    await create({ name: 'shared-hook', schedule: '* * * * *', target_kind: 'webhook', target: `${receiver.base}/ok`, payload: 'hook' });
+    for (const name of names)
+      await create({ name, schedule: '* * * * *', target_kind: 'enqueue', target: 'shared', payload: name });
+    await create({
+      name: 'shared-hook',
+      schedule: '* * * * *',
+      target_kind: 'webhook',
+      target: `${receiver.base}/ok`,
+      payload: 'hook',
+    });
     const before = receiver.received.length;
 
     for (const m of [50, 51, 52]) {

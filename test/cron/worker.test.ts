@@ -25,7 +25,9 @@ test('the scheduler worker fires a job in its minute, once', async () => {
   const due = new Date(startOfMinute(h.clock.now()).getTime() + 5 * 60_000);
   const schedule = `${due.getUTCMinutes()} ${due.getUTCHours()} ${due.getUTCDate()} ${due.getUTCMonth() + 1} *`;
   const base = `/v1/projects/${h.info.PROJECT_REF}/cron-jobs`;
-  const created = await h.api('POST', base, { body: { name: 'e2e', schedule, target_kind: 'enqueue', target: 'worker', payload: { via: 'worker' } } });
+  const created = await h.api('POST', base, {
+    body: { name: 'e2e', schedule, target_kind: 'enqueue', target: 'worker', payload: { via: 'worker' } },
+  });
   assert.equal(created.status, 201);
 
   h.clock.advance(due.getTime() + 100 - h.clock.now().getTime());
@@ -39,7 +41,10 @@ test('the scheduler worker fires a job in its minute, once', async () => {
   assert.equal(job.runs.length, 1);
 
   const { rows } = await db.query(`select message from pgmq.read('worker', 300, 10)`);
-  assert.deepEqual(rows.map((r) => r.message), [{ via: 'worker' }]);
+  assert.deepEqual(
+    rows.map((r) => r.message),
+    [{ via: 'worker' }],
+  );
   const listed = (await h.api('GET', base)).body[0];
   assert.ok(new Date(listed.next_run_at) > due, 'the next run is a later occurrence');
 });

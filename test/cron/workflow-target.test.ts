@@ -45,9 +45,22 @@ describe('cron workflow targets', () => {
     await enableWorkflows(h);
     const w = wf(h);
     await w.put('report', { steps: [{ key: 'a', kind: 'sql', target: 'select 1' }] });
-    await w.put('report', { steps: [{ key: 'a', kind: 'sql', target: 'select 1' }, { key: 'b', kind: 'sql', target: 'select 2' }] });
+    await w.put('report', {
+      steps: [
+        { key: 'a', kind: 'sql', target: 'select 1' },
+        { key: 'b', kind: 'sql', target: 'select 2' },
+      ],
+    });
     await w.put('report', { enabled: false, steps: [{ key: 'c', kind: 'sql', target: 'select 3' }] });
-    const created = await h.api('POST', base, { body: { name: 'report-job', schedule: '* * * * *', target_kind: 'workflow', target: 'report', payload: { day: 'mon' } } });
+    const created = await h.api('POST', base, {
+      body: {
+        name: 'report-job',
+        schedule: '* * * * *',
+        target_kind: 'workflow',
+        target: 'report',
+        payload: { day: 'mon' },
+      },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
 
     const first = await fire(0, 'report-job');
@@ -57,7 +70,10 @@ describe('cron workflow targets', () => {
     assert.notEqual(ids[0], ids[1], 'two fires, two runs');
 
     const history = await job('report-job');
-    assert.deepEqual(history.runs.map((r: { result: { run_id: string } }) => r.result.run_id), [ids[1], ids[0]]);
+    assert.deepEqual(
+      history.runs.map((r: { result: { run_id: string } }) => r.result.run_id),
+      [ids[1], ids[0]],
+    );
     assert.equal(history.last_run.status, 'succeeded');
 
     for (const id of ids) {
@@ -66,8 +82,15 @@ describe('cron workflow targets', () => {
       assert.equal(run.version, 2);
       assert.deepEqual(run.input, { day: 'mon' });
     }
-    const rows = await h.hearth.p.dbs.control`select trigger, idempotency_key from platform.workflow_runs where id = any(${ids}::uuid[])`;
-    assert.deepEqual(rows.map((r) => [r.trigger, r.idempotency_key]), [['cron', null], ['cron', null]]);
+    const rows = await h.hearth.p.dbs
+      .control`select trigger, idempotency_key from platform.workflow_runs where id = any(${ids}::uuid[])`;
+    assert.deepEqual(
+      rows.map((r) => [r.trigger, r.idempotency_key]),
+      [
+        ['cron', null],
+        ['cron', null],
+      ],
+    );
 
     // The runs are ordinary runs: the engine takes them to the end.
     for (let i = 0; i < 3; i++) await tick(h);
@@ -77,7 +100,11 @@ describe('cron workflow targets', () => {
   test('a fire of a disabled workflow is recorded failed with the reason, and starts nothing', async () => {
     const w = wf(h);
     const before = (await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/workflows/report/runs`)).body.length;
-    assert.equal((await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/workflows/report`, { body: { enabled: false } })).status, 204);
+    assert.equal(
+      (await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/workflows/report`, { body: { enabled: false } }))
+        .status,
+      204,
+    );
     const [f] = await fire(2, 'report-job');
     assert.equal(f!.status, 'failed');
     const history = await job('report-job');

@@ -22,7 +22,10 @@ test('past the queue bound a connect fails with CONNECTIONS_EXHAUSTED, a databas
   try {
     const held = await a.reserve(); // holds the only slot
     const started = Date.now();
-    const err = await b`select 1`.then(() => null, (e: unknown) => e);
+    const err = await b`select 1`.then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.equal((err as { code?: string }).code, 'CONNECTIONS_EXHAUSTED');
     assert.ok(Date.now() - started >= 200, 'it waited for the bound first');
     assert.ok(isDatabaseUnavailable(err));
@@ -51,7 +54,10 @@ test("a waiter gets the slot of another database's idle connection, closed for i
     const other = pool(stuck, 'other', true);
     try {
       await keeps`select 1`;
-      const err = await other`select 1`.then(() => null, (e: unknown) => e);
+      const err = await other`select 1`.then(
+        () => null,
+        (e: unknown) => e,
+      );
       assert.equal((err as { code?: string }).code, 'CONNECTIONS_EXHAUSTED');
       assert.equal(stuck.heldBy('keeps'), 1);
     } finally {

@@ -51,12 +51,7 @@ function assertSurvived(run: Run, expected: string[]): void {
 }
 
 test('sql.begin: backend terminated during pg_sleep; the transaction rejects CONNECTION_CLOSED, its own ROLLBACK does not crash the process, the pool reconnects', async () => {
-  assertSurvived(await runChild('begin'), [
-    'work: CONNECTION_CLOSED',
-    'queued: first second',
-    'after: 1',
-    'survived',
-  ]);
+  assertSurvived(await runChild('begin'), ['work: CONNECTION_CLOSED', 'queued: first second', 'after: 1', 'survived']);
 });
 
 test('withRole (sql.reserve): backend terminated during pg_sleep; released connection is not handed queued pool queries on a dead socket, the pool reconnects', async () => {

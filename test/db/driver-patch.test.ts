@@ -44,7 +44,12 @@ test('another postgres version is refused, naming the one Hearth needs', () => {
     writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), version: '3.4.10' }));
   });
   try {
-    assert.match(driverPatchProblem(d.entry) ?? '', new RegExp(`^postgres 3\\.4\\.10 is installed, Hearth needs exactly ${patch.version.replaceAll('.', '\\.')} patched`));
+    assert.match(
+      driverPatchProblem(d.entry) ?? '',
+      new RegExp(
+        `^postgres 3\\.4\\.10 is installed, Hearth needs exactly ${patch.version.replaceAll('.', '\\.')} patched`,
+      ),
+    );
   } finally {
     d.done();
   }

@@ -59,23 +59,41 @@ function load(tag: string) {
   const request = async (kind: Answer['kind']) => {
     const id = `${tag}-${kind}-${seq++}`;
     const started = Date.now();
-    const url = kind === 'write' ? `${h.url}/rest/v1/chaos` : `${h.url}/rest/v1/chaos?select=id&id=eq.${tag}-write-${Math.max(0, seq - 20)}`;
+    const url =
+      kind === 'write'
+        ? `${h.url}/rest/v1/chaos`
+        : `${h.url}/rest/v1/chaos?select=id&id=eq.${tag}-write-${Math.max(0, seq - 20)}`;
     try {
       const res = await fetch(url, {
         method: kind === 'write' ? 'POST' : 'GET',
-        headers: { apikey: key, authorization: `Bearer ${key}`, 'content-type': 'application/json', prefer: 'return=minimal' },
+        headers: {
+          apikey: key,
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          prefer: 'return=minimal',
+        },
         body: kind === 'write' ? JSON.stringify({ id, n: 1 }) : undefined,
         signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
       });
       const text = await res.text();
       let code: string | undefined;
       if (res.status >= 400) code = (JSON.parse(text) as { code?: string }).code;
-      answers.push({ kind, id, status: res.status, ms: Date.now() - started, code, retryAfter: res.headers.get('retry-after') });
+      answers.push({
+        kind,
+        id,
+        status: res.status,
+        ms: Date.now() - started,
+        code,
+        retryAfter: res.headers.get('retry-after'),
+      });
     } catch {
       answers.push({ kind, id, status: 'unanswered', ms: Date.now() - started });
     }
   };
-  const loops = [...Array.from({ length: WRITERS }, () => 'write' as const), ...Array.from({ length: READERS }, () => 'read' as const)].map(async (kind) => {
+  const loops = [
+    ...Array.from({ length: WRITERS }, () => 'write' as const),
+    ...Array.from({ length: READERS }, () => 'read' as const),
+  ].map(async (kind) => {
     while (running) await request(kind);
   });
   return {
@@ -92,18 +110,40 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function assertAllAnswered(t: TestContext, answers: Answer[], what: string): Promise<void> {
   const byStatus: Record<string, number> = {};
   for (const a of answers) byStatus[a.status] = (byStatus[a.status] ?? 0) + 1;
-  t.diagnostic(`${what}: ${answers.length} requests, by status ${JSON.stringify(byStatus)}, slowest ${Math.max(...answers.map((a) => a.ms))} ms`);
-  assert.deepEqual(answers.filter((a) => a.status === 'unanswered'), [], `every request answered within ${ANSWER_WITHIN_MS} ms`);
-  const bad = answers.filter((a) => a.status !== 200 && a.status !== 201 && !(a.status === 503 && a.code === 'database_unavailable' && a.retryAfter));
+  t.diagnostic(
+    `${what}: ${answers.length} requests, by status ${JSON.stringify(byStatus)}, slowest ${Math.max(...answers.map((a) => a.ms))} ms`,
+  );
+  assert.deepEqual(
+    answers.filter((a) => a.status === 'unanswered'),
+    [],
+    `every request answered within ${ANSWER_WITHIN_MS} ms`,
+  );
+  const bad = answers.filter(
+    (a) =>
+      a.status !== 200 && a.status !== 201 && !(a.status === 503 && a.code === 'database_unavailable' && a.retryAfter),
+  );
   assert.deepEqual(bad, [], 'only 2xx, or 503 database_unavailable with Retry-After');
-  assert.ok(answers.some((a) => a.kind === 'write' && a.status === 201), 'writes went through');
+  assert.ok(
+    answers.some((a) => a.kind === 'write' && a.status === 201),
+    'writes went through',
+  );
 
   const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
   try {
     const writes = answers.filter((a) => a.kind === 'write');
-    const stored = new Set((await owner`select id from public.chaos where id = any(${writes.map((a) => a.id)})`).map((r) => r.id as string));
-    assert.deepEqual(writes.filter((a) => a.status === 201 && !stored.has(a.id)), [], 'every acknowledged write is stored');
-    assert.deepEqual(writes.filter((a) => a.status !== 201 && stored.has(a.id)), [], 'no write reported as failed was committed');
+    const stored = new Set(
+      (await owner`select id from public.chaos where id = any(${writes.map((a) => a.id)})`).map((r) => r.id as string),
+    );
+    assert.deepEqual(
+      writes.filter((a) => a.status === 201 && !stored.has(a.id)),
+      [],
+      'every acknowledged write is stored',
+    );
+    assert.deepEqual(
+      writes.filter((a) => a.status !== 201 && stored.has(a.id)),
+      [],
+      'no write reported as failed was committed',
+    );
   } finally {
     await owner.end();
   }
@@ -139,5 +179,8 @@ test('PostgreSQL stopped and started again under load: every request answered, n
     await l.stop();
   }
   await assertAllAnswered(t, l.answers, 'restart');
-  assert.ok(l.answers.slice(-WRITERS * 2).some((a) => a.status === 201), 'writes go through again after the restart');
+  assert.ok(
+    l.answers.slice(-WRITERS * 2).some((a) => a.status === 201),
+    'writes go through again after the restart',
+  );
 });

@@ -22,17 +22,26 @@ after(async () => {
 
 test('migrations apply once, in order, with their checksums', async () => {
   const first = await migrate(sql, 'control');
-  assert.deepEqual(first, migrations('control').map((m) => m.id));
+  assert.deepEqual(
+    first,
+    migrations('control').map((m) => m.id),
+  );
   assert.deepEqual(await migrate(sql, 'control'), [], 'a second run applies nothing');
   const rows = await sql`select id, checksum from hearth.migrations order by id`;
-  assert.deepEqual(rows.map((r) => [r.id, r.checksum]), migrations('control').map((m) => [m.id, m.checksum]));
+  assert.deepEqual(
+    rows.map((r) => [r.id, r.checksum]),
+    migrations('control').map((m) => [m.id, m.checksum]),
+  );
 });
 
 test('an applied migration whose file changed stops the run, naming the file', async () => {
   const [firstMigration] = migrations('control');
   await sql`update hearth.migrations set checksum = ${'0'.repeat(64)} where id = ${firstMigration!.id}`;
   await assert.rejects(migrate(sql, 'control'), (err: Error) => {
-    assert.match(err.message, new RegExp(`^migrations/control/${firstMigration!.id}\\.sql was changed after it was applied`));
+    assert.match(
+      err.message,
+      new RegExp(`^migrations/control/${firstMigration!.id}\\.sql was changed after it was applied`),
+    );
     return true;
   });
 });

@@ -13,7 +13,8 @@ import { dumpSchemas, snapshotFile, versions } from '../helpers/schema-dump.ts';
 const CI_MAJOR = 15;
 
 test('control and project schemas match migrations/schema/', { timeout: 120_000 }, async () => {
-  for (const set of ['control', 'project'] as const) assert.ok(existsSync(snapshotFile(set, CI_MAJOR)), `${snapshotFile(set, CI_MAJOR)} is committed`);
+  for (const set of ['control', 'project'] as const)
+    assert.ok(existsSync(snapshotFile(set, CI_MAJOR)), `${snapshotFile(set, CI_MAJOR)} is committed`);
   const { server, pgDump } = await versions(serverUrl());
   // pg_dump's text differs between major versions, and pg_dump cannot dump a newer server: on
   // another version (the embedded PostgreSQL 18 of a plain `npm test`) the comparison is CI's.
@@ -21,6 +22,9 @@ test('control and project schemas match migrations/schema/', { timeout: 120_000 
   const dumps = await dumpSchemas(serverUrl());
   for (const set of ['control', 'project'] as const) {
     const expected = readFileSync(snapshotFile(set, server), 'utf8');
-    assert.ok(dumps[set] === expected, `the ${set} schema differs from ${snapshotFile(set, server)}: run \`npm run schema:dump\` and review the diff`);
+    assert.ok(
+      dumps[set] === expected,
+      `the ${set} schema differs from ${snapshotFile(set, server)}: run \`npm run schema:dump\` and review the diff`,
+    );
   }
 });

@@ -52,7 +52,11 @@ describe('docs/errors.md follows the error catalogue', () => {
       listed.set(code, row.statuses);
     }
     for (const [code, entry] of Object.entries(catalogue)) {
-      assert.deepEqual(listed.get(code), statusesOf(entry), `docs/errors.md: ${code} should be listed with ${statusesOf(entry).join(' / ')}`);
+      assert.deepEqual(
+        listed.get(code),
+        statusesOf(entry),
+        `docs/errors.md: ${code} should be listed with ${statusesOf(entry).join(' / ')}`,
+      );
     }
     const unknown = [...listed.keys()].filter((code) => !(code in catalogue));
     assert.deepEqual(unknown, [], 'docs/errors.md lists codes the catalogue does not have');

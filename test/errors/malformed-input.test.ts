@@ -19,8 +19,20 @@ before(async () => {
   owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
   await owner.unsafe(`create table public.items (id serial primary key, data jsonb);
     grant all on public.items to anon; grant usage on sequence public.items_id_seq to anon;`);
-  assert.equal((await h.api('POST', '/storage/v1/bucket', { token: h.info.SECRET_KEY, body: { name: 'b1' } })).status, 200);
-  assert.equal((await h.api('POST', '/storage/v1/object/b1/a.txt', { token: h.info.SECRET_KEY, raw: 'a', headers: { 'content-type': 'text/plain' } })).status, 201);
+  assert.equal(
+    (await h.api('POST', '/storage/v1/bucket', { token: h.info.SECRET_KEY, body: { name: 'b1' } })).status,
+    200,
+  );
+  assert.equal(
+    (
+      await h.api('POST', '/storage/v1/object/b1/a.txt', {
+        token: h.info.SECRET_KEY,
+        raw: 'a',
+        headers: { 'content-type': 'text/plain' },
+      })
+    ).status,
+    201,
+  );
 });
 after(async () => {
   await owner?.end();
@@ -29,7 +41,11 @@ after(async () => {
 
 test('REST: a JSON body nested 5,000 deep is 400 PGRST102, no row', async () => {
   const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
-  const res = await h.api('POST', '/rest/v1/items', { token: h.info.PUBLISHABLE_KEY, raw: `{"data":${deep}}`, headers: { 'content-type': 'application/json' } });
+  const res = await h.api('POST', '/rest/v1/items', {
+    token: h.info.PUBLISHABLE_KEY,
+    raw: `{"data":${deep}}`,
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(res.status, 400);
   assert.equal(res.body.code, 'PGRST102');
   assert.equal((await owner`select count(*)::int as n from public.items`)[0]!.n, 0);
@@ -37,8 +53,15 @@ test('REST: a JSON body nested 5,000 deep is 400 PGRST102, no row', async () => 
 
 test('storage: a bucket update or creation whose body is not an object is 400 invalid_request', async () => {
   for (const raw of ['42', '"s"', 'true', '[1]']) {
-    for (const [method, path] of [['PUT', '/storage/v1/bucket/b1'], ['POST', '/storage/v1/bucket']] as const) {
-      const res = await h.api(method, path, { token: h.info.SECRET_KEY, raw, headers: { 'content-type': 'application/json' } });
+    for (const [method, path] of [
+      ['PUT', '/storage/v1/bucket/b1'],
+      ['POST', '/storage/v1/bucket'],
+    ] as const) {
+      const res = await h.api(method, path, {
+        token: h.info.SECRET_KEY,
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(res.status, 400, `${method} ${raw}`);
       assert.equal(res.body.error.code, 'invalid_request', `${method} ${raw}`);
     }
@@ -46,22 +69,34 @@ test('storage: a bucket update or creation whose body is not an object is 400 in
 });
 
 test('storage: offsets beyond 2^53 are 400, not a database error', async () => {
-  const buckets = await h.api('GET', '/storage/v1/bucket?offset=1e20', { token: h.info.SECRET_KEY, headers: service() });
+  const buckets = await h.api('GET', '/storage/v1/bucket?offset=1e20', {
+    token: h.info.SECRET_KEY,
+    headers: service(),
+  });
   assert.equal(buckets.status, 400);
   assert.equal(buckets.body.error.code, 'invalid_request');
   for (const offset of [1e20, 1e308]) {
-    const list = await h.api('POST', '/storage/v1/object/list/b1', { token: h.info.SECRET_KEY, body: { prefix: '', offset } });
+    const list = await h.api('POST', '/storage/v1/object/list/b1', {
+      token: h.info.SECRET_KEY,
+      body: { prefix: '', offset },
+    });
     assert.equal(list.status, 400, String(offset));
     assert.equal(list.body.error.code, 'invalid_request');
   }
 });
 
 test('storage: an object name with an unpaired surrogate is 400 invalid_key (it would be stored as U+FFFD)', async () => {
-  const res = await h.api('POST', '/storage/v1/object/copy', { token: h.info.SECRET_KEY, body: { bucketId: 'b1', sourceKey: 'a.txt', destinationKey: 's\ud800x' } });
+  const res = await h.api('POST', '/storage/v1/object/copy', {
+    token: h.info.SECRET_KEY,
+    body: { bucketId: 'b1', sourceKey: 'a.txt', destinationKey: 's\ud800x' },
+  });
   assert.equal(res.status, 400);
   assert.equal(res.body.error.code, 'invalid_key');
   const names = await owner`select name from storage.objects order by name`;
-  assert.deepEqual(names.map((r) => r.name), ['a.txt']);
+  assert.deepEqual(
+    names.map((r) => r.name),
+    ['a.txt'],
+  );
 });
 
 test('management: a config area holding NUL is 404, not a database error', async () => {
@@ -71,7 +106,9 @@ test('management: a config area holding NUL is 404, not a database error', async
 });
 
 test('functions: a secret value with an unpaired surrogate is 400 and nothing is stored', async () => {
-  const res = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/secrets`, { body: [{ name: 'S', value: 'x\ud800' }] });
+  const res = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/secrets`, {
+    body: [{ name: 'S', value: 'x\ud800' }],
+  });
   assert.equal(res.status, 400);
   assert.equal(res.body.error.code, 'invalid_request');
   const list = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/secrets`);
@@ -79,10 +116,14 @@ test('functions: a secret value with an unpaired surrogate is 400 and nothing is
 });
 
 test('storage: a download= file name over 255 characters is 400 (it would make a header clients cannot read)', async () => {
-  const long = await h.api('GET', `/storage/v1/object/b1/a.txt?download=${'x'.repeat(10_000)}`, { token: h.info.SECRET_KEY });
+  const long = await h.api('GET', `/storage/v1/object/b1/a.txt?download=${'x'.repeat(10_000)}`, {
+    token: h.info.SECRET_KEY,
+  });
   assert.equal(long.status, 400);
   assert.equal(long.body.error.code, 'invalid_request');
-  const fine = await fetch(`${h.info.BASE_URL}/storage/v1/object/b1/a.txt?download=${'x'.repeat(255)}`, { headers: { authorization: `Bearer ${h.info.SECRET_KEY}` } });
+  const fine = await fetch(`${h.info.BASE_URL}/storage/v1/object/b1/a.txt?download=${'x'.repeat(255)}`, {
+    headers: { authorization: `Bearer ${h.info.SECRET_KEY}` },
+  });
   assert.equal(fine.status, 200);
   assert.match(fine.headers.get('content-disposition')!, /^attachment; filename="x{255}"/);
 });
@@ -113,10 +154,15 @@ test('requests Node cannot parse (a control byte in a header, a header block ove
 
 test('workflows: run input nested 1,000 deep is 400 invalid_request with a short message naming where', async () => {
   await enableWorkflows(h);
-  const put = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/workflows/deep`, { body: { steps: [{ key: 'q', kind: 'enqueue', target: 'jobs' }] } });
+  const put = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/workflows/deep`, {
+    body: { steps: [{ key: 'q', kind: 'enqueue', target: 'jobs' }] },
+  });
   assert.equal(put.status, 201);
   const deep = `${'{"a":'.repeat(1000)}1${'}'.repeat(1000)}`;
-  const res = await h.api('POST', `/v1/projects/${h.info.PROJECT_REF}/workflows/deep/runs`, { raw: `{"input":${deep}}`, headers: { 'content-type': 'application/json' } });
+  const res = await h.api('POST', `/v1/projects/${h.info.PROJECT_REF}/workflows/deep/runs`, {
+    raw: `{"input":${deep}}`,
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(res.status, 400);
   assert.equal(res.body.error.code, 'invalid_request');
   assert.match(res.body.error.message, /^input\.a\.a.*nested more than 512 levels deep/);
@@ -126,7 +172,12 @@ test('workflows: run input nested 1,000 deep is 400 invalid_request with a short
 test('REST: return=headers-only with Accept: text/csv is 201 with Location (it was a 500 after the row was written)', async () => {
   const res = await fetch(`${h.info.BASE_URL}/rest/v1/items`, {
     method: 'POST',
-    headers: { apikey: h.info.PUBLISHABLE_KEY, prefer: 'return=headers-only', accept: 'text/csv', 'content-type': 'application/json' },
+    headers: {
+      apikey: h.info.PUBLISHABLE_KEY,
+      prefer: 'return=headers-only',
+      accept: 'text/csv',
+      'content-type': 'application/json',
+    },
     body: JSON.stringify({ data: { probe: 'csv' } }),
   });
   assert.equal(res.status, 201);

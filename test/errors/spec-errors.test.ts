@@ -47,13 +47,34 @@ after(async () => {
 });
 
 const PROJECT_TABLES = [
-  'auth.users', 'auth.identities', 'auth.mfa_factors', 'auth.mfa_challenges', 'auth.sessions', 'auth.refresh_tokens',
-  'auth.one_time_tokens', 'auth.flow_state', 'storage.buckets', 'storage.objects', 'storage.pending_bytes', 'pgmq.meta',
-  'public.authors', 'public.posts', 'public.tags', 'public.post_tags', 'public.logs', 'public.orders', 'public.notes',
+  'auth.users',
+  'auth.identities',
+  'auth.mfa_factors',
+  'auth.mfa_challenges',
+  'auth.sessions',
+  'auth.refresh_tokens',
+  'auth.one_time_tokens',
+  'auth.flow_state',
+  'storage.buckets',
+  'storage.objects',
+  'storage.pending_bytes',
+  'pgmq.meta',
+  'public.authors',
+  'public.posts',
+  'public.tags',
+  'public.post_tags',
+  'public.logs',
+  'public.orders',
+  'public.notes',
 ];
 const CONTROL_TABLES = [
-  'platform.workflow_definitions', 'platform.workflow_runs', 'platform.workflow_run_steps', 'platform.workflow_signals',
-  'platform.workflow_queue_triggers', 'platform.workflow_row_triggers', 'platform.cron_jobs',
+  'platform.workflow_definitions',
+  'platform.workflow_runs',
+  'platform.workflow_run_steps',
+  'platform.workflow_signals',
+  'platform.workflow_queue_triggers',
+  'platform.workflow_row_triggers',
+  'platform.cron_jobs',
 ];
 
 /** Every row of every table a refused request could write, as one digest per table. */
@@ -61,11 +82,14 @@ async function snapshot(): Promise<Record<string, unknown>> {
   const project = h.hearth.p.dbs.project(h.hearth.project.db_name);
   const control = h.hearth.p.dbs.control;
   const digest = async (sql: postgres.Sql, table: string) =>
-    (await sql`select md5(coalesce(string_agg(t::text, E'\n' order by t::text), '')) as d from ${sql(table)} t`)[0]!.d as string;
+    (await sql`select md5(coalesce(string_agg(t::text, E'\n' order by t::text), '')) as d from ${sql(table)} t`)[0]!
+      .d as string;
   const out: Record<string, unknown> = {};
   for (const t of PROJECT_TABLES) out[t] = await digest(project, t);
   for (const t of CONTROL_TABLES) out[t] = await digest(control, t);
-  out.triggers = (await project`select coalesce(string_agg(tgname, ',' order by tgname), '') as t from pg_trigger where not tgisinternal`)[0]!.t;
+  out.triggers = (
+    await project`select coalesce(string_agg(tgname, ',' order by tgname), '') as t from pg_trigger where not tgisinternal`
+  )[0]!.t;
   out.files = storedFiles(h).length;
   return out;
 }
@@ -75,7 +99,11 @@ async function refusedWithoutWrites<T>(what: string, request: () => Promise<T>):
   const before = await snapshot();
   const res = await request();
   const now = await snapshot();
-  assert.deepEqual(Object.keys(before).filter((k) => now[k] !== before[k]), [], `${what}: the refused request changed these`);
+  assert.deepEqual(
+    Object.keys(before).filter((k) => now[k] !== before[k]),
+    [],
+    `${what}: the refused request changed these`,
+  );
   return res;
 }
 
@@ -97,17 +125,79 @@ describe('auth (SPEC 4.1, 5, 7, 8): {error: {code, message}}', () => {
   test('each refusal has its status and code and writes nothing', async () => {
     const put = (body: unknown) => () => authCall('PUT', '/user', { token: session.access_token, body });
     const cases: [string, () => Promise<{ status: number; body: any }>, number, string | null][] = [
-      ['sign-up with a breached password', () => authCall('POST', '/signup', { body: { email: uniqueEmail(), password: 'password123' } }), 400, 'leaked_password'],
-      ['sign-up with an existing e-mail', () => authCall('POST', '/signup', { body: { email, password: goodPassword() } }), 409, 'email_taken'],
-      ['sign-up with a 9-character password', () => authCall('POST', '/signup', { body: { email: uniqueEmail(), password: 'Short-pw1' } }), 422, 'weak_password'],
-      ['password change without current_password', put({ password: goodPassword(), data: { plan: 'pro' } }), 400, 'reauthentication_required'],
-      ['e-mail change without current_password', put({ email: uniqueEmail(), data: { plan: 'pro' } }), 400, 'reauthentication_required'],
-      ['password change with a wrong current_password', put({ password: goodPassword(), current_password: 'wrong-password-1', data: { plan: 'pro' } }), 401, 'invalid_current_password'],
-      ['e-mail change with a wrong current_password', put({ email: uniqueEmail(), current_password: 'wrong-password-1', data: { plan: 'pro' } }), 401, 'invalid_current_password'],
-      ['password change to a breached password', put({ password: 'password123', current_password: password, data: { plan: 'pro' } }), 400, 'leaked_password'],
-      ['an e-mail code for a new address with redirect_to off the allowlist', () => authCall('POST', `/otp?redirect_to=${encodeURIComponent('http://evil.test/')}`, { body: { email: uniqueEmail() } }), 400, 'bad_redirect'],
-      ['a passkey enrolment before rpId and origins are set', () => authCall('POST', '/factors', { token: session.access_token, body: { factor_type: 'webauthn', friendly_name: 'key' } }), 422, 'webauthn_not_configured'],
-      ['passkey sign-in options before rpId and origins are set', () => h.api('POST', '/auth/v1/webauthn/authenticate/options', { token: null, body: {} }), 422, 'webauthn_not_configured'],
+      [
+        'sign-up with a breached password',
+        () => authCall('POST', '/signup', { body: { email: uniqueEmail(), password: 'password123' } }),
+        400,
+        'leaked_password',
+      ],
+      [
+        'sign-up with an existing e-mail',
+        () => authCall('POST', '/signup', { body: { email, password: goodPassword() } }),
+        409,
+        'email_taken',
+      ],
+      [
+        'sign-up with a 9-character password',
+        () => authCall('POST', '/signup', { body: { email: uniqueEmail(), password: 'Short-pw1' } }),
+        422,
+        'weak_password',
+      ],
+      [
+        'password change without current_password',
+        put({ password: goodPassword(), data: { plan: 'pro' } }),
+        400,
+        'reauthentication_required',
+      ],
+      [
+        'e-mail change without current_password',
+        put({ email: uniqueEmail(), data: { plan: 'pro' } }),
+        400,
+        'reauthentication_required',
+      ],
+      [
+        'password change with a wrong current_password',
+        put({ password: goodPassword(), current_password: 'wrong-password-1', data: { plan: 'pro' } }),
+        401,
+        'invalid_current_password',
+      ],
+      [
+        'e-mail change with a wrong current_password',
+        put({ email: uniqueEmail(), current_password: 'wrong-password-1', data: { plan: 'pro' } }),
+        401,
+        'invalid_current_password',
+      ],
+      [
+        'password change to a breached password',
+        put({ password: 'password123', current_password: password, data: { plan: 'pro' } }),
+        400,
+        'leaked_password',
+      ],
+      [
+        'an e-mail code for a new address with redirect_to off the allowlist',
+        () =>
+          authCall('POST', `/otp?redirect_to=${encodeURIComponent('http://evil.test/')}`, {
+            body: { email: uniqueEmail() },
+          }),
+        400,
+        'bad_redirect',
+      ],
+      [
+        'a passkey enrolment before rpId and origins are set',
+        () =>
+          authCall('POST', '/factors', {
+            token: session.access_token,
+            body: { factor_type: 'webauthn', friendly_name: 'key' },
+          }),
+        422,
+        'webauthn_not_configured',
+      ],
+      [
+        'passkey sign-in options before rpId and origins are set',
+        () => h.api('POST', '/auth/v1/webauthn/authenticate/options', { token: null, body: {} }),
+        422,
+        'webauthn_not_configured',
+      ],
     ];
     for (const [what, request, status, code] of cases) {
       const res = await refusedWithoutWrites(what, request);
@@ -116,13 +206,18 @@ describe('auth (SPEC 4.1, 5, 7, 8): {error: {code, message}}', () => {
       assert.equal(typeof res.body.error.message, 'string', what);
       if (code) assert.equal(res.body.error.code, code, what);
     }
-    assert.equal((await authCall('POST', '/token?grant_type=password', { body: { email, password } })).status, 200, 'the old password still signs in');
+    assert.equal(
+      (await authCall('POST', '/token?grant_type=password', { body: { email, password } })).status,
+      200,
+      'the old password still signs in',
+    );
   });
 
   test('a refresh token used a second time is 401 invalid_grant', async () => {
     const signIn = await authCall('POST', '/token?grant_type=password', { body: { email, password } });
     assert.equal(signIn.status, 200);
-    const refresh = () => authCall('POST', '/token?grant_type=refresh_token', { body: { refresh_token: signIn.body.refresh_token } });
+    const refresh = () =>
+      authCall('POST', '/token?grant_type=refresh_token', { body: { refresh_token: signIn.body.refresh_token } });
     assert.equal((await refresh()).status, 200);
     const again = await refresh();
     assert.equal(again.status, 401);
@@ -131,14 +226,20 @@ describe('auth (SPEC 4.1, 5, 7, 8): {error: {code, message}}', () => {
 
   // SPEC 7's notes: refusals whose status SPEC does not show.
   test('a disabled social provider is 400 provider_disabled; a code after five wrong tries is 429 otp_locked', async () => {
-    const provider = await refusedWithoutWrites('disabled provider', () => authCall('GET', '/authorize?provider=github'));
+    const provider = await refusedWithoutWrites('disabled provider', () =>
+      authCall('GET', '/authorize?provider=github'),
+    );
     assert.equal(provider.status, 400);
     assert.equal(provider.body.error.code, 'provider_disabled');
     const address = uniqueEmail('locked');
     assert.equal((await authCall('POST', '/otp', { body: { email: address } })).status, 200);
     // The code is issued after the answer, with its mail.
     const project = h.hearth.p.dbs.project(h.hearth.project.db_name);
-    const issued = await until(async () => (await project`select count(*)::int as n from auth.one_time_tokens where email = ${address}`)[0]!.n as number, (n) => n > 0);
+    const issued = await until(
+      async () =>
+        (await project`select count(*)::int as n from auth.one_time_tokens where email = ${address}`)[0]!.n as number,
+      (n) => n > 0,
+    );
     assert.equal(issued, 1);
     const verify = () => authCall('POST', '/verify', { body: { type: 'email', email: address, token: '000000' } });
     for (let i = 0; i < 5; i++) assert.equal((await verify()).status, 403);
@@ -160,10 +261,22 @@ describe('auth (SPEC 4.1, 5, 7, 8): {error: {code, message}}', () => {
 
 describe('storage (SPEC 4.2, 5, 7, 8): {error: {code, message}}', () => {
   const upload = (path: string, body: string | Buffer, token = h.info.SECRET_KEY) =>
-    h.api('POST', `/storage/v1/object/${path}`, { raw: body as string, token, headers: { 'content-type': 'text/plain' } });
+    h.api('POST', `/storage/v1/object/${path}`, {
+      raw: body as string,
+      token,
+      headers: { 'content-type': 'text/plain' },
+    });
 
   before(async () => {
-    assert.equal((await h.api('POST', '/storage/v1/bucket', { token: h.info.SECRET_KEY, body: { name: 'private-files', public: false } })).status, 200);
+    assert.equal(
+      (
+        await h.api('POST', '/storage/v1/bucket', {
+          token: h.info.SECRET_KEY,
+          body: { name: 'private-files', public: false },
+        })
+      ).status,
+      200,
+    );
     assert.equal((await upload('private-files/report.txt', 'first')).status, 201);
   });
 
@@ -171,7 +284,9 @@ describe('storage (SPEC 4.2, 5, 7, 8): {error: {code, message}}', () => {
     const other = await refusedWithoutWrites('409 upload', () => upload('private-files/report.txt', 'second'));
     assert.equal(other.status, 409);
     assert.equal(other.body.error.code, 'duplicate');
-    const denied = await refusedWithoutWrites('RLS upload', () => upload('private-files/mine.txt', 'x', h.info.PUBLISHABLE_KEY));
+    const denied = await refusedWithoutWrites('RLS upload', () =>
+      upload('private-files/mine.txt', 'x', h.info.PUBLISHABLE_KEY),
+    );
     assert.equal(denied.status, 403);
     assert.equal(denied.body.error.code, 'row_level_security');
     assert.equal(denied.body.error.message, 'new row violates row-level security policy');
@@ -183,7 +298,10 @@ describe('storage (SPEC 4.2, 5, 7, 8): {error: {code, message}}', () => {
   });
 
   test('a tampered signed URL is 400', async () => {
-    const signed = await h.api('POST', '/storage/v1/object/sign/private-files/report.txt', { token: h.info.SECRET_KEY, body: { expiresIn: 60 } });
+    const signed = await h.api('POST', '/storage/v1/object/sign/private-files/report.txt', {
+      token: h.info.SECRET_KEY,
+      body: { expiresIn: 60 },
+    });
     assert.equal(signed.status, 200);
     const url = new URL(`${h.info.BASE_URL}/storage/v1${signed.body.signedURL}`);
     url.searchParams.set('token', `${url.searchParams.get('token')!}x`);
@@ -207,7 +325,11 @@ describe('storage (SPEC 4.2, 5, 7, 8): {error: {code, message}}', () => {
 });
 
 describe('data (SPEC 4.3, 7): flat {message, code, details, hint}', () => {
-  const rest = (method: string, path: string, o: { body?: unknown; headers?: Record<string, string>; token?: string } = {}) =>
+  const rest = (
+    method: string,
+    path: string,
+    o: { body?: unknown; headers?: Record<string, string>; token?: string } = {},
+  ) =>
     h.api(method, `/rest/v1/${path}`, { body: o.body, headers: o.headers, token: o.token ?? h.info.PUBLISHABLE_KEY });
   const OBJECT = { accept: 'application/vnd.pgrst.object+json' };
 
@@ -264,17 +386,27 @@ describe('data (SPEC 4.3, 7): flat {message, code, details, hint}', () => {
 
   test('PATCH or DELETE without a filter is refused and writes nothing', async () => {
     for (const method of ['PATCH', 'DELETE']) {
-      const res = await refusedWithoutWrites(method, () => rest(method, 'logs', { body: method === 'PATCH' ? { msg: 'all' } : undefined, token: h.info.SECRET_KEY }));
+      const res = await refusedWithoutWrites(method, () =>
+        rest(method, 'logs', { body: method === 'PATCH' ? { msg: 'all' } : undefined, token: h.info.SECRET_KEY }),
+      );
       assert.ok(res.status >= 400 && res.status < 500, `${method}: ${res.status}`);
       assertEnvelope(res.body, '21000', method);
     }
   });
 
   test('a row-security denial is 42501 with a generic text: 401 for the publishable key, 403 for a user', async () => {
-    const signUp = await h.api('POST', '/auth/v1/signup', { token: h.info.PUBLISHABLE_KEY, body: { email: uniqueEmail('rls'), password: goodPassword() } });
+    const signUp = await h.api('POST', '/auth/v1/signup', {
+      token: h.info.PUBLISHABLE_KEY,
+      body: { email: uniqueEmail('rls'), password: goodPassword() },
+    });
     assert.equal(signUp.status, 201);
-    for (const [token, status] of [[h.info.PUBLISHABLE_KEY, 401], [signUp.body.access_token, 403]] as const) {
-      const res = await refusedWithoutWrites(`insert as ${status}`, () => rest('POST', 'notes', { body: { id: 1 }, token }));
+    for (const [token, status] of [
+      [h.info.PUBLISHABLE_KEY, 401],
+      [signUp.body.access_token, 403],
+    ] as const) {
+      const res = await refusedWithoutWrites(`insert as ${status}`, () =>
+        rest('POST', 'notes', { body: { id: 1 }, token }),
+      );
       assert.equal(res.status, status, JSON.stringify(res.body));
       assertEnvelope(res.body, '42501', `insert as ${status}`);
       assert.equal(res.body.details, null);
@@ -282,11 +414,21 @@ describe('data (SPEC 4.3, 7): flat {message, code, details, hint}', () => {
   });
 
   test('a database error is generic for the publishable key, detailed for the secret key; a failing batch writes no row', async () => {
-    const batch = [{ id: 10, title: 'fine' }, { id: 11, title: null }];
+    const batch = [
+      { id: 10, title: 'fine' },
+      { id: 11, title: null },
+    ];
     const anon = await refusedWithoutWrites('anon batch', () => rest('POST', 'posts', { body: batch }));
     assert.equal(anon.status, 400);
-    assert.deepEqual(anon.body, { code: '23502', message: 'A required value is missing: a column that cannot be null was null.', details: null, hint: null });
-    const secret = await refusedWithoutWrites('secret batch', () => rest('POST', 'posts', { body: batch, token: h.info.SECRET_KEY }));
+    assert.deepEqual(anon.body, {
+      code: '23502',
+      message: 'A required value is missing: a column that cannot be null was null.',
+      details: null,
+      hint: null,
+    });
+    const secret = await refusedWithoutWrites('secret batch', () =>
+      rest('POST', 'posts', { body: batch, token: h.info.SECRET_KEY }),
+    );
     assert.equal(secret.status, 400);
     assert.equal(secret.body.code, '23502');
     assert.match(secret.body.message, /"title"/);
@@ -297,11 +439,19 @@ describe('data (SPEC 4.3, 7): flat {message, code, details, hint}', () => {
 describe('queues (SPEC 2.15, 4.4, 8): SQL errors', () => {
   test('an invalid queue name is 22023 and creates nothing; a missing queue is 42P01', async () => {
     for (const name of ['Jobs', 'service-jobs', '1jobs', 'a'.repeat(49)]) {
-      const err = await refusedWithoutWrites(name, () => owner`select pgmq.create(${name})`.then(() => null, (e: { code: string; message: string }) => e));
+      const err = await refusedWithoutWrites(name, () =>
+        owner`select pgmq.create(${name})`.then(
+          () => null,
+          (e: { code: string; message: string }) => e,
+        ),
+      );
       assert.equal(err?.code, '22023', name);
       assert.match(err!.message, /invalid queue name/);
     }
-    const missing = await owner`select pgmq.send('missing', '{}')`.then(() => null, (e: { code: string }) => e);
+    const missing = await owner`select pgmq.send('missing', '{}')`.then(
+      () => null,
+      (e: { code: string }) => e,
+    );
     assert.equal(missing?.code, '42P01');
   });
 });
@@ -317,17 +467,28 @@ describe('workflows management (SPEC 4.6, 7): {error: {code, message}}', () => {
 
   before(async () => {
     await enableWorkflows(h);
-    for (const [name, enabled] of [['orders', true], ['audit', true], ['off', false]] as const) {
+    for (const [name, enabled] of [
+      ['orders', true],
+      ['audit', true],
+      ['off', false],
+    ] as const) {
       assert.equal((await h.api('PUT', `${base()}/${name}`, { body: { enabled, steps: [SQL] } })).status, 201);
     }
     live = (await h.api('POST', `${base()}/orders/runs`, { body: {} })).body.id;
     finished = (await h.api('POST', `${base()}/orders/runs`, { body: {} })).body.id;
     assert.equal((await h.api('POST', `${base()}/orders/runs/${finished}/cancel`)).status, 200);
     assert.equal((await h.api('POST', qBase(), { body: { queue: 'jobs', workflow: 'orders' } })).status, 201);
-    assert.equal((await h.api('POST', rBase(), { body: { table: 'orders', events: ['insert'], workflow: 'orders' } })).status, 201);
+    assert.equal(
+      (await h.api('POST', rBase(), { body: { table: 'orders', events: ['insert'], workflow: 'orders' } })).status,
+      201,
+    );
     const orgs = await h.api('GET', '/v1/organizations');
-    await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, { body: { email: 'dev@errors.test', password: 'a-long-password', role: 'developer' } });
-    developer = (await h.api('POST', '/v1/login', { body: { email: 'dev@errors.test', password: 'a-long-password' }, token: null })).body.access_token;
+    await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, {
+      body: { email: 'dev@errors.test', password: 'a-long-password', role: 'developer' },
+    });
+    developer = (
+      await h.api('POST', '/v1/login', { body: { email: 'dev@errors.test', password: 'a-long-password' }, token: null })
+    ).body.access_token;
   });
 
   test('each refusal has its status and code and writes nothing', async () => {
@@ -337,56 +498,343 @@ describe('workflows management (SPEC 4.6, 7): {error: {code, message}}', () => {
     const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
     type Call = { body?: unknown; raw?: string; headers?: Record<string, string>; token?: string | null };
     const cases: [string, string, () => string, Call, number, string][] = [
-      ['bad sleep_for', 'PUT', () => `${base()}/orders`, { body: { steps: [{ key: 's', kind: 'sleep', sleep_for: 'soon' }] } }, 400, 'invalid_definition'],
-      ['a rule broken deep in a fan-out', 'PUT', () => `${base()}/orders`, { body: { steps: [SQL, { key: 'f', kind: 'fanout', children: [{ key: 'c', kind: 'sleep', sleep_for: '1s' }] }] } }, 400, 'invalid_definition'],
+      [
+        'bad sleep_for',
+        'PUT',
+        () => `${base()}/orders`,
+        { body: { steps: [{ key: 's', kind: 'sleep', sleep_for: 'soon' }] } },
+        400,
+        'invalid_definition',
+      ],
+      [
+        'a rule broken deep in a fan-out',
+        'PUT',
+        () => `${base()}/orders`,
+        {
+          body: {
+            steps: [SQL, { key: 'f', kind: 'fanout', children: [{ key: 'c', kind: 'sleep', sleep_for: '1s' }] }],
+          },
+        },
+        400,
+        'invalid_definition',
+      ],
       ['malformed workflow name', 'PUT', () => `${base()}/Bad.Name`, { body: { steps: [SQL] } }, 400, 'invalid_name'],
-      ['reserved queue prefix', 'POST', qBase, { body: { queue: 'service_jobs', workflow: 'audit' } }, 400, 'invalid_queue'],
+      [
+        'reserved queue prefix',
+        'POST',
+        qBase,
+        { body: { queue: 'service_jobs', workflow: 'audit' } },
+        400,
+        'invalid_queue',
+      ],
       ['malformed queue name', 'POST', qBase, { body: { queue: 'Jobs', workflow: 'audit' } }, 400, 'invalid_queue'],
-      ['malformed workflow in a queue binding', 'POST', qBase, { body: { queue: 'jobs', workflow: 'Bad Name' } }, 400, 'invalid_workflow'],
-      ['malformed table', 'POST', rBase, { body: { table: 'no such', events: ['insert'], workflow: 'audit' } }, 400, 'invalid_table'],
-      ['a table that does not exist', 'POST', rBase, { body: { table: 'missing', events: ['insert'], workflow: 'audit' } }, 400, 'invalid_table'],
+      [
+        'malformed workflow in a queue binding',
+        'POST',
+        qBase,
+        { body: { queue: 'jobs', workflow: 'Bad Name' } },
+        400,
+        'invalid_workflow',
+      ],
+      [
+        'malformed table',
+        'POST',
+        rBase,
+        { body: { table: 'no such', events: ['insert'], workflow: 'audit' } },
+        400,
+        'invalid_table',
+      ],
+      [
+        'a table that does not exist',
+        'POST',
+        rBase,
+        { body: { table: 'missing', events: ['insert'], workflow: 'audit' } },
+        400,
+        'invalid_table',
+      ],
       ['no events', 'POST', rBase, { body: { table: 'orders', events: [], workflow: 'audit' } }, 400, 'invalid_events'],
-      ['nested filter', 'POST', rBase, { body: { table: 'orders', events: ['insert'], filter: { status: { in: [1] } }, workflow: 'audit' } }, 400, 'invalid_filter'],
-      ['filter on a missing column', 'POST', rBase, { body: { table: 'orders', events: ['insert'], filter: { nope: 1 }, workflow: 'audit' } }, 400, 'invalid_filter'],
-      ['a platform table (auth.users)', 'POST', rBase, { body: { table: 'auth.users', events: ['insert'], workflow: 'audit' } }, 400, 'invalid_table'],
-      ['the capture table itself', 'POST', rBase, { body: { table: 'hearth_workflows.changes', events: ['insert'], workflow: 'audit' } }, 400, 'invalid_table'],
-      ['a NUL in a filter value', 'POST', rBase, { body: { table: 'orders', events: ['insert'], filter: { status: 'a\u0000' }, workflow: 'audit' } }, 400, 'invalid_filter'],
-      ['a NUL in a step payload', 'PUT', () => `${base()}/orders`, { body: { steps: [{ ...SQL, payload: { note: 'a\u0000b' } }] } }, 400, 'invalid_definition'],
-      ['an unpaired surrogate in a step target', 'PUT', () => `${base()}/orders`, { raw: '{"steps": [{"key": "one", "kind": "sql", "target": "select \'\\ud800\'"}]}', headers: json }, 400, 'invalid_definition'],
-      ['a step payload nested 5,000 deep', 'PUT', () => `${base()}/orders`, { raw: `{"steps": [{"key": "one", "kind": "sql", "target": "select 1", "payload": ${deep(5000)}}]}`, headers: json }, 400, 'invalid_definition'],
-      ['malformed signal name', 'POST', () => `${base()}/orders/runs/${live}/signals`, { body: { signal: 'no spaces' } }, 400, 'invalid_signal'],
-      ['malformed JSON', 'PUT', () => `${base()}/orders`, { raw: '{"steps": [', headers: json }, 400, 'invalid_request'],
+      [
+        'nested filter',
+        'POST',
+        rBase,
+        { body: { table: 'orders', events: ['insert'], filter: { status: { in: [1] } }, workflow: 'audit' } },
+        400,
+        'invalid_filter',
+      ],
+      [
+        'filter on a missing column',
+        'POST',
+        rBase,
+        { body: { table: 'orders', events: ['insert'], filter: { nope: 1 }, workflow: 'audit' } },
+        400,
+        'invalid_filter',
+      ],
+      [
+        'a platform table (auth.users)',
+        'POST',
+        rBase,
+        { body: { table: 'auth.users', events: ['insert'], workflow: 'audit' } },
+        400,
+        'invalid_table',
+      ],
+      [
+        'the capture table itself',
+        'POST',
+        rBase,
+        { body: { table: 'hearth_workflows.changes', events: ['insert'], workflow: 'audit' } },
+        400,
+        'invalid_table',
+      ],
+      [
+        'a NUL in a filter value',
+        'POST',
+        rBase,
+        { body: { table: 'orders', events: ['insert'], filter: { status: 'a\u0000' }, workflow: 'audit' } },
+        400,
+        'invalid_filter',
+      ],
+      [
+        'a NUL in a step payload',
+        'PUT',
+        () => `${base()}/orders`,
+        { body: { steps: [{ ...SQL, payload: { note: 'a\u0000b' } }] } },
+        400,
+        'invalid_definition',
+      ],
+      [
+        'an unpaired surrogate in a step target',
+        'PUT',
+        () => `${base()}/orders`,
+        { raw: '{"steps": [{"key": "one", "kind": "sql", "target": "select \'\\ud800\'"}]}', headers: json },
+        400,
+        'invalid_definition',
+      ],
+      [
+        'a step payload nested 5,000 deep',
+        'PUT',
+        () => `${base()}/orders`,
+        {
+          raw: `{"steps": [{"key": "one", "kind": "sql", "target": "select 1", "payload": ${deep(5000)}}]}`,
+          headers: json,
+        },
+        400,
+        'invalid_definition',
+      ],
+      [
+        'malformed signal name',
+        'POST',
+        () => `${base()}/orders/runs/${live}/signals`,
+        { body: { signal: 'no spaces' } },
+        400,
+        'invalid_signal',
+      ],
+      [
+        'malformed JSON',
+        'PUT',
+        () => `${base()}/orders`,
+        { raw: '{"steps": [', headers: json },
+        400,
+        'invalid_request',
+      ],
       ['PATCH without enabled', 'PATCH', () => `${base()}/off`, { body: {} }, 400, 'invalid_request'],
-      ['run input that is not JSON', 'POST', () => `${base()}/orders/runs`, { raw: 'input=1', headers: text }, 400, 'invalid_request'],
-      ['idempotency key over 200 characters', 'POST', () => `${base()}/orders/runs`, { body: { idempotency_key: 'k'.repeat(201) } }, 400, 'invalid_request'],
-      ['signal payload that is not JSON', 'POST', () => `${base()}/orders/runs/${live}/signals`, { raw: 'go', headers: text }, 400, 'invalid_request'],
-      ['a NUL in the run input', 'POST', () => `${base()}/orders/runs`, { body: { input: { note: 'a\u0000' } } }, 400, 'invalid_request'],
-      ['an unpaired surrogate in a run input key', 'POST', () => `${base()}/orders/runs`, { raw: '{"input": {"\\udc00": 1}}', headers: json }, 400, 'invalid_request'],
-      ['a run input nested 5,000 deep', 'POST', () => `${base()}/orders/runs`, { raw: `{"input": ${deep(5000)}}`, headers: json }, 400, 'invalid_request'],
-      ['a NUL in a run idempotency key', 'POST', () => `${base()}/orders/runs`, { body: { idempotency_key: 'a\u0000' } }, 400, 'invalid_request'],
-      ['a NUL in a signal payload', 'POST', () => `${base()}/orders/runs/${live}/signals`, { body: { signal: 'go', payload: '\u0000' } }, 400, 'invalid_request'],
-      ['a signal payload nested 5,000 deep', 'POST', () => `${base()}/orders/runs/${live}/signals`, { raw: `{"signal": "go", "payload": ${deep(5000)}}`, headers: json }, 400, 'invalid_request'],
-      ['a NUL in a signal idempotency key', 'POST', () => `${base()}/orders/runs/${live}/signals`, { body: { signal: 'go', idempotency_key: 'k\u0000' } }, 400, 'invalid_request'],
-      ['signal payload over 32 KiB', 'POST', () => `${base()}/orders/runs/${live}/signals`, { body: { signal: 'go', payload: 'x'.repeat(32 * 1024) } }, 400, 'invalid_request'],
+      [
+        'run input that is not JSON',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { raw: 'input=1', headers: text },
+        400,
+        'invalid_request',
+      ],
+      [
+        'idempotency key over 200 characters',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { body: { idempotency_key: 'k'.repeat(201) } },
+        400,
+        'invalid_request',
+      ],
+      [
+        'signal payload that is not JSON',
+        'POST',
+        () => `${base()}/orders/runs/${live}/signals`,
+        { raw: 'go', headers: text },
+        400,
+        'invalid_request',
+      ],
+      [
+        'a NUL in the run input',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { body: { input: { note: 'a\u0000' } } },
+        400,
+        'invalid_request',
+      ],
+      [
+        'an unpaired surrogate in a run input key',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { raw: '{"input": {"\\udc00": 1}}', headers: json },
+        400,
+        'invalid_request',
+      ],
+      [
+        'a run input nested 5,000 deep',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { raw: `{"input": ${deep(5000)}}`, headers: json },
+        400,
+        'invalid_request',
+      ],
+      [
+        'a NUL in a run idempotency key',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { body: { idempotency_key: 'a\u0000' } },
+        400,
+        'invalid_request',
+      ],
+      [
+        'a NUL in a signal payload',
+        'POST',
+        () => `${base()}/orders/runs/${live}/signals`,
+        { body: { signal: 'go', payload: '\u0000' } },
+        400,
+        'invalid_request',
+      ],
+      [
+        'a signal payload nested 5,000 deep',
+        'POST',
+        () => `${base()}/orders/runs/${live}/signals`,
+        { raw: `{"signal": "go", "payload": ${deep(5000)}}`, headers: json },
+        400,
+        'invalid_request',
+      ],
+      [
+        'a NUL in a signal idempotency key',
+        'POST',
+        () => `${base()}/orders/runs/${live}/signals`,
+        { body: { signal: 'go', idempotency_key: 'k\u0000' } },
+        400,
+        'invalid_request',
+      ],
+      [
+        'signal payload over 32 KiB',
+        'POST',
+        () => `${base()}/orders/runs/${live}/signals`,
+        { body: { signal: 'go', payload: 'x'.repeat(32 * 1024) } },
+        400,
+        'invalid_request',
+      ],
       ['no bearer token', 'POST', () => `${base()}/orders/runs`, { body: {}, token: null }, 401, 'unauthorized'],
-      ['an invalid session', 'POST', () => `${base()}/orders/runs`, { body: {}, token: 'not-a-session' }, 401, 'unauthorized'],
-      ['a project secret key', 'POST', () => `${base()}/orders/runs`, { body: {}, token: h.info.SECRET_KEY }, 401, 'unauthorized'],
-      ['a developer, not an owner or admin', 'POST', () => `${base()}/orders/runs`, { body: {}, token: developer }, 403, 'forbidden'],
-      ['a developer publishing', 'PUT', () => `${base()}/orders`, { body: { steps: [SQL] }, token: developer }, 403, 'forbidden'],
+      [
+        'an invalid session',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { body: {}, token: 'not-a-session' },
+        401,
+        'unauthorized',
+      ],
+      [
+        'a project secret key',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { body: {}, token: h.info.SECRET_KEY },
+        401,
+        'unauthorized',
+      ],
+      [
+        'a developer, not an owner or admin',
+        'POST',
+        () => `${base()}/orders/runs`,
+        { body: {}, token: developer },
+        403,
+        'forbidden',
+      ],
+      [
+        'a developer publishing',
+        'PUT',
+        () => `${base()}/orders`,
+        { body: { steps: [SQL] }, token: developer },
+        403,
+        'forbidden',
+      ],
       ['start of a workflow never published', 'POST', () => `${base()}/never/runs`, { body: {} }, 404, 'not_found'],
-      ['start of a workflow with no enabled version', 'POST', () => `${base()}/off/runs`, { body: {} }, 404, 'not_found'],
+      [
+        'start of a workflow with no enabled version',
+        'POST',
+        () => `${base()}/off/runs`,
+        { body: {} },
+        404,
+        'not_found',
+      ],
       ['PATCH of an unknown workflow', 'PATCH', () => `${base()}/never`, { body: { enabled: true } }, 404, 'not_found'],
-      ['cancel of a run of another workflow', 'POST', () => `${base()}/audit/runs/${live}/cancel`, {}, 404, 'not_found'],
-      ['signal to a run of another workflow', 'POST', () => `${base()}/audit/runs/${live}/signals`, { body: { signal: 'go' } }, 404, 'not_found'],
-      ['signal to an unknown run', 'POST', () => `${base()}/orders/runs/${none}/signals`, { body: { signal: 'go' } }, 404, 'not_found'],
-      ['queue binding to an unknown workflow', 'POST', qBase, { body: { queue: 'jobs', workflow: 'never' } }, 404, 'not_found'],
-      ['row binding to an unknown workflow', 'POST', rBase, { body: { table: 'orders', events: ['insert'], workflow: 'never' } }, 404, 'not_found'],
+      [
+        'cancel of a run of another workflow',
+        'POST',
+        () => `${base()}/audit/runs/${live}/cancel`,
+        {},
+        404,
+        'not_found',
+      ],
+      [
+        'signal to a run of another workflow',
+        'POST',
+        () => `${base()}/audit/runs/${live}/signals`,
+        { body: { signal: 'go' } },
+        404,
+        'not_found',
+      ],
+      [
+        'signal to an unknown run',
+        'POST',
+        () => `${base()}/orders/runs/${none}/signals`,
+        { body: { signal: 'go' } },
+        404,
+        'not_found',
+      ],
+      [
+        'queue binding to an unknown workflow',
+        'POST',
+        qBase,
+        { body: { queue: 'jobs', workflow: 'never' } },
+        404,
+        'not_found',
+      ],
+      [
+        'row binding to an unknown workflow',
+        'POST',
+        rBase,
+        { body: { table: 'orders', events: ['insert'], workflow: 'never' } },
+        404,
+        'not_found',
+      ],
       ['DELETE of an unknown queue binding', 'DELETE', () => `${qBase()}/${none}`, {}, 404, 'not_found'],
       ['DELETE of an unknown row binding', 'DELETE', () => `${rBase()}/${none}`, {}, 404, 'not_found'],
       ['cancel of a finished run', 'POST', () => `${base()}/orders/runs/${finished}/cancel`, {}, 409, 'run_finished'],
-      ['signal to a finished run', 'POST', () => `${base()}/orders/runs/${finished}/signals`, { body: { signal: 'go' } }, 409, 'run_finished'],
-      ['a second binding of the queue', 'POST', qBase, { body: { queue: 'jobs', workflow: 'audit' } }, 409, 'queue_bound'],
-      ['the table bound twice to the same workflow', 'POST', rBase, { body: { table: 'orders', events: ['update'], workflow: 'orders' } }, 409, 'table_bound'],
+      [
+        'signal to a finished run',
+        'POST',
+        () => `${base()}/orders/runs/${finished}/signals`,
+        { body: { signal: 'go' } },
+        409,
+        'run_finished',
+      ],
+      [
+        'a second binding of the queue',
+        'POST',
+        qBase,
+        { body: { queue: 'jobs', workflow: 'audit' } },
+        409,
+        'queue_bound',
+      ],
+      [
+        'the table bound twice to the same workflow',
+        'POST',
+        rBase,
+        { body: { table: 'orders', events: ['update'], workflow: 'orders' } },
+        409,
+        'table_bound',
+      ],
     ];
     for (const [what, method, path, call, status, code] of cases) {
       const res = await refusedWithoutWrites(what, () => h.api(method, path(), call));
@@ -397,11 +845,16 @@ describe('workflows management (SPEC 4.6, 7): {error: {code, message}}', () => {
   });
 
   test('an expired session is 401 unauthorized and starts nothing', async () => {
-    const login = await h.api('POST', '/v1/login', { body: { email: h.hearth.owner.email, password: h.hearth.owner.password }, token: null });
+    const login = await h.api('POST', '/v1/login', {
+      body: { email: h.hearth.owner.email, password: h.hearth.owner.password },
+      token: null,
+    });
     assert.equal(login.status, 200);
     h.clock.advance(25 * 3600 * 1000);
     try {
-      const res = await refusedWithoutWrites('expired session', () => h.api('POST', `${base()}/orders/runs`, { body: {}, token: login.body.access_token }));
+      const res = await refusedWithoutWrites('expired session', () =>
+        h.api('POST', `${base()}/orders/runs`, { body: {}, token: login.body.access_token }),
+      );
       assert.equal(res.status, 401);
       assert.equal(res.body.error.code, 'unauthorized');
     } finally {

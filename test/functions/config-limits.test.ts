@@ -13,7 +13,10 @@ after(async () => {
 });
 
 test('a function slower than HEARTH_FUNCTION_TIMEOUT_MS answers 504 function_timeout', async () => {
-  await deploy(h, h.info.PROJECT_REF, 'sleepy', { source: 'Deno.serve(async () => { await new Promise((r) => setTimeout(r, 3000)); return new Response("late"); });', verify_jwt: false });
+  await deploy(h, h.info.PROJECT_REF, 'sleepy', {
+    source: 'Deno.serve(async () => { await new Promise((r) => setTimeout(r, 3000)); return new Response("late"); });',
+    verify_jwt: false,
+  });
   await deploy(h, h.info.PROJECT_REF, 'quick', { source: 'Deno.serve(() => new Response("ok"));', verify_jwt: false });
   const slow = await fetch(`${h.url}/functions/v1/sleepy`, { method: 'POST' });
   assert.equal(slow.status, 504);

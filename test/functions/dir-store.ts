@@ -5,7 +5,15 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { secretsRevision, parseLogCursor, type FunctionDraft, type FunctionLogEntry, type FunctionRecord, type FunctionStore, type ProjectSecrets } from '../../src/functions/store.ts';
+import {
+  secretsRevision,
+  parseLogCursor,
+  type FunctionDraft,
+  type FunctionLogEntry,
+  type FunctionRecord,
+  type FunctionStore,
+  type ProjectSecrets,
+} from '../../src/functions/store.ts';
 import { assertProjectRef, checkSecretCount } from '../../src/functions/validate.ts';
 
 const LOG_FILE_MAX = 4 * 1024 * 1024;
@@ -52,7 +60,10 @@ export class DirFunctionStore implements FunctionStore {
 
   private locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const run = (this.locks.get(key) ?? Promise.resolve()).then(fn, fn);
-    this.locks.set(key, run.catch(() => {}));
+    this.locks.set(
+      key,
+      run.catch(() => {}),
+    );
     return run;
   }
 
@@ -61,7 +72,10 @@ export class DirFunctionStore implements FunctionStore {
       const dir = this.fnDir(ref, name);
       await fs.mkdir(dir, { recursive: true, mode: 0o700 });
       const pointer = await readJson<{ version: number }>(path.join(dir, 'current.json'));
-      const versions = (await fs.readdir(dir)).map((f) => /^v(\d+)\.json$/.exec(f)?.[1]).filter(Boolean).map(Number);
+      const versions = (await fs.readdir(dir))
+        .map((f) => /^v(\d+)\.json$/.exec(f)?.[1])
+        .filter(Boolean)
+        .map(Number);
       const version = Math.max(0, pointer?.version ?? 0, ...versions) + 1;
       const record: FunctionRecord = { name, version, ...draft, createdAt: new Date().toISOString() };
       await writeAtomic(path.join(dir, `v${version}.json`), JSON.stringify(record));
@@ -144,9 +158,15 @@ export class DirFunctionStore implements FunctionStore {
   async readLogs(ref: string, name: string, limit: number, before?: string): Promise<FunctionLogEntry[]> {
     const below = before === undefined ? Infinity : Number(parseLogCursor(before).seq);
     const text = await fs.readFile(path.join(this.fnDir(ref, name), 'logs.jsonl'), 'utf8').catch(() => '');
-    const entries = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as FunctionLogEntry);
+    const entries = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as FunctionLogEntry);
     // Lines are in sequence order, so the entries before the cursor are a prefix.
     const end = entries.findIndex((e) => seqOf(e) >= below);
-    return entries.slice(0, end < 0 ? entries.length : end).slice(-limit).reverse();
+    return entries
+      .slice(0, end < 0 ? entries.length : end)
+      .slice(-limit)
+      .reverse();
   }
 }

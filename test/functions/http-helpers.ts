@@ -30,7 +30,9 @@ export async function deploy(h: TestHearth, ref: string, name: string, body: Rec
 }
 
 export async function putSecrets(h: TestHearth, ref: string, secrets: Record<string, string>) {
-  const res = await h.api('PUT', `/v1/projects/${ref}/secrets`, { body: Object.entries(secrets).map(([name, value]) => ({ name, value })) });
+  const res = await h.api('PUT', `/v1/projects/${ref}/secrets`, {
+    body: Object.entries(secrets).map(([name, value]) => ({ name, value })),
+  });
   if (res.status !== 200) throw new Error(`secrets failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { name: string; value: string }[];
 }

@@ -60,7 +60,10 @@ after(async () => {
 });
 
 const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${main.base}/functions/v1/${path}`, { ...init, headers: { authorization: `Bearer ${main.publishable}`, ...init.headers } });
+  fetch(`${main.base}/functions/v1/${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${main.publishable}`, ...init.headers },
+  });
 
 describe('streaming', () => {
   test('the response streams: its first part arrives while the function is still running', async () => {
@@ -94,7 +97,8 @@ describe('streaming', () => {
 describe('redeploy', () => {
   test('requests in flight finish on the old version, new ones get the new version, none fails', async () => {
     await deploy(h, main.ref, 'rolling', {
-      source: "Deno.serve(async () => { await (await fetch(Deno.env.get('GATE_URL')!)).text(); return Response.json({ version: 1 }); });",
+      source:
+        "Deno.serve(async () => { await (await fetch(Deno.env.get('GATE_URL')!)).text(); return Response.json({ version: 1 }); });",
     });
     const inFlight = Array.from({ length: 10 }, () => call('rolling', { method: 'POST', body: '{}' }));
     await gate.waitFor(10);
@@ -116,9 +120,10 @@ describe('wall-clock limit', () => {
     // A runtime with a short limit takes over this process's functions (the routes look it up per request).
     shortLimit = await startFunctions(h.hearth.p, h.hearth.registry, { timeoutMs: 1000 });
     await deploy(h, main.ref, 'slow', {
-      source: "Deno.serve(async () => { await (await fetch(Deno.env.get('GATE_URL')!)).text(); return new Response('late'); });",
+      source:
+        "Deno.serve(async () => { await (await fetch(Deno.env.get('GATE_URL')!)).text(); return new Response('late'); });",
     });
-    await deploy(h, main.ref, 'spin', { source: "Deno.serve(() => { while (true) {} });" });
+    await deploy(h, main.ref, 'spin', { source: 'Deno.serve(() => { while (true) {} });' });
     for (const name of ['slow', 'spin']) {
       const res = await call(name, { method: 'POST', body: 'x' });
       assert.equal(res.status, 504, name);
@@ -128,7 +133,11 @@ describe('wall-clock limit', () => {
     }
     gate.release();
     const logs = await until(
-      async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/spin/logs`)).body as { status?: number; error_code?: string }[],
+      async () =>
+        (await h.api('GET', `/v1/projects/${main.ref}/functions/spin/logs`)).body as {
+          status?: number;
+          error_code?: string;
+        }[],
       (l) => l.some((e) => e.status === 504),
     );
     assert.ok(logs.some((e) => e.status === 504 && e.error_code === 'function_timeout'));

@@ -28,7 +28,10 @@ after(async () => {
 });
 
 const client = (p: ProjectHandle = main) =>
-  createClient(p.base, p.publishable, { realtime: { transport: WebSocket as never }, auth: { persistSession: false, autoRefreshToken: false } });
+  createClient(p.base, p.publishable, {
+    realtime: { transport: WebSocket as never },
+    auth: { persistSession: false, autoRefreshToken: false },
+  });
 
 /** fetch against a project's /functions/v1 with its publishable key unless `key` says otherwise. */
 function call(p: ProjectHandle, path: string, init: RequestInit & { key?: string | null } = {}) {
@@ -41,10 +44,17 @@ function call(p: ProjectHandle, path: string, init: RequestInit & { key?: string
 /** A POST through node:http on `agent`, saying whether it went over a connection used before. */
 function rawPost(agent: http.Agent, url: string, body: string, headers: Record<string, string>) {
   return new Promise<{ status: number; body: string; reused: boolean }>((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text, reused: req.reusedSocket }));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (text += c))
+          .on('end', () => resolve({ status: res.statusCode!, body: text, reused: req.reusedSocket }));
+      },
+    );
     req.on('error', reject).end(body);
   });
 }
@@ -83,13 +93,19 @@ Deno.serve(async (req: Request) => {
     assert.equal(got.body.verify_jwt, true);
     assert.ok(!Number.isNaN(Date.parse(got.body.updated_at)));
     const list = await h.api('GET', `/v1/projects/${main.ref}/functions`);
-    assert.deepEqual(list.body.map((f: { name: string }) => f.name), ['hello']);
+    assert.deepEqual(
+      list.body.map((f: { name: string }) => f.name),
+      ['hello'],
+    );
   });
 
   test('a redeploy publishes the next version and serves it', async () => {
     await deploy(h, main.ref, 'versioned', { source: "Deno.serve(() => new Response('one'));" });
     assert.equal(await (await call(main, 'versioned')).text(), 'one');
-    const second = await deploy(h, main.ref, 'versioned', { source: "export default { fetch: () => new Response('two') };", verify_jwt: false });
+    const second = await deploy(h, main.ref, 'versioned', {
+      source: "export default { fetch: () => new Response('two') };",
+      verify_jwt: false,
+    });
     assert.equal(second.version, 2);
     assert.equal(second.verify_jwt, false);
     assert.equal(await (await call(main, 'versioned')).text(), 'two');
@@ -98,16 +114,30 @@ Deno.serve(async (req: Request) => {
   test('several files with an entrypoint', async () => {
     await deploy(h, main.ref, 'bundle', {
       entrypoint: 'main.ts',
-      files: { 'main.ts': "import { shout } from './lib/shout.ts';\nDeno.serve(() => new Response(shout('hi')));", 'lib/shout.ts': 'export const shout = (s: string) => s.toUpperCase();' },
+      files: {
+        'main.ts': "import { shout } from './lib/shout.ts';\nDeno.serve(() => new Response(shout('hi')));",
+        'lib/shout.ts': 'export const shout = (s: string) => s.toUpperCase();',
+      },
     });
     assert.equal(await (await call(main, 'bundle')).text(), 'HI');
   });
 
   test('any method; the function sees /{name}/{suffix}?query, the headers and the body', async () => {
     await deploy(h, main.ref, 'echo', { source: ECHO });
-    const res = await call(main, 'echo/a/b%20c?x=1&y=2', { method: 'PATCH', headers: { 'x-custom': 'yes', 'content-type': 'text/plain' }, body: 'payload' });
+    const res = await call(main, 'echo/a/b%20c?x=1&y=2', {
+      method: 'PATCH',
+      headers: { 'x-custom': 'yes', 'content-type': 'text/plain' },
+      body: 'payload',
+    });
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { method: 'PATCH', path: '/echo/a/b%20c', query: '?x=1&y=2', authorization: `Bearer ${main.publishable}`, custom: 'yes', body: 'payload' });
+    assert.deepEqual(await res.json(), {
+      method: 'PATCH',
+      path: '/echo/a/b%20c',
+      query: '?x=1&y=2',
+      authorization: `Bearer ${main.publishable}`,
+      custom: 'yes',
+      body: 'payload',
+    });
     for (const method of ['GET', 'DELETE', 'PUT']) {
       const r = await call(main, 'echo', { method });
       assert.equal((await r.json()).method, method);
@@ -119,10 +149,22 @@ Deno.serve(async (req: Request) => {
 
   test('other methods (WebDAV and the like) reach the function; the few workerd cannot carry are 405 with Allow', async () => {
     await deploy(h, main.ref, 'davecho', { source: ECHO });
-    const res = await call(main, 'davecho/cal?depth=1', { method: 'PROPFIND', headers: { 'content-type': 'application/xml' }, body: '<propfind/>' });
+    const res = await call(main, 'davecho/cal?depth=1', {
+      method: 'PROPFIND',
+      headers: { 'content-type': 'application/xml' },
+      body: '<propfind/>',
+    });
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { method: 'PROPFIND', path: '/davecho/cal', query: '?depth=1', authorization: `Bearer ${main.publishable}`, custom: null, body: '<propfind/>' });
-    for (const method of ['REPORT', 'MKCOL', 'LOCK']) assert.equal((await (await call(main, 'davecho', { method })).json()).method, method);
+    assert.deepEqual(await res.json(), {
+      method: 'PROPFIND',
+      path: '/davecho/cal',
+      query: '?depth=1',
+      authorization: `Bearer ${main.publishable}`,
+      custom: null,
+      body: '<propfind/>',
+    });
+    for (const method of ['REPORT', 'MKCOL', 'LOCK'])
+      assert.equal((await (await call(main, 'davecho', { method })).json()).method, method);
     // verify_jwt still applies to them.
     assert.equal((await call(main, 'davecho', { method: 'PROPFIND', key: null })).status, 401);
 
@@ -141,7 +183,9 @@ Deno.serve(async (req: Request) => {
     const raw = async (target: string, host: string) => {
       const socket = net.connect(Number(port), hostname);
       await once(socket, 'connect');
-      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${main.publishable}\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${main.publishable}\r\nConnection: close\r\n\r\n`,
+      );
       const chunks: Buffer[] = [];
       for await (const chunk of socket) chunks.push(chunk as Buffer);
       const text = Buffer.concat(chunks).toString('utf8');
@@ -149,9 +193,15 @@ Deno.serve(async (req: Request) => {
       return (JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { url: string }).url;
     };
     const host = new URL(main.base).host;
-    assert.equal(await raw('/functions/v1/rawurl/a"b{}`<>?q=|\'', host), `http://${host}/rawurl/a%22b%7B%7D%60%3C%3E?q=|%27`);
+    assert.equal(
+      await raw('/functions/v1/rawurl/a"b{}`<>?q=|\'', host),
+      `http://${host}/rawurl/a%22b%7B%7D%60%3C%3E?q=|%27`,
+    );
     assert.equal(await raw('/functions/v1/rawurl/x', 'odd host'), 'http://localhost/rawurl/x');
-    assert.equal(await raw('/functions/v1/rawurl/x', host.toUpperCase().replace('LOCALHOST', 'LocalHost')), `http://${host}/rawurl/x`);
+    assert.equal(
+      await raw('/functions/v1/rawurl/x', host.toUpperCase().replace('LOCALHOST', 'LocalHost')),
+      `http://${host}/rawurl/x`,
+    );
   });
 
   test('status, headers and cookies of the response come through', async () => {
@@ -208,27 +258,44 @@ Deno.serve(async (req: Request) => {
     const hash = createHash('sha256');
     for (let i = 0; i < total; i++) hash.update(chunk);
     let sent = 0;
-    const body = new ReadableStream({ pull(c) { if (sent++ < total) c.enqueue(chunk); else c.close(); } });
-    const res = await call(main, 'digest', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body });
+    const body = new ReadableStream({
+      pull(c) {
+        if (sent++ < total) c.enqueue(chunk);
+        else c.close();
+      },
+    });
+    const res = await call(main, 'digest', {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body,
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { size: total * chunk.length, sha256: hash.digest('hex') });
   });
 
-  test('a function that answers without reading a large body: every concurrent call gets its answer, the caller\'s connection stays usable', async () => {
+  test("a function that answers without reading a large body: every concurrent call gets its answer, the caller's connection stays usable", async () => {
     await deploy(h, main.ref, 'ignores', { source: 'Deno.serve(() => Response.json({ hi: 1 }))' });
     const body = JSON.stringify({ x: 'a'.repeat(1_000_000) });
     const headers = { 'content-type': 'application/json' };
-    const answers = await Promise.all(Array.from({ length: 8 }, async () => {
-      const res = await call(main, 'ignores', { method: 'POST', headers, body });
-      return { status: res.status, body: await res.json() };
-    }));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const res = await call(main, 'ignores', { method: 'POST', headers, body });
+        return { status: res.status, body: await res.json() };
+      }),
+    );
     assert.deepEqual(answers, Array(8).fill({ status: 200, body: { hi: 1 } }));
     // One keep-alive connection, three calls in a row: the unread remainder of
     // each body is dropped and the connection carries the next call.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const calls = [];
-      for (let i = 0; i < 3; i++) calls.push(await rawPost(agent, `${main.base}/functions/v1/ignores`, body, { ...headers, authorization: `Bearer ${main.publishable}` }));
+      for (let i = 0; i < 3; i++)
+        calls.push(
+          await rawPost(agent, `${main.base}/functions/v1/ignores`, body, {
+            ...headers,
+            authorization: `Bearer ${main.publishable}`,
+          }),
+        );
       assert.deepEqual(calls, [
         { status: 200, body: '{"hi":1}', reused: false },
         { status: 200, body: '{"hi":1}', reused: true },
@@ -244,17 +311,26 @@ Deno.serve(async (req: Request) => {
     await deploy(h, main.ref, 'echo-text', { source: 'Deno.serve(async (req) => new Response(await req.text()))' });
     const bodies = Array.from({ length: 8 }, (_, i) => String.fromCharCode(97 + i).repeat(1_000_000) + i);
     for (const name of ['echo-stream', 'echo-text']) {
-      const echoed = await Promise.all(bodies.map(async (body) => {
-        const res = await call(main, name, { method: 'POST', body });
-        return `${res.status} ${(await res.text()) === body}`;
-      }));
+      const echoed = await Promise.all(
+        bodies.map(async (body) => {
+          const res = await call(main, name, { method: 'POST', body });
+          return `${res.status} ${(await res.text()) === body}`;
+        }),
+      );
       assert.deepEqual(echoed, Array(8).fill('200 true'), name);
     }
   });
 
   test('a caller that goes away mid-upload is logged as client_cancelled, not as a crash', async () => {
-    await deploy(h, main.ref, 'sink', { source: "Deno.serve(async (req) => { console.log('reading'); return new Response(String((await req.arrayBuffer()).byteLength)); });" });
-    const logs = async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/sink/logs`)).body as { message: string; error_code?: string | null }[];
+    await deploy(h, main.ref, 'sink', {
+      source:
+        "Deno.serve(async (req) => { console.log('reading'); return new Response(String((await req.arrayBuffer()).byteLength)); });",
+    });
+    const logs = async () =>
+      (await h.api('GET', `/v1/projects/${main.ref}/functions/sink/logs`)).body as {
+        message: string;
+        error_code?: string | null;
+      }[];
     const gone = new AbortController();
     let pulls = 0;
     const body = new ReadableStream({
@@ -267,7 +343,10 @@ Deno.serve(async (req: Request) => {
     });
     await assert.rejects(call(main, 'sink', { method: 'POST', body, signal: gone.signal }));
     const seen = await until(logs, (l) => l.some((e) => e.error_code !== undefined));
-    assert.deepEqual(seen.filter((e) => e.error_code !== undefined).map((e) => e.error_code), ['client_cancelled']);
+    assert.deepEqual(
+      seen.filter((e) => e.error_code !== undefined).map((e) => e.error_code),
+      ['client_cancelled'],
+    );
     // The instance is unharmed.
     assert.equal(await (await call(main, 'sink', { method: 'POST', body: 'abc' })).text(), '3');
   });
@@ -280,7 +359,10 @@ Deno.serve(async (req: Request) => {
     const res = await call(main, 'doomed');
     assert.equal(res.status, 404);
     assert.equal((await res.json()).error.code, 'function_not_found');
-    assert.equal((await h.api('GET', `/v1/projects/${main.ref}/functions/doomed`)).body.error.code, 'function_not_found');
+    assert.equal(
+      (await h.api('GET', `/v1/projects/${main.ref}/functions/doomed`)).body.error.code,
+      'function_not_found',
+    );
     assert.equal((await h.api('DELETE', `/v1/projects/${main.ref}/functions/doomed`)).status, 404);
     // A later deploy of the name continues the version sequence.
     assert.equal((await deploy(h, main.ref, 'doomed', { source: "Deno.serve(() => new Response('y'));" })).version, 2);
@@ -297,22 +379,50 @@ describe('management refusals', () => {
     ['files not an object', 'x', { files: ['index.ts'] }, 400, 'invalid_function_source'],
     ['no files', 'x', { files: {} }, 400, 'invalid_function_source'],
     ['file path leaving the bundle', 'x', { files: { '../index.ts': 'x' } }, 400, 'invalid_function_source'],
-    ['unknown entrypoint', 'x', { files: { 'a.ts': 'x', 'b.ts': 'y' }, entrypoint: 'c.ts' }, 400, 'invalid_function_entrypoint'],
+    [
+      'unknown entrypoint',
+      'x',
+      { files: { 'a.ts': 'x', 'b.ts': 'y' }, entrypoint: 'c.ts' },
+      400,
+      'invalid_function_entrypoint',
+    ],
     ['verify_jwt not boolean', 'x', { source: 'x', verify_jwt: 'no' }, 400, 'invalid_request'],
     ['syntax error', 'x', { source: 'Deno.serve(() => {' }, 400, 'function_bundle_failed'],
-    ['remote import', 'x', { source: "import x from 'npm:left-pad'; Deno.serve(() => new Response(x));" }, 400, 'function_bundle_failed'],
+    [
+      'remote import',
+      'x',
+      { source: "import x from 'npm:left-pad'; Deno.serve(() => new Response(x));" },
+      400,
+      'function_bundle_failed',
+    ],
     ['body not an object', 'x', undefined, 400, 'invalid_request'],
     // A misspelt verify_jwt must not silently deploy with the default.
     ['unknown field', 'x', { source: 'Deno.serve(() => new Response(""))', verifyJwt: false }, 400, 'unknown_field'],
     // PostgreSQL cannot store U+0000: refused up front rather than failing in the store.
-    ['NUL in the source', 'x', { source: 'Deno.serve(() => new Response("a\u0000b"));' }, 400, 'invalid_function_source'],
-    ['NUL in a file path', 'x', { files: { 'index.ts': 'Deno.serve(() => new Response(""));', 'a\u0000.ts': '' }, entrypoint: 'index.ts' }, 400, 'invalid_function_source'],
+    [
+      'NUL in the source',
+      'x',
+      { source: 'Deno.serve(() => new Response("a\u0000b"));' },
+      400,
+      'invalid_function_source',
+    ],
+    [
+      'NUL in a file path',
+      'x',
+      { files: { 'index.ts': 'Deno.serve(() => new Response(""));', 'a\u0000.ts': '' }, entrypoint: 'index.ts' },
+      400,
+      'invalid_function_source',
+    ],
   ];
   for (const [label, name, body, status, code] of cases) {
     test(`deploy: ${label} → ${status} ${code}`, async () => {
-      const res = body === undefined
-        ? await h.api('PUT', `/v1/projects/${main.ref}/functions/${name}`, { raw: '[1]', headers: { 'content-type': 'application/json' } })
-        : await h.api('PUT', `/v1/projects/${main.ref}/functions/${name}`, { body });
+      const res =
+        body === undefined
+          ? await h.api('PUT', `/v1/projects/${main.ref}/functions/${name}`, {
+              raw: '[1]',
+              headers: { 'content-type': 'application/json' },
+            })
+          : await h.api('PUT', `/v1/projects/${main.ref}/functions/${name}`, { body });
       assert.equal(res.status, status, JSON.stringify(res.body));
       assert.equal(res.body.error.code, code);
     });
@@ -332,9 +442,17 @@ describe('management refusals', () => {
       assert.equal(withKey.body.error.code, 'unauthorized');
     }
     const orgs = await h.api('GET', '/v1/organizations');
-    await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, { body: { email: 'dev@fn.test', password: 'a-long-password', role: 'developer' } });
-    const dev = (await h.api('POST', '/v1/login', { body: { email: 'dev@fn.test', password: 'a-long-password' }, token: null })).body.access_token;
-    for (const [method, path] of [['GET', paths[0]], ['PUT', `/v1/projects/${main.ref}/functions/x`], ['GET', paths[1]]] as const) {
+    await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, {
+      body: { email: 'dev@fn.test', password: 'a-long-password', role: 'developer' },
+    });
+    const dev = (
+      await h.api('POST', '/v1/login', { body: { email: 'dev@fn.test', password: 'a-long-password' }, token: null })
+    ).body.access_token;
+    for (const [method, path] of [
+      ['GET', paths[0]],
+      ['PUT', `/v1/projects/${main.ref}/functions/x`],
+      ['GET', paths[1]],
+    ] as const) {
       const res = await h.api(method, path!, { token: dev, body: method === 'PUT' ? { source: 'x' } : undefined });
       assert.equal(res.status, 403);
       assert.equal(res.body.error.code, 'forbidden');
@@ -356,7 +474,8 @@ describe('management refusals', () => {
 });
 
 describe('secrets', () => {
-  const ENV = "Deno.serve(() => Response.json({ env: Deno.env.toObject(), process: globalThis.process?.env ?? null }));";
+  const ENV =
+    'Deno.serve(() => Response.json({ env: Deno.env.toObject(), process: globalThis.process?.env ?? null }));';
 
   test('set through the API: listed as names and digests, visible to functions as env', async () => {
     const listed = await putSecrets(h, main.ref, { API_KEY: 'k-123', OTHER: 'o-456' });
@@ -377,7 +496,13 @@ describe('secrets', () => {
     assert.equal(data.env.SUPABASE_URL, main.base);
     assert.equal(data.env.SUPABASE_ANON_KEY, main.publishable);
     assert.equal(data.env.SUPABASE_PUBLISHABLE_KEY, main.publishable);
-    assert.deepEqual(Object.keys(data.env).sort(), ['API_KEY', 'OTHER', 'SUPABASE_ANON_KEY', 'SUPABASE_PUBLISHABLE_KEY', 'SUPABASE_URL']);
+    assert.deepEqual(Object.keys(data.env).sort(), [
+      'API_KEY',
+      'OTHER',
+      'SUPABASE_ANON_KEY',
+      'SUPABASE_PUBLISHABLE_KEY',
+      'SUPABASE_URL',
+    ]);
     assert.ok(!JSON.stringify(data).includes(main.secret));
   });
 
@@ -387,7 +512,10 @@ describe('secrets', () => {
     assert.equal(data.env.API_KEY, 'rotated');
     const del = await h.api('DELETE', `/v1/projects/${main.ref}/secrets`, { body: ['API_KEY', 'NEVER_SET'] });
     assert.equal(del.status, 200);
-    assert.deepEqual(del.body.map((s: { name: string }) => s.name), ['OTHER']);
+    assert.deepEqual(
+      del.body.map((s: { name: string }) => s.name),
+      ['OTHER'],
+    );
     ({ data } = await client().functions.invoke('env', { body: {} }));
     assert.equal(data.env.API_KEY, undefined);
     assert.equal(data.env.OTHER, 'o-456');
@@ -427,7 +555,14 @@ describe('secrets', () => {
     ['value not a string', [{ name: 'A', value: 1 }], 'invalid_request'],
     ['bad name', [{ name: '1ABC', value: 'x' }], 'invalid_secret_name'],
     ['reserved prefix', [{ name: 'SUPABASE_URL', value: 'x' }], 'reserved_secret_name'],
-    ['duplicate', [{ name: 'A', value: 'x' }, { name: 'A', value: 'y' }], 'duplicate_secret_name'],
+    [
+      'duplicate',
+      [
+        { name: 'A', value: 'x' },
+        { name: 'A', value: 'y' },
+      ],
+      'duplicate_secret_name',
+    ],
     ['too large', [{ name: 'BIG', value: 'x'.repeat(48 * 1024 + 1) }], 'invalid_secret_value'],
     ['unknown field', [{ name: 'A', value: 'x', secret: true }], 'unknown_field'],
   ];
@@ -451,17 +586,30 @@ describe('secrets', () => {
 
   test('a project holds at most 100 secrets of at most 48 KiB each: past that 400 too_many_secrets, nothing written', async () => {
     const capped = await createProject(h, 'Secrets cap');
-    const hundred = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`S${i}`, i === 0 ? 'x'.repeat(48 * 1024) : 'v']));
+    const hundred = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`S${i}`, i === 0 ? 'x'.repeat(48 * 1024) : 'v']),
+    );
     assert.equal((await putSecrets(h, capped.ref, hundred)).length, 100);
     const before = (await h.api('GET', `/v1/projects/${capped.ref}/secrets`)).body;
-    const over = await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, { body: [{ name: 'S1', value: 'changed' }, { name: 'ONE_MORE', value: 'x' }] });
+    const over = await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, {
+      body: [
+        { name: 'S1', value: 'changed' },
+        { name: 'ONE_MORE', value: 'x' },
+      ],
+    });
     assert.equal(over.status, 400, JSON.stringify(over.body));
     assert.equal(over.body.error.code, 'too_many_secrets');
     assert.deepEqual((await h.api('GET', `/v1/projects/${capped.ref}/secrets`)).body, before);
     // Changing existing ones, or replacing one after a delete, stays within the cap.
-    assert.equal((await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, { body: [{ name: 'S1', value: 'changed' }] })).status, 200);
+    assert.equal(
+      (await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, { body: [{ name: 'S1', value: 'changed' }] })).status,
+      200,
+    );
     assert.equal((await h.api('DELETE', `/v1/projects/${capped.ref}/secrets`, { body: ['S2'] })).status, 200);
-    assert.equal((await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, { body: [{ name: 'ONE_MORE', value: 'x' }] })).status, 200);
+    assert.equal(
+      (await h.api('PUT', `/v1/projects/${capped.ref}/secrets`, { body: [{ name: 'ONE_MORE', value: 'x' }] })).status,
+      200,
+    );
   });
 
   test('DELETE secrets needs an array of names', async () => {
@@ -487,7 +635,12 @@ describe('verify_jwt', () => {
     assert.equal((await withKey.json()).authorization, `Bearer ${main.publishable}`);
 
     const project = (await h.hearth.registry.defaultProject())!;
-    const token = await signAccessToken(project, { sub: '00000000-0000-4000-8000-0000000000aa', role: 'authenticated', aud: 'authenticated' }, h.clock, `${h.url}/auth/v1`);
+    const token = await signAccessToken(
+      project,
+      { sub: '00000000-0000-4000-8000-0000000000aa', role: 'authenticated', aud: 'authenticated' },
+      h.clock,
+      `${h.url}/auth/v1`,
+    );
     const withUser = await call(main, 'guarded', { key: token });
     assert.equal(withUser.status, 200);
     assert.equal((await withUser.json()).authorization, `Bearer ${token}`);
@@ -509,7 +662,11 @@ describe('verify_jwt', () => {
   ? new Response('ok', { headers: { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'authorization, content-type' } })
   : new Response('data'));`,
     });
-    const pre = await call(main, 'cors', { method: 'OPTIONS', key: null, headers: { origin: 'https://app.test', 'access-control-request-method': 'POST' } });
+    const pre = await call(main, 'cors', {
+      method: 'OPTIONS',
+      key: null,
+      headers: { origin: 'https://app.test', 'access-control-request-method': 'POST' },
+    });
     assert.equal(pre.status, 200);
     assert.equal(pre.headers.get('access-control-allow-origin'), '*');
     assert.equal((await call(main, 'cors', { method: 'POST', key: null })).status, 401);
@@ -519,9 +676,20 @@ describe('verify_jwt', () => {
     await deploy(h, main.ref, 'open', { source: ECHO, verify_jwt: false });
     const none = await call(main, 'open', { key: null, method: 'POST', body: 'hi' });
     assert.equal(none.status, 200);
-    assert.deepEqual(await none.json(), { method: 'POST', path: '/open', query: '', authorization: null, custom: null, body: 'hi' });
+    assert.deepEqual(await none.json(), {
+      method: 'POST',
+      path: '/open',
+      query: '',
+      authorization: null,
+      custom: null,
+      body: 'hi',
+    });
     // A webhook's or another issuer's token is the function's business, not the platform's.
-    for (const authorization of ['Bearer third-party-token', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl', 'Basic dXNlcjpwYXNz']) {
+    for (const authorization of [
+      'Bearer third-party-token',
+      'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl',
+      'Basic dXNlcjpwYXNz',
+    ]) {
       const res = await call(main, 'open', { key: null, headers: { authorization }, method: 'POST', body: 'b' });
       assert.equal(res.status, 200, authorization);
       const seen = await res.json();
@@ -561,26 +729,49 @@ describe('isolation through HTTP', () => {
       async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/escape/logs`)).body as { message: string }[],
       (l) => l.filter((e) => /Outbound connection to .* refused/.test(e.message)).length >= 2,
     );
-    assert.ok(logs.some((e) => e.message.includes('127.0.0.1')), 'the refusal is logged');
+    assert.ok(
+      logs.some((e) => e.message.includes('127.0.0.1')),
+      'the refusal is logged',
+    );
   });
 });
 
 describe('logs and errors', () => {
   test('console output and one record per invocation are readable through the API, newest first', async () => {
     await deploy(h, main.ref, 'chatty', {
-      source: "console.log('loading');\nDeno.serve(async (req) => { console.log('got', await req.text()); console.error('oops', { n: 1 }); return new Response('ok', { status: 202 }); });",
+      source:
+        "console.log('loading');\nDeno.serve(async (req) => { console.log('got', await req.text()); console.error('oops', { n: 1 }); return new Response('ok', { status: 202 }); });",
     });
     await call(main, 'chatty', { method: 'POST', body: 'first' });
     await call(main, 'chatty', { method: 'POST', body: 'second' });
-    type Log = { timestamp: string; level: string; message: string; invocation_id: string | null; version: number; status?: number; method?: string; path?: string; duration_ms?: number };
+    type Log = {
+      timestamp: string;
+      level: string;
+      message: string;
+      invocation_id: string | null;
+      version: number;
+      status?: number;
+      method?: string;
+      path?: string;
+      duration_ms?: number;
+    };
     const logs = await until(
       async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/chatty/logs`)).body as Log[],
       (l) => l.filter((e) => e.status !== undefined).length === 2,
     );
     const requests = logs.filter((e) => e.status !== undefined);
-    assert.deepEqual(requests.map((e) => [e.method, e.path, e.status]), [['POST', '/chatty', 202], ['POST', '/chatty', 202]]);
+    assert.deepEqual(
+      requests.map((e) => [e.method, e.path, e.status]),
+      [
+        ['POST', '/chatty', 202],
+        ['POST', '/chatty', 202],
+      ],
+    );
     const got = logs.filter((e) => e.message.startsWith('got '));
-    assert.deepEqual(got.map((e) => e.message), ['got second', 'got first']);
+    assert.deepEqual(
+      got.map((e) => e.message),
+      ['got second', 'got first'],
+    );
     // Each console line carries the id of its invocation, shared with the invocation's record.
     for (const line of got) assert.ok(requests.some((r) => r.invocation_id === line.invocation_id));
     assert.ok(logs.some((e) => e.level === 'error' && e.message === 'oops { n: 1 }'));
@@ -592,7 +783,10 @@ describe('logs and errors', () => {
 
   test('logs page past 1,000 entries with ?before=<id of the last entry read>', async () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's own source, written as text.
-    await deploy(h, main.ref, 'verbose', { source: "Deno.serve(() => { for (let i = 0; i < 1200; i++) console.log(`line ${i}`); return new Response('ok'); });" });
+    await deploy(h, main.ref, 'verbose', {
+      source:
+        "Deno.serve(() => { for (let i = 0; i < 1200; i++) console.log(`line ${i}`); return new Response('ok'); });",
+    });
     assert.equal(await (await call(main, 'verbose')).text(), 'ok');
     type Log = { id: string; message: string; status?: number };
     const page = async (query: string) => {
@@ -601,17 +795,26 @@ describe('logs and errors', () => {
       return res.body as Log[];
     };
     // 1,200 console lines and the invocation's own entry.
-    const first = await until(() => page('limit=1000'), (l) => l.length === 1000 && l.some((e) => e.status === 200));
+    const first = await until(
+      () => page('limit=1000'),
+      (l) => l.length === 1000 && l.some((e) => e.status === 200),
+    );
     const second = await page(`limit=1000&before=${encodeURIComponent(first.at(-1)!.id)}`);
     assert.equal(second.length, 201);
     assert.deepEqual(await page(`limit=1000&before=${encodeURIComponent(second.at(-1)!.id)}`), []);
     const all = [...first, ...second];
     assert.equal(new Set(all.map((e) => e.id)).size, 1201);
     const lines = all.filter((e) => e.status === undefined).map((e) => e.message);
-    assert.deepEqual(lines, Array.from({ length: 1200 }, (_, i) => `line ${1199 - i}`));
+    assert.deepEqual(
+      lines,
+      Array.from({ length: 1200 }, (_, i) => `line ${1199 - i}`),
+    );
     // A smaller page size pages the same way.
     const small = await page(`limit=2&before=${encodeURIComponent(first[9]!.id)}`);
-    assert.deepEqual(small.map((e) => e.id), [first[10]!.id, first[11]!.id]);
+    assert.deepEqual(
+      small.map((e) => e.id),
+      [first[10]!.id, first[11]!.id],
+    );
     for (const before of ['abc', '1', '12-x', '-1-2']) {
       const res = await h.api('GET', `/v1/projects/${main.ref}/functions/verbose/logs?before=${before}`);
       assert.equal(res.status, 400, before);

@@ -24,7 +24,12 @@ const rejectsWith = (p: Promise<unknown>, status: number, code: string) =>
 
 describe('secrets and environment', () => {
   test("two projects' functions see only their own secrets", async () => {
-    const source = { files: { 'index.ts': 'Deno.serve(() => Response.json({ deno: Deno.env.toObject(), process: globalThis.process?.env ?? null }));' } };
+    const source = {
+      files: {
+        'index.ts':
+          'Deno.serve(() => Response.json({ deno: Deno.env.toObject(), process: globalThis.process?.env ?? null }));',
+      },
+    };
     await h.runtime.deployFunction('tenanta', 'env', source, { SHARED_NAME: 'a-value', ONLY_A: 'a' });
     await h.runtime.deployFunction('tenantb', 'env', source, { SHARED_NAME: 'b-value' });
     const a = (await h.runtime.invokeFunctionJson('tenanta', 'env', null)).body as { deno: object; process: object };
@@ -42,7 +47,8 @@ describe('host files', () => {
     const target = `${h.config.dataDir}/functions/projects/hostfs/secrets.json`;
     await h.runtime.setSecrets('hostfs', { TOKEN: 'super-secret-token' });
     await h.runtime.deployFunction('hostfs', 'reader', {
-      files: { 'index.ts': `Deno.serve(async () => {
+      files: {
+        'index.ts': `Deno.serve(async () => {
   const out: Record<string, string> = {};
   const attempt = async (label: string, fn: () => Promise<unknown>) => {
     try { out[label] = 'READ ' + String(await fn()).slice(0, 200); } catch (e) { out[label] = 'refused: ' + (e as Error).message; }
@@ -54,7 +60,8 @@ describe('host files', () => {
     await attempt('import ' + file, async () => JSON.stringify(await import(file)));
   }
   return Response.json(out);
-});` },
+});`,
+      },
     });
     const { body } = await h.runtime.invokeFunctionJson('hostfs', 'reader', null);
     const results = body as Record<string, string>;
@@ -64,8 +71,18 @@ describe('host files', () => {
   });
 
   test('a deploy cannot bundle a host file', async () => {
-    for (const spec of ['/etc/passwd', '../../../../etc/passwd', `${h.config.dataDir}/functions/projects/hostfs/secrets.json`]) {
-      await rejectsWith(h.runtime.deployFunction('hostfs', 'bundler', { files: { 'index.ts': `import x from ${JSON.stringify(spec)} with { type: 'json' }; console.log(x);` } }), 400, 'function_bundle_failed');
+    for (const spec of [
+      '/etc/passwd',
+      '../../../../etc/passwd',
+      `${h.config.dataDir}/functions/projects/hostfs/secrets.json`,
+    ]) {
+      await rejectsWith(
+        h.runtime.deployFunction('hostfs', 'bundler', {
+          files: { 'index.ts': `import x from ${JSON.stringify(spec)} with { type: 'json' }; console.log(x);` },
+        }),
+        400,
+        'function_bundle_failed',
+      );
     }
   });
 });
@@ -79,16 +96,34 @@ describe('outbound network', () => {
 
   test('loopback, private, link-local, CGNAT and metadata addresses are refused, by name too', async () => {
     await h.runtime.deployFunction('netp', 'probe', { files: { 'index.ts': probe } });
-    const targets = ['http://127.0.0.1:5432/', 'http://169.254.169.254/latest/meta-data/', 'http://localhost:5432/', 'http://[::1]:5432/',
-      'http://10.0.0.1/', 'http://192.168.1.1/', 'http://172.16.0.1/', 'http://100.64.0.1/', 'http://0.0.0.0:5432/', 'http://[::ffff:127.0.0.1]:5432/', 'http://[fd00::1]/'];
+    const targets = [
+      'http://127.0.0.1:5432/',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://localhost:5432/',
+      'http://[::1]:5432/',
+      'http://10.0.0.1/',
+      'http://192.168.1.1/',
+      'http://172.16.0.1/',
+      'http://100.64.0.1/',
+      'http://0.0.0.0:5432/',
+      'http://[::ffff:127.0.0.1]:5432/',
+      'http://[fd00::1]/',
+    ];
     for (const url of targets) {
       const res = await h.runtime.invokeFunction('netp', 'probe', get('probe', `?url=${encodeURIComponent(url)}`));
       assert.equal(res.status, 502, url);
       assert.match(await res.text(), /^refused: /, url);
     }
-    const logs = await until(() => h.runtime.readLogs('netp', 'probe', { limit: 100 }), (l) => l.some((e) => e.message.includes('169.254.169.254')));
-    assert.ok(logs.some((e) => e.level === 'warn' && /Outbound connection to 127\.0\.0\.1:5432 refused/.test(e.message)));
-    assert.ok(logs.some((e) => e.level === 'warn' && /Outbound connection to 169\.254\.169\.254:80 refused/.test(e.message)));
+    const logs = await until(
+      () => h.runtime.readLogs('netp', 'probe', { limit: 100 }),
+      (l) => l.some((e) => e.message.includes('169.254.169.254')),
+    );
+    assert.ok(
+      logs.some((e) => e.level === 'warn' && /Outbound connection to 127\.0\.0\.1:5432 refused/.test(e.message)),
+    );
+    assert.ok(
+      logs.some((e) => e.level === 'warn' && /Outbound connection to 169\.254\.169\.254:80 refused/.test(e.message)),
+    );
   });
 
   test('addresses in HEARTH_OUTBOUND_ALLOW are reachable (and fetch works)', async () => {
@@ -98,9 +133,17 @@ describe('outbound network', () => {
     const allowed = startRuntime({}, { outboundAllow: ['127.0.0.1'] });
     try {
       await allowed.runtime.deployFunction('netok', 'probe', { files: { 'index.ts': probe } });
-      const ok = await allowed.runtime.invokeFunction('netok', 'probe', get('probe', `?url=${encodeURIComponent(`http://127.0.0.1:${port}/`)}`));
+      const ok = await allowed.runtime.invokeFunction(
+        'netok',
+        'probe',
+        get('probe', `?url=${encodeURIComponent(`http://127.0.0.1:${port}/`)}`),
+      );
       assert.equal(await ok.text(), 'reached 200 pong');
-      const still = await allowed.runtime.invokeFunction('netok', 'probe', get('probe', `?url=${encodeURIComponent('http://169.254.169.254/')}`));
+      const still = await allowed.runtime.invokeFunction(
+        'netok',
+        'probe',
+        get('probe', `?url=${encodeURIComponent('http://169.254.169.254/')}`),
+      );
       assert.equal(still.status, 502);
     } finally {
       await allowed.close();
@@ -111,8 +154,18 @@ describe('outbound network', () => {
 
 describe('limits', () => {
   test('a function past its wall-clock limit gets 504 function_timeout, and the next call works', async () => {
-    await h.runtime.deployFunction('limits', 'spin', { files: { 'index.ts': "Deno.serve((req) => { if (new URL(req.url).searchParams.has('spin')) { while (true) {} } return new Response('fine'); });" } });
-    await h.runtime.deployFunction('limits', 'sleepy', { files: { 'index.ts': "Deno.serve(async () => { await new Promise((r) => setTimeout(r, 60_000)); return new Response('late'); });" } });
+    await h.runtime.deployFunction('limits', 'spin', {
+      files: {
+        'index.ts':
+          "Deno.serve((req) => { if (new URL(req.url).searchParams.has('spin')) { while (true) {} } return new Response('fine'); });",
+      },
+    });
+    await h.runtime.deployFunction('limits', 'sleepy', {
+      files: {
+        'index.ts':
+          "Deno.serve(async () => { await new Promise((r) => setTimeout(r, 60_000)); return new Response('late'); });",
+      },
+    });
     const started = performance.now();
     await rejectsWith(h.runtime.invokeFunction('limits', 'spin', get('spin', '?spin')), 504, 'function_timeout');
     await rejectsWith(h.runtime.invokeFunction('limits', 'sleepy', get('sleepy')), 504, 'function_timeout');
@@ -124,7 +177,12 @@ describe('limits', () => {
   });
 
   test('a memory hog is stopped with 546 function_memory_limit, and the next call works', async () => {
-    await h.runtime.deployFunction('limits', 'hog', { files: { 'index.ts': "Deno.serve((req) => { if (!new URL(req.url).searchParams.has('hog')) return new Response('fine'); const keep: number[][] = []; while (true) keep.push(new Array(1e6).fill(Math.random())); });" } });
+    await h.runtime.deployFunction('limits', 'hog', {
+      files: {
+        'index.ts':
+          "Deno.serve((req) => { if (!new URL(req.url).searchParams.has('hog')) return new Response('fine'); const keep: number[][] = []; while (true) keep.push(new Array(1e6).fill(Math.random())); });",
+      },
+    });
     await rejectsWith(h.runtime.invokeFunction('limits', 'hog', get('hog', '?hog')), 546, 'function_memory_limit');
     assert.equal(await (await h.runtime.invokeFunction('limits', 'hog', get('hog'))).text(), 'fine');
   });

@@ -5,7 +5,9 @@ import { until } from '../helpers/poll.ts';
 import { leftoverChildren, get, startRuntime, type Harness } from './helpers.ts';
 
 let h: Harness;
-before(() => { h = startRuntime(); });
+before(() => {
+  h = startRuntime();
+});
 after(async () => {
   await h.close();
   assert.deepEqual(await leftoverChildren(), [], 'no workerd process outlives shutdown');
@@ -17,26 +19,40 @@ const rejectsWith = (p: Promise<unknown>, status: number, code: string) =>
 describe('handler forms', () => {
   test('Supabase style Deno.serve in TypeScript', async () => {
     const deployed = await h.runtime.deployFunction('proja', 'hello', {
-      files: { 'index.ts': `import "jsr:@supabase/functions-js/edge-runtime.d.ts";
+      files: {
+        'index.ts': `import "jsr:@supabase/functions-js/edge-runtime.d.ts";
 interface Body { name: string }
 Deno.serve(async (req: Request): Promise<Response> => {
   const { name }: Body = await req.json();
   return new Response(JSON.stringify({ message: \`Hello \${name}!\` }), { headers: { 'Content-Type': 'application/json' } });
-});` },
+});`,
+      },
     });
     assert.equal(deployed.version, 1);
     assert.equal(deployed.verifyJwt, true);
-    const res = await h.runtime.invokeFunction('proja', 'hello', get('hello', '', { method: 'POST', body: JSON.stringify({ name: 'Ada' }) }));
+    const res = await h.runtime.invokeFunction(
+      'proja',
+      'hello',
+      get('hello', '', { method: 'POST', body: JSON.stringify({ name: 'Ada' }) }),
+    );
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
     assert.deepEqual(await res.json(), { message: 'Hello Ada!' });
   });
 
   test('export default { fetch(req, env) } sees secrets in env', async () => {
-    await h.runtime.deployFunction('proja', 'modern', {
-      files: { 'index.js': 'export default { async fetch(req, env) { return Response.json({ key: env.API_KEY, url: new URL(req.url).pathname, method: req.method }); } };' },
-      verifyJwt: false,
-    }, { API_KEY: 'k-123' });
+    await h.runtime.deployFunction(
+      'proja',
+      'modern',
+      {
+        files: {
+          'index.js':
+            'export default { async fetch(req, env) { return Response.json({ key: env.API_KEY, url: new URL(req.url).pathname, method: req.method }); } };',
+        },
+        verifyJwt: false,
+      },
+      { API_KEY: 'k-123' },
+    );
     const res = await h.runtime.invokeFunction('proja', 'modern', get('modern', '/a/b?x=1', { method: 'PATCH' }));
     assert.deepEqual(await res.json(), { key: 'k-123', url: '/modern/a/b', method: 'PATCH' });
     assert.equal((await h.runtime.getFunction('proja', 'modern'))?.verifyJwt, false);
@@ -46,7 +62,8 @@ Deno.serve(async (req: Request): Promise<Response> => {
     await h.runtime.deployFunction('proja', 'multi', {
       entrypoint: 'main.ts',
       files: {
-        'main.ts': "import { shout } from './lib/text.ts';\nimport { VERSION } from './version.js';\nDeno.serve(() => new Response(shout('hi') + VERSION));",
+        'main.ts':
+          "import { shout } from './lib/text.ts';\nimport { VERSION } from './version.js';\nDeno.serve(() => new Response(shout('hi') + VERSION));",
         'lib/text.ts': "export const shout = (s: string): string => s.toUpperCase() + '!';",
         'version.ts': 'export const VERSION: number = 7;',
       },
@@ -56,14 +73,16 @@ Deno.serve(async (req: Request): Promise<Response> => {
 
   test('web APIs: crypto.subtle, TextEncoder, URL, timers, streams', async () => {
     await h.runtime.deployFunction('proja', 'webapis', {
-      files: { 'index.ts': `Deno.serve(async (req) => {
+      files: {
+        'index.ts': `Deno.serve(async (req) => {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode('abc'));
   const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
   await new Promise((r) => setTimeout(r, 10));
   const q = new URL(req.url).searchParams.get('q');
   const stream = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(hex + ' ' + q)); c.close(); } });
   return new Response(stream.pipeThrough(new TextDecoderStream()).pipeThrough(new TextEncoderStream()));
-});` },
+});`,
+      },
     });
     const res = await h.runtime.invokeFunction('proja', 'webapis', get('webapis', '?q=ok'));
     assert.equal(await res.text(), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad ok');
@@ -72,19 +91,34 @@ Deno.serve(async (req: Request): Promise<Response> => {
   test('no handler and a throwing handler are reported with codes', async () => {
     await h.runtime.deployFunction('proja', 'nohandler', { files: { 'index.js': 'export const x = 1;' } });
     await rejectsWith(h.runtime.invokeFunction('proja', 'nohandler', get('nohandler')), 500, 'function_no_handler');
-    await h.runtime.deployFunction('proja', 'throws', { files: { 'index.js': "Deno.serve(() => { throw new Error('kaput'); });" } });
+    await h.runtime.deployFunction('proja', 'throws', {
+      files: { 'index.js': "Deno.serve(() => { throw new Error('kaput'); });" },
+    });
     await rejectsWith(h.runtime.invokeFunction('proja', 'throws', get('throws')), 500, 'function_error');
-    const logs = await until(() => h.runtime.readLogs('proja', 'throws'), (l) => l.some((e) => e.message.includes('kaput')));
+    const logs = await until(
+      () => h.runtime.readLogs('proja', 'throws'),
+      (l) => l.some((e) => e.message.includes('kaput')),
+    );
     assert.ok(logs.some((e) => e.level === 'error' && e.message.includes('Error: kaput')));
   });
 
-  test('a response body stream that throws is the function\'s error, not a crash, and its reason is logged', async () => {
+  test("a response body stream that throws is the function's error, not a crash, and its reason is logged", async () => {
     await h.runtime.deployFunction('proja', 'badstream', {
-      files: { 'index.js': "Deno.serve(() => new Response(new ReadableStream({ pull() { throw new Error('stream broke'); } })));" },
+      files: {
+        'index.js':
+          "Deno.serve(() => new Response(new ReadableStream({ pull() { throw new Error('stream broke'); } })));",
+      },
     });
     // workerd may fail the response before or after its head: either way it is the function's error.
-    await rejectsWith((async () => (await h.runtime.invokeFunction('proja', 'badstream', get('badstream'))).text())(), 500, 'function_error');
-    const logs = await until(() => h.runtime.readLogs('proja', 'badstream'), (l) => l.some((e) => e.message.includes('stream broke')));
+    await rejectsWith(
+      (async () => (await h.runtime.invokeFunction('proja', 'badstream', get('badstream'))).text())(),
+      500,
+      'function_error',
+    );
+    const logs = await until(
+      () => h.runtime.readLogs('proja', 'badstream'),
+      (l) => l.some((e) => e.message.includes('stream broke')),
+    );
     assert.ok(logs.some((e) => e.level === 'error' && e.message === 'Uncaught exception: Error: stream broke'));
     assert.ok(logs.some((e) => e.request?.code === 'function_error'));
   });
@@ -93,7 +127,8 @@ Deno.serve(async (req: Request): Promise<Response> => {
 describe('streaming', () => {
   test('request and response bodies stream', async () => {
     await h.runtime.deployFunction('proja', 'stream', {
-      files: { 'index.ts': `Deno.serve(async (req) => {
+      files: {
+        'index.ts': `Deno.serve(async (req) => {
   let bytes = 0;
   for await (const chunk of req.body!) bytes += chunk.length;
   const enc = new TextEncoder();
@@ -106,12 +141,23 @@ describe('streaming', () => {
     },
   });
   return new Response(body, { headers: { 'content-type': 'text/plain' } });
-});` },
+});`,
+      },
     });
     const enc = new TextEncoder();
-    const upload = new ReadableStream({ start(c) { c.enqueue(enc.encode('a'.repeat(1000))); c.enqueue(enc.encode('b'.repeat(500))); c.close(); } });
+    const upload = new ReadableStream({
+      start(c) {
+        c.enqueue(enc.encode('a'.repeat(1000)));
+        c.enqueue(enc.encode('b'.repeat(500)));
+        c.close();
+      },
+    });
     const started = performance.now();
-    const res = await h.runtime.invokeFunction('proja', 'stream', get('stream', '', { method: 'POST', body: upload, duplex: 'half' } as RequestInit));
+    const res = await h.runtime.invokeFunction(
+      'proja',
+      'stream',
+      get('stream', '', { method: 'POST', body: upload, duplex: 'half' } as RequestInit),
+    );
     const reader = res.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     const firstAt = performance.now() - started;
@@ -124,13 +170,23 @@ describe('streaming', () => {
 
 describe('connections to workerd', () => {
   test('more requests at once than connections to workerd are queued and all answered', async () => {
-    await h.runtime.deployFunction('projconn', 'slow', { files: { 'index.ts': "Deno.serve(async (req) => { await new Promise((r) => setTimeout(r, 100)); return new Response(new URL(req.url).search); });" } });
+    await h.runtime.deployFunction('projconn', 'slow', {
+      files: {
+        'index.ts':
+          'Deno.serve(async (req) => { await new Promise((r) => setTimeout(r, 100)); return new Response(new URL(req.url).search); });',
+      },
+    });
     // Over the 256 connections an instance opens; the rest wait for a free one.
-    const answers = await Promise.all(Array.from({ length: 300 }, async (_, i) => {
-      const res = await h.runtime.invokeFunction('projconn', 'slow', get('slow', `?n=${i}`));
-      return [res.status, await res.text()];
-    }));
-    assert.deepEqual(answers, Array.from({ length: 300 }, (_, i) => [200, `?n=${i}`]));
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, async (_, i) => {
+        const res = await h.runtime.invokeFunction('projconn', 'slow', get('slow', `?n=${i}`));
+        return [res.status, await res.text()];
+      }),
+    );
+    assert.deepEqual(
+      answers,
+      Array.from({ length: 300 }, (_, i) => [200, `?n=${i}`]),
+    );
     // The connections are reused afterwards.
     assert.equal(await (await h.runtime.invokeFunction('projconn', 'slow', get('slow', '?again'))).text(), '?again');
   });
@@ -138,9 +194,16 @@ describe('connections to workerd', () => {
 
 describe('versions', () => {
   test('a redeploy while requests are in flight fails no request', async () => {
-    const source = (v: number) => ({ files: { 'index.ts': `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 200)); return new Response('v${v}'); });` } });
+    const source = (v: number) => ({
+      files: {
+        'index.ts': `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 200)); return new Response('v${v}'); });`,
+      },
+    });
     await h.runtime.deployFunction('proja', 'rolling', source(1));
-    const call = async () => { const r = await h.runtime.invokeFunction('proja', 'rolling', get('rolling')); return `${r.status} ${await r.text()}`; };
+    const call = async () => {
+      const r = await h.runtime.invokeFunction('proja', 'rolling', get('rolling'));
+      return `${r.status} ${await r.text()}`;
+    };
     const first = Array.from({ length: 10 }, call);
     await new Promise((r) => setTimeout(r, 50));
     const deployed = await h.runtime.deployFunction('proja', 'rolling', source(2));
@@ -149,7 +212,10 @@ describe('versions', () => {
     const third = Array.from({ length: 10 }, call);
     const results = await Promise.all([...first, ...second, ...third]);
     assert.equal(deployed.version, 2);
-    assert.ok(results.every((r) => r.startsWith('200 v')), results.join(','));
+    assert.ok(
+      results.every((r) => r.startsWith('200 v')),
+      results.join(','),
+    );
     assert.deepEqual(new Set(results.slice(0, 10)), new Set(['200 v1']));
     assert.deepEqual(new Set(results.slice(20)), new Set(['200 v3']));
     assert.equal(await call(), '200 v3');
@@ -158,16 +224,34 @@ describe('versions', () => {
   test('remove, list and invalid deploys', async () => {
     await h.runtime.deployFunction('projlist', 'one', { files: { 'index.js': "Deno.serve(() => new Response('1'))" } });
     await h.runtime.deployFunction('projlist', 'two', { files: { 'index.js': "Deno.serve(() => new Response('2'))" } });
-    assert.deepEqual((await h.runtime.listFunctions('projlist')).map((f) => f.name), ['one', 'two']);
+    assert.deepEqual(
+      (await h.runtime.listFunctions('projlist')).map((f) => f.name),
+      ['one', 'two'],
+    );
     await h.runtime.invokeFunction('projlist', 'one', get('one'));
     await h.runtime.removeFunction('projlist', 'one');
     await rejectsWith(h.runtime.invokeFunction('projlist', 'one', get('one')), 404, 'function_not_found');
     await rejectsWith(h.runtime.removeFunction('projlist', 'one'), 404, 'function_not_found');
-    assert.deepEqual((await h.runtime.listFunctions('projlist')).map((f) => f.name), ['two']);
-    await rejectsWith(h.runtime.deployFunction('projlist', 'Bad Name', { files: { 'index.js': '' } }), 400, 'invalid_function_name');
+    assert.deepEqual(
+      (await h.runtime.listFunctions('projlist')).map((f) => f.name),
+      ['two'],
+    );
+    await rejectsWith(
+      h.runtime.deployFunction('projlist', 'Bad Name', { files: { 'index.js': '' } }),
+      400,
+      'invalid_function_name',
+    );
     await rejectsWith(h.runtime.deployFunction('projlist', 'x', { files: {} }), 400, 'invalid_function_source');
-    await rejectsWith(h.runtime.deployFunction('projlist', 'x', { files: { 'index.ts': 'const = 1' } }), 400, 'function_bundle_failed');
-    await rejectsWith(h.runtime.deployFunction('projlist', 'x', { files: { 'a.ts': '' }, entrypoint: 'b.ts' }), 400, 'invalid_function_entrypoint');
+    await rejectsWith(
+      h.runtime.deployFunction('projlist', 'x', { files: { 'index.ts': 'const = 1' } }),
+      400,
+      'function_bundle_failed',
+    );
+    await rejectsWith(
+      h.runtime.deployFunction('projlist', 'x', { files: { 'a.ts': '' }, entrypoint: 'b.ts' }),
+      400,
+      'invalid_function_entrypoint',
+    );
     await rejectsWith(h.runtime.setSecrets('projlist', { SUPABASE_URL: 'x' }), 400, 'reserved_secret_name');
     assert.equal(await h.runtime.getFunction('projlist', 'x'), null);
   });
@@ -176,41 +260,59 @@ describe('versions', () => {
 describe('invokeFunctionJson and logs', () => {
   test('returns status and JSON body; logs are captured per invocation', async () => {
     await h.runtime.deployFunction('projlog', 'echo', {
-      files: { 'index.ts': `console.log('booting');
+      files: {
+        'index.ts': `console.log('booting');
 Deno.serve(async (req) => {
   const body = await req.json();
   console.log('got', body);
   console.warn('careful');
   return Response.json({ echoed: body }, { status: 201 });
-});` },
+});`,
+      },
     });
     const out = await h.runtime.invokeFunctionJson('projlog', 'echo', { n: 1 });
     assert.deepEqual(out, { status: 201, body: { echoed: { n: 1 } } });
     await h.runtime.invokeFunctionJson('projlog', 'echo', { n: 2 });
-    const logs = await until(() => h.runtime.readLogs('projlog', 'echo', { limit: 50 }), (l) => l.filter((e) => e.message.startsWith('got')).length === 2);
+    const logs = await until(
+      () => h.runtime.readLogs('projlog', 'echo', { limit: 50 }),
+      (l) => l.filter((e) => e.message.startsWith('got')).length === 2,
+    );
     const summaries = logs.filter((e) => e.request);
     assert.equal(summaries.length, 2);
     assert.equal(summaries[0].request?.status, 201);
     assert.equal(summaries[0].request?.method, 'POST');
     const second = summaries[0].invocationId;
-    const lines = logs.filter((e) => e.invocationId === second && !e.request).map((e) => `${e.level}:${e.message}`).sort();
-    assert.deepEqual(lines, ["log:got { n: 2 }", 'warn:careful']);
+    const lines = logs
+      .filter((e) => e.invocationId === second && !e.request)
+      .map((e) => `${e.level}:${e.message}`)
+      .sort();
+    assert.deepEqual(lines, ['log:got { n: 2 }', 'warn:careful']);
     assert.ok(logs.some((e) => e.invocationId === null && e.message === 'booting'));
     assert.equal((await h.runtime.readLogs('projlog', 'echo', { limit: 1 })).length, 1);
   });
 
   test('invokeFunctionJson reads a streamed answer too, and a text one as text', async () => {
     await h.runtime.deployFunction('projlog', 'chunks', {
-      files: { 'index.ts': `Deno.serve((req) => {
+      files: {
+        'index.ts': `Deno.serve((req) => {
   const enc = new TextEncoder();
   if (new URL(req.url).pathname !== '/chunks') return new Response('wrong path');
   const body = new ReadableStream({ async start(c) { c.enqueue(enc.encode('\\uFEFF{"a":')); await new Promise((r) => setTimeout(r, 50)); c.enqueue(enc.encode('[1,"é"]}')); c.close(); } });
   return new Response(body, { status: 202, headers: { 'content-type': 'application/json' } });
-});` },
+});`,
+      },
     });
-    assert.deepEqual(await h.runtime.invokeFunctionJson('projlog', 'chunks', { x: 1 }), { status: 202, body: { a: [1, 'é'] } });
-    await h.runtime.deployFunction('projlog', 'texty', { files: { 'index.ts': "Deno.serve(async (req) => new Response('got ' + await req.text()));" } });
-    assert.deepEqual(await h.runtime.invokeFunctionJson('projlog', 'texty', { x: 1 }), { status: 200, body: 'got {"x":1}' });
+    assert.deepEqual(await h.runtime.invokeFunctionJson('projlog', 'chunks', { x: 1 }), {
+      status: 202,
+      body: { a: [1, 'é'] },
+    });
+    await h.runtime.deployFunction('projlog', 'texty', {
+      files: { 'index.ts': "Deno.serve(async (req) => new Response('got ' + await req.text()));" },
+    });
+    assert.deepEqual(await h.runtime.invokeFunctionJson('projlog', 'texty', { x: 1 }), {
+      status: 200,
+      body: 'got {"x":1}',
+    });
   });
 
   test('logs page with the cursor of the last entry read, in the store of a runtime used alone too', async () => {
@@ -235,14 +337,21 @@ Deno.serve(async (req) => {
   });
 
   test('secrets are listed as names and digests, and changes reach the function', async () => {
-    await h.runtime.deployFunction('projsec', 'env', { files: { 'index.ts': "Deno.serve(() => Response.json({ a: Deno.env.get('A') ?? null, b: Deno.env.get('B') ?? null }));" } });
+    await h.runtime.deployFunction('projsec', 'env', {
+      files: {
+        'index.ts': "Deno.serve(() => Response.json({ a: Deno.env.get('A') ?? null, b: Deno.env.get('B') ?? null }));",
+      },
+    });
     await h.runtime.setSecrets('projsec', { A: '1', B: '2' });
     assert.deepEqual((await h.runtime.invokeFunctionJson('projsec', 'env', null)).body, { a: '1', b: '2' });
     await h.runtime.unsetSecrets('projsec', ['B']);
     await h.runtime.setSecrets('projsec', { A: 'changed' });
     assert.deepEqual((await h.runtime.invokeFunctionJson('projsec', 'env', null)).body, { a: 'changed', b: null });
     const listed = await h.runtime.listSecrets('projsec');
-    assert.deepEqual(listed.map((s) => s.name), ['A']);
+    assert.deepEqual(
+      listed.map((s) => s.name),
+      ['A'],
+    );
     assert.match(listed[0].digest, /^[0-9a-f]{64}$/);
     assert.ok(!JSON.stringify(listed).includes('changed'));
   });

@@ -43,7 +43,9 @@ test('a missing function fails the step at once (404); a function answering 500 
   assert.equal(failed.steps[0].attempt, 1);
 
   await deploy(h, h.info.PROJECT_REF, 'broken', { source: "Deno.serve(() => new Response('nope', { status: 500 }));" });
-  const broken = await wf(h).go('broken', [{ key: 'f', kind: 'function', target: 'broken', payload: {}, max_attempts: 2 }]);
+  const broken = await wf(h).go('broken', [
+    { key: 'f', kind: 'function', target: 'broken', payload: {}, max_attempts: 2 },
+  ]);
   const run = await settle(h, 'broken', broken, { stepMs: 5000 });
   assert.equal(run.status, 'failed');
   assert.match(run.last_error, /answered 500: nope/);

@@ -33,8 +33,13 @@ export async function cloneProjects(h: TestHearth, count: number, parallel = 4):
   const [template] = await control`select * from platform.projects where ref = ${created.body.ref}`;
   const server = postgres(h.hearth.databaseUrl, { max: parallel, onnotice: () => {} });
   try {
-    const db = postgres(withDatabase(h.hearth.databaseUrl, template!.db_name as string), { max: 1, onnotice: () => {} });
-    await db.unsafe('create table public.cold (id int primary key); insert into public.cold values (1); grant select on public.cold to service_role');
+    const db = postgres(withDatabase(h.hearth.databaseUrl, template!.db_name as string), {
+      max: 1,
+      onnotice: () => {},
+    });
+    await db.unsafe(
+      'create table public.cold (id int primary key); insert into public.cold values (1); grant select on public.cold to service_role',
+    );
     await db.end();
     // A template must have no connections: Hearth's (migrations, background passes) included.
     await h.hearth.p.dbs.closeProject(template!.db_name as string);
@@ -54,7 +59,8 @@ export async function cloneProjects(h: TestHearth, count: number, parallel = 4):
         }
       }
       await control.begin(async (tx) => {
-        const [row] = await tx`insert into platform.projects (ref, name, organization_id, db_name, owner_role, owner_password_sealed)
+        const [row] =
+          await tx`insert into platform.projects (ref, name, organization_id, db_name, owner_role, owner_password_sealed)
           values (${ref}, ${`Copy ${ref}`}, ${template!.organization_id}, ${copy.db}, ${`hearth_${ref}_owner`}, ${template!.owner_password_sealed})
           returning id`;
         await tx`insert into platform.signing_keys (project_id, kid, public_jwk, private_jwk_sealed)

@@ -40,7 +40,11 @@ export interface TestHearth {
   faults: Faults;
   config: Config;
   /** fetch against the server with JSON in and out. */
-  api(method: string, path: string, opts?: { body?: unknown; token?: string | null; headers?: Record<string, string>; raw?: string }): Promise<{ status: number; body: any; headers: Headers }>;
+  api(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; token?: string | null; headers?: Record<string, string>; raw?: string },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -102,7 +106,10 @@ export async function startTestHearth(opts: TestOptions = {}): Promise<TestHeart
       const dbs = await hearth.p.dbs.control`select db_name, owner_role from platform.projects`.catch(() => []);
       await hearth.stop();
       if (opts.controlDb || opts.keepData) return;
-      await dropEverything(controlDb, dbs.map((r) => ({ db: r.db_name as string, role: r.owner_role as string })));
+      await dropEverything(
+        controlDb,
+        dbs.map((r) => ({ db: r.db_name as string, role: r.owner_role as string })),
+      );
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -54,7 +54,8 @@ function templateName(): string {
 }
 
 async function ensureTemplate(server: postgres.Sql, template: string): Promise<void> {
-  const ready = async () => (await server`select 1 from pg_database where datname = ${template} and datistemplate`).length > 0;
+  const ready = async () =>
+    (await server`select 1 from pg_database where datname = ${template} and datistemplate`).length > 0;
   if (await ready()) return;
   await withCreateLock(async () => {
     if (await ready()) return; // built by another test process meanwhile
@@ -63,7 +64,9 @@ async function ensureTemplate(server: postgres.Sql, template: string): Promise<v
       await server.unsafe(`alter database ${quoteIdent(datname)} is_template false`);
       await server.unsafe(`drop database ${quoteIdent(datname)} with (force)`);
     }
-    await server.unsafe(`do $$ begin create role ${OWNER}; exception when duplicate_object or unique_violation then null; end $$`);
+    await server.unsafe(
+      `do $$ begin create role ${OWNER}; exception when duplicate_object or unique_violation then null; end $$`,
+    );
     await server.unsafe(`alter role ${OWNER} login password '${OWNER}'`);
     await server.unsafe(`create database ${quoteIdent(template)}`);
     // The caller holds the creation lock already (the first migration updates cluster-wide rows).

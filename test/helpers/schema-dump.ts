@@ -14,7 +14,8 @@ import { startTestHearth } from './hearth.ts';
 
 export const SNAPSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations/schema');
 
-export const snapshotFile = (set: 'control' | 'project', major: number) => path.join(SNAPSHOTS, `${set}.pg${major}.sql`);
+export const snapshotFile = (set: 'control' | 'project', major: number) =>
+  path.join(SNAPSHOTS, `${set}.pg${major}.sql`);
 
 /** Major versions of the server and of the pg_dump on PATH (null when there is none). */
 export async function versions(serverUrl: string): Promise<{ server: number; pgDump: number | null }> {
@@ -45,8 +46,19 @@ export async function dumpSchemas(serverUrl: string): Promise<{ control: string;
   const h = await startTestHearth();
   try {
     const ref = h.hearth.project.ref;
-    const names = { [`hearth_${ref}_owner`]: 'hearth_<ref>_owner', [`hearth_${ref}`]: 'hearth_<ref>', [h.config.controlDb]: '<control>' };
-    const dump = (db: string) => normalise(execFileSync('pg_dump', ['--schema-only', '--no-comments', withDatabase(serverUrl, db)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }), names);
+    const names = {
+      [`hearth_${ref}_owner`]: 'hearth_<ref>_owner',
+      [`hearth_${ref}`]: 'hearth_<ref>',
+      [h.config.controlDb]: '<control>',
+    };
+    const dump = (db: string) =>
+      normalise(
+        execFileSync('pg_dump', ['--schema-only', '--no-comments', withDatabase(serverUrl, db)], {
+          encoding: 'utf8',
+          maxBuffer: 64 * 1024 * 1024,
+        }),
+        names,
+      );
     return { control: dump(h.config.controlDb), project: dump(h.hearth.project.db_name) };
   } finally {
     await h.close();

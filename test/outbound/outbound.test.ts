@@ -51,11 +51,27 @@ function verify(r: Received): boolean {
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'hearth-outbound-'));
   certPath = path.join(dir, 'cert.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout', path.join(dir, 'key.pem'), '-out', certPath,
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      certPath,
+    ],
+    { stdio: 'ignore' },
+  );
   cert = readFileSync(certPath);
 
   internal = http.createServer((_req, res) => {
@@ -72,7 +88,8 @@ before(async () => {
       if (req.url === '/ok') res.end('thanks');
       else if (req.url === '/fail') res.writeHead(500).end('broken');
       else if (req.url === '/redirect') res.writeHead(302, { location: internalUrl }).end();
-      else if (req.url === '/redirect-localhost') res.writeHead(307, { location: internalUrl.replace('127.0.0.2', 'localhost') }).end();
+      else if (req.url === '/redirect-localhost')
+        res.writeHead(307, { location: internalUrl.replace('127.0.0.2', 'localhost') }).end();
       else if (req.url === '/big') res.end(Buffer.alloc(1024 * 1024, 'x'));
       // /slow: never answers
     });
@@ -123,7 +140,10 @@ describe('delivery to an allowed receiver', () => {
   });
 
   it('bounds the response size', async () => {
-    const result = await createOutboundClient({ allow: ['127.0.0.1/32'], ca: cert, maxResponseBytes: 1000 }).post(`${base}/big`, '');
+    const result = await createOutboundClient({ allow: ['127.0.0.1/32'], ca: cert, maxResponseBytes: 1000 }).post(
+      `${base}/big`,
+      '',
+    );
     assert.equal(result.ok, true);
     assert.equal(result.truncated, true);
     assert.equal(result.body.length, 1000);
@@ -131,7 +151,10 @@ describe('delivery to an allowed receiver', () => {
 
   it('bounds the response time', async () => {
     const started = Date.now();
-    const result = await createOutboundClient({ allow: ['127.0.0.1/32'], ca: cert, timeoutMs: 300 }).post(`${base}/slow`, '');
+    const result = await createOutboundClient({ allow: ['127.0.0.1/32'], ca: cert, timeoutMs: 300 }).post(
+      `${base}/slow`,
+      '',
+    );
     assert.equal(result.code, 'timeout');
     assert.equal(result.status, 0);
     assert.ok(Date.now() - started < 2000);

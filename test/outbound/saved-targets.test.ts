@@ -55,26 +55,44 @@ const ROUTES: { name: string; code: string; save(url: string): Promise<{ status:
   {
     name: 'workflow webhook step (PUT workflows/{name})',
     code: 'invalid_definition',
-    save: (url) => h.api('PUT', `/v1/projects/${ref}/workflows/hooked`, { body: { steps: [{ key: 'w', kind: 'webhook', target: url }] } }),
+    save: (url) =>
+      h.api('PUT', `/v1/projects/${ref}/workflows/hooked`, {
+        body: { steps: [{ key: 'w', kind: 'webhook', target: url }] },
+      }),
   },
   {
     name: 'workflow compensating webhook',
     code: 'invalid_definition',
-    save: (url) => h.api('PUT', `/v1/projects/${ref}/workflows/undo`, {
-      body: { steps: [{ key: 'q', kind: 'enqueue', target: 'jobs', compensate: { kind: 'webhook', target: url } }] },
-    }),
+    save: (url) =>
+      h.api('PUT', `/v1/projects/${ref}/workflows/undo`, {
+        body: { steps: [{ key: 'q', kind: 'enqueue', target: 'jobs', compensate: { kind: 'webhook', target: url } }] },
+      }),
   },
   {
     name: 'workflow fan-out child webhook',
     code: 'invalid_definition',
-    save: (url) => h.api('PUT', `/v1/projects/${ref}/workflows/fan`, {
-      body: { steps: [{ key: 'f', kind: 'fanout', children: [{ key: 'c', kind: 'webhook', target: url }] }, { key: 'j', kind: 'join' }] },
-    }),
+    save: (url) =>
+      h.api('PUT', `/v1/projects/${ref}/workflows/fan`, {
+        body: {
+          steps: [
+            { key: 'f', kind: 'fanout', children: [{ key: 'c', kind: 'webhook', target: url }] },
+            { key: 'j', kind: 'join' },
+          ],
+        },
+      }),
   },
   {
     name: 'cron webhook job (POST cron-jobs)',
     code: 'invalid_target',
-    save: (url) => h.api('POST', `/v1/projects/${ref}/cron-jobs`, { body: { name: `hook-${Math.random().toString(36).slice(2, 10)}`, schedule: '* * * * *', target_kind: 'webhook', target: url } }),
+    save: (url) =>
+      h.api('POST', `/v1/projects/${ref}/cron-jobs`, {
+        body: {
+          name: `hook-${Math.random().toString(36).slice(2, 10)}`,
+          schedule: '* * * * *',
+          target_kind: 'webhook',
+          target: url,
+        },
+      }),
   },
   {
     name: 'log drain (PUT log-drain)',
@@ -87,9 +105,12 @@ const ROUTES: { name: string; code: string; save(url: string): Promise<{ status:
     save: (url) => h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { external_oidc_url: url } }),
   },
   {
-    name: 'SMTP host (config/auth smtp_host), the URL\'s host as written',
+    name: "SMTP host (config/auth smtp_host), the URL's host as written",
     code: 'invalid_field',
-    save: (url) => h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { smtp_host: url.split('/')[2]!.replace(/:\d+$/, '') } }),
+    save: (url) =>
+      h.api('PATCH', `/v1/projects/${ref}/config/auth`, {
+        body: { smtp_host: url.split('/')[2]!.replace(/:\d+$/, '') },
+      }),
   },
 ];
 
@@ -114,7 +135,10 @@ describe('outbound targets are checked when saved', () => {
 
   test('nothing refused was stored: no cron job, no drain, no workflow version, settings unchanged', async () => {
     const jobs = await h.api('GET', `/v1/projects/${ref}/cron-jobs`);
-    assert.deepEqual(jobs.body.map((j: { target: string }) => j.target), [PUBLIC]);
+    assert.deepEqual(
+      jobs.body.map((j: { target: string }) => j.target),
+      [PUBLIC],
+    );
     assert.equal((await h.api('GET', `/v1/projects/${ref}/log-drain`)).body.url, PUBLIC);
     assert.equal((await h.api('GET', `/v1/projects/${ref}/workflows/hooked`)).body.version, 1);
     const auth = (await h.api('GET', `/v1/projects/${ref}/config/auth`)).body;

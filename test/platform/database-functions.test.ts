@@ -50,7 +50,19 @@ function documented(): string[] {
   const out: string[] = [];
   for (const line of readFileSync(DOC, 'utf8').split('\n')) {
     const m = /^\| `([^`]+)` \| (definer|invoker) \| ([^|]+) \|/.exec(line);
-    if (m) out.push(`${m[1]} | ${m[2]} | ${m[3]!.trim() === '(nobody)' ? '(nobody)' : grantees(m[3]!.replaceAll('`', '').split(',').map((g) => g.trim()))}`);
+    if (m)
+      out.push(
+        `${m[1]} | ${m[2]} | ${
+          m[3]!.trim() === '(nobody)'
+            ? '(nobody)'
+            : grantees(
+                m[3]!
+                  .replaceAll('`', '')
+                  .split(',')
+                  .map((g) => g.trim()),
+              )
+        }`,
+      );
   }
   return out.sort();
 }
@@ -63,14 +75,24 @@ test('docs/database-functions.md lists exactly the platform functions of a proje
 
 test('no SECURITY DEFINER function is executable by PUBLIC, and anon/authenticated only where the list says a feature needs it', async () => {
   const definers = (await catalog()).filter((l) => l.includes(' | definer | '));
-  assert.deepEqual(definers.filter((l) => /PUBLIC/.test(l.split(' | ')[2]!)), []);
-  const open = definers.filter((l) => /\b(anon|authenticated)\b/.test(l.split(' | ')[2]!)).map((l) => l.split(' | ')[0]);
+  assert.deepEqual(
+    definers.filter((l) => /PUBLIC/.test(l.split(' | ')[2]!)),
+    [],
+  );
+  const open = definers
+    .filter((l) => /\b(anon|authenticated)\b/.test(l.split(' | ')[2]!))
+    .map((l) => l.split(' | ')[0]);
   assert.deepEqual(open, ['storage.bucket_is_public(bucket text)']);
 });
 
-test('the API roles cannot call the platform\'s quota or trigger functions', async () => {
+test("the API roles cannot call the platform's quota or trigger functions", async () => {
   for (const role of ['anon', 'authenticated']) {
-    for (const fn of ['storage.usage_within_quota()', 'storage.objects_after_insert()', 'hearth_workflows.capture()', 'pgmq._create(text, boolean)']) {
+    for (const fn of [
+      'storage.usage_within_quota()',
+      'storage.objects_after_insert()',
+      'hearth_workflows.capture()',
+      'pgmq._create(text, boolean)',
+    ]) {
       const [row] = await db`select has_function_privilege(${role}, ${fn}, 'execute') as can`;
       assert.equal(row!.can, false, `${role} ${fn}`);
     }
@@ -78,7 +100,9 @@ test('the API roles cannot call the platform\'s quota or trigger functions', asy
 });
 
 test('with storage exposed in config/api db_schema, anon reaches no quota function through /rest/v1/rpc', async () => {
-  const exposed = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/api`, { body: { db_schema: 'public,storage' } });
+  const exposed = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/api`, {
+    body: { db_schema: 'public,storage' },
+  });
   assert.equal(exposed.status, 200);
   const rpc = (name: string, body: unknown) =>
     fetch(`${h.url}/rest/v1/rpc/${name}`, {
@@ -86,7 +110,10 @@ test('with storage exposed in config/api db_schema, anon reaches no quota functi
       headers: { apikey: h.info.PUBLISHABLE_KEY, 'content-type': 'application/json', 'content-profile': 'storage' },
       body: JSON.stringify(body),
     });
-  for (const [name, body] of [['assert_quota', { quota: 0 }], ['usage_within_quota', {}]] as const) {
+  for (const [name, body] of [
+    ['assert_quota', { quota: 0 }],
+    ['usage_within_quota', {}],
+  ] as const) {
     const res = await rpc(name, body);
     assert.equal(res.status, 404, name);
     assert.equal((await res.json()).code, 'PGRST202');

@@ -16,35 +16,66 @@ after(async () => {
 describe('POST /v1/projects/{ref}/database/query', () => {
   test('runs statements as the owner role and answers 201 with the last statement rows', async () => {
     const res = await h.api('POST', path, {
-      body: { query: "create table notes (id int primary key, body text); insert into notes values (1, 'a'), (2, 'b'); select * from notes order by id" },
+      body: {
+        query:
+          "create table notes (id int primary key, body text); insert into notes values (1, 'a'), (2, 'b'); select * from notes order by id",
+      },
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
-    assert.deepEqual(res.body, [{ id: 1, body: 'a' }, { id: 2, body: 'b' }]);
+    assert.deepEqual(res.body, [
+      { id: 1, body: 'a' },
+      { id: 2, body: 'b' },
+    ]);
 
     // The table belongs to the owner role, and the REST API sees it at once.
-    const who = await h.api('POST', path, { body: { query: "select current_user as cur, session_user as ses, (select tableowner from pg_tables where tablename = 'notes') as owner" } });
+    const who = await h.api('POST', path, {
+      body: {
+        query:
+          "select current_user as cur, session_user as ses, (select tableowner from pg_tables where tablename = 'notes') as owner",
+      },
+    });
     const role = `hearth_${h.info.PROJECT_REF}_owner`;
     assert.deepEqual(who.body, [{ cur: role, ses: role, owner: role }]);
     await h.api('POST', path, { body: { query: 'grant select on notes to service_role' } });
-    const rest = await fetch(`${h.info.BASE_URL}/rest/v1/notes?select=body&order=id`, { headers: { apikey: h.info.SECRET_KEY } });
+    const rest = await fetch(`${h.info.BASE_URL}/rest/v1/notes?select=body&order=id`, {
+      headers: { apikey: h.info.SECRET_KEY },
+    });
     assert.deepEqual(await rest.json(), [{ body: 'a' }, { body: 'b' }]);
   });
 
   test('RESET ROLE cannot reach a superuser: the connection logs in as the owner', async () => {
-    const res = await h.api('POST', path, { body: { query: 'reset role; select current_user as cur, (select rolsuper from pg_roles where rolname = current_user) as su' } });
+    const res = await h.api('POST', path, {
+      body: {
+        query:
+          'reset role; select current_user as cur, (select rolsuper from pg_roles where rolname = current_user) as su',
+      },
+    });
     assert.equal(res.status, 201);
     assert.deepEqual(res.body, [{ cur: `hearth_${h.info.PROJECT_REF}_owner`, su: false }]);
   });
 
   test('format "results" gives every statement with its command, row count and columns', async () => {
     const res = await h.api('POST', path, {
-      body: { format: 'results', query: 'create table counted (n int); insert into counted select generate_series(1, 3); select n, n::text as t from counted order by n; update counted set n = n + 1' },
+      body: {
+        format: 'results',
+        query:
+          'create table counted (n int); insert into counted select generate_series(1, 3); select n, n::text as t from counted order by n; update counted set n = n + 1',
+      },
     });
     assert.equal(res.status, 201);
     assert.equal(typeof res.body.duration_ms, 'number');
-    assert.deepEqual(res.body.results.map((r: { command: string }) => r.command), ['CREATE', 'INSERT', 'SELECT', 'UPDATE']);
-    assert.deepEqual(res.body.results.slice(1).map((r: { row_count: number }) => r.row_count), [3, 3, 3]);
-    assert.deepEqual(res.body.results[2].columns.map((c: { name: string }) => c.name), ['n', 't']);
+    assert.deepEqual(
+      res.body.results.map((r: { command: string }) => r.command),
+      ['CREATE', 'INSERT', 'SELECT', 'UPDATE'],
+    );
+    assert.deepEqual(
+      res.body.results.slice(1).map((r: { row_count: number }) => r.row_count),
+      [3, 3, 3],
+    );
+    assert.deepEqual(
+      res.body.results[2].columns.map((c: { name: string }) => c.name),
+      ['n', 't'],
+    );
     assert.deepEqual(res.body.results[2].rows[0], { n: 1, t: '1' });
   });
 
@@ -52,16 +83,29 @@ describe('POST /v1/projects/{ref}/database/query', () => {
     const res = await h.api('POST', path, {
       body: {
         format: 'results',
-        query: "select 1 as one; begin; create table typed (id int8, tags int[], doc jsonb, day date, price numeric); insert into typed values (1, '{1,2}', '{\"a\":1}', '2024-02-03', 1.50); commit; select * from typed; ;",
+        query:
+          "select 1 as one; begin; create table typed (id int8, tags int[], doc jsonb, day date, price numeric); insert into typed values (1, '{1,2}', '{\"a\":1}', '2024-02-03', 1.50); commit; select * from typed; ;",
       },
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.deepEqual(
       res.body.results.map((r: StatementResult) => [r.command, r.row_count, r.columns.map((c) => c.name)]),
-      [['SELECT', 1, ['one']], ['BEGIN', null, []], ['CREATE', null, []], ['INSERT', 1, []], ['COMMIT', null, []], ['SELECT', 1, ['id', 'tags', 'doc', 'day', 'price']]],
+      [
+        ['SELECT', 1, ['one']],
+        ['BEGIN', null, []],
+        ['CREATE', null, []],
+        ['INSERT', 1, []],
+        ['COMMIT', null, []],
+        ['SELECT', 1, ['id', 'tags', 'doc', 'day', 'price']],
+      ],
     );
-    assert.deepEqual(res.body.results[5].columns.map((c: { type_oid: number }) => c.type_oid), [20, 1007, 3802, 1082, 1700]);
-    assert.deepEqual(res.body.results[5].rows, [{ id: '1', tags: [1, 2], doc: { a: 1 }, day: '2024-02-03T00:00:00.000Z', price: '1.50' }]);
+    assert.deepEqual(
+      res.body.results[5].columns.map((c: { type_oid: number }) => c.type_oid),
+      [20, 1007, 3802, 1082, 1700],
+    );
+    assert.deepEqual(res.body.results[5].rows, [
+      { id: '1', tags: [1, 2], doc: { a: 1 }, day: '2024-02-03T00:00:00.000Z', price: '1.50' },
+    ]);
   });
 
   test('COPY from STDIN or to STDOUT is 400 invalid_request (no client to send or take the data), and the next query runs', async () => {
@@ -94,7 +138,15 @@ describe('POST /v1/projects/{ref}/database/query', () => {
   });
 
   test('bad bodies are 400 invalid_request', async () => {
-    for (const body of [{}, { query: '' }, { query: 5 }, { query: 'select 1', format: 'csv' }, { query: 'select 1', timeout_ms: 0 }, { query: 'select 1', extra: 1 }, { query: 'select 1\u0000' }]) {
+    for (const body of [
+      {},
+      { query: '' },
+      { query: 5 },
+      { query: 'select 1', format: 'csv' },
+      { query: 'select 1', timeout_ms: 0 },
+      { query: 'select 1', extra: 1 },
+      { query: 'select 1\u0000' },
+    ]) {
       const res = await h.api('POST', path, { body });
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'invalid_request', JSON.stringify(body));
@@ -104,12 +156,27 @@ describe('POST /v1/projects/{ref}/database/query', () => {
   test('queries are audited; developers and strangers are refused', async () => {
     const audit = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/config/audit`);
     const queries = audit.body.filter((a: { area: string }) => a.area === 'database/query');
-    assert.ok(queries.some((a: { changes: { query: string; error: string | null } }) => a.changes.query.startsWith('create table half') && a.changes.error === '42601'));
-    assert.ok(queries.some((a: { changes: { query: string; error: string | null } }) => a.changes.query.startsWith('create table notes') && a.changes.error === null));
+    assert.ok(
+      queries.some(
+        (a: { changes: { query: string; error: string | null } }) =>
+          a.changes.query.startsWith('create table half') && a.changes.error === '42601',
+      ),
+    );
+    assert.ok(
+      queries.some(
+        (a: { changes: { query: string; error: string | null } }) =>
+          a.changes.query.startsWith('create table notes') && a.changes.error === null,
+      ),
+    );
 
     const [org] = (await h.api('GET', '/v1/organizations')).body;
-    await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { email: 'dev@query.test', password: 'a-long-password-1', role: 'developer' } });
-    const login = await h.api('POST', '/v1/login', { body: { email: 'dev@query.test', password: 'a-long-password-1' }, token: null });
+    await h.api('POST', `/v1/organizations/${org.id}/members`, {
+      body: { email: 'dev@query.test', password: 'a-long-password-1', role: 'developer' },
+    });
+    const login = await h.api('POST', '/v1/login', {
+      body: { email: 'dev@query.test', password: 'a-long-password-1' },
+      token: null,
+    });
     const dev = await h.api('POST', path, { token: login.body.access_token, body: { query: 'drop table notes' } });
     assert.equal(dev.status, 403);
     assert.equal(dev.body.code, 'forbidden');

@@ -14,13 +14,19 @@ after(async () => {
 describe('management sessions', () => {
   test('POST /v1/login returns a bearer session; wrong password is 400 invalid_credentials, as GoTrue answers it', async () => {
     const owner = h.hearth.owner;
-    const ok = await h.api('POST', '/v1/login', { body: { email: owner.email, password: owner.password }, token: null });
+    const ok = await h.api('POST', '/v1/login', {
+      body: { email: owner.email, password: owner.password },
+      token: null,
+    });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.token_type, 'bearer');
     assert.ok(ok.body.expires_in > 0);
     const orgs = await h.api('GET', '/v1/organizations', { token: ok.body.access_token });
     assert.equal(orgs.status, 200);
-    const bad = await h.api('POST', '/v1/login', { body: { email: owner.email, password: 'wrong-password!!' }, token: null });
+    const bad = await h.api('POST', '/v1/login', {
+      body: { email: owner.email, password: 'wrong-password!!' },
+      token: null,
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_credentials');
   });
@@ -32,7 +38,10 @@ describe('management sessions', () => {
       assert.equal(res.body.error.code, 'unauthorized');
     }
     // A project key in apikey (the data-plane habit) is not a session either.
-    const apikey = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/cron-jobs`, { token: null, headers: { apikey: h.info.SECRET_KEY } });
+    const apikey = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/cron-jobs`, {
+      token: null,
+      headers: { apikey: h.info.SECRET_KEY },
+    });
     assert.equal(apikey.status, 401);
   });
 
@@ -54,7 +63,10 @@ describe('management sessions', () => {
   });
 
   test('an expired session is refused', async () => {
-    const login = await h.api('POST', '/v1/login', { body: { email: h.hearth.owner.email, password: h.hearth.owner.password }, token: null });
+    const login = await h.api('POST', '/v1/login', {
+      body: { email: h.hearth.owner.email, password: h.hearth.owner.password },
+      token: null,
+    });
     h.clock.advance(25 * 3600 * 1000);
     try {
       const res = await h.api('GET', '/v1/projects', { token: login.body.access_token });
@@ -76,16 +88,25 @@ describe('organizations, members and projects', () => {
     const members = await h.api('GET', `/v1/organizations/${org.body.id}/members`);
     assert.deepEqual(members.body.map((m: { role: string }) => m.role).sort(), ['developer', 'owner']);
 
-    const devLogin = await h.api('POST', '/v1/login', { body: { email: 'dev@acme.test', password: 'a-long-password' }, token: null });
+    const devLogin = await h.api('POST', '/v1/login', {
+      body: { email: 'dev@acme.test', password: 'a-long-password' },
+      token: null,
+    });
     const dev = devLogin.body.access_token;
-    const denied = await h.api('POST', '/v1/projects', { token: dev, body: { name: 'x', organization_id: org.body.id } });
+    const denied = await h.api('POST', '/v1/projects', {
+      token: dev,
+      body: { name: 'x', organization_id: org.body.id },
+    });
     assert.equal(denied.status, 403);
     assert.equal(denied.body.error.code, 'forbidden');
 
     // The developer is not a member of the default organization: its project is 403.
     const other = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}`, { token: dev });
     assert.equal(other.status, 403);
-    const addAsDev = await h.api('POST', `/v1/organizations/${org.body.id}/members`, { token: dev, body: { email: 'x@y.test', password: 'a-long-password', role: 'admin' } });
+    const addAsDev = await h.api('POST', `/v1/organizations/${org.body.id}/members`, {
+      token: dev,
+      body: { email: 'x@y.test', password: 'a-long-password', role: 'admin' },
+    });
     assert.equal(addAsDev.status, 403);
   });
 
@@ -102,14 +123,16 @@ describe('organizations, members and projects', () => {
     for (const k of keys.body) assert.ok(k.api_key.startsWith(`sb_${k.type}_`));
 
     // Keys are stored hashed (and sealed), never in plain text.
-    const [stored] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.api_keys where key_sealed like ${`%${keys.body[0].api_key}%`}`;
+    const [stored] = await h.hearth.p.dbs
+      .control`select count(*)::int as n from platform.api_keys where key_sealed like ${`%${keys.body[0].api_key}%`}`;
     assert.equal(stored!.n, 0);
 
     const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
     try {
       const [db] = await admin`select 1 from pg_database where datname = ${`hearth_${res.body.ref}`}`;
       assert.ok(db);
-      const [role] = await admin`select rolsuper, rolcanlogin from pg_roles where rolname = ${`hearth_${res.body.ref}_owner`}`;
+      const [role] =
+        await admin`select rolsuper, rolcanlogin from pg_roles where rolname = ${`hearth_${res.body.ref}_owner`}`;
       assert.deepEqual({ ...role }, { rolsuper: false, rolcanlogin: true });
     } finally {
       await admin.end();
@@ -129,7 +152,10 @@ describe('organizations, members and projects', () => {
     const ref = created.body.ref;
     const keys = await h.api('GET', `/v1/projects/${ref}/api-keys`);
     const key = keys.body[0].api_key;
-    assert.equal((await fetch(`${h.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status, 200);
+    assert.equal(
+      (await fetch(`${h.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status,
+      200,
+    );
 
     const unconfirmed = await h.api('DELETE', `/v1/projects/${ref}`, { body: {} });
     assert.equal(unconfirmed.status, 400);
@@ -163,7 +189,11 @@ describe('organizations, members and projects', () => {
         assert.match(ref, /^[a-z]{20}$/);
         assert.equal((await admin`select 1 from pg_database where datname = ${`hearth_${ref}`}`).length, 0, point);
         assert.equal((await admin`select 1 from pg_roles where rolname = ${`hearth_${ref}_owner`}`).length, 0, point);
-        assert.equal((await h.hearth.p.dbs.control`select 1 from platform.projects where ref = ${ref}`).length, 0, point);
+        assert.equal(
+          (await h.hearth.p.dbs.control`select 1 from platform.projects where ref = ${ref}`).length,
+          0,
+          point,
+        );
       }
     } finally {
       await admin.end();
@@ -189,7 +219,9 @@ describe('project configuration', () => {
     const got = await h.api('GET', `/v1/projects/${ref()}/config/auth`);
     assert.equal(got.status, 200);
     assert.equal(got.body.uri_allow_list, '');
-    const patched = await h.api('PATCH', `/v1/projects/${ref()}/config/auth`, { body: { site_url: 'https://app.example.com', smtp_pass: 'hunter2hunter2' } });
+    const patched = await h.api('PATCH', `/v1/projects/${ref()}/config/auth`, {
+      body: { site_url: 'https://app.example.com', smtp_pass: 'hunter2hunter2' },
+    });
     assert.equal(patched.status, 200);
     assert.equal(patched.body.site_url, 'https://app.example.com');
     assert.equal(patched.body.smtp_pass, '********');
@@ -228,7 +260,10 @@ describe('project configuration', () => {
 
 describe('bad input', () => {
   test('malformed JSON is 400 invalid_request', async () => {
-    const res = await h.api('POST', '/v1/organizations', { raw: '{"name": ', headers: { 'content-type': 'application/json' } });
+    const res = await h.api('POST', '/v1/organizations', {
+      raw: '{"name": ',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'invalid_request');
   });
@@ -259,12 +294,16 @@ describe('bad input', () => {
   test('wrong types and over-long names are 400 with a code', async () => {
     assert.equal((await h.api('POST', '/v1/organizations', { body: { name: 42 } })).body.error.code, 'invalid_name');
     const orgs = await h.api('GET', '/v1/organizations');
-    const long = await h.api('POST', '/v1/projects', { body: { name: 'x'.repeat(200), organization_id: orgs.body[0].id } });
+    const long = await h.api('POST', '/v1/projects', {
+      body: { name: 'x'.repeat(200), organization_id: orgs.body[0].id },
+    });
     assert.equal(long.status, 400);
     assert.equal(long.body.error.code, 'invalid_name');
     const noOrg = await h.api('POST', '/v1/projects', { body: { name: 'ok' } });
     assert.equal(noOrg.body.error.code, 'invalid_organization');
-    const badRole = await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, { body: { email: 'a@b.test', password: 'long-enough-1', role: 'king' } });
+    const badRole = await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, {
+      body: { email: 'a@b.test', password: 'long-enough-1', role: 'king' },
+    });
     assert.equal(badRole.body.error.code, 'invalid_role');
   });
   test('unknown project ref is 404; unknown route is 404', async () => {
@@ -284,8 +323,10 @@ describe('bad input', () => {
 describe('odd names, strings and races the management API refuses cleanly', () => {
   const ref = () => h.info.PROJECT_REF;
   const configRows = async () =>
-    (await h.hearth.p.dbs.control`select area, settings from platform.project_config c
-      join platform.projects p on p.id = c.project_id where p.ref = ${ref()} order by area`).map((r) => ({ ...r }));
+    (
+      await h.hearth.p.dbs.control`select area, settings from platform.project_config c
+      join platform.projects p on p.id = c.project_id where p.ref = ${ref()} order by area`
+    ).map((r) => ({ ...r }));
 
   test('config areas named like Object.prototype members are 404, and nothing is written', async () => {
     const before = await configRows();
@@ -332,10 +373,15 @@ describe('odd names, strings and races the management API refuses cleanly', () =
       assert.equal(project.status, 400, JSON.stringify(name));
       assert.equal(project.body.error.code, 'invalid_name');
     }
-    const member = await h.api('POST', `/v1/organizations/${orgId}/members`, { body: { email: 'x\u0000@example.com', password: 'a-long-password' } });
+    const member = await h.api('POST', `/v1/organizations/${orgId}/members`, {
+      body: { email: 'x\u0000@example.com', password: 'a-long-password' },
+    });
     assert.equal(member.status, 400);
     assert.equal(member.body.error.code, 'invalid_email');
-    const login = await h.api('POST', '/v1/login', { token: null, body: { email: 'x\u0000@example.com', password: 'a-long-password' } });
+    const login = await h.api('POST', '/v1/login', {
+      token: null,
+      body: { email: 'x\u0000@example.com', password: 'a-long-password' },
+    });
     assert.equal(login.status, 400);
     assert.equal(login.body.error.code, 'invalid_credentials');
   });
@@ -350,15 +396,26 @@ describe('odd names, strings and races the management API refuses cleanly', () =
     const org = await h.api('POST', '/v1/organizations', { body: { name: 'Race' } });
     // First round: a new account; second round: that account, now existing, into another organization.
     const add = (orgId: string) =>
-      Promise.all([1, 2, 3, 4].map(() => h.api('POST', `/v1/organizations/${orgId}/members`, { body: { email: 'race@example.com', password: 'a-long-password' } })));
+      Promise.all(
+        [1, 2, 3, 4].map(() =>
+          h.api('POST', `/v1/organizations/${orgId}/members`, {
+            body: { email: 'race@example.com', password: 'a-long-password' },
+          }),
+        ),
+      );
     const fresh = await add(org.body.id);
     const other = await h.api('POST', '/v1/organizations', { body: { name: 'Race 2' } });
     const existing = await add(other.body.id);
     for (const round of [fresh, existing]) {
-      assert.deepEqual(round.map((r) => r.status).sort(), [201, 409, 409, 409], JSON.stringify(round.map((r) => r.body)));
+      assert.deepEqual(
+        round.map((r) => r.status).sort(),
+        [201, 409, 409, 409],
+        JSON.stringify(round.map((r) => r.body)),
+      );
       for (const r of round.filter((x) => x.status === 409)) assert.equal(r.body.error.code, 'already_member');
     }
-    const [accounts] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.accounts where lower(email) = 'race@example.com'`;
+    const [accounts] = await h.hearth.p.dbs
+      .control`select count(*)::int as n from platform.accounts where lower(email) = 'race@example.com'`;
     assert.equal(accounts!.n, 1);
   });
 });

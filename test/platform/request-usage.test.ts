@@ -14,7 +14,11 @@ after(async () => {
 const ref = () => h.info.PROJECT_REF;
 const call = (path: string, key: string | null = h.info.PUBLISHABLE_KEY) =>
   fetch(`${h.info.BASE_URL}${path}`, { headers: key ? { apikey: key, authorization: `Bearer ${key}` } : {} });
-const usage = async () => (await h.api('GET', `/v1/projects/${ref()}/usage`)).body as { daily_request_quota: number | null; days: { day: string; requests: number }[] };
+const usage = async () =>
+  (await h.api('GET', `/v1/projects/${ref()}/usage`)).body as {
+    daily_request_quota: number | null;
+    days: { day: string; requests: number }[];
+  };
 
 test('config/limits daily_request_quota: bounds are checked, null means no quota', async () => {
   assert.equal((await h.api('GET', `/v1/projects/${ref()}/config/limits`)).body.daily_request_quota, null);
@@ -56,11 +60,20 @@ test('past the daily quota every data-plane area answers 429 over_request_quota 
   assert.equal((await call('/rest/v1/')).status, 200);
   const tomorrow = h.clock.now().toISOString().slice(0, 10);
   const later = await until(usage, (u) => u.days.length === 2);
-  assert.deepEqual(later.days, [{ day: tomorrow, requests: 1 }, { day: today, requests: 3 }]);
+  assert.deepEqual(later.days, [
+    { day: tomorrow, requests: 1 },
+    { day: today, requests: 3 },
+  ]);
 
   // Raising the quota (or clearing it) admits requests again at once.
-  assert.equal((await h.api('PATCH', `/v1/projects/${ref()}/config/limits`, { body: { daily_request_quota: null } })).status, 200);
-  await until(() => call('/rest/v1/').then((r) => r.status), (s) => s === 200);
+  assert.equal(
+    (await h.api('PATCH', `/v1/projects/${ref()}/config/limits`, { body: { daily_request_quota: null } })).status,
+    200,
+  );
+  await until(
+    () => call('/rest/v1/').then((r) => r.status),
+    (s) => s === 200,
+  );
   assert.equal((await call('/rest/v1/')).status, 200);
 });
 

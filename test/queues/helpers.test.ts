@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
 import type { HearthError } from '../../src/errors.ts';
-import { archiveMessage, deleteMessage, isValidQueueName, queueExists, readMessages, sendMessage } from '../../src/queues/index.ts';
+import {
+  archiveMessage,
+  deleteMessage,
+  isValidQueueName,
+  queueExists,
+  readMessages,
+  sendMessage,
+} from '../../src/queues/index.ts';
 import { createProjectDb, type ProjectDb } from '../helpers/project-db.ts';
 
 let project: ProjectDb;
@@ -25,7 +32,8 @@ after(async () => {
 describe('queue helpers', () => {
   it('validates names like the schema does', () => {
     for (const ok of ['a', 'jobs', 'a1_b2', 'x'.repeat(48)]) assert.equal(isValidQueueName(ok), true, ok);
-    for (const bad of ['', 'A', '1a', '_a', 'a-b', 'x'.repeat(49), null, 42]) assert.equal(isValidQueueName(bad), false, String(bad));
+    for (const bad of ['', 'A', '1a', '_a', 'a-b', 'x'.repeat(49), null, 42])
+      assert.equal(isValidQueueName(bad), false, String(bad));
   });
 
   it('sends, reads, deletes and archives', async () => {
@@ -37,7 +45,13 @@ describe('queue helpers', () => {
     await sendMessage(platform, 'jobs', { task: 'later' }, 3600);
     assert.match(first, /^\d+$/);
     const got = await readMessages(platform, 'jobs', 30, 10);
-    assert.deepEqual(got.map((m) => [m.msgId, m.message, m.readCt]), [[first, { task: 'one' }, 1], [second, { task: 'two' }, 1]]);
+    assert.deepEqual(
+      got.map((m) => [m.msgId, m.message, m.readCt]),
+      [
+        [first, { task: 'one' }, 1],
+        [second, { task: 'two' }, 1],
+      ],
+    );
     assert.ok(got[0].enqueuedAt instanceof Date && got[0].vt > got[0].enqueuedAt);
     assert.equal(await deleteMessage(platform, 'jobs', first), true);
     assert.equal(await deleteMessage(platform, 'jobs', first), false);
@@ -47,8 +61,14 @@ describe('queue helpers', () => {
   });
 
   it('answers 400 invalid_queue for a bad name and 404 for a missing queue', async () => {
-    await assert.rejects(sendMessage(platform, 'Bad Name', {}), (e: HearthError) => e.status === 400 && e.code === 'invalid_queue');
-    await assert.rejects(readMessages(platform, 'missing', 30, 1), (e: HearthError) => e.status === 404 && /does not exist/.test(e.message));
+    await assert.rejects(
+      sendMessage(platform, 'Bad Name', {}),
+      (e: HearthError) => e.status === 400 && e.code === 'invalid_queue',
+    );
+    await assert.rejects(
+      readMessages(platform, 'missing', 30, 1),
+      (e: HearthError) => e.status === 404 && /does not exist/.test(e.message),
+    );
     await assert.rejects(sendMessage(platform, 'jobs', {}, -1), (e: HearthError) => e.status === 400);
   });
 

@@ -29,7 +29,10 @@ describe('queue names', () => {
   it('a malformed name is 22023 with ^[a-z][a-z0-9_]{0,47}$ in the message, for create, send and read', async () => {
     for (const call of ['select pgmq.create($1)', "select pgmq.send($1, '{}')", 'select * from pgmq.read($1, 30, 1)']) {
       for (const name of ['Jobs', 'a'.repeat(49), 'my-jobs']) {
-        const err = (await owner.query(call, [name]).then(() => null, (e: unknown) => e)) as { code: string; message: string } | null;
+        const err = (await owner.query(call, [name]).then(
+          () => null,
+          (e: unknown) => e,
+        )) as { code: string; message: string } | null;
         assert.ok(err, `${call} ${name} should fail`);
         assert.equal(err.code, '22023');
         assert.ok(err.message.includes('^[a-z][a-z0-9_]{0,47}$'), err.message);
@@ -43,7 +46,9 @@ describe('platform sends', () => {
   it('a JSON null body is stored as JSON null, not SQL NULL', async () => {
     await owner.query(`select pgmq.create('nulls')`);
     await sendMessage(platform, 'nulls', null);
-    const { rows } = await owner.query(`select message is null as sql_null, jsonb_typeof(message) as type from pgmq.q_nulls`);
+    const { rows } = await owner.query(
+      `select message is null as sql_null, jsonb_typeof(message) as type from pgmq.q_nulls`,
+    );
     assert.deepEqual(rows, [{ sql_null: false, type: 'null' }]);
   });
 });

@@ -19,7 +19,11 @@ async function connect(url: string): Promise<pg.Client> {
   return client;
 }
 
-async function rows<T = Record<string, unknown>>(client: pg.Client, text: string, values: unknown[] = []): Promise<T[]> {
+async function rows<T = Record<string, unknown>>(
+  client: pg.Client,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[]> {
   return (await client.query(text, values)).rows as T[];
 }
 
@@ -80,7 +84,11 @@ describe('queue names', () => {
   it('accepts a 48-character name and creates both tables', async () => {
     const name = 'q'.repeat(48);
     await owner.query('select pgmq.create($1)', [name]);
-    const [{ n }] = await rows<{ n: number }>(owner, `select count(*)::int as n from pg_tables where schemaname = 'pgmq' and tablename in ($1, $2)`, [`q_${name}`, `a_${name}`]);
+    const [{ n }] = await rows<{ n: number }>(
+      owner,
+      `select count(*)::int as n from pg_tables where schemaname = 'pgmq' and tablename in ($1, $2)`,
+      [`q_${name}`, `a_${name}`],
+    );
     assert.equal(n, 2);
     assert.deepEqual(await rows(owner, 'select pgmq.drop_queue($1) as dropped', [name]), [{ dropped: true }]);
   });
@@ -96,7 +104,8 @@ describe('queue names', () => {
 
 describe('messages', () => {
   before(async () => {
-    for (const q of ['basic', 'vt', 'delayed', 'arch', 'popq', 'meter']) await owner.query('select pgmq.create($1)', [q]);
+    for (const q of ['basic', 'vt', 'delayed', 'arch', 'popq', 'meter'])
+      await owner.query('select pgmq.create($1)', [q]);
     await owner.query(`select pgmq.create('basic')`); // creating twice is a no-op
   });
 
@@ -106,11 +115,19 @@ describe('messages', () => {
     await owner.query(`select pgmq.send('basic', '{"n":3}', '{"trace":"t3"}'::jsonb)`);
     await owner.query(`select pgmq.send('basic', '{"n":4}', '{"trace":"t4"}'::jsonb, 0)`);
     await owner.query(`select pgmq.send('basic', '{"n":5}', clock_timestamp())`);
-    await owner.query(`select pgmq.send_batch('basic', array['{"n":6}', '{"n":7}']::jsonb[], array['{"b":1}']::jsonb[])`);
+    await owner.query(
+      `select pgmq.send_batch('basic', array['{"n":6}', '{"n":7}']::jsonb[], array['{"b":1}']::jsonb[])`,
+    );
     const got = await rows(owner, `select * from pgmq.read('basic', 30, 10)`);
     assert.deepEqual(Object.keys(got[0]), ['msg_id', 'read_ct', 'enqueued_at', 'vt', 'message', 'headers']);
-    assert.deepEqual(got.map((r) => (r.message as { n: number }).n), [1, 2, 3, 4, 5, 6, 7]);
-    assert.deepEqual(got.map((r) => r.headers), [null, null, { trace: 't3' }, { trace: 't4' }, null, { b: 1 }, null]);
+    assert.deepEqual(
+      got.map((r) => (r.message as { n: number }).n),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
+    assert.deepEqual(
+      got.map((r) => r.headers),
+      [null, null, { trace: 't3' }, { trace: 't4' }, null, { b: 1 }, null],
+    );
     assert.ok(got.every((r) => r.read_ct === 1));
     const ids = got.map((r) => r.msg_id);
     assert.deepEqual(await rows(owner, `select pgmq.delete('basic', $1::bigint) as d`, [ids[0]]), [{ d: true }]);
@@ -139,13 +156,17 @@ describe('messages', () => {
     await sleep(1100);
     const again = await rows(owner, `select msg_id, read_ct from pgmq.read('vt', 30, 5)`);
     assert.deepEqual(again, [{ msg_id: id, read_ct: 2 }]);
-    assert.deepEqual(await rows(owner, `select message from pgmq.read('delayed', 30, 5)`), [{ message: { late: true } }]);
+    assert.deepEqual(await rows(owner, `select message from pgmq.read('delayed', 30, 5)`), [
+      { message: { late: true } },
+    ]);
   });
 
   it('keeps a message scheduled for a timestamp until then; set_vt moves it', async () => {
     const [{ id }] = await rows(owner, `select pgmq.send('vt', '{"at":"later"}', now() + interval '1 hour') as id`);
     assert.deepEqual(await rows(owner, `select * from pgmq.read('vt', 30, 5)`), []);
-    const [moved] = await rows(owner, `select msg_id, vt <= clock_timestamp() as due from pgmq.set_vt('vt', $1, 0)`, [id]);
+    const [moved] = await rows(owner, `select msg_id, vt <= clock_timestamp() as due from pgmq.set_vt('vt', $1, 0)`, [
+      id,
+    ]);
     assert.deepEqual(moved, { msg_id: id, due: true });
     assert.deepEqual(await rows(owner, `select msg_id from pgmq.read('vt', 30, 5)`), [{ msg_id: id }]);
     const refused = await sqlError(owner.query(`select pgmq.send('vt', '{}', -5)`));
@@ -153,13 +174,26 @@ describe('messages', () => {
   });
 
   it('archives one and many messages into the archive table', async () => {
-    const ids = (await rows<{ id: string }>(owner, `select id::text from pgmq.send_batch('arch', array['{"a":1}', '{"a":2}', '{"a":3}']::jsonb[], array['{"h":1}']::jsonb[]) as id`)).map((r) => r.id);
+    const ids = (
+      await rows<{ id: string }>(
+        owner,
+        `select id::text from pgmq.send_batch('arch', array['{"a":1}', '{"a":2}', '{"a":3}']::jsonb[], array['{"h":1}']::jsonb[]) as id`,
+      )
+    ).map((r) => r.id);
     await owner.query(`select * from pgmq.read('arch', 30, 1)`);
     assert.deepEqual(await rows(owner, `select pgmq.archive('arch', $1::bigint) as ok`, [ids[0]]), [{ ok: true }]);
     assert.deepEqual(await rows(owner, `select pgmq.archive('arch', $1::bigint) as ok`, [ids[0]]), [{ ok: false }]);
-    const many = await rows(owner, `select id::text from pgmq.archive('arch', $1::bigint[]) as id order by 1`, [[ids[1], ids[2], '999999']]);
-    assert.deepEqual(many.map((r) => r.id), [ids[1], ids[2]]);
-    const archived = await rows(owner, `select msg_id::text, read_ct, message, headers, archived_at is not null as stamped from pgmq.a_arch order by msg_id`);
+    const many = await rows(owner, `select id::text from pgmq.archive('arch', $1::bigint[]) as id order by 1`, [
+      [ids[1], ids[2], '999999'],
+    ]);
+    assert.deepEqual(
+      many.map((r) => r.id),
+      [ids[1], ids[2]],
+    );
+    const archived = await rows(
+      owner,
+      `select msg_id::text, read_ct, message, headers, archived_at is not null as stamped from pgmq.a_arch order by msg_id`,
+    );
     assert.deepEqual(archived, [
       { msg_id: ids[0], read_ct: 1, message: { a: 1 }, headers: { h: 1 }, stamped: true },
       { msg_id: ids[1], read_ct: 0, message: { a: 2 }, headers: null, stamped: true },
@@ -180,7 +214,15 @@ describe('messages', () => {
     await owner.query(`select pgmq.send_batch('meter', array['{}', '{}', '{}']::jsonb[])`);
     await owner.query(`select * from pgmq.read('meter', 30, 1)`);
     const [m] = await rows(owner, `select * from pgmq.metrics('meter')`);
-    assert.deepEqual(Object.keys(m), ['queue_name', 'queue_length', 'newest_msg_age_sec', 'oldest_msg_age_sec', 'total_messages', 'scrape_time', 'queue_visible_length']);
+    assert.deepEqual(Object.keys(m), [
+      'queue_name',
+      'queue_length',
+      'newest_msg_age_sec',
+      'oldest_msg_age_sec',
+      'total_messages',
+      'scrape_time',
+      'queue_visible_length',
+    ]);
     assert.equal(m.queue_name, 'meter');
     assert.equal(m.queue_length, '3');
     assert.equal(m.queue_visible_length, '2');
@@ -193,18 +235,29 @@ describe('messages', () => {
 
   it('purges and drops queues', async () => {
     await owner.query(`select pgmq.create_unlogged('scratch')`);
-    assert.deepEqual(await rows(owner, `select is_unlogged from pgmq.list_queues() where queue_name = 'scratch'`), [{ is_unlogged: true }]);
+    assert.deepEqual(await rows(owner, `select is_unlogged from pgmq.list_queues() where queue_name = 'scratch'`), [
+      { is_unlogged: true },
+    ]);
     await owner.query(`select pgmq.send_batch('scratch', array['{}', '{}']::jsonb[])`);
     assert.deepEqual(await rows(owner, `select pgmq.purge_queue('scratch') as n`), [{ n: '2' }]);
     assert.deepEqual(await rows(owner, `select pgmq.drop_queue('scratch') as ok`), [{ ok: true }]);
-    assert.deepEqual(await rows(owner, `select to_regclass('pgmq.q_scratch') as q, to_regclass('pgmq.a_scratch') as a`), [{ q: null, a: null }]);
+    assert.deepEqual(
+      await rows(owner, `select to_regclass('pgmq.q_scratch') as q, to_regclass('pgmq.a_scratch') as a`),
+      [{ q: null, a: null }],
+    );
     assert.deepEqual(await rows(owner, `select * from pgmq.list_queues() where queue_name = 'scratch'`), []);
     assert.equal((await sqlError(owner.query(`select pgmq.drop_queue('scratch')`))).code, '42P01');
   });
 
   it('provides the rest of pgmq 1.5: format_table_name, detach_archive, the deprecated drop_queue, a clear refusal of partitioning', async () => {
     await owner.query(`select pgmq.create('compat')`);
-    assert.deepEqual(await rows(owner, `select pgmq.format_table_name('compat', 'q') as q, pgmq.format_table_name('compat', 'a') as a`), [{ q: 'q_compat', a: 'a_compat' }]);
+    assert.deepEqual(
+      await rows(
+        owner,
+        `select pgmq.format_table_name('compat', 'q') as q, pgmq.format_table_name('compat', 'a') as a`,
+      ),
+      [{ q: 'q_compat', a: 'a_compat' }],
+    );
     assert.equal((await sqlError(owner.query(`select pgmq.format_table_name('x; drop', 'q')`))).code, '22023');
     // No extension owns the archive, so detaching only checks the queue.
     assert.deepEqual(await rows(owner, `select pgmq.detach_archive('compat')::text as r`), [{ r: '' }]);
@@ -221,16 +274,24 @@ describe('messages', () => {
 describe('many workers', () => {
   it('4 workers drain 1,000 messages: each delivered once, none lost', async () => {
     await owner.query(`select pgmq.create('work')`);
-    await owner.query(`select pgmq.send_batch('work', array(select jsonb_build_object('n', i) from generate_series(1, 1000) i))`);
+    await owner.query(
+      `select pgmq.send_batch('work', array(select jsonb_build_object('n', i) from generate_series(1, 1000) i))`,
+    );
     const workers = await Promise.all([1, 2, 3, 4].map(() => connect(project.ownerUrl)));
     const seen: string[][] = [];
     await Promise.all(
       workers.map(async (w, i) => {
         seen[i] = [];
         for (;;) {
-          const got = await rows<{ msg_id: string; read_ct: number }>(w, `select msg_id, read_ct from pgmq.read('work', 30, 7)`);
+          const got = await rows<{ msg_id: string; read_ct: number }>(
+            w,
+            `select msg_id, read_ct from pgmq.read('work', 30, 7)`,
+          );
           if (got.length === 0) return;
-          assert.ok(got.every((r) => r.read_ct === 1), 'no message is handed out twice');
+          assert.ok(
+            got.every((r) => r.read_ct === 1),
+            'no message is handed out twice',
+          );
           seen[i].push(...got.map((r) => r.msg_id));
           await w.query(`select pgmq.delete('work', $1::bigint[])`, [got.map((r) => r.msg_id)]);
         }
@@ -246,12 +307,22 @@ describe('many workers', () => {
 
 describe('privileges', () => {
   it('gives the owner its queue tables but not the pgmq schema', async () => {
-    const [{ tableowner }] = await rows<{ tableowner: string }>(owner, `select tableowner from pg_tables where schemaname = 'pgmq' and tablename = 'q_basic'`);
+    const [{ tableowner }] = await rows<{ tableowner: string }>(
+      owner,
+      `select tableowner from pg_tables where schemaname = 'pgmq' and tablename = 'q_basic'`,
+    );
     assert.equal(tableowner, project.owner);
     await owner.query('alter table pgmq.q_basic enable row level security');
     await owner.query('alter table pgmq.q_basic disable row level security');
-    assert.equal((await sqlError(owner.query('create function pgmq.x() returns int language sql as $$ select 1 $$'))).code, '42501');
-    const replace = await sqlError(owner.query(`create or replace function pgmq._table(queue_name text, kind text) returns text language sql as $$ select 'public.x' $$`));
+    assert.equal(
+      (await sqlError(owner.query('create function pgmq.x() returns int language sql as $$ select 1 $$'))).code,
+      '42501',
+    );
+    const replace = await sqlError(
+      owner.query(
+        `create or replace function pgmq._table(queue_name text, kind text) returns text language sql as $$ select 'public.x' $$`,
+      ),
+    );
     assert.equal(replace.code, '42501');
     assert.equal((await sqlError(owner.query(`insert into pgmq.meta values ('fake', false, false)`))).code, '42501');
   });
@@ -267,7 +338,10 @@ describe('privileges', () => {
   it('gives a queue created by the platform (a superuser) to the owner too', async () => {
     const admin = await connect(project.adminUrl);
     await admin.query(`select pgmq.create('from_platform')`);
-    const [{ tableowner }] = await rows<{ tableowner: string }>(owner, `select tableowner from pg_tables where tablename = 'q_from_platform'`);
+    const [{ tableowner }] = await rows<{ tableowner: string }>(
+      owner,
+      `select tableowner from pg_tables where tablename = 'q_from_platform'`,
+    );
     assert.equal(tableowner, project.owner);
     await owner.query(`select pgmq.drop_queue('from_platform')`);
   });
@@ -303,8 +377,12 @@ describe('privileges', () => {
       create policy own_messages on pgmq.q_inbox to authenticated using (message ->> 'to' = auth.jwt() ->> 'sub')`);
     await owner.query('begin');
     try {
-      await owner.query(`set local role authenticated; select set_config('request.jwt.claims', '{"sub":"alice"}', true)`);
-      assert.deepEqual(await rows(owner, `select message from pgmq_public.read('inbox', 30, 10)`), [{ message: { to: 'alice' } }]);
+      await owner.query(
+        `set local role authenticated; select set_config('request.jwt.claims', '{"sub":"alice"}', true)`,
+      );
+      assert.deepEqual(await rows(owner, `select message from pgmq_public.read('inbox', 30, 10)`), [
+        { message: { to: 'alice' } },
+      ]);
     } finally {
       await owner.query('rollback');
     }
@@ -313,7 +391,9 @@ describe('privileges', () => {
   it('refuses a connected role that was granted nothing', async () => {
     const stranger = `${project.owner}_stranger`;
     const admin = await connect(project.adminUrl);
-    await admin.query(`create role "${stranger}" login password 'stranger'; grant connect on database "${project.database}" to "${stranger}"`);
+    await admin.query(
+      `create role "${stranger}" login password 'stranger'; grant connect on database "${project.database}" to "${stranger}"`,
+    );
     try {
       const c = await connect(urlFor(project.database, stranger, 'stranger'));
       assert.equal((await sqlError(c.query(`select pgmq.send('basic', '{}')`))).code, '42501');
@@ -322,7 +402,9 @@ describe('privileges', () => {
       await c.end();
       clients.splice(clients.indexOf(c), 1);
     } finally {
-      await admin.query(`revoke connect on database "${project.database}" from "${stranger}"; drop owned by "${stranger}"; drop role "${stranger}"`);
+      await admin.query(
+        `revoke connect on database "${project.database}" from "${stranger}"; drop owned by "${stranger}"; drop role "${stranger}"`,
+      );
     }
   });
 

@@ -20,7 +20,9 @@ describe('endpoint', () => {
     const ok = await RawSocket.open(wsUrl());
     assert.deepEqual(await ok.call('phoenix', 'heartbeat'), { status: 'ok', response: {} });
     ok.close();
-    const bad = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=sb_publishable_nope`).catch((e) => e);
+    const bad = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=sb_publishable_nope`).catch(
+      (e) => e,
+    );
     assert.equal(bad.status, 401);
     assert.equal(JSON.parse(bad.body).code, 'invalid_api_key');
     const none = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket`).catch((e) => e);
@@ -30,10 +32,14 @@ describe('endpoint', () => {
   });
 
   test('the project is also addressed under /project/{ref}/; another ref is 404', async () => {
-    const s = await RawSocket.open(`${t.h.url}/project/${t.h.info.PROJECT_REF}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
+    const s = await RawSocket.open(
+      `${t.h.url}/project/${t.h.info.PROJECT_REF}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`,
+    );
     assert.equal((await s.call('realtime:x', 'phx_join', {})).status, 'ok');
     s.close();
-    const other = await RawSocket.open(`${t.h.url}/project/abcdefghijabcdefghij/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`).catch((e) => e);
+    const other = await RawSocket.open(
+      `${t.h.url}/project/abcdefghijabcdefghij/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`,
+    ).catch((e) => e);
     assert.equal(other.status, 404);
   });
 
@@ -66,7 +72,9 @@ describe('broadcast', () => {
       const b = await t.client({ vsn: vsn === '1.0.0' ? '2.0.0' : '1.0.0' });
       const atA = new Inbox();
       const atB = new Inbox();
-      const chA = a.channel(`room-${vsn}`, { config: { broadcast: { self: true, ack: true } } }).on('broadcast', { event: 'move' }, atA.push);
+      const chA = a
+        .channel(`room-${vsn}`, { config: { broadcast: { self: true, ack: true } } })
+        .on('broadcast', { event: 'move' }, atA.push);
       const chB = b.channel(`room-${vsn}`).on('broadcast', { event: 'move' }, atB.push);
       assert.equal((await subscribed(chA)).status, 'SUBSCRIBED');
       assert.equal((await subscribed(chB)).status, 'SUBSCRIBED');
@@ -93,7 +101,10 @@ describe('broadcast', () => {
     assert.equal(await out.send({ type: 'broadcast', event: 'fallback', payload: { n: 1 } }), 'ok');
     assert.deepEqual(await out.httpSend('explicit', { n: 2 }), { success: true });
     await inbox.atLeast(2);
-    assert.deepEqual(inbox.items.map((m) => [m.event, m.payload]).sort(), [['explicit', { n: 2 }], ['fallback', { n: 1 }]]);
+    assert.deepEqual(inbox.items.map((m) => [m.event, m.payload]).sort(), [
+      ['explicit', { n: 2 }],
+      ['fallback', { n: 1 }],
+    ]);
     const raw = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, {
       method: 'POST',
       headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' },
@@ -101,7 +112,11 @@ describe('broadcast', () => {
     });
     assert.equal(raw.status, 400);
     assert.equal((await raw.json()).code, 'invalid_message');
-    const noKey = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"messages":[]}' });
+    const noKey = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"messages":[]}',
+    });
     assert.equal(noKey.status, 401);
   });
 
@@ -123,7 +138,9 @@ describe('broadcast', () => {
     // broadcast_changes sends on a private topic (realtime.send's default): a public channel does not hear it.
     const priv = await t.client({ key: t.h.info.SECRET_KEY });
     const privInbox = new Inbox();
-    const pch = priv.channel('sql-room', { config: { private: true } }).on('broadcast', { event: 'UPDATE' }, privInbox.push);
+    const pch = priv
+      .channel('sql-room', { config: { private: true } })
+      .on('broadcast', { event: 'UPDATE' }, privInbox.push);
     assert.equal((await subscribed(pch)).status, 'SUBSCRIBED');
     await t.owner`update notes set body = 'there' where id = 1`;
     await privInbox.atLeast(1);
@@ -151,17 +168,23 @@ describe('presence', () => {
     const b = await t.client();
     const joins = new Inbox();
     const leaves = new Inbox();
-    const chA = a.channel('lobby', { config: { presence: { key: 'alice' } } })
+    const chA = a
+      .channel('lobby', { config: { presence: { key: 'alice' } } })
       .on('presence', { event: 'sync' }, () => {})
       .on('presence', { event: 'join' }, joins.push)
       .on('presence', { event: 'leave' }, leaves.push);
     assert.equal((await subscribed(chA)).status, 'SUBSCRIBED');
     assert.equal(await chA.track({ mood: 'happy' }), 'ok');
-    const chB = b.channel('lobby', { config: { presence: { key: 'bob' } } }).on('presence', { event: 'sync' }, () => {});
+    const chB = b
+      .channel('lobby', { config: { presence: { key: 'bob' } } })
+      .on('presence', { event: 'sync' }, () => {});
     assert.equal((await subscribed(chB)).status, 'SUBSCRIBED');
     assert.equal(await chB.track({ mood: 'calm' }), 'ok');
     await joins.atLeast(2);
-    const stateAtB = await waitFor(() => chB.presenceState(), (s) => Object.keys(s).length === 2);
+    const stateAtB = await waitFor(
+      () => chB.presenceState(),
+      (s) => Object.keys(s).length === 2,
+    );
     assert.deepEqual(Object.keys(stateAtB).sort(), ['alice', 'bob']);
     assert.equal((stateAtB.alice![0] as any).mood, 'happy');
     assert.equal(await chB.untrack(), 'ok');

@@ -13,14 +13,28 @@ before(async () => {
 after(() => t.close());
 
 const url = () => `${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`;
-const config = (body: Record<string, unknown>) => t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/realtime`, { body });
-const DEFAULTS = { enabled: null, max_concurrent_users: null, max_channels_per_client: null, max_joins_per_second: null, max_events_per_second: null, max_payload_size_in_kb: null };
+const config = (body: Record<string, unknown>) =>
+  t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/realtime`, { body });
+const DEFAULTS = {
+  enabled: null,
+  max_concurrent_users: null,
+  max_channels_per_client: null,
+  max_joins_per_second: null,
+  max_events_per_second: null,
+  max_payload_size_in_kb: null,
+};
 
 /** A healthy socket: joins and hears its own broadcast. */
 async function stillWorks(): Promise<void> {
   const s = await RawSocket.open(url());
-  assert.equal((await s.call('realtime:health', 'phx_join', { config: { broadcast: { self: true, ack: true } } }, '1')).status, 'ok');
-  assert.equal((await s.call('realtime:health', 'broadcast', { type: 'broadcast', event: 'e', payload: {} }, '1')).status, 'ok');
+  assert.equal(
+    (await s.call('realtime:health', 'phx_join', { config: { broadcast: { self: true, ack: true } } }, '1')).status,
+    'ok',
+  );
+  assert.equal(
+    (await s.call('realtime:health', 'broadcast', { type: 'broadcast', event: 'e', payload: {} }, '1')).status,
+    'ok',
+  );
   s.close();
 }
 
@@ -30,7 +44,14 @@ describe('config/realtime', () => {
   test('defaults are shown; a bad value is 400 naming the field', async () => {
     const res = await t.h.api('GET', `/v1/projects/${t.h.info.PROJECT_REF}/config/realtime`);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { enabled: true, max_concurrent_users: 200, max_channels_per_client: 100, max_joins_per_second: 100, max_events_per_second: 100, max_payload_size_in_kb: 256 });
+    assert.deepEqual(res.body, {
+      enabled: true,
+      max_concurrent_users: 200,
+      max_channels_per_client: 100,
+      max_joins_per_second: 100,
+      max_events_per_second: 100,
+      max_payload_size_in_kb: 256,
+    });
     const bad = await config({ max_events_per_second: 0 });
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /max_events_per_second/);
@@ -42,7 +63,11 @@ describe('config/realtime', () => {
     const join = await s.call('realtime:x', 'phx_join', {}, '1');
     assert.match(join.response.reason, /^RealtimeDisabledForTenant:/);
     s.close();
-    const res = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast/x/events/e`, { method: 'POST', headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast/x/events/e`, {
+      method: 'POST',
+      headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(res.status, 403);
     assert.equal((await res.json()).code, 'realtime_disabled');
   });
@@ -63,7 +88,9 @@ describe('config/realtime', () => {
   test('max_joins_per_second and max_channels_per_client', async () => {
     await config({ max_joins_per_second: 3 });
     const s = await RawSocket.open(url());
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => s.call(`realtime:j${i}`, 'phx_join', {}, String(i))));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => s.call(`realtime:j${i}`, 'phx_join', {}, String(i))),
+    );
     const refused = replies.filter((r) => r.status === 'error');
     assert.ok(refused.length >= 4, `${refused.length} refused`);
     for (const r of refused) assert.match(r.response.reason, /^ClientJoinRateLimitReached:/);
@@ -72,7 +99,10 @@ describe('config/realtime', () => {
     const s2 = await RawSocket.open(url());
     const r2 = [];
     for (let i = 0; i < 6; i++) r2.push(await s2.call(`realtime:c${i}`, 'phx_join', {}, String(i)));
-    assert.deepEqual(r2.map((r) => r.status), ['ok', 'ok', 'ok', 'ok', 'ok', 'error']);
+    assert.deepEqual(
+      r2.map((r) => r.status),
+      ['ok', 'ok', 'ok', 'ok', 'ok', 'error'],
+    );
     assert.match(r2[5].response.reason, /^ChannelRateLimitReached:/);
     s2.close();
   });
@@ -81,9 +111,18 @@ describe('config/realtime', () => {
     await config({ max_events_per_second: 5, max_payload_size_in_kb: 1 });
     const s = await RawSocket.open(url());
     assert.equal((await s.call('realtime:e', 'phx_join', { config: { broadcast: { ack: true } } }, '1')).status, 'ok');
-    const big = await s.call('realtime:e', 'broadcast', { type: 'broadcast', event: 'e', payload: { x: 'y'.repeat(2000) } }, '1');
+    const big = await s.call(
+      'realtime:e',
+      'broadcast',
+      { type: 'broadcast', event: 'e', payload: { x: 'y'.repeat(2000) } },
+      '1',
+    );
     assert.match(big.response.reason, /^PayloadTooLarge:/);
-    const replies = await Promise.all(Array.from({ length: 20 }, () => s.call('realtime:e', 'broadcast', { type: 'broadcast', event: 'e', payload: {} }, '1')));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        s.call('realtime:e', 'broadcast', { type: 'broadcast', event: 'e', payload: {} }, '1'),
+      ),
+    );
     const refused = replies.filter((r) => r.status === 'error');
     assert.ok(refused.length >= 10, `${refused.length} refused`);
     for (const r of refused) assert.match(r.response.reason, /^RateLimitReached:/);
@@ -98,7 +137,15 @@ describe('bad input', () => {
   test('malformed frames, unknown events, a 10 KB topic: error replies, the socket lives on', async () => {
     const s = await RawSocket.open(url());
     const v2 = await RawSocket.open(url(), '2.0.0');
-    for (const [sock, frame] of [[s, 'not json'], [s, '[1,2,3]'], [s, '{"topic":5,"event":"x"}'], [v2, '{"topic":"a"}'], [v2, Buffer.from([9, 9, 9])], [v2, Buffer.from([3, 200, 0, 0, 0, 0, 1])], [s, Buffer.from([3, 0, 0, 0, 0, 0, 1])]] as const) {
+    for (const [sock, frame] of [
+      [s, 'not json'],
+      [s, '[1,2,3]'],
+      [s, '{"topic":5,"event":"x"}'],
+      [v2, '{"topic":"a"}'],
+      [v2, Buffer.from([9, 9, 9])],
+      [v2, Buffer.from([3, 200, 0, 0, 0, 0, 1])],
+      [s, Buffer.from([3, 0, 0, 0, 0, 0, 1])],
+    ] as const) {
       const n = sock.frames.length;
       sock.sendRaw(frame);
       await sock.inbox.atLeast(n + 1);
@@ -125,7 +172,9 @@ describe('bad input', () => {
   test('1,000 joins on one socket: the first 100 join, every other gets an error reply', async () => {
     await config({ max_joins_per_second: 100_000 });
     const s = await RawSocket.open(url());
-    const replies = await Promise.all(Array.from({ length: 1000 }, (_, i) => s.call(`realtime:many${i}`, 'phx_join', {}, String(i))));
+    const replies = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => s.call(`realtime:many${i}`, 'phx_join', {}, String(i))),
+    );
     assert.equal(replies.filter((r) => r.status === 'ok').length, 100);
     const refused = replies.filter((r) => r.status === 'error');
     assert.equal(refused.length, 900);

@@ -31,8 +31,12 @@ describe('private channels', () => {
     const anon = await t.client();
     const atBob = new Inbox();
     const atAlice = new Inbox();
-    const chA = alice.channel('room:1', { config: { private: true, broadcast: { ack: true } } }).on('broadcast', { event: '*' }, atAlice.push);
-    const chB = bob.channel('room:1', { config: { private: true, broadcast: { ack: true } } }).on('broadcast', { event: '*' }, atBob.push);
+    const chA = alice
+      .channel('room:1', { config: { private: true, broadcast: { ack: true } } })
+      .on('broadcast', { event: '*' }, atAlice.push);
+    const chB = bob
+      .channel('room:1', { config: { private: true, broadcast: { ack: true } } })
+      .on('broadcast', { event: '*' }, atBob.push);
     assert.equal((await subscribed(chA)).status, 'SUBSCRIBED');
     assert.equal((await subscribed(chB)).status, 'SUBSCRIBED');
     for (const c of [eve, anon]) {
@@ -49,7 +53,10 @@ describe('private channels', () => {
     // A public channel of the same name is another topic.
     const pub = await t.client();
     const atPub = new Inbox();
-    assert.equal((await subscribed(pub.channel('room:1').on('broadcast', { event: '*' }, atPub.push))).status, 'SUBSCRIBED');
+    assert.equal(
+      (await subscribed(pub.channel('room:1').on('broadcast', { event: '*' }, atPub.push))).status,
+      'SUBSCRIBED',
+    );
     await chA.send({ type: 'broadcast', event: 'hi', payload: { n: 2 } });
     await atBob.atLeast(2);
     await sleep(200);
@@ -60,9 +67,13 @@ describe('private channels', () => {
     const alice = await t.client({ sub: ALICE });
     const bob = await t.client({ sub: BOB });
     const joinsAtBob = new Inbox();
-    const chB = bob.channel('room:1', { config: { private: true, presence: { key: 'bob' } } }).on('presence', { event: 'join' }, joinsAtBob.push);
+    const chB = bob
+      .channel('room:1', { config: { private: true, presence: { key: 'bob' } } })
+      .on('presence', { event: 'join' }, joinsAtBob.push);
     assert.equal((await subscribed(chB)).status, 'SUBSCRIBED');
-    const chA = alice.channel('room:1', { config: { private: true, presence: { key: 'alice' } } }).on('presence', { event: 'sync' }, () => {});
+    const chA = alice
+      .channel('room:1', { config: { private: true, presence: { key: 'alice' } } })
+      .on('presence', { event: 'sync' }, () => {});
     assert.equal((await subscribed(chA)).status, 'SUBSCRIBED');
     assert.equal(await chA.track({ typing: true }), 'ok');
     await joinsAtBob.atLeast(1);
@@ -70,11 +81,15 @@ describe('private channels', () => {
     assert.equal(await chB.track({ typing: false }), 'error');
   });
 
-  test('HTTP broadcast to a private topic: the caller\'s INSERT policies decide (403 otherwise)', async () => {
+  test("HTTP broadcast to a private topic: the caller's INSERT policies decide (403 otherwise)", async () => {
     const send = async (token: string) =>
       fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, {
         method: 'POST',
-        headers: { apikey: t.h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: {
+          apikey: t.h.info.PUBLISHABLE_KEY,
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ messages: [{ topic: 'room:1', event: 'e', payload: {}, private: true }] }),
       });
     assert.equal((await send(await t.token(ALICE))).status, 202);
@@ -90,10 +105,23 @@ describe('private channels', () => {
 describe('access_token', () => {
   test('a refreshed token swaps the caller; an invalid one ends the channel with a reason', async () => {
     const s = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
-    const join = await s.call('realtime:room:1', 'phx_join', { config: { private: true }, access_token: await t.token(ALICE) }, '1');
+    const join = await s.call(
+      'realtime:room:1',
+      'phx_join',
+      { config: { private: true }, access_token: await t.token(ALICE) },
+      '1',
+    );
     assert.equal(join.status, 'ok');
     // Eve's token: she may not read room:1, so the channel ends.
-    s.sendRaw(JSON.stringify({ topic: 'realtime:room:1', event: 'access_token', payload: { access_token: await t.token(EVE) }, ref: '9', join_ref: '1' }));
+    s.sendRaw(
+      JSON.stringify({
+        topic: 'realtime:room:1',
+        event: 'access_token',
+        payload: { access_token: await t.token(EVE) },
+        ref: '9',
+        join_ref: '1',
+      }),
+    );
     await s.inbox.atLeast(s.frames.length + 2);
     const sys = s.frames.find((f) => f.event === 'system');
     assert.equal(sys.payload.status, 'error');
@@ -102,7 +130,15 @@ describe('access_token', () => {
     // A garbage token on another channel ends it too.
     assert.equal((await s.call('realtime:open', 'phx_join', {}, '2')).status, 'ok');
     const before = s.frames.length;
-    s.sendRaw(JSON.stringify({ topic: 'realtime:open', event: 'access_token', payload: { access_token: 'a.b.c' }, ref: '10', join_ref: '2' }));
+    s.sendRaw(
+      JSON.stringify({
+        topic: 'realtime:open',
+        event: 'access_token',
+        payload: { access_token: 'a.b.c' },
+        ref: '10',
+        join_ref: '2',
+      }),
+    );
     await s.inbox.atLeast(before + 2);
     const sys2 = s.frames.slice(before).find((f) => f.event === 'system');
     assert.match(sys2.payload.message, /InvalidJWTToken/);
@@ -111,7 +147,12 @@ describe('access_token', () => {
 
   test('a join with an expired token is refused; a token expiring while joined ends the channel', async () => {
     const s = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
-    const expired = await s.call('realtime:x', 'phx_join', { access_token: await t.token(ALICE, { expiresIn: -10 }) }, '1');
+    const expired = await s.call(
+      'realtime:x',
+      'phx_join',
+      { access_token: await t.token(ALICE, { expiresIn: -10 }) },
+      '1',
+    );
     assert.equal(expired.status, 'error');
     assert.match(expired.response.reason, /^InvalidJWTToken: .*expired/);
     const soon = await s.call('realtime:x', 'phx_join', { access_token: await t.token(ALICE, { expiresIn: 2 }) }, '2');

@@ -16,7 +16,11 @@ before(async () => {
   hubTimers.presenceKeepaliveMs = 300;
   hubTimers.presenceStaleMs = 1500;
   t = await startRealtimeTest();
-  second = await startTestHearth({ controlDb: t.h.config.controlDb, dataDir: t.h.config.dataDir, env: { HEARTH_ROLE: 'api' } });
+  second = await startTestHearth({
+    controlDb: t.h.config.controlDb,
+    dataDir: t.h.config.dataDir,
+    env: { HEARTH_ROLE: 'api' },
+  });
   await t.owner.unsafe(`create table items (id int primary key, v text);
     alter publication supabase_realtime add table items;`);
 });
@@ -39,12 +43,15 @@ describe('two processes', () => {
     const bcast = new Inbox();
     const changes = new Inbox();
     const joins = new Inbox();
-    const chTwo = two.channel('shared', { config: { presence: { key: 'two' } } })
+    const chTwo = two
+      .channel('shared', { config: { presence: { key: 'two' } } })
       .on('broadcast', { event: 'e' }, bcast.push)
       .on('presence', { event: 'join' }, joins.push)
       .on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'items' }, changes.push);
     assert.equal((await subscribed(chTwo)).status, 'SUBSCRIBED');
-    const chOne = one.channel('shared', { config: { presence: { key: 'one' } } }).on('presence', { event: 'sync' }, () => {});
+    const chOne = one
+      .channel('shared', { config: { presence: { key: 'one' } } })
+      .on('presence', { event: 'sync' }, () => {});
     assert.equal((await subscribed(chOne)).status, 'SUBSCRIBED');
     await chOne.send({ type: 'broadcast', event: 'e', payload: { across: true } });
     await bcast.atLeast(1);
@@ -70,7 +77,9 @@ describe('two processes', () => {
       values ('dead-ref', 'o:sweep', 'ghost', '{"phx_ref":"dead-ref"}', 'dead-process')`;
     const watcher = await t.client();
     const leaves = new Inbox();
-    const chW = watcher.channel('sweep', { config: { presence: { key: 'watcher' } } }).on('presence', { event: 'leave' }, leaves.push);
+    const chW = watcher
+      .channel('sweep', { config: { presence: { key: 'watcher' } } })
+      .on('presence', { event: 'leave' }, leaves.push);
     assert.equal((await subscribed(chW)).status, 'SUBSCRIBED');
     for (let i = 0; i < 100 && !chW.presenceState().ghost; i++) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(Object.keys(chW.presenceState()), ['ghost']);
@@ -83,13 +92,22 @@ describe('two processes', () => {
 
   test('another project under /project/{ref}/: its key only, its own topics; deleting it ends its channels, nothing else', async () => {
     const orgs = await t.h.api('GET', '/v1/organizations');
-    const created = await t.h.api('POST', '/v1/projects', { body: { name: 'Other', organization_id: orgs.body[0].id } });
+    const created = await t.h.api('POST', '/v1/projects', {
+      body: { name: 'Other', organization_id: orgs.body[0].id },
+    });
     const ref = created.body.ref as string;
-    const key = (await t.h.api('GET', `/v1/projects/${ref}/api-keys`)).body.find((k: { type: string }) => k.type === 'publishable').api_key;
+    const key = (await t.h.api('GET', `/v1/projects/${ref}/api-keys`)).body.find(
+      (k: { type: string }) => k.type === 'publishable',
+    ).api_key;
     const base = `${t.h.url}/project/${ref}`;
-    const wrongKey = await RawSocket.open(`${base}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`).catch((e) => e);
+    const wrongKey = await RawSocket.open(`${base}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`).catch(
+      (e) => e,
+    );
     assert.equal(wrongKey.status, 401);
-    const other = createClient(base, key, { realtime: { transport: WebSocket as never, heartbeatIntervalMs: 500 }, auth: { persistSession: false, autoRefreshToken: false } });
+    const other = createClient(base, key, {
+      realtime: { transport: WebSocket as never, heartbeatIntervalMs: 500 },
+      auth: { persistSession: false, autoRefreshToken: false },
+    });
     const inOther = new Inbox();
     const system = new Inbox();
     const ch = other.channel('shared').on('broadcast', { event: 'e' }, inOther.push).on('system', {}, system.push);

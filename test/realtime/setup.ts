@@ -58,7 +58,8 @@ export async function startRealtimeTest(opts: TestOptions = {}): Promise<Realtim
 export function subscribed(ch: RealtimeChannel): Promise<{ status: string; error?: string }> {
   return new Promise((resolve) => {
     ch.subscribe((status, err) => {
-      if (status === 'SUBSCRIBED' || status === 'CHANNEL_ERROR' || status === 'TIMED_OUT' || status === 'CLOSED') resolve({ status, error: err?.message });
+      if (status === 'SUBSCRIBED' || status === 'CHANNEL_ERROR' || status === 'TIMED_OUT' || status === 'CLOSED')
+        resolve({ status, error: err?.message });
     });
   });
 }
@@ -75,7 +76,8 @@ export class Inbox<T = any> {
     const deadline = Date.now() + ms;
     while (this.items.length < n) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`expected ${n} items, got ${this.items.length}: ${JSON.stringify(this.items).slice(0, 500)}`);
+      if (left <= 0)
+        throw new Error(`expected ${n} items, got ${this.items.length}: ${JSON.stringify(this.items).slice(0, 500)}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, left);
         this.waiters.push(() => {
@@ -97,7 +99,10 @@ export class RawSocket {
   private ref = 0;
   closed: { code: number; reason: string } | null = null;
 
-  private constructor(readonly ws: WebSocket, readonly vsn: string) {
+  private constructor(
+    readonly ws: WebSocket,
+    readonly vsn: string,
+  ) {
     ws.on('message', (data, isBinary) => {
       const f = isBinary ? { binary: data } : this.decode(String(data));
       this.frames.push(f);
@@ -120,7 +125,9 @@ export class RawSocket {
       ws.once('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c) => (body += c));
-        res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body })));
+        res.on('end', () =>
+          reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body })),
+        );
       });
       ws.once('error', reject);
     });
@@ -133,7 +140,10 @@ export class RawSocket {
   /** Sends a message and waits for its reply. */
   async call(topic: string, event: string, payload: unknown = {}, joinRef: string | null = null): Promise<any> {
     const ref = String(++this.ref);
-    const msg = this.vsn === '2.0.0' ? JSON.stringify([joinRef, ref, topic, event, payload]) : JSON.stringify({ topic, event, payload, ref, join_ref: joinRef });
+    const msg =
+      this.vsn === '2.0.0'
+        ? JSON.stringify([joinRef, ref, topic, event, payload])
+        : JSON.stringify({ topic, event, payload, ref, join_ref: joinRef });
     this.ws.send(msg);
     return this.replyTo(ref);
   }

@@ -17,19 +17,33 @@ after(() => p.close());
 
 describe('computed fields', () => {
   test('a function of the row is selected, filtered and ordered like a column, also in embeds and write results', async () => {
-    const read = await p.call('anon', 'GET', 'posts?select=id,headline,author:users!author_id(name_info->len)&headline=like.*O*&order=headline.desc');
+    const read = await p.call(
+      'anon',
+      'GET',
+      'posts?select=id,headline,author:users!author_id(name_info->len)&headline=like.*O*&order=headline.desc',
+    );
     assert.equal(read.status, 200, read.body ?? '');
     assert.deepEqual(read.json, [
       { id: 2, headline: 'SECOND THOUGHTS', author: { len: 5 } },
       { id: 1, headline: 'HELLO WORLD', author: { len: 5 } },
       { id: 3, headline: 'BOB WRITES', author: { len: 3 } },
     ]);
-    const embedded = await p.call('anon', 'GET', 'users?select=name,posts!author_id(headline)&posts.headline=eq.BOB WRITES&order=name');
-    assert.deepEqual(embedded.json, [{ name: 'Alice', posts: [] }, { name: 'Bob', posts: [{ headline: 'BOB WRITES' }] }]);
+    const embedded = await p.call(
+      'anon',
+      'GET',
+      'users?select=name,posts!author_id(headline)&posts.headline=eq.BOB WRITES&order=name',
+    );
+    assert.deepEqual(embedded.json, [
+      { name: 'Alice', posts: [] },
+      { name: 'Bob', posts: [{ headline: 'BOB WRITES' }] },
+    ]);
     // `*` is the columns only, as in PostgREST.
     const star = await p.call('anon', 'GET', 'posts?select=*&id=eq.1');
     assert.equal('headline' in (star.json as object[])[0], false);
-    const patched = await p.call('service', 'PATCH', 'posts?id=eq.3&select=id,headline', { body: { title: 'Bob rewrites' }, headers: { prefer: 'return=representation' } });
+    const patched = await p.call('service', 'PATCH', 'posts?id=eq.3&select=id,headline', {
+      body: { title: 'Bob rewrites' },
+      headers: { prefer: 'return=representation' },
+    });
     assert.deepEqual([patched.status, patched.json], [200, [{ id: 3, headline: 'BOB REWRITES' }]]);
   });
 });

@@ -30,19 +30,29 @@ describe('a filter on an embedded resource itself', () => {
 
 describe('aggregates in a spread', () => {
   test('apply at the parent, grouped by its other columns (PostgREST hoists them)', async () => {
-    const hoisted = await p.call('anon', 'GET', 'posts?select=published,...users!author_id(last:name.max(),count())&order=published');
+    const hoisted = await p.call(
+      'anon',
+      'GET',
+      'posts?select=published,...users!author_id(last:name.max(),count())&order=published',
+    );
     assert.equal(hoisted.status, 200, hoisted.body ?? '');
     assert.deepEqual(hoisted.json, [
       { published: false, last: 'Alice', count: 1 },
       { published: true, last: 'Bob', count: 2 },
     ]);
     const groupedBySpread = await p.call('anon', 'GET', 'posts?select=id.count(),...users!author_id(name)');
-    assert.deepEqual((groupedBySpread.json as { name: string }[]).sort((a, b) => a.name.localeCompare(b.name)), [
-      { count: 2, name: 'Alice' },
-      { count: 1, name: 'Bob' },
-    ]);
+    assert.deepEqual(
+      (groupedBySpread.json as { name: string }[]).sort((a, b) => a.name.localeCompare(b.name)),
+      [
+        { count: 2, name: 'Alice' },
+        { count: 1, name: 'Bob' },
+      ],
+    );
     // In a to-one embed (not spread) they aggregate that embed's one row, as PostgREST does.
     const toOne = await p.call('anon', 'GET', 'posts?select=users!author_id(name.max())&order=id');
-    assert.deepEqual([toOne.status, toOne.json], [200, [{ users: { max: 'Alice' } }, { users: { max: 'Alice' } }, { users: { max: 'Bob' } }]]);
+    assert.deepEqual(
+      [toOne.status, toOne.json],
+      [200, [{ users: { max: 'Alice' } }, { users: { max: 'Alice' } }, { users: { max: 'Bob' } }]],
+    );
   });
 });

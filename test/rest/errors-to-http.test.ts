@@ -23,7 +23,8 @@ before(async () => {
 });
 after(() => p.close());
 
-const error = (res: { json: unknown }) => res.json as { message: string; code: string; details: unknown; hint: unknown };
+const error = (res: { json: unknown }) =>
+  res.json as { message: string; code: string; details: unknown; hint: unknown };
 
 describe('SQLSTATE to HTTP status', () => {
   const cases: [string, number][] = [
@@ -62,7 +63,11 @@ describe('database detail (SPEC 7)', () => {
     ['unique', 'POST', 'tags', { name: 'intro' }, 409, '23505'],
     ['bad value', 'POST', 'tags', { id: 'abc', name: 'n' }, 400, '22P02'],
   ];
-  before(() => p.admin.unsafe(`grant insert on all tables in schema public to anon, authenticated; grant usage on all sequences in schema public to anon, authenticated`));
+  before(() =>
+    p.admin.unsafe(
+      `grant insert on all tables in schema public to anon, authenticated; grant usage on all sequences in schema public to anon, authenticated`,
+    ),
+  );
   for (const [what, method, path, body, status, code] of cases) {
     test(`${what}: ${status} ${code}; only the secret key sees what Postgres said`, async () => {
       const svc = await p.call('service', method, path, { body });
@@ -88,7 +93,12 @@ describe("RAISE SQLSTATE 'PGRST'", () => {
       const res = await p.call(who, 'POST', 'rpc/pay_up');
       assert.equal(res.status, 402, `${who} ${res.body}`);
       assert.equal(res.headers['x-powered-by'], 'Nerd Rage');
-      assert.deepEqual(res.json, { message: 'Payment Required', code: '123', details: 'Quota exceeded', hint: 'Upgrade your plan' });
+      assert.deepEqual(res.json, {
+        message: 'Payment Required',
+        code: '123',
+        details: 'Quota exceeded',
+        hint: 'Upgrade your plan',
+      });
     }
   });
 
@@ -96,7 +106,12 @@ describe("RAISE SQLSTATE 'PGRST'", () => {
     ['MESSAGE that is not JSON', 'not json', '{"status":400,"headers":{}}', 'MESSAGE'],
     ['MESSAGE without a code', '{"message":"m"}', '{"status":400,"headers":{}}', 'MESSAGE'],
     ['DETAIL that is not JSON', '{"code":"1","message":"m"}', 'nope', 'DETAIL'],
-    ['MESSAGE with non-string details', '{"code":"1","message":"m","details":{"a":1}}', '{"status":400,"headers":{}}', 'MESSAGE'],
+    [
+      'MESSAGE with non-string details',
+      '{"code":"1","message":"m","details":{"a":1}}',
+      '{"status":400,"headers":{}}',
+      'MESSAGE',
+    ],
     ['DETAIL without a status', '{"code":"1","message":"m"}', '{"headers":{}}', 'DETAIL'],
     ['DETAIL without headers', '{"code":"1","message":"m"}', '{"status":400}', 'DETAIL'],
     ['DETAIL with a non-string header', '{"code":"1","message":"m"}', '{"status":400,"headers":{"X-A":1}}', 'DETAIL'],
@@ -114,12 +129,18 @@ describe("RAISE SQLSTATE 'PGRST'", () => {
 
   test('a missing DETAIL is 500 PGRST121', async () => {
     const res = await p.call('anon', 'POST', 'rpc/pgrst_no_detail');
-    assert.deepEqual([res.status, error(res).code, error(res).details], [500, 'PGRST121', 'DETAIL is missing in the RAISE statement']);
+    assert.deepEqual(
+      [res.status, error(res).code, error(res).details],
+      [500, 'PGRST121', 'DETAIL is missing in the RAISE statement'],
+    );
   });
 
   test('optional parts may be left out; a header the HTTP layer owns is not taken', async () => {
     const res = await p.call('anon', 'POST', 'rpc/pgrst_raise', {
-      body: { msg: '{"code":"C1","message":"teapot"}', det: '{"status":418,"headers":{"Content-Length":"1","X-Trace":"t1"}}' },
+      body: {
+        msg: '{"code":"C1","message":"teapot"}',
+        det: '{"status":418,"headers":{"Content-Length":"1","X-Trace":"t1"}}',
+      },
     });
     assert.deepEqual([res.status, res.json], [418, { message: 'teapot', code: 'C1', details: null, hint: null }]);
     assert.equal(res.headers['x-trace'], 't1');

@@ -94,7 +94,12 @@ export interface Project {
   sql: postgres.Sql;
   cache: SchemaCache;
   reload(): Promise<void>;
-  call(caller: keyof typeof callers, method: string, pathAndQuery: string, init?: { headers?: Record<string, string>; body?: unknown }): Promise<RestResponse & { json: unknown }>;
+  call(
+    caller: keyof typeof callers,
+    method: string,
+    pathAndQuery: string,
+    init?: { headers?: Record<string, string>; body?: unknown },
+  ): Promise<RestResponse & { json: unknown }>;
   close(): Promise<void>;
 }
 
@@ -116,10 +121,15 @@ export async function createProject(): Promise<Project> {
       const [path, query = ''] = pathAndQuery.split('?', 2);
       const headers = Object.fromEntries(Object.entries(init.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
       const res = await handleRest(
-        { sql, cache: project.cache, caller: callers[who], keyType: who === 'service' ? 'secret' : who === 'anon' ? 'publishable' : null },
+        {
+          sql,
+          cache: project.cache,
+          caller: callers[who],
+          keyType: who === 'service' ? 'secret' : who === 'anon' ? 'publishable' : null,
+        },
         { method, path, query: new URLSearchParams(query), headers, body: init.body },
       );
-      let json: unknown ;
+      let json: unknown;
       if (res.body !== null && (res.headers['content-type'] ?? '').includes('json')) json = JSON.parse(res.body);
       return { ...res, json };
     },

@@ -19,7 +19,13 @@ const ALICE = '00000000-0000-4000-8000-0000000000a1';
 const BOB = '00000000-0000-4000-8000-0000000000b0';
 
 type Answer<T> = PromiseLike<{ status: number; error: { code: string } | null; data: T | null }>;
-type MaxAffected = { maxAffected(n: number): Answer<unknown> & { select(columns: string): { order(column: string): Answer<{ title: string; done: boolean }[]> } } };
+type MaxAffected = {
+  maxAffected(
+    n: number,
+  ): Answer<unknown> & {
+    select(columns: string): { order(column: string): Answer<{ title: string; done: boolean }[]> };
+  };
+};
 
 function client(token?: string, key = h.info.PUBLISHABLE_KEY): SupabaseClient {
   return createClient(h.info.BASE_URL, key, {
@@ -56,13 +62,22 @@ describe('supabase-js against /rest/v1', () => {
   test('each user inserts and reads only their own rows (RLS with auth.uid())', async () => {
     const alice = client(await tokenFor(ALICE));
     const bob = client(await tokenFor(BOB));
-    const ins = await alice.from('todos').insert([{ title: 'a1' }, { title: 'a2' }]).select();
+    const ins = await alice
+      .from('todos')
+      .insert([{ title: 'a1' }, { title: 'a2' }])
+      .select();
     assert.equal(ins.error, null);
     assert.equal(ins.status, 201);
-    assert.deepEqual(ins.data!.map((r) => r.title), ['a1', 'a2']);
+    assert.deepEqual(
+      ins.data!.map((r) => r.title),
+      ['a1', 'a2'],
+    );
     await bob.from('todos').insert({ title: 'b1' });
     const mine = await alice.from('todos').select('title', { count: 'exact' }).order('title');
-    assert.deepEqual(mine.data!.map((r) => r.title), ['a1', 'a2']);
+    assert.deepEqual(
+      mine.data!.map((r) => r.title),
+      ['a1', 'a2'],
+    );
     assert.equal(mine.count, 2);
     const anon = await client().from('todos').select('*');
     assert.deepEqual(anon.data, []);
@@ -87,7 +102,10 @@ describe('supabase-js against /rest/v1', () => {
   test('embedding, filters on embeds, range and RPC', async () => {
     const svc = client(undefined, h.info.SECRET_KEY);
     const lists = await svc.from('lists').select('name, items(label)').eq('items.label', 'milk').order('id');
-    assert.deepEqual(lists.data, [{ name: 'groceries', items: [{ label: 'milk' }] }, { name: 'chores', items: [] }]);
+    assert.deepEqual(lists.data, [
+      { name: 'groceries', items: [{ label: 'milk' }] },
+      { name: 'chores', items: [] },
+    ]);
     const page = await svc.from('items').select('id', { count: 'exact' }).order('id').range(0, 1);
     assert.equal(page.status, 206);
     assert.equal(page.count, 3);
@@ -114,7 +132,10 @@ describe('supabase-js against /rest/v1', () => {
     const svc = client(undefined, h.info.SECRET_KEY);
     assert.equal((await svc.from('late').select('*')).status, 404);
     await owner.unsafe(`create table public.late (id int primary key); insert into public.late values (7);`);
-    const res = await until(async () => svc.from('late').select('*'), (r) => r.status === 200);
+    const res = await until(
+      async () => svc.from('late').select('*'),
+      (r) => r.status === 200,
+    );
     assert.deepEqual(res.data, [{ id: 7 }]);
   });
 
@@ -123,7 +144,10 @@ describe('supabase-js against /rest/v1', () => {
     const other = await h.api('POST', '/v1/projects', { body: { name: 'Other', organization_id: orgs.body[0].id } });
     const keys = await h.api('GET', `/v1/projects/${other.body.ref}/api-keys`);
     const key = keys.body.find((k: { type: string }) => k.type === 'secret').api_key;
-    const c = createClient(other.body.base_url, key, { realtime: { transport: WebSocket as never }, auth: { persistSession: false } });
+    const c = createClient(other.body.base_url, key, {
+      realtime: { transport: WebSocket as never },
+      auth: { persistSession: false },
+    });
     const res = await c.from('todos').select('*');
     assert.equal(res.status, 404); // its own, empty schema
     const wrong = await fetch(`${other.body.base_url}/rest/v1/`, { headers: { apikey: h.info.SECRET_KEY } });
@@ -140,20 +164,39 @@ describe('supabase-js against /rest/v1', () => {
     // postgrest-js types maxAffected() for PostgREST 13+ clients only; the header it sends is what is tested.
     const capped = await (alice.from('todos').delete().like('title', 'm*') as unknown as MaxAffected).maxAffected(1);
     assert.deepEqual([capped.status, capped.error?.code], [400, 'PGRST124']);
-    const limited = await alice.from('todos').update({ done: true }).like('title', 'm*').order('id').limit(1).select('title');
+    const limited = await alice
+      .from('todos')
+      .update({ done: true })
+      .like('title', 'm*')
+      .order('id')
+      .limit(1)
+      .select('title');
     assert.deepEqual(limited.data, [{ title: 'm1' }]);
-    const left = await (alice.from('todos').delete().like('title', 'm*') as unknown as MaxAffected).maxAffected(2).select('title, done').order('title');
-    assert.deepEqual(left.data?.map((r) => [r.title, r.done]).sort(), [['m1', true], ['m2', false]]);
+    const left = await (alice.from('todos').delete().like('title', 'm*') as unknown as MaxAffected)
+      .maxAffected(2)
+      .select('title, done')
+      .order('title');
+    assert.deepEqual(left.data?.map((r) => [r.title, r.done]).sort(), [
+      ['m1', true],
+      ['m2', false],
+    ]);
   });
 
   test('a refused access token is 401 PGRST301, "JWT expired" when it has expired', async () => {
     const token = await tokenFor(ALICE);
     h.clock.advance(2 * 3600_000);
-    const expired = await fetch(`${h.info.BASE_URL}/rest/v1/todos`, { headers: { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` } });
+    const expired = await fetch(`${h.info.BASE_URL}/rest/v1/todos`, {
+      headers: { apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${token}` },
+    });
     assert.equal(expired.status, 401);
     assert.deepEqual(await expired.json(), { message: 'JWT expired', code: 'PGRST301', details: null, hint: null });
-    assert.equal(expired.headers.get('www-authenticate'), 'Bearer error="invalid_token", error_description="JWT expired"');
-    const forged = await client(`${token.slice(0, -4)}AAAA`).from('todos').select('*');
+    assert.equal(
+      expired.headers.get('www-authenticate'),
+      'Bearer error="invalid_token", error_description="JWT expired"',
+    );
+    const forged = await client(`${token.slice(0, -4)}AAAA`)
+      .from('todos')
+      .select('*');
     assert.deepEqual([forged.status, forged.error?.code], [401, 'PGRST301']);
   });
 
@@ -162,18 +205,35 @@ describe('supabase-js against /rest/v1', () => {
       create function public.byte_len(bytea) returns int language sql immutable as 'select length($1)';
       create function public.root_name(xml) returns text language sql immutable as $$ select (xpath('name(/*)', $1))[1]::text $$;`);
     const post = (path: string, type: string, body: string | Blob) =>
-      fetch(`${h.info.BASE_URL}/rest/v1/${path}`, { method: 'POST', headers: { apikey: h.info.SECRET_KEY, 'content-type': type }, body });
-    await until(() => post('rpc/shout', 'text/plain', 'x'), (r) => r.status === 200);
+      fetch(`${h.info.BASE_URL}/rest/v1/${path}`, {
+        method: 'POST',
+        headers: { apikey: h.info.SECRET_KEY, 'content-type': type },
+        body,
+      });
+    await until(
+      () => post('rpc/shout', 'text/plain', 'x'),
+      (r) => r.status === 200,
+    );
     assert.equal(await (await post('rpc/shout', 'text/plain; charset=utf-8', 'héllo')).text(), '"HÉLLO"');
     // Not UTF-8: the bytes must arrive as sent.
-    assert.equal(await (await post('rpc/byte_len', 'application/octet-stream', new Blob([new Uint8Array([0, 0xff, 0xfe, 1])]))).text(), '4');
+    assert.equal(
+      await (
+        await post('rpc/byte_len', 'application/octet-stream', new Blob([new Uint8Array([0, 0xff, 0xfe, 1])]))
+      ).text(),
+      '4',
+    );
     assert.equal(await (await post('rpc/root_name', 'text/xml', '<list><a/></list>')).text(), '"list"');
     const noText = await post('rpc/add', 'text/plain', '1');
     assert.equal(noText.status, 404);
     assert.equal((await noText.json()).code, 'PGRST202');
     const table = await post('lists', 'text/plain', '{"id":9,"name":"plain"}');
     assert.equal(table.status, 400);
-    assert.deepEqual(await table.json(), { message: 'Content-Type not acceptable: text/plain', code: 'PGRST102', details: null, hint: null });
+    assert.deepEqual(await table.json(), {
+      message: 'Content-Type not acceptable: text/plain',
+      code: 'PGRST102',
+      details: null,
+      hint: null,
+    });
     const none = await owner.unsafe(`select count(*)::int as n from public.lists where id = 9`);
     assert.equal(none[0].n, 0);
   });

@@ -63,7 +63,15 @@ function requests(a: string): [string, Request][] {
     ['insert key', { method: 'POST', path: 'logs', body: { [a]: 1 } }],
     ['insert value', { method: 'POST', path: 'logs', body: { msg: a, level: 1 } }],
     ['columns', { method: 'POST', path: `logs?columns=${q(a)}`, body: { msg: 'x' } }],
-    ['on_conflict', { method: 'POST', path: `tags?on_conflict=${q(a)}`, body: { name: 'x' }, headers: { prefer: 'resolution=merge-duplicates' } }],
+    [
+      'on_conflict',
+      {
+        method: 'POST',
+        path: `tags?on_conflict=${q(a)}`,
+        body: { name: 'x' },
+        headers: { prefer: 'resolution=merge-duplicates' },
+      },
+    ],
     ['patch key', { method: 'PATCH', path: 'logs?msg=eq.none', body: { [a]: 1 } }],
     ['patch filter', { method: 'PATCH', path: `logs?msg=eq.${q(a)}`, body: { level: 2 } }],
     ['delete filter', { method: 'DELETE', path: `logs?${q(a)}=eq.1` }],
@@ -79,7 +87,9 @@ function requests(a: string): [string, Request][] {
 let p: Project;
 before(async () => {
   p = await createProject();
-  await p.admin.unsafe(`set role hearth_test_owner; create table canary (id int); insert into canary values (1); reset role`);
+  await p.admin.unsafe(
+    `set role hearth_test_owner; create table canary (id int); insert into canary values (1); reset role`,
+  );
   await p.admin`insert into secrets values (2, ${SECRET})`;
   await p.reload();
 });
@@ -114,7 +124,10 @@ for (const who of ['anon', 'alice'] as const) {
 
 test('values that look like SQL are stored verbatim', async () => {
   const attack = `'); drop table canary; -- stored`;
-  const res = await p.call('service', 'POST', 'logs?select=msg', { body: { msg: attack }, headers: { prefer: 'return=representation' } });
+  const res = await p.call('service', 'POST', 'logs?select=msg', {
+    body: { msg: attack },
+    headers: { prefer: 'return=representation' },
+  });
   assert.deepEqual(res.json, [{ msg: attack }]);
   const found = await p.call('service', 'GET', `logs?select=msg&msg=eq.${attack}`);
   assert.deepEqual(found.json, [{ msg: attack }]);

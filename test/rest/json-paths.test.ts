@@ -35,7 +35,10 @@ describe('JSON arrows on composite and array columns', () => {
   test('a jsonb path ending in an index is named after its last key', async () => {
     const res = await p.call('anon', 'GET', 'places?select=doc->tags->0,last:doc->tags->>-1&order=id');
     assert.equal(res.status, 200, res.body ?? '');
-    assert.deepEqual(res.json, [{ tags: 'a', last: 'b' }, { tags: 'c', last: 'c' }]);
+    assert.deepEqual(res.json, [
+      { tags: 'a', last: 'b' },
+      { tags: 'c', last: 'c' },
+    ]);
   });
 });
 

@@ -58,8 +58,14 @@ describe('Content-Profile', () => {
     try {
       const byDefault = await p.call('anon', 'GET', 'tags?select=name&limit=1');
       assert.equal(byDefault.headers['content-profile'], 'public');
-      const written = await p.call('anon', 'POST', 'notes', { body: { id: 1, body: 'x' }, headers: { 'content-profile': 'extra', prefer: 'return=representation' } });
-      assert.deepEqual([written.status, written.headers['content-profile'], written.json], [201, 'extra', [{ id: 1, body: 'x' }]]);
+      const written = await p.call('anon', 'POST', 'notes', {
+        body: { id: 1, body: 'x' },
+        headers: { 'content-profile': 'extra', prefer: 'return=representation' },
+      });
+      assert.deepEqual(
+        [written.status, written.headers['content-profile'], written.json],
+        [201, 'extra', [{ id: 1, body: 'x' }]],
+      );
     } finally {
       p.cache = single;
     }

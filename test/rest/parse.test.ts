@@ -5,9 +5,32 @@ import { describe, test } from 'node:test';
 import type { HearthError } from '../../src/errors.ts';
 import { parseOrder, parseQuery, parseSelect } from '../../src/rest/parse.ts';
 
-const col = (name: string, extra: object = {}) => ({ type: 'column', field: { name, json: [] }, alias: null, cast: null, ...extra });
-const agg = (fn: string, field: string | null, extra: object = {}) => ({ type: 'aggregate', fn, field: field === null ? null : { name: field, json: [] }, inputCast: null, alias: null, cast: null, ...extra });
-const embed = (relation: string, select: unknown[], extra: object = {}) => ({ type: 'embed', relation, alias: null, hint: null, join: 'left', spread: false, select, ...extra });
+const col = (name: string, extra: object = {}) => ({
+  type: 'column',
+  field: { name, json: [] },
+  alias: null,
+  cast: null,
+  ...extra,
+});
+const agg = (fn: string, field: string | null, extra: object = {}) => ({
+  type: 'aggregate',
+  fn,
+  field: field === null ? null : { name: field, json: [] },
+  inputCast: null,
+  alias: null,
+  cast: null,
+  ...extra,
+});
+const embed = (relation: string, select: unknown[], extra: object = {}) => ({
+  type: 'embed',
+  relation,
+  alias: null,
+  hint: null,
+  join: 'left',
+  spread: false,
+  select,
+  ...extra,
+});
 
 describe('select', () => {
   const cases: [string, unknown][] = [
@@ -19,8 +42,27 @@ describe('select', () => {
     ['big:id::int8', [col('id', { alias: 'big', cast: 'int8' })]],
     ['tags::text[]', [col('tags', { cast: 'text[]' })]],
     ['"my col"', [col('my col')]],
-    ['data->a->>b', [{ type: 'column', field: { name: 'data', json: [{ arrow: '->', key: 'a' }, { arrow: '->>', key: 'b' }] }, alias: null, cast: null }]],
-    ['data->0', [{ type: 'column', field: { name: 'data', json: [{ arrow: '->', key: '0' }] }, alias: null, cast: null }]],
+    [
+      'data->a->>b',
+      [
+        {
+          type: 'column',
+          field: {
+            name: 'data',
+            json: [
+              { arrow: '->', key: 'a' },
+              { arrow: '->>', key: 'b' },
+            ],
+          },
+          alias: null,
+          cast: null,
+        },
+      ],
+    ],
+    [
+      'data->0',
+      [{ type: 'column', field: { name: 'data', json: [{ arrow: '->', key: '0' }] }, alias: null, cast: null }],
+    ],
     ['users(*)', [embed('users', [{ type: 'star' }])]],
     ['posts()', [embed('posts', [])]],
     ['a:users!author_id(name)', [embed('users', [col('name')], { alias: 'a', hint: 'author_id' })]],
@@ -56,7 +98,11 @@ describe('select', () => {
     test(`select=${raw} is PGRST100`, () =>
       assert.throws(
         () => parseSelect(raw),
-        (e: HearthError) => e.status === 400 && e.code === 'PGRST100' && e.message === `failed to parse select parameter (${raw})` && details.test(e.details ?? ''),
+        (e: HearthError) =>
+          e.status === 400 &&
+          e.code === 'PGRST100' &&
+          e.message === `failed to parse select parameter (${raw})` &&
+          details.test(e.details ?? ''),
       ));
   }
 });
@@ -64,29 +110,138 @@ describe('select', () => {
 describe('filters', () => {
   const filter = (query: string) => parseQuery(new URLSearchParams(query)).nodes.get('')!.conditions[0];
   const cases: [string, unknown][] = [
-    ['id=eq.1', { type: 'filter', field: { name: 'id', json: [] }, negate: false, operation: { op: 'eq', quantifier: null, value: '1' } }],
-    ['id=not.eq.1', { type: 'filter', field: { name: 'id', json: [] }, negate: true, operation: { op: 'eq', quantifier: null, value: '1' } }],
-    ['a=eq.x.y.z', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'eq', quantifier: null, value: 'x.y.z' } }],
-    ['a=eq.', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'eq', quantifier: null, value: '' } }],
-    ['a=like.*x*', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'like', quantifier: null, value: '*x*' } }],
-    ['a=like(any).{a*,b*}', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'like', quantifier: 'any', value: '{a*,b*}' } }],
-    ['a=in.(1,2,"x,y","q\\"q")', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'in', values: ['1', '2', 'x,y', 'q"q'] } }],
+    [
+      'id=eq.1',
+      {
+        type: 'filter',
+        field: { name: 'id', json: [] },
+        negate: false,
+        operation: { op: 'eq', quantifier: null, value: '1' },
+      },
+    ],
+    [
+      'id=not.eq.1',
+      {
+        type: 'filter',
+        field: { name: 'id', json: [] },
+        negate: true,
+        operation: { op: 'eq', quantifier: null, value: '1' },
+      },
+    ],
+    [
+      'a=eq.x.y.z',
+      {
+        type: 'filter',
+        field: { name: 'a', json: [] },
+        negate: false,
+        operation: { op: 'eq', quantifier: null, value: 'x.y.z' },
+      },
+    ],
+    [
+      'a=eq.',
+      {
+        type: 'filter',
+        field: { name: 'a', json: [] },
+        negate: false,
+        operation: { op: 'eq', quantifier: null, value: '' },
+      },
+    ],
+    [
+      'a=like.*x*',
+      {
+        type: 'filter',
+        field: { name: 'a', json: [] },
+        negate: false,
+        operation: { op: 'like', quantifier: null, value: '*x*' },
+      },
+    ],
+    [
+      'a=like(any).{a*,b*}',
+      {
+        type: 'filter',
+        field: { name: 'a', json: [] },
+        negate: false,
+        operation: { op: 'like', quantifier: 'any', value: '{a*,b*}' },
+      },
+    ],
+    [
+      'a=in.(1,2,"x,y","q\\"q")',
+      {
+        type: 'filter',
+        field: { name: 'a', json: [] },
+        negate: false,
+        operation: { op: 'in', values: ['1', '2', 'x,y', 'q"q'] },
+      },
+    ],
     ['a=in.()', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'in', values: [] } }],
-    ['a=is.NULL', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'is', value: 'null' } }],
-    ['a=not.is.unknown', { type: 'filter', field: { name: 'a', json: [] }, negate: true, operation: { op: 'is', value: 'unknown' } }],
-    ['a=isdistinct.3', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'isdistinct', value: '3' } }],
-    ['a=fts(english).cat', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'fts', config: 'english', value: 'cat' } }],
-    ['a=wfts.cat dog', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'wfts', config: null, value: 'cat dog' } }],
-    ['a=cs.{1,2}', { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'cs', quantifier: null, value: '{1,2}' } }],
-    ['d->x->>y=eq.1', { type: 'filter', field: { name: 'd', json: [{ arrow: '->', key: 'x' }, { arrow: '->>', key: 'y' }] }, negate: false, operation: { op: 'eq', quantifier: null, value: '1' } }],
+    [
+      'a=is.NULL',
+      { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'is', value: 'null' } },
+    ],
+    [
+      'a=not.is.unknown',
+      { type: 'filter', field: { name: 'a', json: [] }, negate: true, operation: { op: 'is', value: 'unknown' } },
+    ],
+    [
+      'a=isdistinct.3',
+      { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'isdistinct', value: '3' } },
+    ],
+    [
+      'a=fts(english).cat',
+      {
+        type: 'filter',
+        field: { name: 'a', json: [] },
+        negate: false,
+        operation: { op: 'fts', config: 'english', value: 'cat' },
+      },
+    ],
+    [
+      'a=wfts.cat dog',
+      {
+        type: 'filter',
+        field: { name: 'a', json: [] },
+        negate: false,
+        operation: { op: 'wfts', config: null, value: 'cat dog' },
+      },
+    ],
+    [
+      'a=cs.{1,2}',
+      {
+        type: 'filter',
+        field: { name: 'a', json: [] },
+        negate: false,
+        operation: { op: 'cs', quantifier: null, value: '{1,2}' },
+      },
+    ],
+    [
+      'd->x->>y=eq.1',
+      {
+        type: 'filter',
+        field: {
+          name: 'd',
+          json: [
+            { arrow: '->', key: 'x' },
+            { arrow: '->>', key: 'y' },
+          ],
+        },
+        negate: false,
+        operation: { op: 'eq', quantifier: null, value: '1' },
+      },
+    ],
   ];
   for (const [query, expected] of cases) test(query, () => assert.deepEqual(filter(query), expected));
 
   test('embed-scoped parameters go to their path', () => {
-    const p = parseQuery(new URLSearchParams('posts.comments.body=eq.x&posts.limit=2&posts.order=id.desc&posts.comments.or=(a.eq.1)&"my emb".x=eq.1'));
+    const p = parseQuery(
+      new URLSearchParams(
+        'posts.comments.body=eq.x&posts.limit=2&posts.order=id.desc&posts.comments.or=(a.eq.1)&"my emb".x=eq.1',
+      ),
+    );
     assert.equal(p.nodes.get('posts.comments')!.conditions.length, 2);
     assert.equal(p.nodes.get('posts')!.limit, 2);
-    assert.deepEqual(p.nodes.get('posts')!.order, [{ relation: null, field: { name: 'id', json: [] }, direction: 'desc', nulls: null }]);
+    assert.deepEqual(p.nodes.get('posts')!.order, [
+      { relation: null, field: { name: 'id', json: [] }, direction: 'desc', nulls: null },
+    ]);
     assert.equal(p.nodes.get('my emb')!.conditions.length, 1);
   });
 
@@ -97,18 +252,45 @@ describe('filters', () => {
       op: 'or',
       negate: true,
       children: [
-        { type: 'filter', field: { name: 'a', json: [] }, negate: false, operation: { op: 'eq', quantifier: null, value: '1' } },
+        {
+          type: 'filter',
+          field: { name: 'a', json: [] },
+          negate: false,
+          operation: { op: 'eq', quantifier: null, value: '1' },
+        },
         {
           type: 'logic',
           op: 'and',
           negate: false,
           children: [
-            { type: 'filter', field: { name: 'b', json: [] }, negate: false, operation: { op: 'in', values: ['1', '2'] } },
+            {
+              type: 'filter',
+              field: { name: 'b', json: [] },
+              negate: false,
+              operation: { op: 'in', values: ['1', '2'] },
+            },
             { type: 'filter', field: { name: 'c', json: [] }, negate: true, operation: { op: 'is', value: 'null' } },
           ],
         },
-        { type: 'filter', field: { name: 'd', json: [] }, negate: false, operation: { op: 'eq', quantifier: null, value: 'x,)y' } },
-        { type: 'logic', op: 'or', negate: false, children: [{ type: 'filter', field: { name: 'e', json: [] }, negate: false, operation: { op: 'gt', quantifier: null, value: '2' } }] },
+        {
+          type: 'filter',
+          field: { name: 'd', json: [] },
+          negate: false,
+          operation: { op: 'eq', quantifier: null, value: 'x,)y' },
+        },
+        {
+          type: 'logic',
+          op: 'or',
+          negate: false,
+          children: [
+            {
+              type: 'filter',
+              field: { name: 'e', json: [] },
+              negate: false,
+              operation: { op: 'gt', quantifier: null, value: '2' },
+            },
+          ],
+        },
       ],
     });
   });
@@ -139,7 +321,8 @@ describe('filters', () => {
     test(`${query} is PGRST100`, () =>
       assert.throws(
         () => parseQuery(new URLSearchParams(query)),
-        (e: HearthError) => e.status === 400 && e.code === 'PGRST100' && e.message.startsWith(`failed to parse ${what}`) && !!e.details,
+        (e: HearthError) =>
+          e.status === 400 && e.code === 'PGRST100' && e.message.startsWith(`failed to parse ${what}`) && !!e.details,
       ));
   }
 });
@@ -147,13 +330,32 @@ describe('filters', () => {
 describe('order', () => {
   const cases: [string, unknown][] = [
     ['id', [{ relation: null, field: { name: 'id', json: [] }, direction: null, nulls: null }]],
-    ['id.desc.nullslast,name.asc', [
-      { relation: null, field: { name: 'id', json: [] }, direction: 'desc', nulls: 'last' },
-      { relation: null, field: { name: 'name', json: [] }, direction: 'asc', nulls: null },
-    ]],
+    [
+      'id.desc.nullslast,name.asc',
+      [
+        { relation: null, field: { name: 'id', json: [] }, direction: 'desc', nulls: 'last' },
+        { relation: null, field: { name: 'name', json: [] }, direction: 'asc', nulls: null },
+      ],
+    ],
     ['id.nullsfirst', [{ relation: null, field: { name: 'id', json: [] }, direction: null, nulls: 'first' }]],
     ['author(name).desc', [{ relation: 'author', field: { name: 'name', json: [] }, direction: 'desc', nulls: null }]],
-    ['meta->stats->>views.desc', [{ relation: null, field: { name: 'meta', json: [{ arrow: '->', key: 'stats' }, { arrow: '->>', key: 'views' }] }, direction: 'desc', nulls: null }]],
+    [
+      'meta->stats->>views.desc',
+      [
+        {
+          relation: null,
+          field: {
+            name: 'meta',
+            json: [
+              { arrow: '->', key: 'stats' },
+              { arrow: '->>', key: 'views' },
+            ],
+          },
+          direction: 'desc',
+          nulls: null,
+        },
+      ],
+    ],
   ];
   for (const [raw, expected] of cases) test(`order=${raw}`, () => assert.deepEqual(parseOrder(raw), expected));
 });
@@ -161,6 +363,12 @@ describe('order', () => {
 test('rpc arguments are taken out of the filters', () => {
   const p = parseQuery(new URLSearchParams('a=1&b=x&id=eq.3&a=2'), new Set(['a', 'b']));
   // Every value of a repeated argument is kept: a VARIADIC one takes them all.
-  assert.deepEqual([...p.args], [['a', ['1', '2']], ['b', ['x']]]);
+  assert.deepEqual(
+    [...p.args],
+    [
+      ['a', ['1', '2']],
+      ['b', ['x']],
+    ],
+  );
   assert.equal(p.nodes.get('')!.conditions.length, 1);
 });

@@ -30,10 +30,16 @@ describe('postgrest-js over HTTP', () => {
   after(() => h?.close());
 
   const rest = (path: string, init: RequestInit = {}) =>
-    fetch(`${h.info.BASE_URL}/rest/v1/${path}`, { ...init, headers: { apikey: h.info.PUBLISHABLE_KEY, ...(init.headers as Record<string, string>) } });
+    fetch(`${h.info.BASE_URL}/rest/v1/${path}`, {
+      ...init,
+      headers: { apikey: h.info.PUBLISHABLE_KEY, ...(init.headers as Record<string, string>) },
+    });
 
   test('OPTIONS answers Allow; a CORS preflight is still answered by CORS', async () => {
-    const res = await until(() => rest('things', { method: 'OPTIONS' }), (r) => r.status === 200);
+    const res = await until(
+      () => rest('things', { method: 'OPTIONS' }),
+      (r) => r.status === 200,
+    );
     assert.equal(res.headers.get('allow'), 'OPTIONS,GET,HEAD,POST,PUT,PATCH,DELETE');
     assert.equal(await res.text(), '');
     const preflight = await fetch(`${h.info.BASE_URL}/rest/v1/things`, {
@@ -46,10 +52,17 @@ describe('postgrest-js over HTTP', () => {
 
   // postgrest-js builder methods as an app calls them; answers as PostgREST 12 gives them.
   test('postgrest-js filters and modifiers', async () => {
-    const db = createClient(h.info.BASE_URL, h.info.PUBLISHABLE_KEY, { realtime: { transport: WebSocket as never }, auth: { persistSession: false } });
-    const ids = (q: PromiseLike<{ data: { id: number }[] | null; error: unknown }>) => Promise.resolve(q).then((r) => (r.error ? r.error : r.data!.map((x) => x.id).sort()));
+    const db = createClient(h.info.BASE_URL, h.info.PUBLISHABLE_KEY, {
+      realtime: { transport: WebSocket as never },
+      auth: { persistSession: false },
+    });
+    const ids = (q: PromiseLike<{ data: { id: number }[] | null; error: unknown }>) =>
+      Promise.resolve(q).then((r) => (r.error ? r.error : r.data!.map((x) => x.id).sort()));
     const c = () => db.from('countries').select('id');
-    await until(() => ids(c()), (r) => Array.isArray(r));
+    await until(
+      () => ids(c()),
+      (r) => Array.isArray(r),
+    );
     const cases: [string, PromiseLike<{ data: { id: number }[] | null; error: unknown }>, unknown][] = [
       ['contains array', c().contains('tags', ['a']), [1]],
       ['containedBy array', c().containedBy('tags', ['a', 'b']), [1, 3]],
@@ -65,15 +78,32 @@ describe('postgrest-js over HTTP', () => {
       ['rangeAdjacent', c().rangeAdjacent('span', '[10,12)'), [1]],
       ['filter with a raw operator', c().filter('id', 'not.in', '(1,2)'), [3]],
       ['JSON path filter', c().eq('data->a->>b', 'y'), [2]],
-      ['textSearch websearch', c().textSearch('name', "'France' or 'Spain'", { type: 'websearch', config: 'english' }), [1, 3]],
+      [
+        'textSearch websearch',
+        c().textSearch('name', "'France' or 'Spain'", { type: 'websearch', config: 'english' }),
+        [1, 3],
+      ],
       ['likeAnyOf', c().likeAnyOf('name', ['F%', 'S%']), [1, 3]],
       ['isDistinct', c().isDistinct('name', 'France'), [2, 3]],
     ];
     for (const [what, query, expected] of cases) assert.deepEqual(await ids(query), expected, what);
 
-    const referenced = await db.from('countries').select('name, cities(name)').or('name.eq.Lyon,name.eq.Berlin', { referencedTable: 'cities' }).order('id');
-    assert.deepEqual(referenced.data, [{ name: 'France', cities: [{ name: 'Lyon' }] }, { name: 'Germany', cities: [{ name: 'Berlin' }] }, { name: 'Spain', cities: [] }]);
-    const ordered = await db.from('countries').select('name, cities(name)').order('name', { referencedTable: 'cities', ascending: false }).limit(1, { referencedTable: 'cities' }).eq('id', 1);
+    const referenced = await db
+      .from('countries')
+      .select('name, cities(name)')
+      .or('name.eq.Lyon,name.eq.Berlin', { referencedTable: 'cities' })
+      .order('id');
+    assert.deepEqual(referenced.data, [
+      { name: 'France', cities: [{ name: 'Lyon' }] },
+      { name: 'Germany', cities: [{ name: 'Berlin' }] },
+      { name: 'Spain', cities: [] },
+    ]);
+    const ordered = await db
+      .from('countries')
+      .select('name, cities(name)')
+      .order('name', { referencedTable: 'cities', ascending: false })
+      .limit(1, { referencedTable: 'cities' })
+      .eq('id', 1);
     assert.deepEqual(ordered.data, [{ name: 'France', cities: [{ name: 'Paris' }] }]);
     const head = await db.from('cities').select('*', { count: 'exact', head: true }).eq('country_id', 1);
     assert.deepEqual([head.status, head.count, head.data], [200, 2, null]);

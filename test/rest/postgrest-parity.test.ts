@@ -23,11 +23,15 @@ const rest = (path: string, init: { method?: string; headers?: Record<string, st
     body: init.body,
   });
 
-const setApi = (body: Record<string, unknown>) => h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/api`, { body });
+const setApi = (body: Record<string, unknown>) =>
+  h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/api`, { body });
 
 before(async () => {
   h = await startTestHearth();
-  db = createClient(h.info.BASE_URL, h.info.PUBLISHABLE_KEY, { realtime: { transport: WebSocket as never }, auth: { persistSession: false } });
+  db = createClient(h.info.BASE_URL, h.info.PUBLISHABLE_KEY, {
+    realtime: { transport: WebSocket as never },
+    auth: { persistSession: false },
+  });
   owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
   // Everything as the project owner over DB_URL, as a user's migration runs.
   await owner.unsafe(`
@@ -85,7 +89,13 @@ describe('computed relationships (functions of the parent row)', () => {
   test('a SETOF function embeds as an array, picked among overloads by the parent row type', async () => {
     const channels = await db.from('channels').select('id, msgs:get_messages(id, message)').order('id');
     assert.deepEqual(channels.data, [
-      { id: 1, msgs: [{ id: 1, message: 'hello' }, { id: 3, message: 'hi' }] },
+      {
+        id: 1,
+        msgs: [
+          { id: 1, message: 'hello' },
+          { id: 3, message: 'hi' },
+        ],
+      },
       { id: 2, msgs: [{ id: 2, message: 'again' }] },
     ]);
     const users = await db.from('users').select('username, get_messages(id)').order('username');
@@ -97,11 +107,18 @@ describe('computed relationships (functions of the parent row)', () => {
   });
 
   test('ROWS 1 and a non-SETOF function embed as one object, and nest', async () => {
-    const res = await db.from('users').select('username, first:first_message(message), last_channel(slug, channel_details(details))').order('username');
+    const res = await db
+      .from('users')
+      .select('username, first:first_message(message), last_channel(slug, channel_details(details))')
+      .order('username');
     // A non-SETOF function finding no row gives a row of nulls, so an object of nulls, as in PostgREST.
     assert.deepEqual(res.data, [
       { username: 'ann', first: { message: 'hello' }, last_channel: { slug: 'random', channel_details: null } },
-      { username: 'bob', first: { message: 'hi' }, last_channel: { slug: 'public', channel_details: { details: 'Details for public' } } },
+      {
+        username: 'bob',
+        first: { message: 'hi' },
+        last_channel: { slug: 'public', channel_details: { details: 'Details for public' } },
+      },
       { username: 'cy', first: null, last_channel: { slug: null, channel_details: null } },
     ]);
   });
@@ -111,7 +128,8 @@ describe('computed relationships (functions of the parent row)', () => {
     assert.equal(res.status, 400);
     assert.deepEqual(res.error, {
       code: 'PGRST200',
-      details: "Searched for a foreign key relationship between 'channels' and 'all_users' in the schema 'public', but no matches were found.",
+      details:
+        "Searched for a foreign key relationship between 'channels' and 'all_users' in the schema 'public', but no matches were found.",
       hint: null,
       message: "Could not find a relationship between 'channels' and 'all_users' in the schema cache",
     });
@@ -120,9 +138,17 @@ describe('computed relationships (functions of the parent row)', () => {
 
 describe('embedding by constraint name, column name, and self-references', () => {
   test('a constraint name embeds through that key; a column name embeds the row it references', async () => {
-    const byConstraint = await db.from('users').select('username, first_friend_of:best_friends_first_user_fkey(id)').eq('username', 'bob').single();
+    const byConstraint = await db
+      .from('users')
+      .select('username, first_friend_of:best_friends_first_user_fkey(id)')
+      .eq('username', 'bob')
+      .single();
     assert.deepEqual(byConstraint.data, { username: 'bob', first_friend_of: [{ id: 2 }] });
-    const byColumn = await db.from('messages').select('id, user:username(status), channel_id(slug)').eq('id', 3).single();
+    const byColumn = await db
+      .from('messages')
+      .select('id, user:username(status), channel_id(slug)')
+      .eq('id', 3)
+      .single();
     assert.deepEqual(byColumn.data, { id: 3, user: { status: 'OFFLINE' }, channel_id: { slug: 'public' } });
   });
 
@@ -136,18 +162,36 @@ describe('embedding by constraint name, column name, and self-references', () =>
     const byConstraint = await db.from('collections').select('*, collections!collections_parent_id_fkey(*)');
     assert.equal(byConstraint.status, 400);
     assert.equal(byConstraint.error?.code, 'PGRST200');
-    assert.equal(byConstraint.error?.details, "Searched for a foreign key relationship between 'collections' and 'collections' using the hint 'collections_parent_id_fkey' in the schema 'public', but no matches were found.");
+    assert.equal(
+      byConstraint.error?.details,
+      "Searched for a foreign key relationship between 'collections' and 'collections' using the hint 'collections_parent_id_fkey' in the schema 'public', but no matches were found.",
+    );
   });
 
-  test('two embeds under one name are 400 42712, as Postgres words PostgREST\'s aliases', async () => {
+  test("two embeds under one name are 400 42712, as Postgres words PostgREST's aliases", async () => {
     const res = await db.from('best_friends').select('users!first_user(*), users!second_user(*)');
-    assert.deepEqual([res.status, res.error], [400, { code: '42712', details: null, hint: null, message: 'table name "best_friends_users_1" specified more than once' }]);
+    assert.deepEqual(
+      [res.status, res.error],
+      [
+        400,
+        {
+          code: '42712',
+          details: null,
+          hint: null,
+          message: 'table name "best_friends_users_1" specified more than once',
+        },
+      ],
+    );
   });
 });
 
 describe('aggregates inside a to-one embed', () => {
   test('aggregate the embedded row, grouped by its other columns and spreads', async () => {
-    const res = await db.from('users').select('username, messages(channels(count(), ...channel_details(details)))').eq('username', 'ann').single();
+    const res = await db
+      .from('users')
+      .select('username, messages(channels(count(), ...channel_details(details)))')
+      .eq('username', 'ann')
+      .single();
     assert.deepEqual(res.data, {
       username: 'ann',
       messages: [{ channels: { count: 1, details: 'Details for public' } }, { channels: { count: 1, details: null } }],
@@ -168,23 +212,34 @@ describe('RPC', () => {
     assert.deepEqual([poly.status, poly.data], [200, 'text: {"":true}']);
   });
 
-  test('an unnamed argument of another type is no RPC: 404 PGRST202 with PostgREST\'s details and hint', async () => {
+  test("an unnamed argument of another type is no RPC: 404 PGRST202 with PostgREST's details and hint", async () => {
     const res = await db.rpc('unnamed_int', { '': 1 });
     assert.equal(res.status, 404);
     assert.deepEqual(res.error, {
       code: 'PGRST202',
-      details: 'Searched for the function public.unnamed_int with parameter  or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.',
+      details:
+        'Searched for the function public.unnamed_int with parameter  or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.',
       hint: null,
       message: 'Could not find the function public.unnamed_int() in the schema cache',
     });
     // Nor does OPTIONS or the OpenAPI document offer it.
     assert.equal((await rest('rpc/unnamed_int', { method: 'OPTIONS' })).status, 404);
     const doc = (await (await rest('')).json()) as { paths: Record<string, unknown> };
-    assert.deepEqual([!!doc.paths['/rpc/shout'], !!doc.paths['/rpc/unnamed_int'], !!doc.paths['/rpc/get_messages']], [true, false, false]);
+    assert.deepEqual(
+      [!!doc.paths['/rpc/shout'], !!doc.paths['/rpc/unnamed_int'], !!doc.paths['/rpc/get_messages']],
+      [true, false, false],
+    );
     const close = await db.rpc('status_off', { name: 'ann' });
     assert.equal(close.error?.hint, 'Perhaps you meant to call the function public.status_of');
     const params = await db.rpc('status_of', { nam: 'ann' });
-    assert.deepEqual([params.status, params.error?.message, params.error?.hint], [404, 'Could not find the function public.status_of(nam) in the schema cache', 'Perhaps you meant to call the function public.status_of(name)']);
+    assert.deepEqual(
+      [params.status, params.error?.message, params.error?.hint],
+      [
+        404,
+        'Could not find the function public.status_of(nam) in the schema cache',
+        'Perhaps you meant to call the function public.status_of(name)',
+      ],
+    );
   });
 
   test('overloads a call cannot tell apart are 300 PGRST203, worded as PostgREST', async () => {
@@ -199,7 +254,11 @@ describe('RPC', () => {
   });
 
   test('count=exact on a function returning one value answers Content-Range 0-0/1', async () => {
-    for (const options of [{ count: 'exact' as const }, { count: 'exact' as const, head: true }, { count: 'exact' as const, get: true }]) {
+    for (const options of [
+      { count: 'exact' as const },
+      { count: 'exact' as const, head: true },
+      { count: 'exact' as const, get: true },
+    ]) {
       const res = await db.rpc('status_of', { name: 'ann' }, options);
       assert.deepEqual([res.status, res.count], [200, 1], JSON.stringify(options));
     }
@@ -208,18 +267,30 @@ describe('RPC', () => {
 
 describe('writes', () => {
   test('a bulk insert with missing=default gives an omitted identity column its sequence value', async () => {
-    const res = await db.from('channels').insert([{ id: 100 }, { slug: 'fresh' }], { defaultToNull: false }).select('id, slug');
+    const res = await db
+      .from('channels')
+      .insert([{ id: 100 }, { slug: 'fresh' }], { defaultToNull: false })
+      .select('id, slug');
     assert.equal(res.status, 201, JSON.stringify(res.error));
     // As in PostgREST every row evaluates the defaults, so the first row takes 3 from the sequence too.
-    assert.deepEqual(res.data, [{ id: 100, slug: null }, { id: 4, slug: 'fresh' }]);
+    assert.deepEqual(res.data, [
+      { id: 100, slug: null },
+      { id: 4, slug: 'fresh' },
+    ]);
   });
 
   test('an upsert answers 200 when it only updated rows and 201 when it inserted one', async () => {
     const updated = await db.from('users').upsert({ username: 'bob', status: 'AWAY' }).select();
     assert.deepEqual([updated.status, updated.data], [200, [{ username: 'bob', status: 'AWAY' }]]);
-    const minimal = await db.from('users').upsert([{ username: 'bob', status: 'OFFLINE' }, { username: 'cy', status: 'ONLINE' }]);
+    const minimal = await db.from('users').upsert([
+      { username: 'bob', status: 'OFFLINE' },
+      { username: 'cy', status: 'ONLINE' },
+    ]);
     assert.equal(minimal.status, 200);
-    const inserted = await db.from('users').upsert([{ username: 'bob', status: 'OFFLINE' }, { username: 'dee', status: 'ONLINE' }]);
+    const inserted = await db.from('users').upsert([
+      { username: 'bob', status: 'OFFLINE' },
+      { username: 'dee', status: 'ONLINE' },
+    ]);
     assert.equal(inserted.status, 201);
     const plain = await db.from('users').insert({ username: 'eve' });
     assert.equal(plain.status, 201);
@@ -229,9 +300,19 @@ describe('writes', () => {
 describe('error text as PostgREST writes it', () => {
   test('an unknown column has no hint; in an embed the table is named <table>_<depth>', async () => {
     const root = await db.from('users').select('nope');
-    assert.deepEqual(root.error, { code: '42703', details: null, hint: null, message: 'column users.nope does not exist' });
+    assert.deepEqual(root.error, {
+      code: '42703',
+      details: null,
+      hint: null,
+      message: 'column users.nope does not exist',
+    });
     const embedded = await db.from('users').select('username, messages(sum)');
-    assert.deepEqual(embedded.error, { code: '42703', details: null, hint: null, message: 'column messages_1.sum does not exist' });
+    assert.deepEqual(embedded.error, {
+      code: '42703',
+      details: null,
+      hint: null,
+      message: 'column messages_1.sum does not exist',
+    });
   });
 });
 

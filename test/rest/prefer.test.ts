@@ -23,11 +23,15 @@ const rows = async (pathAndQuery: string) => (await p.call('service', 'GET', pat
 
 describe('PUT', () => {
   test('inserts the row, then replaces it; return= is honoured', async () => {
-    const put = (body: unknown, headers: Record<string, string> = {}) => p.call('service', 'PUT', 'regions?country=eq.de&code=eq.by', { body, headers });
+    const put = (body: unknown, headers: Record<string, string> = {}) =>
+      p.call('service', 'PUT', 'regions?country=eq.de&code=eq.by', { body, headers });
     const created = await put({ country: 'de', code: 'by', name: 'Bayern' });
     assert.deepEqual([created.status, created.body], [204, null]);
     const replaced = await put({ country: 'de', code: 'by', name: 'Bavaria' }, { prefer: 'return=representation' });
-    assert.deepEqual([replaced.status, replaced.json, replaced.headers['preference-applied']], [200, [{ country: 'de', code: 'by', name: 'Bavaria' }], 'return=representation']);
+    assert.deepEqual(
+      [replaced.status, replaced.json, replaced.headers['preference-applied']],
+      [200, [{ country: 'de', code: 'by', name: 'Bavaria' }], 'return=representation'],
+    );
     const single = await p.call('service', 'PUT', 'regions?code=eq.by&country=eq.de&select=name', {
       body: [{ country: 'de', code: 'by', name: 'Freistaat' }],
       headers: { prefer: 'return=representation', accept: 'application/vnd.pgrst.object+json' },
@@ -37,8 +41,20 @@ describe('PUT', () => {
   });
 
   const cases: [string, string, unknown, number, string][] = [
-    ['a key column without a filter', 'regions?country=eq.de', { country: 'de', code: 'x', name: 'n' }, 405, 'PGRST105'],
-    ['a filter beside the key', 'regions?country=eq.de&code=eq.x&name=eq.n', { country: 'de', code: 'x', name: 'n' }, 405, 'PGRST105'],
+    [
+      'a key column without a filter',
+      'regions?country=eq.de',
+      { country: 'de', code: 'x', name: 'n' },
+      405,
+      'PGRST105',
+    ],
+    [
+      'a filter beside the key',
+      'regions?country=eq.de&code=eq.x&name=eq.n',
+      { country: 'de', code: 'x', name: 'n' },
+      405,
+      'PGRST105',
+    ],
     ['an operator other than eq', 'items?id=gte.7', { id: 7, v: 1 }, 405, 'PGRST105'],
     ['a negated eq', 'items?id=not.eq.7', { id: 7, v: 1 }, 405, 'PGRST105'],
     ['the key twice', 'items?id=eq.7&id=eq.7', { id: 7, v: 1 }, 405, 'PGRST105'],
@@ -46,7 +62,16 @@ describe('PUT', () => {
     ['limit', 'items?id=eq.7&limit=1', { id: 7, v: 1 }, 400, 'PGRST114'],
     ['a body key that differs from the URL', 'items?id=eq.7', { id: 8, v: 1 }, 400, 'PGRST115'],
     ['a body without the key', 'items?id=eq.7', { v: 1 }, 400, 'PGRST115'],
-    ['two rows', 'items?id=eq.7', [{ id: 7, v: 1 }, { id: 7, v: 2 }], 400, 'PGRST115'],
+    [
+      'two rows',
+      'items?id=eq.7',
+      [
+        { id: 7, v: 1 },
+        { id: 7, v: 2 },
+      ],
+      400,
+      'PGRST115',
+    ],
     ['a body that is not an object', 'items?id=eq.7', '3', 400, 'PGRST102'],
   ];
   for (const [what, path, body, status, errorCode] of cases) {
@@ -63,7 +88,9 @@ describe('PUT', () => {
   });
 
   test("RLS: a user cannot PUT over another user's row", async () => {
-    const res = await p.call('alice', 'PUT', 'todos?id=eq.3', { body: { id: 3, owner: BOB, task: 'taken', done: true } });
+    const res = await p.call('alice', 'PUT', 'todos?id=eq.3', {
+      body: { id: 3, owner: BOB, task: 'taken', done: true },
+    });
     assert.deepEqual([res.status, code(res)], [403, '42501']);
     assert.deepEqual(await rows('todos?id=eq.3&select=task'), [{ task: 'bob 1' }]);
   });
@@ -89,7 +116,9 @@ describe('Prefer: handling', () => {
   }
 
   test('strict handling is echoed with what was applied', async () => {
-    const res = await p.call('anon', 'GET', 'tags?select=name', { headers: { prefer: 'handling=strict, count=exact' } });
+    const res = await p.call('anon', 'GET', 'tags?select=name', {
+      headers: { prefer: 'handling=strict, count=exact' },
+    });
     assert.equal(res.headers['preference-applied'], 'count=exact, handling=strict');
   });
 });
@@ -105,7 +134,9 @@ describe('Prefer: timezone', () => {
   });
 
   test('timestamps are read in the zone asked for, and it is echoed', async () => {
-    const res = await p.call('anon', 'GET', 'stamps?select=at', { headers: { prefer: 'timezone=America/Los_Angeles' } });
+    const res = await p.call('anon', 'GET', 'stamps?select=at', {
+      headers: { prefer: 'timezone=America/Los_Angeles' },
+    });
     assert.deepEqual(res.json, [{ at: '2023-10-18T05:37:59.611-07:00' }]);
     assert.equal(res.headers['preference-applied'], 'timezone=America/Los_Angeles');
   });
@@ -117,12 +148,24 @@ describe('Prefer: timezone', () => {
   });
 
   test('writes read offset-less input in that zone; RPC answers in it', async () => {
-    const ins = await p.call('service', 'POST', 'stamps', { body: { id: 2, at: '2024-01-01 09:00' }, headers: { prefer: 'timezone=Asia/Tokyo, return=representation' } });
-    assert.deepEqual([ins.status, ins.json, ins.headers['preference-applied']], [201, [{ id: 2, at: '2024-01-01T09:00:00+09:00' }], 'return=representation, timezone=Asia/Tokyo']);
+    const ins = await p.call('service', 'POST', 'stamps', {
+      body: { id: 2, at: '2024-01-01 09:00' },
+      headers: { prefer: 'timezone=Asia/Tokyo, return=representation' },
+    });
+    assert.deepEqual(
+      [ins.status, ins.json, ins.headers['preference-applied']],
+      [201, [{ id: 2, at: '2024-01-01T09:00:00+09:00' }], 'return=representation, timezone=Asia/Tokyo'],
+    );
     const [stored] = await p.admin`select to_char(at at time zone 'UTC', 'HH24:MI') as t from stamps where id = 2`;
     assert.equal(stored.t, '00:00');
-    const rpc = await p.call('anon', 'POST', 'rpc/stamp_at', { body: {}, headers: { prefer: 'timezone=Europe/Paris' } });
-    assert.deepEqual([rpc.json, rpc.headers['preference-applied']], ['2023-10-18T14:37:59.611+02:00', 'timezone=Europe/Paris']);
+    const rpc = await p.call('anon', 'POST', 'rpc/stamp_at', {
+      body: {},
+      headers: { prefer: 'timezone=Europe/Paris' },
+    });
+    assert.deepEqual(
+      [rpc.json, rpc.headers['preference-applied']],
+      ['2023-10-18T14:37:59.611+02:00', 'timezone=Europe/Paris'],
+    );
   });
 });
 
@@ -136,7 +179,10 @@ describe('Prefer: tx', () => {
   for (const [method, path, body, check] of writes) {
     test(`${method} with tx=rollback answers the rows and keeps nothing`, async () => {
       const before = await rows(check);
-      const res = await p.call('service', method, path, { body, headers: { prefer: 'tx=rollback, return=representation' } });
+      const res = await p.call('service', method, path, {
+        body,
+        headers: { prefer: 'tx=rollback, return=representation' },
+      });
       assert.ok(res.status === 200 || res.status === 201, `status ${res.status}`);
       assert.equal((res.json as unknown[]).length, 1);
       assert.equal(res.headers['preference-applied'], 'return=representation, tx=rollback');
@@ -145,7 +191,10 @@ describe('Prefer: tx', () => {
   }
 
   test('RPC with tx=rollback runs the function and undoes its writes', async () => {
-    const res = await p.call('service', 'POST', 'rpc/log_it', { body: { msg: 'never kept' }, headers: { prefer: 'tx=rollback' } });
+    const res = await p.call('service', 'POST', 'rpc/log_it', {
+      body: { msg: 'never kept' },
+      headers: { prefer: 'tx=rollback' },
+    });
     assert.deepEqual([res.status, res.json, res.headers['preference-applied']], [200, 1, 'tx=rollback']);
     assert.deepEqual(await rows('logs?msg=eq.never kept'), []);
   });
@@ -158,13 +207,22 @@ describe('Prefer: tx', () => {
 
   test('a GET with tx=rollback reads as usual', async () => {
     const res = await p.call('anon', 'GET', 'tags?select=name&name=eq.kept', { headers: { prefer: 'tx=rollback' } });
-    assert.deepEqual([res.status, res.json, res.headers['preference-applied']], [200, [{ name: 'kept' }], 'tx=rollback']);
+    assert.deepEqual(
+      [res.status, res.json, res.headers['preference-applied']],
+      [200, [{ name: 'kept' }], 'tx=rollback'],
+    );
   });
 });
 
 describe('Prefer: max-affected', () => {
   before(async () => {
-    await p.call('service', 'POST', 'logs', { body: [{ msg: 'm', level: 7 }, { msg: 'm', level: 7 }, { msg: 'm', level: 7 }] });
+    await p.call('service', 'POST', 'logs', {
+      body: [
+        { msg: 'm', level: 7 },
+        { msg: 'm', level: 7 },
+        { msg: 'm', level: 7 },
+      ],
+    });
   });
 
   const cases: [string, string, unknown, string, number, string | undefined][] = [
@@ -178,25 +236,38 @@ describe('Prefer: max-affected', () => {
       const res = await p.call('service', method, path, { body, headers: { prefer } });
       assert.deepEqual([res.status, code(res)], [status, errorCode]);
       if (errorCode) assert.equal((res.json as { details: string }).details, 'The query affects 3 rows');
-      if (prefer.includes('strict') && !errorCode) assert.equal(res.headers['preference-applied'], 'handling=strict, max-affected=3');
+      if (prefer.includes('strict') && !errorCode)
+        assert.equal(res.headers['preference-applied'], 'handling=strict, max-affected=3');
       if (!prefer.includes('strict')) assert.equal(res.headers['preference-applied'], undefined);
       assert.deepEqual(await rows('logs?level=eq.7&select=msg'), [{ msg: 'm' }, { msg: 'm' }, { msg: 'm' }]);
     });
   }
 
   test('RPC: a set beyond the limit is PGRST124; a scalar function is PGRST128', async () => {
-    const over = await p.call('service', 'POST', 'rpc/numbers', { body: { n: 5 }, headers: { prefer: 'handling=strict, max-affected=3' } });
+    const over = await p.call('service', 'POST', 'rpc/numbers', {
+      body: { n: 5 },
+      headers: { prefer: 'handling=strict, max-affected=3' },
+    });
     assert.deepEqual([over.status, code(over)], [400, 'PGRST124']);
-    const within = await p.call('service', 'POST', 'rpc/numbers', { body: { n: 3 }, headers: { prefer: 'handling=strict, max-affected=3' } });
+    const within = await p.call('service', 'POST', 'rpc/numbers', {
+      body: { n: 3 },
+      headers: { prefer: 'handling=strict, max-affected=3' },
+    });
     assert.deepEqual([within.status, within.json], [200, [1, 2, 3]]);
-    const scalar = await p.call('service', 'POST', 'rpc/add_numbers', { body: { a: 1 }, headers: { prefer: 'handling=strict, max-affected=3' } });
+    const scalar = await p.call('service', 'POST', 'rpc/add_numbers', {
+      body: { a: 1 },
+      headers: { prefer: 'handling=strict, max-affected=3' },
+    });
     assert.deepEqual([scalar.status, code(scalar)], [400, 'PGRST128']);
   });
 });
 
 describe('Prefer: params=single-object', () => {
   test('the whole body is the one json argument', async () => {
-    const res = await p.call('anon', 'POST', 'rpc/sum_of', { body: { a: 1, b: 2 }, headers: { prefer: 'params=single-object' } });
+    const res = await p.call('anon', 'POST', 'rpc/sum_of', {
+      body: { a: 1, b: 2 },
+      headers: { prefer: 'params=single-object' },
+    });
     assert.deepEqual([res.status, res.json, res.headers['preference-applied']], [200, 3, 'params=single-object']);
   });
 
@@ -206,14 +277,20 @@ describe('Prefer: params=single-object', () => {
   });
 
   test('a function without one json argument is PGRST202', async () => {
-    const res = await p.call('anon', 'POST', 'rpc/add_numbers', { body: { a: 1 }, headers: { prefer: 'params=single-object' } });
+    const res = await p.call('anon', 'POST', 'rpc/add_numbers', {
+      body: { a: 1 },
+      headers: { prefer: 'params=single-object' },
+    });
     assert.deepEqual([res.status, code(res)], [404, 'PGRST202']);
   });
 });
 
 describe('limit and order on PATCH and DELETE', () => {
   test('PATCH updates the first rows of the order only', async () => {
-    const res = await p.call('service', 'PATCH', 'items?v=eq.0&order=id.desc&limit=2&select=id', { body: { v: 1 }, headers: { prefer: 'return=representation' } });
+    const res = await p.call('service', 'PATCH', 'items?v=eq.0&order=id.desc&limit=2&select=id', {
+      body: { v: 1 },
+      headers: { prefer: 'return=representation' },
+    });
     assert.equal(res.status, 200);
     assert.deepEqual((res.json as { id: number }[]).map((r) => r.id).sort(), [5, 6]);
     assert.deepEqual(await rows('items?v=eq.1&select=id&order=id'), [{ id: 5 }, { id: 6 }]);
@@ -258,6 +335,11 @@ describe('planned reads are kept per schema cache', () => {
     await p.admin.unsafe(`alter table regions add column note text default 'n'`);
     await p.reload();
     const after = await p.call('anon', 'GET', url);
-    assert.deepEqual((after.json as Record<string, unknown>[])[0], { country: 'fr', code: 'ara', name: 'Auvergne', note: 'n' });
+    assert.deepEqual((after.json as Record<string, unknown>[])[0], {
+      country: 'fr',
+      code: 'ara',
+      name: 'Auvergne',
+      note: 'n',
+    });
   });
 });

@@ -48,7 +48,12 @@ describe('Content-Range and status', () => {
   test('offset past the end with a count is 416 PGRST103', async () => {
     const res = await p.call('anon', 'GET', 'posts?offset=10', { headers: { prefer: 'count=exact' } });
     assert.equal(res.status, 416);
-    assert.deepEqual(res.json, { code: 'PGRST103', message: 'Requested range not satisfiable', details: 'An offset of 10 was requested, but there are only 3 rows.', hint: null });
+    assert.deepEqual(res.json, {
+      code: 'PGRST103',
+      message: 'Requested range not satisfiable',
+      details: 'An offset of 10 was requested, but there are only 3 rows.',
+      hint: null,
+    });
   });
 
   test('a Range whose end precedes its start is 416', async () => {
@@ -79,7 +84,14 @@ describe('select and filters', () => {
   const rows: [string, unknown][] = [
     ['posts?select=id&order=id.desc', [{ id: 3 }, { id: 2 }, { id: 1 }]],
     ['posts?select=t:title,id::text&id=eq.1', [{ t: 'Hello world', id: '1' }]],
-    ['posts?select=id,meta->>lang,v:meta->stats->views&order=meta->stats->views.desc', [{ id: 1, lang: 'en', v: 10 }, { id: 3, lang: 'en', v: 7 }, { id: 2, lang: 'fr', v: 3 }]],
+    [
+      'posts?select=id,meta->>lang,v:meta->stats->views&order=meta->stats->views.desc',
+      [
+        { id: 1, lang: 'en', v: 10 },
+        { id: 3, lang: 'en', v: 7 },
+        { id: 2, lang: 'fr', v: 3 },
+      ],
+    ],
     ['posts?select=id&meta->>lang=eq.fr', [{ id: 2 }]],
     ['posts?select=id&meta->stats->views=gt.5&order=id', [{ id: 1 }, { id: 3 }]],
     ['posts?select=id&title=like.*world', [{ id: 1 }]],
@@ -102,8 +114,22 @@ describe('select and filters', () => {
     ['posts?select=id&search=wfts.hello -bob', [{ id: 1 }]],
     ['posts?select=id&or=(id.eq.1,and(published.is.false,title.ilike.*second*))&order=id', [{ id: 1 }, { id: 2 }]],
     ['posts?select=id&not.and=(published.is.true,id.lt.3)&order=id', [{ id: 2 }, { id: 3 }]],
-    ['posts?select=id,body&order=body.desc.nullsfirst', [{ id: 3, body: null }, { id: 2, body: 'more words' }, { id: 1, body: 'first post' }]],
-    ['posts?select=id,body&order=body.asc.nullslast', [{ id: 1, body: 'first post' }, { id: 2, body: 'more words' }, { id: 3, body: null }]],
+    [
+      'posts?select=id,body&order=body.desc.nullsfirst',
+      [
+        { id: 3, body: null },
+        { id: 2, body: 'more words' },
+        { id: 1, body: 'first post' },
+      ],
+    ],
+    [
+      'posts?select=id,body&order=body.asc.nullslast',
+      [
+        { id: 1, body: 'first post' },
+        { id: 2, body: 'more words' },
+        { id: 3, body: null },
+      ],
+    ],
     ['posts?select=', [{}, {}, {}]],
   ];
   for (const [query, expected] of rows) {
@@ -117,34 +143,146 @@ describe('select and filters', () => {
 
 describe('embedding', () => {
   const rows: [string, unknown][] = [
-    ['posts?select=id,author:users!author_id(name)&order=id', [{ id: 1, author: { name: 'Alice' } }, { id: 2, author: { name: 'Alice' } }, { id: 3, author: { name: 'Bob' } }]],
-    ['posts?select=id,users!posts_editor_id_fkey(name)&order=id', [{ id: 1, users: { name: 'Bob' } }, { id: 2, users: null }, { id: 3, users: { name: 'Alice' } }]],
-    ['users?select=name,written:posts!author_id(id)&written.order=id.desc', [{ name: 'Alice', written: [{ id: 2 }, { id: 1 }] }, { name: 'Bob', written: [{ id: 3 }] }]],
-    ['users?select=name,posts!editor_id(id)', [{ name: 'Alice', posts: [{ id: 3 }] }, { name: 'Bob', posts: [{ id: 1 }] }]],
-    ['posts?select=id,comments(body,user:users(name))&id=eq.1&comments.order=id', [{ id: 1, comments: [{ body: 'nice', user: { name: 'Bob' } }, { body: 'thanks', user: { name: 'Alice' } }] }]],
-    ['posts?select=id,comments(body)&comments.body=eq.nice&id=lt.3&order=id', [{ id: 1, comments: [{ body: 'nice' }] }, { id: 2, comments: [] }]],
+    [
+      'posts?select=id,author:users!author_id(name)&order=id',
+      [
+        { id: 1, author: { name: 'Alice' } },
+        { id: 2, author: { name: 'Alice' } },
+        { id: 3, author: { name: 'Bob' } },
+      ],
+    ],
+    [
+      'posts?select=id,users!posts_editor_id_fkey(name)&order=id',
+      [
+        { id: 1, users: { name: 'Bob' } },
+        { id: 2, users: null },
+        { id: 3, users: { name: 'Alice' } },
+      ],
+    ],
+    [
+      'users?select=name,written:posts!author_id(id)&written.order=id.desc',
+      [
+        { name: 'Alice', written: [{ id: 2 }, { id: 1 }] },
+        { name: 'Bob', written: [{ id: 3 }] },
+      ],
+    ],
+    [
+      'users?select=name,posts!editor_id(id)',
+      [
+        { name: 'Alice', posts: [{ id: 3 }] },
+        { name: 'Bob', posts: [{ id: 1 }] },
+      ],
+    ],
+    [
+      'posts?select=id,comments(body,user:users(name))&id=eq.1&comments.order=id',
+      [
+        {
+          id: 1,
+          comments: [
+            { body: 'nice', user: { name: 'Bob' } },
+            { body: 'thanks', user: { name: 'Alice' } },
+          ],
+        },
+      ],
+    ],
+    [
+      'posts?select=id,comments(body)&comments.body=eq.nice&id=lt.3&order=id',
+      [
+        { id: 1, comments: [{ body: 'nice' }] },
+        { id: 2, comments: [] },
+      ],
+    ],
     ['posts?select=id,comments!inner(body)&comments.body=eq.nice', [{ id: 1, comments: [{ body: 'nice' }] }]],
-    ['posts?select=id,comments(body)&comments.limit=1&comments.order=id.desc&id=eq.1', [{ id: 1, comments: [{ body: 'thanks' }] }]],
-    ['posts?select=id,comments(body)&comments.offset=1&comments.order=id&id=eq.1', [{ id: 1, comments: [{ body: 'thanks' }] }]],
-    ['users?select=name,posts!author_id(id,comments(body))&posts.comments.body=eq.hi bob&name=eq.Bob', [{ name: 'Bob', posts: [{ id: 3, comments: [{ body: 'hi bob' }] }] }]],
+    [
+      'posts?select=id,comments(body)&comments.limit=1&comments.order=id.desc&id=eq.1',
+      [{ id: 1, comments: [{ body: 'thanks' }] }],
+    ],
+    [
+      'posts?select=id,comments(body)&comments.offset=1&comments.order=id&id=eq.1',
+      [{ id: 1, comments: [{ body: 'thanks' }] }],
+    ],
+    [
+      'users?select=name,posts!author_id(id,comments(body))&posts.comments.body=eq.hi bob&name=eq.Bob',
+      [{ name: 'Bob', posts: [{ id: 3, comments: [{ body: 'hi bob' }] }] }],
+    ],
     ['posts?select=id,comments()&comments=is.null&order=id', [{ id: 2 }]],
-    ['posts?select=id,editor:users!editor_id(name)&editor=not.is.null&order=id', [{ id: 1, editor: { name: 'Bob' } }, { id: 3, editor: { name: 'Alice' } }]],
-    ['posts?select=id,author:users!author_id(name)&order=author(name).desc,id', [{ id: 3, author: { name: 'Bob' } }, { id: 1, author: { name: 'Alice' } }, { id: 2, author: { name: 'Alice' } }]],
+    [
+      'posts?select=id,editor:users!editor_id(name)&editor=not.is.null&order=id',
+      [
+        { id: 1, editor: { name: 'Bob' } },
+        { id: 3, editor: { name: 'Alice' } },
+      ],
+    ],
+    [
+      'posts?select=id,author:users!author_id(name)&order=author(name).desc,id',
+      [
+        { id: 3, author: { name: 'Bob' } },
+        { id: 1, author: { name: 'Alice' } },
+        { id: 2, author: { name: 'Alice' } },
+      ],
+    ],
     // composite foreign keys, both directions
-    ['shops?select=name,regions(name)&order=id', [{ name: 'Paris shop', regions: { name: 'Ile-de-France' } }, { name: 'LA shop', regions: { name: 'California' } }, { name: 'Nowhere', regions: null }]],
-    ['regions?select=code,shops(name)&country=eq.fr&order=code', [{ code: 'ara', shops: [] }, { code: 'idf', shops: [{ name: 'Paris shop' }] }]],
+    [
+      'shops?select=name,regions(name)&order=id',
+      [
+        { name: 'Paris shop', regions: { name: 'Ile-de-France' } },
+        { name: 'LA shop', regions: { name: 'California' } },
+        { name: 'Nowhere', regions: null },
+      ],
+    ],
+    [
+      'regions?select=code,shops(name)&country=eq.fr&order=code',
+      [
+        { code: 'ara', shops: [] },
+        { code: 'idf', shops: [{ name: 'Paris shop' }] },
+      ],
+    ],
     // one-to-one is an object in both directions
-    ['users?select=name,profiles(bio)&order=name', [{ name: 'Alice', profiles: { bio: 'Alice bio' } }, { name: 'Bob', profiles: null }]],
+    [
+      'users?select=name,profiles(bio)&order=name',
+      [
+        { name: 'Alice', profiles: { bio: 'Alice bio' } },
+        { name: 'Bob', profiles: null },
+      ],
+    ],
     ['profiles?select=bio,users(name)', [{ bio: 'Alice bio', users: { name: 'Alice' } }]],
     // a view reaches its base table's foreign keys
-    ['post_summaries?select=title,users(name)&order=id', [{ title: 'Hello world', users: { name: 'Alice' } }, { title: 'Bob writes', users: { name: 'Bob' } }]],
-    ['users?select=name,post_summaries(title)&name=eq.Bob', [{ name: 'Bob', post_summaries: [{ title: 'Bob writes' }] }]],
+    [
+      'post_summaries?select=title,users(name)&order=id',
+      [
+        { title: 'Hello world', users: { name: 'Alice' } },
+        { title: 'Bob writes', users: { name: 'Bob' } },
+      ],
+    ],
+    [
+      'users?select=name,post_summaries(title)&name=eq.Bob',
+      [{ name: 'Bob', post_summaries: [{ title: 'Bob writes' }] }],
+    ],
     // spreads
-    ['posts?select=id,...users!author_id(author:name,email)&order=id&limit=1', [{ id: 1, author: 'Alice', email: 'alice@example.com' }]],
-    ['posts?select=id,...users!editor_id(editor:name)&order=id', [{ id: 1, editor: 'Bob' }, { id: 2, editor: null }, { id: 3, editor: 'Alice' }]],
-    ['posts?select=id,...users!editor_id!inner(editor:name)&order=id', [{ id: 1, editor: 'Bob' }, { id: 3, editor: 'Alice' }]],
+    [
+      'posts?select=id,...users!author_id(author:name,email)&order=id&limit=1',
+      [{ id: 1, author: 'Alice', email: 'alice@example.com' }],
+    ],
+    [
+      'posts?select=id,...users!editor_id(editor:name)&order=id',
+      [
+        { id: 1, editor: 'Bob' },
+        { id: 2, editor: null },
+        { id: 3, editor: 'Alice' },
+      ],
+    ],
+    [
+      'posts?select=id,...users!editor_id!inner(editor:name)&order=id',
+      [
+        { id: 1, editor: 'Bob' },
+        { id: 3, editor: 'Alice' },
+      ],
+    ],
     ['posts?select=id,...users!author_id(name)&users.name=eq.Bob', [{ id: 3, name: 'Bob' }]],
-    ['comments?select=body,...posts(title,...users!author_id(author:name))&id=eq.3', [{ body: 'hi bob', title: 'Bob writes', author: 'Bob' }]],
+    [
+      'comments?select=body,...posts(title,...users!author_id(author:name))&id=eq.3',
+      [{ body: 'hi bob', title: 'Bob writes', author: 'Bob' }],
+    ],
   ];
   for (const [query, expected] of rows) {
     test(query, async () => {
@@ -199,13 +337,32 @@ describe('aggregate functions', () => {
     ['posts?select=count()', [{ count: 3 }]],
     ['posts?select=count()&published=is.true', [{ count: 2 }]],
     // the other selected columns are grouped by; filters apply before grouping
-    ['posts?select=published,n:count(),id.sum(),id.max()::text&order=published', [{ published: false, n: 1, sum: 2, max: '2' }, { published: true, n: 2, sum: 4, max: '3' }]],
+    [
+      'posts?select=published,n:count(),id.sum(),id.max()::text&order=published',
+      [
+        { published: false, n: 1, sum: 2, max: '2' },
+        { published: true, n: 2, sum: 4, max: '3' },
+      ],
+    ],
     ['posts?select=meta->stats->views::int.sum(),meta->stats->views::int.avg()::int', [{ sum: 20, avg: 7 }]],
     // Supabase's `comments(count)` idiom and its count() spelling, per parent row
-    ['posts?select=id,comments(count)&order=id', [{ id: 1, comments: [{ count: 2 }] }, { id: 2, comments: [{ count: 0 }] }, { id: 3, comments: [{ count: 1 }] }]],
+    [
+      'posts?select=id,comments(count)&order=id',
+      [
+        { id: 1, comments: [{ count: 2 }] },
+        { id: 2, comments: [{ count: 0 }] },
+        { id: 3, comments: [{ count: 1 }] },
+      ],
+    ],
     ['posts?select=id,c:comments(n:count())&id=eq.3', [{ id: 3, c: [{ n: 1 }] }]],
     // a to-one embed or a spread can be a grouping column
-    ['posts?select=count(),author:users!author_id(name)&order=author(name)', [{ count: 2, author: { name: 'Alice' } }, { count: 1, author: { name: 'Bob' } }]],
+    [
+      'posts?select=count(),author:users!author_id(name)&order=author(name)',
+      [
+        { count: 2, author: { name: 'Alice' } },
+        { count: 1, author: { name: 'Bob' } },
+      ],
+    ],
     ['posts?select=count(),...users!author_id(name)&users.name=eq.Bob', [{ count: 1, name: 'Bob' }]],
     ['rpc/numbers?n=4&select=count(),numbers.sum()', [{ count: 4, sum: 10 }]],
   ];
@@ -218,7 +375,9 @@ describe('aggregate functions', () => {
   }
 
   test('count=exact counts the groups', async () => {
-    const res = await p.call('anon', 'GET', 'posts?select=published,count()&order=published&limit=1', { headers: { prefer: 'count=exact' } });
+    const res = await p.call('anon', 'GET', 'posts?select=published,count()&order=published&limit=1', {
+      headers: { prefer: 'count=exact' },
+    });
     assert.equal(res.status, 206);
     assert.equal(res.headers['content-range'], '0-0/2');
     assert.deepEqual(res.json, [{ published: false, count: 1 }]);
@@ -226,7 +385,10 @@ describe('aggregate functions', () => {
 
   test('aggregates run under RLS', async () => {
     const res = await p.call('alice', 'GET', 'todos?select=done,count()&order=done');
-    assert.deepEqual(res.json, [{ done: false, count: 1 }, { done: true, count: 1 }]);
+    assert.deepEqual(res.json, [
+      { done: false, count: 1 },
+      { done: true, count: 1 },
+    ]);
   });
 
   test('ordering groups by a column that is not grouped is 400 42803, explained', async () => {
@@ -239,7 +401,10 @@ describe('aggregate functions', () => {
   test('an aggregate inside a to-one embed aggregates its row (in a spread it applies at the parent)', async () => {
     const res = await p.call('anon', 'GET', 'posts?select=id,users!author_id(count())&order=id');
     assert.equal(res.status, 200, res.body ?? '');
-    assert.deepEqual(res.json, [1, 2, 3].map((id) => ({ id, users: { count: 1 } })));
+    assert.deepEqual(
+      res.json,
+      [1, 2, 3].map((id) => ({ id, users: { count: 1 } })),
+    );
     const spread = await p.call('anon', 'GET', 'posts?select=...users!author_id(name.count())');
     assert.deepEqual([spread.status, spread.json], [200, [{ count: 3 }]]);
   });
@@ -256,11 +421,16 @@ describe('row-level security', () => {
   });
 
   test('embeds run under the same policies', async () => {
-    await p.admin.unsafe(`create table todo_notes (id serial primary key, todo_id int references todos(id), note text); grant all on todo_notes to anon, authenticated;`);
+    await p.admin.unsafe(
+      `create table todo_notes (id serial primary key, todo_id int references todos(id), note text); grant all on todo_notes to anon, authenticated;`,
+    );
     await p.admin.unsafe(`insert into todo_notes (todo_id, note) values (1, 'a1'), (3, 'b1')`);
     await p.reload();
     const res = await p.call('alice', 'GET', 'todo_notes?select=note,todos(task)&order=id');
-    assert.deepEqual(res.json, [{ note: 'a1', todos: { task: 'alice 1' } }, { note: 'b1', todos: null }]);
+    assert.deepEqual(res.json, [
+      { note: 'a1', todos: { task: 'alice 1' } },
+      { note: 'b1', todos: null },
+    ]);
   });
 
   test('a table without grants is 401 for anon, 403 for a user, generic text', async () => {
@@ -274,7 +444,9 @@ describe('row-level security', () => {
   });
 
   test('GET runs read-only', async () => {
-    await p.admin.unsafe(`set role hearth_test_owner; create view counter as select nextval('posts_id_seq') as n; reset role`);
+    await p.admin.unsafe(
+      `set role hearth_test_owner; create view counter as select nextval('posts_id_seq') as n; reset role`,
+    );
     await p.reload();
     const res = await p.call('service', 'GET', 'counter');
     assert.equal(res.status, 405);
@@ -284,25 +456,42 @@ describe('row-level security', () => {
 
 describe('media types', () => {
   test('object accept answers one object', async () => {
-    const res = await p.call('anon', 'GET', `users?select=name&id=eq.${ALICE}`, { headers: { accept: 'application/vnd.pgrst.object+json' } });
+    const res = await p.call('anon', 'GET', `users?select=name&id=eq.${ALICE}`, {
+      headers: { accept: 'application/vnd.pgrst.object+json' },
+    });
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/vnd.pgrst.object+json; charset=utf-8');
     assert.deepEqual(JSON.parse(res.body!), { name: 'Alice' });
   });
 
-  for (const [query, n] of [['users?id=eq.00000000-0000-4000-8000-000000000000', 0], ['users', 2]] as const) {
+  for (const [query, n] of [
+    ['users?id=eq.00000000-0000-4000-8000-000000000000', 0],
+    ['users', 2],
+  ] as const) {
     test(`object accept with ${n} rows is 406 PGRST116`, async () => {
       const res = await p.call('anon', 'GET', query, { headers: { accept: 'application/vnd.pgrst.object+json' } });
       assert.equal(res.status, 406);
-      assert.deepEqual(res.json, { code: 'PGRST116', message: 'Cannot coerce the result to a single JSON object', details: `The result contains ${n} rows`, hint: null });
+      assert.deepEqual(res.json, {
+        code: 'PGRST116',
+        message: 'Cannot coerce the result to a single JSON object',
+        details: `The result contains ${n} rows`,
+        hint: null,
+      });
     });
   }
 
   test('nulls=stripped leaves null fields out (supabase-js stripNulls())', async () => {
     const query = 'posts?select=id,body,editor_id&order=id&id=gt.1';
-    const array = await p.call('anon', 'GET', query, { headers: { accept: 'application/vnd.pgrst.array+json;nulls=stripped' } });
-    assert.deepEqual(JSON.parse(array.body!), [{ id: 2, body: 'more words' }, { id: 3, editor_id: '00000000-0000-4000-8000-00000000000a' }]);
-    const object = await p.call('anon', 'GET', `${query}&limit=1`, { headers: { accept: 'application/vnd.pgrst.object+json;nulls=stripped' } });
+    const array = await p.call('anon', 'GET', query, {
+      headers: { accept: 'application/vnd.pgrst.array+json;nulls=stripped' },
+    });
+    assert.deepEqual(JSON.parse(array.body!), [
+      { id: 2, body: 'more words' },
+      { id: 3, editor_id: '00000000-0000-4000-8000-00000000000a' },
+    ]);
+    const object = await p.call('anon', 'GET', `${query}&limit=1`, {
+      headers: { accept: 'application/vnd.pgrst.object+json;nulls=stripped' },
+    });
     assert.deepEqual(JSON.parse(object.body!), { id: 2, body: 'more words' });
     const plain = await p.call('anon', 'GET', query, { headers: { accept: 'application/vnd.pgrst.array+json' } });
     assert.deepEqual(JSON.parse(plain.body!)[0], { id: 2, body: 'more words', editor_id: null });
@@ -311,7 +500,10 @@ describe('media types', () => {
   test('text/csv', async () => {
     const res = await p.call('anon', 'GET', 'posts?select=id,title,body&order=id', { headers: { accept: 'text/csv' } });
     assert.equal(res.headers['content-type'], 'text/csv; charset=utf-8');
-    assert.equal(res.body, 'id,title,body\n1,"Hello world","first post"\n2,"Second thoughts","more words"\n3,"Bob writes",');
+    assert.equal(
+      res.body,
+      'id,title,body\n1,"Hello world","first post"\n2,"Second thoughts","more words"\n3,"Bob writes",',
+    );
   });
 
   test('an unknown media type is 406 PGRST107', async () => {
@@ -323,7 +515,12 @@ describe('media types', () => {
   test('an unknown profile is 406 PGRST106', async () => {
     const res = await p.call('anon', 'GET', 'posts', { headers: { 'accept-profile': 'auth' } });
     assert.equal(res.status, 406);
-    assert.deepEqual(res.json, { code: 'PGRST106', message: 'The schema must be one of the following: public', details: null, hint: null });
+    assert.deepEqual(res.json, {
+      code: 'PGRST106',
+      message: 'The schema must be one of the following: public',
+      details: null,
+      hint: null,
+    });
   });
 });
 
@@ -334,7 +531,9 @@ describe('paging', () => {
     assert.deepEqual(big.json, [{ id: 1 }, { id: 2 }, { id: 3 }]);
     const far = await p.call('anon', 'GET', 'posts?select=id&offset=99999999999999');
     assert.deepEqual([far.status, far.headers['content-range'], far.json], [200, '*/*', []]);
-    const counted = await p.call('anon', 'GET', 'posts?select=id&offset=99999999999999', { headers: { prefer: 'count=exact' } });
+    const counted = await p.call('anon', 'GET', 'posts?select=id&offset=99999999999999', {
+      headers: { prefer: 'count=exact' },
+    });
     assert.deepEqual([counted.status, (counted.json as { code: string }).code], [416, 'PGRST103']);
   });
 });

@@ -36,9 +36,17 @@ describe('rpc', () => {
   }
 
   test('set-returning functions filter, order, embed and count like tables', async () => {
-    const res = await p.call('anon', 'GET', `rpc/posts_by?author=${ALICE}&select=id,comments(body)&id=lt.3&order=id.desc&comments.order=id`, { headers: { prefer: 'count=exact' } });
+    const res = await p.call(
+      'anon',
+      'GET',
+      `rpc/posts_by?author=${ALICE}&select=id,comments(body)&id=lt.3&order=id.desc&comments.order=id`,
+      { headers: { prefer: 'count=exact' } },
+    );
     assert.equal(res.status, 200);
-    assert.deepEqual(res.json, [{ id: 2, comments: [] }, { id: 1, comments: [{ body: 'nice' }, { body: 'thanks' }] }]);
+    assert.deepEqual(res.json, [
+      { id: 2, comments: [] },
+      { id: 1, comments: [{ body: 'nice' }, { body: 'thanks' }] },
+    ]);
     assert.equal(res.headers['content-range'], '0-1/2');
     const post = await p.call('anon', 'POST', 'rpc/posts_by?select=title&limit=1', { body: { author: ALICE } });
     assert.deepEqual(post.json, [{ title: 'Hello world' }]);
@@ -82,13 +90,22 @@ describe('openapi', () => {
     const res = await p.call('anon', 'GET', '');
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/openapi+json; charset=utf-8');
-    const doc = res.json as { swagger: string; paths: Record<string, unknown>; definitions: Record<string, { properties: Record<string, unknown> }> };
+    const doc = res.json as {
+      swagger: string;
+      paths: Record<string, unknown>;
+      definitions: Record<string, { properties: Record<string, unknown> }>;
+    };
     assert.equal(doc.swagger, '2.0');
     assert.ok(doc.paths['/posts'] && doc.paths['/rpc/add_numbers']);
     assert.equal(doc.paths['/secrets'], undefined, 'anon has no privilege on secrets');
     assert.equal(doc.paths['/rpc/hidden'], undefined, 'anon may not execute hidden()');
     // An identity column's default is its sequence, as PostgREST describes it.
-    assert.deepEqual(doc.definitions.posts.properties.id, { type: 'integer', format: 'bigint', default: "nextval('public.posts_id_seq')", description: 'Note:\nThis is a Primary Key.<pk/>' });
+    assert.deepEqual(doc.definitions.posts.properties.id, {
+      type: 'integer',
+      format: 'bigint',
+      default: "nextval('public.posts_id_seq')",
+      description: 'Note:\nThis is a Primary Key.<pk/>',
+    });
     const service = await p.call('service', 'GET', '');
     assert.ok((service.json as { paths: Record<string, unknown> }).paths['/secrets']);
   });

@@ -33,12 +33,15 @@ after(async () => {
 
 /** Connections to the project database other than the test's own direct one. */
 async function hearthConnections(): Promise<number> {
-  const [row] = await server`select count(*)::int as n from pg_stat_activity where datname = ${db} and pid <> ${ownerPid}`;
+  const [row] =
+    await server`select count(*)::int as n from pg_stat_activity where datname = ${db} and pid <> ${ownerPid}`;
   return row!.n as number;
 }
 
 const rest = (table: string) =>
-  fetch(`${h.info.BASE_URL}/rest/v1/${table}?select=id`, { headers: { apikey: h.info.SECRET_KEY, authorization: `Bearer ${h.info.SECRET_KEY}` } });
+  fetch(`${h.info.BASE_URL}/rest/v1/${table}?select=id`, {
+    headers: { apikey: h.info.SECRET_KEY, authorization: `Bearer ${h.info.SECRET_KEY}` },
+  });
 
 test('an idle REST API closes its schema listener, and the next request sees changes made meanwhile', async () => {
   const first = await rest('before_idle');
@@ -61,9 +64,15 @@ test('an idle REST API closes its schema listener, and the next request sees cha
 
 test('after idle, the store drops its cache and concurrent requests share one reload', async () => {
   // The listener's connection takes the pool's options, so this name finds it in pg_stat_activity.
-  const sql = postgres(h.info.DB_URL, { max: 2, onnotice: () => {}, connection: { application_name: 'schema-listener-test' } });
+  const sql = postgres(h.info.DB_URL, {
+    max: 2,
+    onnotice: () => {},
+    connection: { application_name: 'schema-listener-test' },
+  });
   const listeners = async () =>
-    ((await server`select count(*)::int as n from pg_stat_activity where application_name = 'schema-listener-test' and query ilike 'listen%'`)[0]!.n as number);
+    (
+      await server`select count(*)::int as n from pg_stat_activity where application_name = 'schema-listener-test' and query ilike 'listen%'`
+    )[0]!.n as number;
   const store = await createSchemaCacheStore(sql, ['public'], { idleMs: 1000 });
   try {
     const old = await store.get();

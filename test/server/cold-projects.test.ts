@@ -27,7 +27,11 @@ before(async () => {
   schemaListener.idleMs = 1000; // rather than a minute
   pg = await startPrivatePostgres();
   // The queue bound is raised so that a slow machine (cold backends cost CPU) is not what the test sees.
-  h = await startTestHearth({ env: { DATABASE_URL: pg.url, HEARTH_DB_MAX_CONNECTIONS: String(BUDGET), HEARTH_DB_QUEUE_TIMEOUT_MS: '60000' }, dataDir, keepData: true });
+  h = await startTestHearth({
+    env: { DATABASE_URL: pg.url, HEARTH_DB_MAX_CONNECTIONS: String(BUDGET), HEARTH_DB_QUEUE_TIMEOUT_MS: '60000' },
+    dataDir,
+    keepData: true,
+  });
   server = postgres(pg.url, { max: 1, onnotice: () => {} });
   projects = await cloneProjects(h, PROJECTS);
 });
@@ -58,7 +62,9 @@ test(`${PROJECTS} cold projects hit at once: all answered 200 within a budget of
   const started = Date.now();
   const answers = await Promise.all(
     projects.map(async (p) => {
-      const res = await fetch(`${h.url}/project/${p.ref}/rest/v1/cold?select=id`, { headers: { apikey: p.key, authorization: `Bearer ${p.key}` } });
+      const res = await fetch(`${h.url}/project/${p.ref}/rest/v1/cold?select=id`, {
+        headers: { apikey: p.key, authorization: `Bearer ${p.key}` },
+      });
       return { status: res.status, body: await res.text() };
     }),
   );
@@ -69,9 +75,20 @@ test(`${PROJECTS} cold projects hit at once: all answered 200 within a budget of
   const failed = answers.filter((a) => a.status !== 200);
   assert.deepEqual(failed, [], 'every cold project answered 200');
   for (const a of answers) assert.deepEqual(JSON.parse(a.body), [{ id: 1 }]);
-  assert.ok(peak <= BUDGET, `at most ${BUDGET} connections to the projects and the control database at once, saw ${peak}`);
+  assert.ok(
+    peak <= BUDGET,
+    `at most ${BUDGET} connections to the projects and the control database at once, saw ${peak}`,
+  );
   assert.ok(h.hearth.p.dbs.budget.inUse <= BUDGET);
 
   // Pools close idle connections after 5 s, schema listeners after idleMs.
-  assert.equal(await until(() => connectionsTo(dbs), (n) => n === 0, 30_000), 0, 'idle projects hold no connection');
+  assert.equal(
+    await until(
+      () => connectionsTo(dbs),
+      (n) => n === 0,
+      30_000,
+    ),
+    0,
+    'idle projects hold no connection',
+  );
 });

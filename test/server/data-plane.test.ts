@@ -22,7 +22,11 @@ before(async () => {
   const orgs = await h.api('GET', '/v1/organizations');
   const created = await h.api('POST', '/v1/projects', { body: { name: 'Other', organization_id: orgs.body[0].id } });
   const keys = await h.api('GET', `/v1/projects/${created.body.ref}/api-keys`);
-  other = { ref: created.body.ref, base_url: created.body.base_url, publishable: keys.body.find((k: { type: string }) => k.type === 'publishable').api_key };
+  other = {
+    ref: created.body.ref,
+    base_url: created.body.base_url,
+    publishable: keys.body.find((k: { type: string }) => k.type === 'publishable').api_key,
+  };
 });
 after(async () => {
   await h?.close();
@@ -34,11 +38,13 @@ const userToken = (sub: string, extra: Record<string, unknown> = {}) =>
 /** GET with node:http, which (unlike fetch) lets the test choose the Host header. */
 function jwks(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    http.get(url, { headers }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
-    }).on('error', reject);
+    http
+      .get(url, { headers }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -83,29 +89,56 @@ describe('credentials', () => {
   });
 
   const refusals: [string, () => Promise<Record<string, string>>, string][] = [
-    ['another project\'s key', async () => ({ apikey: other.publishable }), 'invalid_api_key'],
+    ["another project's key", async () => ({ apikey: other.publishable }), 'invalid_api_key'],
     ['an unknown key', async () => ({ apikey: 'sb_publishable_nope' }), 'invalid_api_key'],
     ['a malformed Authorization header', async () => ({ authorization: 'Token abc' }), 'bad_authorization'],
-    ['an expired token', async () => {
-      const t = await userToken(USER_A);
-      h.clock.advance(3601_000);
-      return { authorization: `Bearer ${t}` };
-    }, 'bad_jwt'],
-    ['a token signed by another key', async () => {
-      const { privateKey } = await generateKeyPair('ES256');
-      const t = await new SignJWT({ sub: USER_A, role: 'authenticated' }).setProtectedHeader({ alg: 'ES256', kid: project.jwks.keys[0]!.kid }).setExpirationTime('1h').sign(privateKey);
-      return { authorization: `Bearer ${t}` };
-    }, 'bad_jwt'],
-    ['a token with an unknown role', async () => ({ authorization: `Bearer ${await userToken(USER_A, { role: 'postgres' })}` }), 'bad_jwt'],
-    ['a tampered token', async () => {
-      const [hd, , sig] = (await userToken(USER_A)).split('.');
-      const body = Buffer.from(JSON.stringify({ sub: USER_B, role: 'service_role', exp: 9999999999 })).toString('base64url');
-      return { authorization: `Bearer ${hd}.${body}.${sig}` };
-    }, 'bad_jwt'],
-    ['an unsigned token (alg none, empty signature)', async () => {
-      const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-      return { authorization: `Bearer ${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: USER_A, role: 'service_role', exp: 9999999999 })}.` };
-    }, 'bad_jwt'],
+    [
+      'an expired token',
+      async () => {
+        const t = await userToken(USER_A);
+        h.clock.advance(3601_000);
+        return { authorization: `Bearer ${t}` };
+      },
+      'bad_jwt',
+    ],
+    [
+      'a token signed by another key',
+      async () => {
+        const { privateKey } = await generateKeyPair('ES256');
+        const t = await new SignJWT({ sub: USER_A, role: 'authenticated' })
+          .setProtectedHeader({ alg: 'ES256', kid: project.jwks.keys[0]!.kid })
+          .setExpirationTime('1h')
+          .sign(privateKey);
+        return { authorization: `Bearer ${t}` };
+      },
+      'bad_jwt',
+    ],
+    [
+      'a token with an unknown role',
+      async () => ({ authorization: `Bearer ${await userToken(USER_A, { role: 'postgres' })}` }),
+      'bad_jwt',
+    ],
+    [
+      'a tampered token',
+      async () => {
+        const [hd, , sig] = (await userToken(USER_A)).split('.');
+        const body = Buffer.from(JSON.stringify({ sub: USER_B, role: 'service_role', exp: 9999999999 })).toString(
+          'base64url',
+        );
+        return { authorization: `Bearer ${hd}.${body}.${sig}` };
+      },
+      'bad_jwt',
+    ],
+    [
+      'an unsigned token (alg none, empty signature)',
+      async () => {
+        const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+        return {
+          authorization: `Bearer ${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: USER_A, role: 'service_role', exp: 9999999999 })}.`,
+        };
+      },
+      'bad_jwt',
+    ],
   ];
   for (const [name, headers, code] of refusals) {
     test(`401 ${code} for ${name}, in the auth envelope`, async () => {
@@ -138,11 +171,13 @@ describe('credentials', () => {
     assert.equal(rest.status, 401);
     assert.equal((await rest.json()).code, 'PGRST301');
     // The same claims with an exp pass, so it is the missing exp that is refused.
-    const withExp = await fetch(`${h.url}/auth/v1/user`, { headers: { ...headers, authorization: `Bearer ${await userToken(USER_A)}` } });
+    const withExp = await fetch(`${h.url}/auth/v1/user`, {
+      headers: { ...headers, authorization: `Bearer ${await userToken(USER_A)}` },
+    });
     assert.notEqual(withExp.status, 401);
   });
 
-  test('the key may ride in the query string (?apikey=), as Supabase\'s gateway takes it; REST does not read it as a filter', async () => {
+  test("the key may ride in the query string (?apikey=), as Supabase's gateway takes it; REST does not read it as a filter", async () => {
     const root = await fetch(`${h.url}/rest/v1/?apikey=${h.info.PUBLISHABLE_KEY}`);
     assert.equal(root.status, 200);
     const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
@@ -195,11 +230,15 @@ describe('credentials', () => {
     const token = await userToken(USER_A);
     assert.equal((await fetch(url(), { headers: { authorization: `Bearer ${token}` } })).status, 200);
     const [hd, , sig] = token.split('.');
-    const claims = Buffer.from(JSON.stringify({ sub: USER_B, role: 'service_role', aud: 'authenticated', exp: 9999999999 })).toString('base64url');
+    const claims = Buffer.from(
+      JSON.stringify({ sub: USER_B, role: 'service_role', aud: 'authenticated', exp: 9999999999 }),
+    ).toString('base64url');
     const forged = await fetch(url(), { headers: { authorization: `Bearer ${hd}.${claims}.${sig}` } });
     assert.equal(forged.status, 401);
     assert.equal((await forged.json()).error.code, 'bad_jwt');
-    const elsewhere = await fetch(`${other.base_url}/auth/v1/.well-known/jwks.json`, { headers: { authorization: `Bearer ${token}` } });
+    const elsewhere = await fetch(`${other.base_url}/auth/v1/.well-known/jwks.json`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.equal(elsewhere.status, 401);
     assert.equal((await elsewhere.json()).error.code, 'bad_jwt');
   });
@@ -228,22 +267,45 @@ describe('withRole and row-level security', () => {
 
   test('auth.uid() sees the caller: each user reads only their rows; anon none; service_role all', async () => {
     const read = (role: 'anon' | 'authenticated' | 'service_role', sub?: string) =>
-      withRole(project.sql, { role, claims: sub ? { sub, role } : { role } }, (tx) => tx`select body from public.notes order by body`);
-    assert.deepEqual((await read('authenticated', USER_A)).map((r) => r.body), ['a1', 'a2']);
-    assert.deepEqual((await read('authenticated', USER_B)).map((r) => r.body), ['b1']);
-    assert.deepEqual((await read('anon')).map((r) => r.body), []);
-    assert.deepEqual((await read('service_role')).map((r) => r.body), ['a1', 'a2', 'b1']);
+      withRole(
+        project.sql,
+        { role, claims: sub ? { sub, role } : { role } },
+        (tx) => tx`select body from public.notes order by body`,
+      );
+    assert.deepEqual(
+      (await read('authenticated', USER_A)).map((r) => r.body),
+      ['a1', 'a2'],
+    );
+    assert.deepEqual(
+      (await read('authenticated', USER_B)).map((r) => r.body),
+      ['b1'],
+    );
+    assert.deepEqual(
+      (await read('anon')).map((r) => r.body),
+      [],
+    );
+    assert.deepEqual(
+      (await read('service_role')).map((r) => r.body),
+      ['a1', 'a2', 'b1'],
+    );
   });
 
   test('role, claims and a 10 s statement timeout are set for the transaction only', async () => {
-    const [row] = await withRole(project.sql, { role: 'authenticated', claims: { sub: USER_A, role: 'authenticated', email: 'a@x.test' } }, (tx) =>
-      tx`select current_user as who, auth.uid()::text as uid, auth.role() as role, auth.jwt()->>'email' as email, current_setting('statement_timeout') as timeout`);
-    assert.deepEqual({ ...row }, { who: 'authenticated', uid: USER_A, role: 'authenticated', email: 'a@x.test', timeout: '10s' });
+    const [row] = await withRole(
+      project.sql,
+      { role: 'authenticated', claims: { sub: USER_A, role: 'authenticated', email: 'a@x.test' } },
+      (tx) =>
+        tx`select current_user as who, auth.uid()::text as uid, auth.role() as role, auth.jwt()->>'email' as email, current_setting('statement_timeout') as timeout`,
+    );
+    assert.deepEqual(
+      { ...row },
+      { who: 'authenticated', uid: USER_A, role: 'authenticated', email: 'a@x.test', timeout: '10s' },
+    );
     const [after] = await project.sql`select current_user as who`;
     assert.notEqual(after!.who, 'authenticated');
   });
 
-  test('the owner role cannot connect to another project\'s database and is not superuser', async () => {
+  test("the owner role cannot connect to another project's database and is not superuser", async () => {
     const u = new URL(h.info.DB_URL);
     u.pathname = `/hearth_${other.ref}`;
     const intruder = postgres(u.toString(), { max: 1, onnotice: () => {}, connect_timeout: 5 });
@@ -274,15 +336,27 @@ describe('CORS (browser apps on another origin)', () => {
   const origin = 'http://localhost:3000';
 
   test('a preflight of auth, rest and storage is 204 without a key, allowing any origin and the asked headers', async () => {
-    for (const path of ['/rest/v1/notes?select=*', '/auth/v1/token?grant_type=password', '/storage/v1/object/list/avatars', `/project/${other.ref}/rest/v1/notes`]) {
+    for (const path of [
+      '/rest/v1/notes?select=*',
+      '/auth/v1/token?grant_type=password',
+      '/storage/v1/object/list/avatars',
+      `/project/${other.ref}/rest/v1/notes`,
+    ]) {
       const res = await fetch(`${h.url}${path}`, {
         method: 'OPTIONS',
-        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,apikey,content-type,x-client-info,prefer' },
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,apikey,content-type,x-client-info,prefer',
+        },
       });
       assert.equal(res.status, 204, path);
       assert.equal(res.headers.get('access-control-allow-origin'), '*', path);
       assert.match(res.headers.get('access-control-allow-methods')!, /PATCH/);
-      assert.equal(res.headers.get('access-control-allow-headers'), 'authorization,apikey,content-type,x-client-info,prefer');
+      assert.equal(
+        res.headers.get('access-control-allow-headers'),
+        'authorization,apikey,content-type,x-client-info,prefer',
+      );
     }
   });
 
@@ -300,13 +374,19 @@ describe('CORS (browser apps on another origin)', () => {
     assert.equal(plain.headers.get('access-control-allow-origin'), null);
     const root = await fetch(`${h.url}/rest/v1?select=*`, { headers: { origin } });
     assert.equal(root.headers.get('access-control-allow-origin'), '*');
-    const near = await fetch(`${h.url}/rest/v10/notes`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    const near = await fetch(`${h.url}/rest/v10/notes`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'GET' },
+    });
     assert.notEqual(near.status, 204);
     assert.equal(near.headers.get('access-control-allow-origin'), null);
   });
 
   test('management routes are not opened to other origins', async () => {
-    const res = await fetch(`${h.url}/v1/projects`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    const res = await fetch(`${h.url}/v1/projects`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'GET' },
+    });
     assert.equal(res.headers.get('access-control-allow-origin'), null);
   });
 });

@@ -37,7 +37,12 @@ function requests() {
     { area: 'rest', path: '/rest/v1/missing_table?select=*', init: { headers: data }, code: (b: any) => b.code },
     { area: 'auth', path: '/auth/v1/admin/users', init: { headers: data }, code: (b: any) => b.error_code },
     { area: 'storage', path: '/storage/v1/bucket', init: { headers: data }, code: (b: any) => b.error.code },
-    { area: 'management', path: '/v1/projects', init: { headers: { authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}` } }, code: (b: any) => b.error.code },
+    {
+      area: 'management',
+      path: '/v1/projects',
+      init: { headers: { authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}` } },
+      code: (b: any) => b.error.code,
+    },
   ];
 }
 

@@ -23,18 +23,31 @@ after(async () => {
     const control = postgres(withDatabase(serverUrl(), controlDb), { max: 1, onnotice: () => {} });
     const projects = await control`select db_name, owner_role from platform.projects`.catch(() => []);
     await control.end();
-    await dropEverything(controlDb, projects.map((r) => ({ db: r.db_name as string, role: r.owner_role as string })));
+    await dropEverything(
+      controlDb,
+      projects.map((r) => ({ db: r.db_name as string, role: r.owner_role as string })),
+    );
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
 
 /** Starts `hearth start` with these variables; resolves once it is ready, with its output so far. */
 async function start(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const run = { controlDb: `hearth_t_${randomToken(10, 'abcdefghijklmnopqrstuvwxyz')}`, dataDir: mkdtempSync(path.join(tmpdir(), 'hearth-logs-')) };
+  const run = {
+    controlDb: `hearth_t_${randomToken(10, 'abcdefghijklmnopqrstuvwxyz')}`,
+    dataDir: mkdtempSync(path.join(tmpdir(), 'hearth-logs-')),
+  };
   runs.push(run);
   const [port] = await freePorts(1);
   const child = spawn(process.execPath, ['bin/hearth.js', 'start'], {
-    env: { ...process.env, DATABASE_URL: serverUrl(), HEARTH_CONTROL_DB: run.controlDb, HEARTH_DATA_DIR: run.dataDir, HEARTH_PORT: String(port), ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: serverUrl(),
+      HEARTH_CONTROL_DB: run.controlDb,
+      HEARTH_DATA_DIR: run.dataDir,
+      HEARTH_PORT: String(port),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -69,7 +82,10 @@ test('json lines, and one access line per request with HEARTH_ACCESS_LOG=1', { t
     assert.equal(res.status, 401);
     const line = await waitFor(h.output, (l) => l.msg === 'request');
     const { method, path: logged, status, project } = line;
-    assert.deepEqual({ method, path: logged, status, project }, { method: 'GET', path: '/v1/projects?secret', status: 401, project: null });
+    assert.deepEqual(
+      { method, path: logged, status, project },
+      { method: 'GET', path: '/v1/projects?secret', status: 401, project: null },
+    );
     assert.equal(typeof line.ms, 'number');
     assert.ok(!h.output().includes('hunter2'));
   } finally {
@@ -77,22 +93,36 @@ test('json lines, and one access line per request with HEARTH_ACCESS_LOG=1', { t
   }
 });
 
-test('readable lines with HEARTH_LOG_FORMAT=pretty; no access lines without HEARTH_ACCESS_LOG', { timeout: 120_000 }, async () => {
+test('readable lines with HEARTH_LOG_FORMAT=pretty; no access lines without HEARTH_ACCESS_LOG', {
+  timeout: 120_000,
+}, async () => {
   const h = await start({ HEARTH_LOG_FORMAT: 'pretty', HEARTH_LOG_LEVEL: 'info' });
   try {
     await fetch(`${h.url}/health`);
     await stop(h.child);
-    const lines = h.output().split('\n').filter((l) => /\b(INFO|WARN)\b/.test(l));
+    const lines = h
+      .output()
+      .split('\n')
+      .filter((l) => /\b(INFO|WARN)\b/.test(l));
     assert.ok(lines.length > 0, h.output());
     assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d\.\d{3}\] (INFO|WARN)/);
-    assert.ok(!h.output().split('\n').some((l) => l.startsWith('{')), 'no JSON lines');
+    assert.ok(
+      !h
+        .output()
+        .split('\n')
+        .some((l) => l.startsWith('{')),
+      'no JSON lines',
+    );
     assert.ok(!/INFO.*: request$/m.test(h.output()), 'no access lines');
   } finally {
     if (h.child.exitCode === null) await stop(h.child);
   }
 });
 
-async function waitFor(output: () => string, match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+async function waitFor(
+  output: () => string,
+  match: (line: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
   for (let waited = 0; waited < 10_000; waited += 50) {
     for (const text of output().split('\n')) {
       if (!text.startsWith('{')) continue;

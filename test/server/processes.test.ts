@@ -8,7 +8,11 @@ let first: TestHearth;
 let second: TestHearth;
 before(async () => {
   first = await startTestHearth();
-  second = await startTestHearth({ controlDb: first.config.controlDb, dataDir: first.config.dataDir, env: { HEARTH_ROLE: 'api' } });
+  second = await startTestHearth({
+    controlDb: first.config.controlDb,
+    dataDir: first.config.dataDir,
+    env: { HEARTH_ROLE: 'api' },
+  });
 });
 after(async () => {
   await second?.close();
@@ -20,14 +24,18 @@ test('both processes serve the same default project and keys', async () => {
   assert.equal(second.info.PROJECT_REF, first.info.PROJECT_REF);
   assert.equal(second.info.SECRET_KEY, first.info.SECRET_KEY);
   for (const h of [first, second]) {
-    const res = await fetch(`${h.url}/auth/v1/.well-known/jwks.json`, { headers: { apikey: first.info.PUBLISHABLE_KEY } });
+    const res = await fetch(`${h.url}/auth/v1/.well-known/jwks.json`, {
+      headers: { apikey: first.info.PUBLISHABLE_KEY },
+    });
     assert.equal(res.status, 200);
   }
 });
 
 test('a project created through one process is served and deletable through the other', async () => {
   const orgs = await first.api('GET', '/v1/organizations');
-  const created = await first.api('POST', '/v1/projects', { body: { name: 'Shared', organization_id: orgs.body[0].id } });
+  const created = await first.api('POST', '/v1/projects', {
+    body: { name: 'Shared', organization_id: orgs.body[0].id },
+  });
   const ref = created.body.ref;
   const viaSecond = await second.api('GET', `/v1/projects/${ref}/api-keys`);
   assert.equal(viaSecond.status, 200);
@@ -36,9 +44,16 @@ test('a project created through one process is served and deletable through the 
   assert.equal(jwks.status, 200);
 
   // Warm both caches, delete through the second process, and the first stops serving it too.
-  assert.equal((await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status, 200);
+  assert.equal(
+    (await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status,
+    200,
+  );
   assert.equal((await second.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref } })).status, 200);
-  const status = await until(async () => (await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status, (s) => s === 404);
+  const status = await until(
+    async () =>
+      (await fetch(`${first.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status,
+    (s) => s === 404,
+  );
   assert.equal(status, 404);
 });
 
@@ -48,6 +63,9 @@ test('a config change through one process is seen by the other', async () => {
   const project = (await second.hearth.registry.byReference(ref))!;
   assert.equal((await project.settings('workflows')).enabled, false);
   await first.api('PATCH', `/v1/projects/${ref}/config/workflows`, { body: { enabled: true } });
-  const settings = await until(() => project.settings('workflows'), (s) => s.enabled === true);
+  const settings = await until(
+    () => project.settings('workflows'),
+    (s) => s.enabled === true,
+  );
   assert.equal(settings.enabled, true);
 });

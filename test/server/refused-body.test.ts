@@ -32,15 +32,18 @@ function slowPost(path: string, mib: number, headers: Record<string, string | nu
   return new Promise((resolve) => {
     let pending = 2; // the write and the response
     const settle = () => --pending === 0 && resolve(out);
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (res) => {
-      out.status = res.statusCode ?? null;
-      res.on('data', (c) => (out.body += c));
-      res.on('end', settle);
-      res.on('error', (err) => {
-        out.error ??= err.message;
-        settle();
-      });
-    });
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers },
+      (res) => {
+        out.status = res.statusCode ?? null;
+        res.on('data', (c) => (out.body += c));
+        res.on('end', settle);
+        res.on('error', (err) => {
+          out.error ??= err.message;
+          settle();
+        });
+      },
+    );
     req.on('error', (err) => {
       out.error ??= (err as NodeJS.ErrnoException).code ?? err.message;
       resolve(out);
@@ -68,11 +71,20 @@ function postWhole(path: string, body: Buffer, headers: Record<string, string | 
   return new Promise((resolve) => {
     let pending = 2; // the write and the response
     const settle = () => --pending === 0 && resolve(out);
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...headers, 'content-length': body.length } }, (res) => {
-      out.status = res.statusCode ?? null;
-      res.on('data', (c) => (out.body += c));
-      res.on('end', settle);
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { ...headers, 'content-length': body.length },
+      },
+      (res) => {
+        out.status = res.statusCode ?? null;
+        res.on('data', (c) => (out.body += c));
+        res.on('end', settle);
+      },
+    );
     req.on('error', (err) => {
       out.error ??= (err as NodeJS.ErrnoException).code ?? err.message;
       resolve(out);
@@ -86,13 +98,19 @@ function postWhole(path: string, body: Buffer, headers: Record<string, string | 
 
 test('a 12 MiB body written whole before reading gets its 413, on POST /v1/projects and on a data route', async () => {
   const body = Buffer.alloc(12 * 1024 * 1024, 'a');
-  const management = await postWhole('/v1/projects', body, { 'content-type': 'application/json', authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}` });
+  const management = await postWhole('/v1/projects', body, {
+    'content-type': 'application/json',
+    authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}`,
+  });
   assert.equal(management.error, null);
   assert.equal(management.status, 413);
   assert.equal(JSON.parse(management.body).code, 'payload_too_large');
   assert.ok(management.written, 'the client wrote its whole body');
 
-  const data = await postWhole('/rest/v1/notes', body, { 'content-type': 'application/json', apikey: h.info.PUBLISHABLE_KEY });
+  const data = await postWhole('/rest/v1/notes', body, {
+    'content-type': 'application/json',
+    apikey: h.info.PUBLISHABLE_KEY,
+  });
   assert.equal(data.error, null);
   assert.equal(data.status, 413);
   assert.ok(data.written, 'the client wrote its whole body');
@@ -100,7 +118,11 @@ test('a 12 MiB body written whole before reading gets its 413, on POST /v1/proje
 });
 
 test('a 12 MiB body to a 1 MiB route is answered 413 payload_too_large, and the whole body is taken', async () => {
-  const res = await slowPost('/v1/projects', 12, { 'content-type': 'application/json', 'content-length': 12 * 1024 * 1024, authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}` });
+  const res = await slowPost('/v1/projects', 12, {
+    'content-type': 'application/json',
+    'content-length': 12 * 1024 * 1024,
+    authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}`,
+  });
   assert.equal(res.error, null);
   assert.equal(res.status, 413);
   assert.equal(JSON.parse(res.body).code, 'payload_too_large');
@@ -108,14 +130,21 @@ test('a 12 MiB body to a 1 MiB route is answered 413 payload_too_large, and the 
 });
 
 test('the same without Content-Length (chunked)', async () => {
-  const res = await slowPost('/v1/organizations', 3, { 'content-type': 'application/json', authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}` });
+  const res = await slowPost('/v1/organizations', 3, {
+    'content-type': 'application/json',
+    authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}`,
+  });
   assert.equal(res.error, null);
   assert.equal(res.status, 413);
   assert.ok(res.written);
 });
 
 test('past 64 MiB of a refused body the connection is closed', async () => {
-  const res = await slowPost('/v1/projects', 70, { 'content-type': 'application/json', 'content-length': 70 * 1024 * 1024, authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}` });
+  const res = await slowPost('/v1/projects', 70, {
+    'content-type': 'application/json',
+    'content-length': 70 * 1024 * 1024,
+    authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}`,
+  });
   assert.equal(res.written, false);
   assert.match(String(res.error), /EPIPE|ECONNRESET|socket hang up|aborted/);
 });

@@ -16,10 +16,14 @@ after(async () => {
   await h?.close();
 });
 
-test('a body that stops arriving gets 408 request_timeout and the connection is closed', { timeout: 60_000 }, async () => {
+test('a body that stops arriving gets 408 request_timeout and the connection is closed', {
+  timeout: 60_000,
+}, async () => {
   const url = new URL(h.info.BASE_URL);
   const socket = net.connect(Number(url.port), url.hostname);
-  socket.write(`POST /rest/v1/items HTTP/1.1\r\nHost: x\r\napikey: ${h.info.PUBLISHABLE_KEY}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"a":`);
+  socket.write(
+    `POST /rest/v1/items HTTP/1.1\r\nHost: x\r\napikey: ${h.info.PUBLISHABLE_KEY}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"a":`,
+  );
   let text = '';
   // Node checks request deadlines every few seconds (connectionsCheckingInterval), so the answer takes up to that long.
   for await (const chunk of socket) text += chunk;

@@ -60,11 +60,17 @@ function health(socket: net.Socket): Promise<string | null> {
 test(`past HEARTH_MAX_SOCKETS=${CAP} sockets are closed unanswered, held ones keep working, and 20 refusals make one log line`, async () => {
   const port = new URL(h.url).port;
   const held = await Promise.all(Array.from({ length: CAP }, () => connect(Number(port))));
-  await until(() => new Promise<number>((r) => h.hearth.app!.server.getConnections((_e, n) => r(n))), (n) => n === CAP, 5000);
-  const extra = await Promise.all(Array.from({ length: 20 }, async () => {
-    const s = await connect(Number(port)).catch(() => null);
-    return s ? health(s) : null;
-  }));
+  await until(
+    () => new Promise<number>((r) => h.hearth.app!.server.getConnections((_e, n) => r(n))),
+    (n) => n === CAP,
+    5000,
+  );
+  const extra = await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      const s = await connect(Number(port)).catch(() => null);
+      return s ? health(s) : null;
+    }),
+  );
   assert.deepEqual(extra, Array(20).fill(null));
   assert.equal(await health(held[0]!), 'HTTP/1.1 200 OK');
   // Logged once, at the first refusal; the rest are summed until the interval ends.
@@ -73,7 +79,11 @@ test(`past HEARTH_MAX_SOCKETS=${CAP} sockets are closed unanswered, held ones ke
   assert.equal(logged[0]!.refused, 1);
   assert.equal(logged[0]!.max, CAP);
   for (const s of held) s.destroy();
-  await until(() => new Promise<number>((r) => h.hearth.app!.server.getConnections((_e, n) => r(n))), (n) => n === 0, 5000);
+  await until(
+    () => new Promise<number>((r) => h.hearth.app!.server.getConnections((_e, n) => r(n))),
+    (n) => n === 0,
+    5000,
+  );
   assert.equal((await fetch(`${h.url}/health`)).status, 200);
 });
 
@@ -87,12 +97,22 @@ test('refusals during an interval are logged at its end with their count; a quie
   const closed = (s: net.Socket) => new Promise<void>((r) => (s.destroyed ? r() : s.once('close', () => r())));
   try {
     for (let i = 0; i < 7; i++) await closed(await connect(port));
-    await until(async () => refusals(own).length, (n) => n >= 2, 5000);
-    assert.deepEqual(refusals(own).map((l) => l.refused), [1, 6]);
+    await until(
+      async () => refusals(own).length,
+      (n) => n >= 2,
+      5000,
+    );
+    assert.deepEqual(
+      refusals(own).map((l) => l.refused),
+      [1, 6],
+    );
     await new Promise((r) => setTimeout(r, 700));
     assert.equal(refusals(own).length, 2);
     await closed(await connect(port));
-    assert.deepEqual(refusals(own).map((l) => l.refused), [1, 6, 1]);
+    assert.deepEqual(
+      refusals(own).map((l) => l.refused),
+      [1, 6, 1],
+    );
   } finally {
     held.destroy();
     await new Promise((r) => server.close(r));

@@ -13,7 +13,10 @@ after(async () => {
 describe('buckets (secret key only)', () => {
   test('create, get, list, update, empty and delete through storage-js', async () => {
     const s = t.service.storage;
-    assert.deepEqual((await s.createBucket('photos', { public: true, fileSizeLimit: '1MB', allowedMimeTypes: ['image/*'] })).data, { name: 'photos' });
+    assert.deepEqual(
+      (await s.createBucket('photos', { public: true, fileSizeLimit: '1MB', allowedMimeTypes: ['image/*'] })).data,
+      { name: 'photos' },
+    );
     const got = await s.getBucket('photos');
     assert.equal(got.error, null);
     assert.equal(got.data!.id, 'photos');
@@ -22,11 +25,23 @@ describe('buckets (secret key only)', () => {
     assert.deepEqual(got.data!.allowed_mime_types, ['image/*']);
     await s.createBucket('zz-private');
     const list = await s.listBuckets();
-    assert.deepEqual(list.data!.map((b) => b.name), ['photos', 'zz-private']);
-    assert.deepEqual((await s.listBuckets({ sortColumn: 'name', sortOrder: 'desc', limit: 1 })).data!.map((b) => b.name), ['zz-private']);
-    assert.deepEqual((await s.listBuckets({ search: 'phot' })).data!.map((b) => b.name), ['photos']);
+    assert.deepEqual(
+      list.data!.map((b) => b.name),
+      ['photos', 'zz-private'],
+    );
+    assert.deepEqual(
+      (await s.listBuckets({ sortColumn: 'name', sortOrder: 'desc', limit: 1 })).data!.map((b) => b.name),
+      ['zz-private'],
+    );
+    assert.deepEqual(
+      (await s.listBuckets({ search: 'phot' })).data!.map((b) => b.name),
+      ['photos'],
+    );
 
-    assert.equal((await s.updateBucket('photos', { public: false, fileSizeLimit: null, allowedMimeTypes: null })).error, null);
+    assert.equal(
+      (await s.updateBucket('photos', { public: false, fileSizeLimit: null, allowedMimeTypes: null })).error,
+      null,
+    );
     const updated = (await s.getBucket('photos')).data!;
     assert.equal(updated.public, false);
     assert.equal(updated.file_size_limit, null);
@@ -42,7 +57,10 @@ describe('buckets (secret key only)', () => {
     assert.equal(storedFiles(t.h).length, 1);
     assert.equal((await s.emptyBucket('photos')).error, null);
     // The bytes go first, then their removal record: wait for both.
-    await eventually(async () => storedFiles(t.h).length === 0 && (await rowCount(t, 'pending_bytes')) === 0, 'the bytes of emptied objects are removed');
+    await eventually(
+      async () => storedFiles(t.h).length === 0 && (await rowCount(t, 'pending_bytes')) === 0,
+      'the bytes of emptied objects are removed',
+    );
     assert.equal((await s.deleteBucket('photos')).error, null);
     assert.equal((await s.getBucket('photos')).error?.message, 'Bucket not found.');
   });
@@ -53,8 +71,17 @@ describe('buckets (secret key only)', () => {
       const made = await c.storage.createBucket('nope');
       assert.equal((made.error as { status?: number }).status, 403);
     }
-    for (const [method, path] of [['GET', '/bucket'], ['GET', '/bucket/zz-private'], ['PUT', '/bucket/zz-private'], ['POST', '/bucket/zz-private/empty'], ['DELETE', '/bucket/zz-private']] as const) {
-      const res = await t.raw(method, path, { token: t.h.info.PUBLISHABLE_KEY, json: method === 'GET' ? undefined : {} });
+    for (const [method, path] of [
+      ['GET', '/bucket'],
+      ['GET', '/bucket/zz-private'],
+      ['PUT', '/bucket/zz-private'],
+      ['POST', '/bucket/zz-private/empty'],
+      ['DELETE', '/bucket/zz-private'],
+    ] as const) {
+      const res = await t.raw(method, path, {
+        token: t.h.info.PUBLISHABLE_KEY,
+        json: method === 'GET' ? undefined : {},
+      });
       assert.equal(res.status, 403, `${method} ${path}`);
       assert.equal((await res.json()).error.code, 'forbidden');
     }
@@ -81,7 +108,12 @@ describe('buckets (secret key only)', () => {
       assert.equal(env.error.code, code, JSON.stringify(body));
       assert.equal(env.statusCode, String(status));
     }
-    for (const [method, path] of [['GET', '/bucket/missing'], ['PUT', '/bucket/missing'], ['POST', '/bucket/missing/empty'], ['DELETE', '/bucket/missing']] as const) {
+    for (const [method, path] of [
+      ['GET', '/bucket/missing'],
+      ['PUT', '/bucket/missing'],
+      ['POST', '/bucket/missing/empty'],
+      ['DELETE', '/bucket/missing'],
+    ] as const) {
       const res = await t.raw(method, path, { json: method === 'GET' ? undefined : {} });
       assert.equal(res.status, 404, `${method} ${path}`);
       assert.equal((await res.json()).error.code, 'bucket_not_found');
@@ -111,10 +143,16 @@ describe('bucket rules as Supabase reads them', () => {
     const s = t.service.storage;
     assert.equal((await s.createBucket('decimal', { public: false, fileSizeLimit: '1MB' })).error, null);
     assert.equal((await s.getBucket('decimal')).data!.file_size_limit, 1_000_000);
-    const over = await t.raw('POST', '/object/decimal/over.bin', { body: Buffer.alloc(1_000_001), headers: { 'content-type': 'application/octet-stream' } });
+    const over = await t.raw('POST', '/object/decimal/over.bin', {
+      body: Buffer.alloc(1_000_001),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.equal(over.status, 413);
     assert.equal(await errorCode(over), 'entity_too_large');
-    const fits = await t.raw('POST', '/object/decimal/fits.bin', { body: Buffer.alloc(1_000_000), headers: { 'content-type': 'application/octet-stream' } });
+    const fits = await t.raw('POST', '/object/decimal/fits.bin', {
+      body: Buffer.alloc(1_000_000),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.equal(fits.status, 201);
 
     assert.equal((await s.updateBucket('decimal', { public: false, fileSizeLimit: '1.5KB' })).error, null);
@@ -127,9 +165,15 @@ describe('bucket rules as Supabase reads them', () => {
   });
 
   test('an empty allowed_mime_types list restricts nothing', async () => {
-    assert.equal((await t.service.storage.createBucket('anytype', { public: false, allowedMimeTypes: [] })).error, null);
+    assert.equal(
+      (await t.service.storage.createBucket('anytype', { public: false, allowedMimeTypes: [] })).error,
+      null,
+    );
     for (const type of ['image/png', 'application/octet-stream', 'text/plain; charset=utf-8']) {
-      const res = await t.raw('POST', `/object/anytype/${type.replace(/\W/g, '-')}`, { body: 'x', headers: { 'content-type': type } });
+      const res = await t.raw('POST', `/object/anytype/${type.replace(/\W/g, '-')}`, {
+        body: 'x',
+        headers: { 'content-type': type },
+      });
       assert.equal(res.status, 201, type);
     }
   });

@@ -17,7 +17,10 @@ const errorCode = async (res: Response) => (await res.json()).error.code as stri
 
 describe('upload', () => {
   test('POST answers 201 with the object; the same bytes again are a 200 replay; other bytes 409', async () => {
-    const res = await t.raw('POST', '/object/files/docs/report.txt', { body: 'first', headers: { 'content-type': 'text/plain' } });
+    const res = await t.raw('POST', '/object/files/docs/report.txt', {
+      body: 'first',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(res.status, 201);
     const body = await res.json();
     assert.equal(body.bucket, 'files');
@@ -27,16 +30,25 @@ describe('upload', () => {
     assert.match(body.id, /^[0-9a-f-]{36}$/);
     assert.equal(body.Key, 'files/docs/report.txt');
 
-    const again = await t.raw('POST', '/object/files/docs/report.txt', { body: 'first', headers: { 'content-type': 'text/plain' } });
+    const again = await t.raw('POST', '/object/files/docs/report.txt', {
+      body: 'first',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(again.status, 200);
     const replay = await again.json();
     assert.equal(replay.replayed, true);
     assert.equal(replay.id, body.id);
 
-    const other = await t.raw('POST', '/object/files/docs/report.txt', { body: 'other', headers: { 'content-type': 'text/plain' } });
+    const other = await t.raw('POST', '/object/files/docs/report.txt', {
+      body: 'other',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(other.status, 409);
     assert.equal(await errorCode(other), 'duplicate');
-    const longer = await t.raw('POST', '/object/files/docs/report.txt', { body: 'a longer body', headers: { 'content-type': 'text/plain' } });
+    const longer = await t.raw('POST', '/object/files/docs/report.txt', {
+      body: 'a longer body',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(longer.status, 409);
     const viaJs = await t.service.storage.from('files').upload('docs/report.txt', Buffer.from('other'));
     assert.equal((viaJs.error as { status?: number }).status, 409);
@@ -45,7 +57,10 @@ describe('upload', () => {
   });
 
   test('objects hashed before migration 031 (sha256:) still recognise a replay of their bytes', async () => {
-    const first = await t.raw('POST', '/object/files/legacy.txt', { body: 'legacy bytes', headers: { 'content-type': 'text/plain' } });
+    const first = await t.raw('POST', '/object/files/legacy.txt', {
+      body: 'legacy bytes',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(first.status, 201);
     const [hashed] = await t.owner`select content_hash from storage.objects where name = 'legacy.txt'`;
     assert.match(hashed!.content_hash, /^blake3:[0-9a-f]{64}$/);
@@ -53,10 +68,16 @@ describe('upload', () => {
     await t.owner`update storage.objects set content_hash = ${`sha256:${sha}`} where name = 'legacy.txt'`;
     const head = await t.raw('HEAD', '/object/files/legacy.txt');
     assert.equal(head.headers.get('etag'), `"${sha}"`, 'the ETag is the digest without its algorithm');
-    const again = await t.raw('POST', '/object/files/legacy.txt', { body: 'legacy bytes', headers: { 'content-type': 'text/plain' } });
+    const again = await t.raw('POST', '/object/files/legacy.txt', {
+      body: 'legacy bytes',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(again.status, 200);
     assert.equal((await again.json()).replayed, true);
-    const other = await t.raw('POST', '/object/files/legacy.txt', { body: 'legacy bytez', headers: { 'content-type': 'text/plain' } });
+    const other = await t.raw('POST', '/object/files/legacy.txt', {
+      body: 'legacy bytez',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(other.status, 409);
     assert.equal((await t.service.storage.from('files').remove(['legacy.txt'])).error, null);
     await eventually(async () => (await rowCount(t, 'pending_bytes')) === 0, 'no staged bytes are left');
@@ -76,15 +97,21 @@ describe('upload', () => {
     assert.equal(row!.n, 1);
   });
 
-  test('POST answers 201 even with x-upsert; PUT answers 200, as Supabase\'s update does, whether it replaced or created', async () => {
+  test("POST answers 201 even with x-upsert; PUT answers 200, as Supabase's update does, whether it replaced or created", async () => {
     const headers = { 'content-type': 'text/plain' };
     assert.equal((await t.raw('POST', '/object/files/status.txt', { body: 'one', headers })).status, 201);
-    const upsert = await t.raw('POST', '/object/files/status.txt', { body: 'two', headers: { ...headers, 'x-upsert': 'true' } });
+    const upsert = await t.raw('POST', '/object/files/status.txt', {
+      body: 'two',
+      headers: { ...headers, 'x-upsert': 'true' },
+    });
     assert.equal(upsert.status, 201);
     const put = await t.raw('PUT', '/object/files/status.txt', { body: 'three', headers });
     assert.equal(put.status, 200);
     const body = await put.json();
-    assert.deepEqual([body.bucket, body.name, body.size, body.content_type, body.Key], ['files', 'status.txt', 5, 'text/plain', 'files/status.txt']);
+    assert.deepEqual(
+      [body.bucket, body.name, body.size, body.content_type, body.Key],
+      ['files', 'status.txt', 5, 'text/plain', 'files/status.txt'],
+    );
     assert.equal(body.replayed, undefined);
     const created = await t.raw('PUT', '/object/files/status-new.txt', { body: 'new', headers });
     assert.equal(created.status, 200);
@@ -94,7 +121,10 @@ describe('upload', () => {
 
   test('Blob and File bodies (multipart) keep their type, cache-control and metadata', async () => {
     const s = t.service.storage.from('files');
-    const up = await s.upload('blob.json', new Blob(['{"a":1}'], { type: 'application/json' }), { cacheControl: '60', metadata: { origin: 'test' } });
+    const up = await s.upload('blob.json', new Blob(['{"a":1}'], { type: 'application/json' }), {
+      cacheControl: '60',
+      metadata: { origin: 'test' },
+    });
     assert.equal(up.error, null);
     const info = await s.info('blob.json');
     assert.equal(info.data!.contentType, 'application/json');
@@ -106,14 +136,19 @@ describe('upload', () => {
 
   test('object names: empty segments, dot segments and control characters are 400 invalid_key', async () => {
     for (const name of ['a//b', 'trailing/', 'tab%09name']) {
-      const res = await t.raw('POST', `/object/files/${name}`, { body: 'x', headers: { 'content-type': 'text/plain' } });
+      const res = await t.raw('POST', `/object/files/${name}`, {
+        body: 'x',
+        headers: { 'content-type': 'text/plain' },
+      });
       assert.equal(res.status, 400, name);
       assert.equal(await errorCode(res), 'invalid_key', name);
     }
     // HTTP clients resolve dot segments in URLs; names also arrive in JSON bodies.
     await t.service.storage.from('files').upload('dots-src.txt', Buffer.from('x'));
     for (const name of ['a/../b', './a', '']) {
-      const res = await t.raw('POST', '/object/copy', { json: { bucketId: 'files', sourceKey: 'dots-src.txt', destinationKey: name } });
+      const res = await t.raw('POST', '/object/copy', {
+        json: { bucketId: 'files', sourceKey: 'dots-src.txt', destinationKey: name },
+      });
       assert.equal(res.status, 400, name);
       assert.equal(await errorCode(res), name === '' ? 'invalid_request' : 'invalid_key', name);
     }
@@ -140,14 +175,20 @@ describe('upload', () => {
       assert.equal(await errorCode(res), 'invalid_request');
     }
     const metadata = Buffer.from(JSON.stringify({ note: nul })).toString('base64');
-    const up = await t.raw('POST', '/object/files/nul-meta.txt', { body: 'x', headers: { 'content-type': 'text/plain', 'x-metadata': metadata } });
+    const up = await t.raw('POST', '/object/files/nul-meta.txt', {
+      body: 'x',
+      headers: { 'content-type': 'text/plain', 'x-metadata': metadata },
+    });
     assert.equal(up.status, 400);
     assert.equal(await errorCode(up), 'invalid_request');
     assert.equal(await rowCount(t, 'pending_bytes'), 0);
   });
 
   test('a malformed percent-encoding in the path is 400 in the storage envelope', async () => {
-    for (const [method, path] of [['POST', '/object/files/%ZZ.txt'], ['GET', '/object/files/%E0%A4%A']] as const) {
+    for (const [method, path] of [
+      ['POST', '/object/files/%ZZ.txt'],
+      ['GET', '/object/files/%E0%A4%A'],
+    ] as const) {
       const res = await t.raw(method, path, { body: method === 'POST' ? 'x' : undefined });
       assert.equal(res.status, 400, path);
       const body = await res.json();
@@ -165,15 +206,31 @@ describe('upload', () => {
 
 describe('limits', () => {
   test('bucket file_size_limit and allowed_mime_types; 50 MiB is the ceiling', async () => {
-    await t.service.storage.createBucket('small', { public: false, fileSizeLimit: 10, allowedMimeTypes: ['image/png', 'text/*'] });
-    const big = await t.raw('POST', '/object/small/big.png', { body: Buffer.alloc(11), headers: { 'content-type': 'image/png' } });
+    await t.service.storage.createBucket('small', {
+      public: false,
+      fileSizeLimit: 10,
+      allowedMimeTypes: ['image/png', 'text/*'],
+    });
+    const big = await t.raw('POST', '/object/small/big.png', {
+      body: Buffer.alloc(11),
+      headers: { 'content-type': 'image/png' },
+    });
     assert.equal(big.status, 413);
     assert.equal(await errorCode(big), 'entity_too_large');
-    const fits = await t.raw('POST', '/object/small/ok.png', { body: Buffer.alloc(10), headers: { 'content-type': 'image/png' } });
+    const fits = await t.raw('POST', '/object/small/ok.png', {
+      body: Buffer.alloc(10),
+      headers: { 'content-type': 'image/png' },
+    });
     assert.equal(fits.status, 201);
-    const text = await t.raw('POST', '/object/small/ok.txt', { body: 'hi', headers: { 'content-type': 'text/plain; charset=utf-8' } });
+    const text = await t.raw('POST', '/object/small/ok.txt', {
+      body: 'hi',
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+    });
     assert.equal(text.status, 201);
-    const pdf = await t.raw('POST', '/object/small/x.pdf', { body: 'x', headers: { 'content-type': 'application/pdf' } });
+    const pdf = await t.raw('POST', '/object/small/x.pdf', {
+      body: 'x',
+      headers: { 'content-type': 'application/pdf' },
+    });
     assert.equal(pdf.status, 415);
     assert.equal(await errorCode(pdf), 'invalid_mime_type');
     const wildcard = await t.raw('POST', '/object/files/x', { body: 'x', headers: { 'content-type': 'image/*' } });
@@ -183,7 +240,10 @@ describe('limits', () => {
     assert.equal(junk.status, 415);
     assert.equal(await errorCode(junk), 'unsupported_media_type');
 
-    const huge = await t.raw('POST', '/object/files/huge.bin', { body: Buffer.alloc(50 * 1024 * 1024 + 1), headers: { 'content-type': 'application/octet-stream' } });
+    const huge = await t.raw('POST', '/object/files/huge.bin', {
+      body: Buffer.alloc(50 * 1024 * 1024 + 1),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.equal(huge.status, 413);
     assert.equal(await errorCode(huge), 'entity_too_large');
     assert.equal(await rowCount(t, 'pending_bytes'), 0);
@@ -192,7 +252,9 @@ describe('limits', () => {
   test('project quota: 422 quota_exceeded; two concurrent uploads cannot both pass', async () => {
     const usage = async () => Number((await projectSql(t.h)`select bytes from storage.usage`)[0]!.bytes);
     const base = await usage();
-    const patch = await t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/storage`, { body: { quota_bytes: base + 1000 } });
+    const patch = await t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/storage`, {
+      body: { quota_bytes: base + 1000 },
+    });
     assert.equal(patch.status, 200);
     try {
       const over = await t.raw('POST', '/object/files/q0.bin', { body: Buffer.alloc(1001) });
@@ -212,7 +274,10 @@ describe('limits', () => {
         });
       const uploads = ['q1.bin', 'q2.bin'].map((name) => {
         const gate = new Promise<void>((r) => gates.push(r));
-        return t.raw('POST', `/object/files/${name}`, { body: streamed(gate) as never, headers: { 'content-type': 'application/octet-stream' } });
+        return t.raw('POST', `/object/files/${name}`, {
+          body: streamed(gate) as never,
+          headers: { 'content-type': 'application/octet-stream' },
+        });
       });
       await eventually(async () => (await rowCount(t, 'pending_bytes')) === 2, 'both uploads are staged');
       for (const open of gates) open();
@@ -229,7 +294,9 @@ describe('limits', () => {
 describe('download', () => {
   test('headers, conditional GET, HEAD and ranges', async () => {
     const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256));
-    await t.service.storage.from('files').upload('media/clip.mp4', bytes, { contentType: 'video/mp4', cacheControl: '120' });
+    await t.service.storage
+      .from('files')
+      .upload('media/clip.mp4', bytes, { contentType: 'video/mp4', cacheControl: '120' });
     const full = await t.raw('GET', '/object/files/media/clip.mp4');
     assert.equal(full.status, 200);
     assert.deepEqual(Buffer.from(await full.arrayBuffer()), bytes);
@@ -242,9 +309,18 @@ describe('download', () => {
     assert.equal(full.headers.get('content-length'), '1000');
     assert.match(full.headers.get('content-disposition')!, /^inline/);
 
-    assert.equal((await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-none-match': etag } })).status, 304);
-    assert.equal((await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-modified-since': modified } })).status, 304);
-    assert.equal((await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-none-match': '"other"' } })).status, 200);
+    assert.equal(
+      (await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-none-match': etag } })).status,
+      304,
+    );
+    assert.equal(
+      (await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-modified-since': modified } })).status,
+      304,
+    );
+    assert.equal(
+      (await t.raw('GET', '/object/files/media/clip.mp4', { headers: { 'if-none-match': '"other"' } })).status,
+      200,
+    );
 
     const head = await t.raw('HEAD', '/object/files/media/clip.mp4');
     assert.equal(head.status, 200);
@@ -264,7 +340,9 @@ describe('download', () => {
     const outside = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range: 'bytes=5000-' } });
     assert.equal(outside.status, 416);
     assert.equal(outside.headers.get('content-range'), 'bytes */1000');
-    const stale = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range: 'bytes=0-9', 'if-range': '"old"' } });
+    const stale = await t.raw('GET', '/object/files/media/clip.mp4', {
+      headers: { range: 'bytes=0-9', 'if-range': '"old"' },
+    });
     assert.equal(stale.status, 200);
 
     const missing = await t.raw('GET', '/object/files/media/none.mp4');
@@ -274,8 +352,26 @@ describe('download', () => {
 
   test('images, text, JSON, PDF, audio and video are inline, except types a browser runs (HTML, SVG, XML)', async () => {
     const s = t.service.storage.from('pub');
-    const inline = ['image/png', 'image/tiff', 'text/plain', 'text/css', 'text/javascript', 'application/json', 'application/ld+json', 'application/pdf', 'audio/mpeg', 'video/webm'];
-    const attachment = ['text/html', 'image/svg+xml', 'text/xml', 'application/xhtml+xml', 'application/octet-stream', 'application/zip'];
+    const inline = [
+      'image/png',
+      'image/tiff',
+      'text/plain',
+      'text/css',
+      'text/javascript',
+      'application/json',
+      'application/ld+json',
+      'application/pdf',
+      'audio/mpeg',
+      'video/webm',
+    ];
+    const attachment = [
+      'text/html',
+      'image/svg+xml',
+      'text/xml',
+      'application/xhtml+xml',
+      'application/octet-stream',
+      'application/zip',
+    ];
     for (const type of [...inline, ...attachment]) {
       const name = `kinds/${type.replace('/', '-')}`;
       assert.equal((await s.upload(name, Buffer.from('x'), { contentType: type })).error, null, type);
@@ -289,7 +385,9 @@ describe('download', () => {
   test('HTML and SVG are never inline; ?download forces attachment', async () => {
     const s = t.service.storage.from('pub');
     await s.upload('evil.html', Buffer.from('<script>alert(1)</script>'), { contentType: 'text/html' });
-    await s.upload('evil.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), { contentType: 'image/svg+xml' });
+    await s.upload('evil.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), {
+      contentType: 'image/svg+xml',
+    });
     await s.upload('pic.png', Buffer.from('png'), { contentType: 'image/png' });
     for (const name of ['evil.html', 'evil.svg']) {
       const res = await fetch(`${t.h.info.BASE_URL}/storage/v1/object/public/pub/${name}`);
@@ -324,7 +422,11 @@ describe('download', () => {
     const signed = (await t.service.storage.from('files').createSignedUrl('creds.txt', 3 * 3600)).data!.signedUrl;
     const stale = await t.token('cccccccc-cccc-4ccc-8ccc-cccccccccccc');
     t.h.clock.advance(3600_000 + 1000);
-    const sent: Record<string, string>[] = [{ authorization: `Bearer ${stale}` }, { authorization: 'Bearer not.a.token' }, { apikey: 'sb_publishable_of_another_project' }];
+    const sent: Record<string, string>[] = [
+      { authorization: `Bearer ${stale}` },
+      { authorization: 'Bearer not.a.token' },
+      { apikey: 'sb_publishable_of_another_project' },
+    ];
     for (const headers of sent) {
       const open = await fetch(`${t.h.info.BASE_URL}/storage/v1/object/public/pub/creds.txt`, { headers });
       assert.equal(open.status, 200, JSON.stringify(headers));
@@ -346,16 +448,40 @@ describe('list, copy, move, remove', () => {
       await s.upload(name, Buffer.from(name), { contentType: 'text/plain' });
     }
     const root = (await s.list()).data!;
-    assert.deepEqual(root.map((e) => [e.name, e.id === null]), [['dir1', true], ['dir2', true], ['a.txt', false], ['b.txt', false], ['c.log', false]]);
+    assert.deepEqual(
+      root.map((e) => [e.name, e.id === null]),
+      [
+        ['dir1', true],
+        ['dir2', true],
+        ['a.txt', false],
+        ['b.txt', false],
+        ['c.log', false],
+      ],
+    );
     const file = root.find((e) => e.name === 'a.txt')!;
     assert.equal(file.metadata!.size, 5);
     assert.equal(file.metadata!.mimetype, 'text/plain');
     assert.equal(root[0]!.metadata, null);
-    assert.deepEqual((await s.list('dir1')).data!.map((e) => e.name), ['deep', 'x.txt']);
-    assert.deepEqual((await s.list('dir1/')).data!.map((e) => e.name), ['deep', 'x.txt']);
-    assert.deepEqual((await s.list('', { limit: 2, offset: 2 })).data!.map((e) => e.name), ['a.txt', 'b.txt']);
-    assert.deepEqual((await s.list('', { sortBy: { column: 'name', order: 'desc' } })).data!.map((e) => e.name), ['dir2', 'dir1', 'c.log', 'b.txt', 'a.txt']);
-    assert.deepEqual((await s.list('', { search: 'B' })).data!.map((e) => e.name), ['b.txt']);
+    assert.deepEqual(
+      (await s.list('dir1')).data!.map((e) => e.name),
+      ['deep', 'x.txt'],
+    );
+    assert.deepEqual(
+      (await s.list('dir1/')).data!.map((e) => e.name),
+      ['deep', 'x.txt'],
+    );
+    assert.deepEqual(
+      (await s.list('', { limit: 2, offset: 2 })).data!.map((e) => e.name),
+      ['a.txt', 'b.txt'],
+    );
+    assert.deepEqual(
+      (await s.list('', { sortBy: { column: 'name', order: 'desc' } })).data!.map((e) => e.name),
+      ['dir2', 'dir1', 'c.log', 'b.txt', 'a.txt'],
+    );
+    assert.deepEqual(
+      (await s.list('', { search: 'B' })).data!.map((e) => e.name),
+      ['b.txt'],
+    );
     const bad = await t.raw('POST', '/object/list/tree', { json: { prefix: '', limit: 0 } });
     assert.equal(bad.status, 400);
     assert.equal(await errorCode(bad), 'invalid_request');
@@ -368,10 +494,14 @@ describe('list, copy, move, remove', () => {
     await s.upload('orig.txt', Buffer.from('original'), { contentType: 'text/plain' });
     assert.deepEqual((await s.copy('orig.txt', 'copies/one.txt')).data, { path: 'files/copies/one.txt' });
     assert.equal(await (await s.download('copies/one.txt')).data!.text(), 'original');
-    const dupe = await t.raw('POST', '/object/copy', { json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'copies/one.txt' } });
+    const dupe = await t.raw('POST', '/object/copy', {
+      json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'copies/one.txt' },
+    });
     assert.equal(dupe.status, 409);
     assert.equal(await errorCode(dupe), 'duplicate');
-    const missing = await t.raw('POST', '/object/copy', { json: { bucketId: 'files', sourceKey: 'none.txt', destinationKey: 'x.txt' } });
+    const missing = await t.raw('POST', '/object/copy', {
+      json: { bucketId: 'files', sourceKey: 'none.txt', destinationKey: 'x.txt' },
+    });
     assert.equal(missing.status, 404);
     const malformed = await t.raw('POST', '/object/copy', { json: { bucketId: 'files' } });
     assert.equal(malformed.status, 400);
@@ -379,11 +509,16 @@ describe('list, copy, move, remove', () => {
     assert.equal((await s.move('copies/one.txt', 'moved/one.txt')).error, null);
     assert.equal(await (await s.download('moved/one.txt')).data!.text(), 'original');
     assert.equal((await s.download('copies/one.txt')).error !== null, true);
-    const clash = await t.raw('POST', '/object/move', { json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'moved/one.txt' } });
+    const clash = await t.raw('POST', '/object/move', {
+      json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'moved/one.txt' },
+    });
     assert.equal(clash.status, 409);
 
     assert.equal((await s.move('moved/one.txt', 'from-files.txt', { destinationBucket: 'pub' })).error, null);
-    assert.equal(await (await fetch(t.anon.storage.from('pub').getPublicUrl('from-files.txt').data.publicUrl)).text(), 'original');
+    assert.equal(
+      await (await fetch(t.anon.storage.from('pub').getPublicUrl('from-files.txt').data.publicUrl)).text(),
+      'original',
+    );
     assert.equal((await s.exists('moved/one.txt')).data, false);
     await t.service.storage.from('pub').copy('from-files.txt', 'back.txt', { destinationBucket: 'files' });
     assert.equal(await (await s.download('back.txt')).data!.text(), 'original');
@@ -399,17 +534,23 @@ describe('list, copy, move, remove', () => {
 
 describe('ranges', () => {
   test('the range unit is case-insensitive; If-Range takes the Last-Modified date', async () => {
-    await t.service.storage.from('files').upload('digits.txt', Buffer.from('0123456789'), { contentType: 'text/plain' });
+    await t.service.storage
+      .from('files')
+      .upload('digits.txt', Buffer.from('0123456789'), { contentType: 'text/plain' });
     const upper = await t.raw('GET', '/object/files/digits.txt', { headers: { range: 'BYTES=2-4' } });
     assert.equal(upper.status, 206);
     assert.equal(await upper.text(), '234');
 
     const modified = (await t.raw('HEAD', '/object/files/digits.txt')).headers.get('last-modified')!;
-    const same = await t.raw('GET', '/object/files/digits.txt', { headers: { range: 'bytes=-3', 'if-range': modified } });
+    const same = await t.raw('GET', '/object/files/digits.txt', {
+      headers: { range: 'bytes=-3', 'if-range': modified },
+    });
     assert.equal(same.status, 206);
     assert.equal(await same.text(), '789');
     const older = new Date(Date.parse(modified) - 60_000).toUTCString();
-    const changed = await t.raw('GET', '/object/files/digits.txt', { headers: { range: 'bytes=-3', 'if-range': older } });
+    const changed = await t.raw('GET', '/object/files/digits.txt', {
+      headers: { range: 'bytes=-3', 'if-range': older },
+    });
     assert.equal(changed.status, 200);
     assert.equal(await changed.text(), '0123456789');
   });
@@ -425,16 +566,22 @@ describe('transform options (no image transformation in Hearth)', () => {
     assert.equal(got.error, null);
     assert.deepEqual(Buffer.from(await got.data!.arrayBuffer()), png);
     // Still under RLS: the publishable key cannot read the private bucket.
-    assert.equal((await t.anon.storage.from('files').download('img/a.png', { transform: { width: 10 } })).error !== null, true);
+    assert.equal(
+      (await t.anon.storage.from('files').download('img/a.png', { transform: { width: 10 } })).error !== null,
+      true,
+    );
 
-    const url = t.anon.storage.from('pub').getPublicUrl('img/b.png', { transform: { width: 10 }, download: true }).data.publicUrl;
+    const url = t.anon.storage.from('pub').getPublicUrl('img/b.png', { transform: { width: 10 }, download: true })
+      .data.publicUrl;
     assert.match(url, /\/render\/image\/public\//);
     const open = await fetch(url);
     assert.equal(open.status, 200);
     assert.equal(open.headers.get('content-type'), 'image/png');
     assert.match(open.headers.get('content-disposition')!, /^attachment/);
     assert.deepEqual(Buffer.from(await open.arrayBuffer()), png);
-    const closed = await fetch(t.anon.storage.from('files').getPublicUrl('img/a.png', { transform: { width: 10 } }).data.publicUrl);
+    const closed = await fetch(
+      t.anon.storage.from('files').getPublicUrl('img/a.png', { transform: { width: 10 } }).data.publicUrl,
+    );
     assert.equal(closed.status, 404);
   });
 });

@@ -22,7 +22,9 @@ before(async () => {
   };
   await t.service.storage.createBucket('rel', { public: false, fileSizeLimit: 4096 });
   await t.service.storage.createBucket('big');
-  await t.owner.unsafe(`create policy "small only" on storage.objects for insert to authenticated with check (bucket = 'rel' and size < 100)`);
+  await t.owner.unsafe(
+    `create policy "small only" on storage.objects for insert to authenticated with check (bucket = 'rel' and size < 100)`,
+  );
 });
 let restarted: { close(): Promise<void> } | null = null;
 after(async () => {
@@ -32,7 +34,10 @@ after(async () => {
 });
 
 const nothingLeft = async (what: string) => {
-  await eventually(async () => (await rowCount(t, 'pending_bytes')) === 0 && storedFiles(t.h).length === 0, `${what}: no staged record and no bytes`);
+  await eventually(
+    async () => (await rowCount(t, 'pending_bytes')) === 0 && storedFiles(t.h).length === 0,
+    `${what}: no staged record and no bytes`,
+  );
   assert.equal(await rowCount(t, 'objects'), 0, what);
 };
 
@@ -54,7 +59,11 @@ describe('failed uploads leave nothing', () => {
     await new Promise<void>((resolve) => {
       const req = http.request(url, {
         method: 'POST',
-        headers: { authorization: `Bearer ${t.h.info.SECRET_KEY}`, 'content-type': 'application/octet-stream', 'content-length': '4000' },
+        headers: {
+          authorization: `Bearer ${t.h.info.SECRET_KEY}`,
+          'content-type': 'application/octet-stream',
+          'content-length': '4000',
+        },
       });
       req.on('error', () => resolve());
       req.write(Buffer.alloc(1500));
@@ -68,9 +77,17 @@ describe('failed uploads leave nothing', () => {
   });
 
   test('a multipart form cut short (no closing boundary): 400, nothing stored, the server keeps serving', async () => {
-    const form = '--X\r\nContent-Disposition: form-data; name="file"; filename="a"\r\nContent-Type: text/plain\r\n\r\nabc';
-    for (const [path, key] of [['/object/rel/cut.txt', t.h.info.SECRET_KEY], ['/object/nope/cut.txt', t.h.info.SECRET_KEY]] as const) {
-      const res = await t.raw('POST', path, { token: key, body: form, headers: { 'content-type': 'multipart/form-data; boundary=X' } });
+    const form =
+      '--X\r\nContent-Disposition: form-data; name="file"; filename="a"\r\nContent-Type: text/plain\r\n\r\nabc';
+    for (const [path, key] of [
+      ['/object/rel/cut.txt', t.h.info.SECRET_KEY],
+      ['/object/nope/cut.txt', t.h.info.SECRET_KEY],
+    ] as const) {
+      const res = await t.raw('POST', path, {
+        token: key,
+        body: form,
+        headers: { 'content-type': 'multipart/form-data; boundary=X' },
+      });
       assert.ok(res.status >= 400 && res.status < 500, `${path}: ${res.status}`);
       assert.ok((await res.json()).error.code);
     }
@@ -79,7 +96,10 @@ describe('failed uploads leave nothing', () => {
   });
 
   test('body over the limit while streaming (chunked, no Content-Length): 413', async () => {
-    const res = await t.raw('POST', '/object/rel/too-big.bin', { body: chunks(10, 1024) as never, headers: { 'content-type': 'application/octet-stream' } });
+    const res = await t.raw('POST', '/object/rel/too-big.bin', {
+      body: chunks(10, 1024) as never,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.equal(res.status, 413);
     assert.equal((await res.json()).error.code, 'entity_too_large');
     await nothingLeft('over-limit upload');
@@ -87,7 +107,11 @@ describe('failed uploads leave nothing', () => {
 
   test('RLS refusal while the body streams (the dry run runs beside it): 403, the stream is stopped', async () => {
     const user = await t.token('dddddddd-dddd-4ddd-8ddd-dddddddddddd');
-    const res = await t.raw('POST', '/object/big/refused.bin', { token: user, body: chunks(64, 65536) as never, headers: { apikey: t.h.info.PUBLISHABLE_KEY } });
+    const res = await t.raw('POST', '/object/big/refused.bin', {
+      token: user,
+      body: chunks(64, 65536) as never,
+      headers: { apikey: t.h.info.PUBLISHABLE_KEY },
+    });
     assert.equal(res.status, 403);
     assert.equal((await res.json()).error.code, 'row_level_security');
     await nothingLeft('upload refused by the dry run');
@@ -95,11 +119,19 @@ describe('failed uploads leave nothing', () => {
 
   test('RLS refusal after the bytes arrived (policy on size): 403', async () => {
     const user = await t.token('cccccccc-cccc-4ccc-8ccc-cccccccccccc');
-    const res = await t.raw('POST', '/object/rel/large.bin', { token: user, body: chunks(1, 500) as never, headers: { apikey: t.h.info.PUBLISHABLE_KEY } });
+    const res = await t.raw('POST', '/object/rel/large.bin', {
+      token: user,
+      body: chunks(1, 500) as never,
+      headers: { apikey: t.h.info.PUBLISHABLE_KEY },
+    });
     assert.equal(res.status, 403);
     assert.equal((await res.json()).error.code, 'row_level_security');
     await nothingLeft('refused upload');
-    const small = await t.raw('POST', '/object/rel/small.bin', { token: user, body: chunks(1, 50) as never, headers: { apikey: t.h.info.PUBLISHABLE_KEY } });
+    const small = await t.raw('POST', '/object/rel/small.bin', {
+      token: user,
+      body: chunks(1, 50) as never,
+      headers: { apikey: t.h.info.PUBLISHABLE_KEY },
+    });
     assert.equal(small.status, 201);
     await t.service.storage.from('rel').remove(['small.bin']);
     await nothingLeft('removed upload');
@@ -108,8 +140,15 @@ describe('failed uploads leave nothing', () => {
   test('a small body with a Content-Length, refused by RLS at commit (no dry run for it): 403, nothing left', async () => {
     const user = await t.token('cccccccc-cccc-4ccc-8ccc-cccccccccccc');
     const denied = await t.token('dddddddd-dddd-4ddd-8ddd-dddddddddddd');
-    for (const [token, bucket] of [[user, 'rel'], [denied, 'big']] as const) {
-      const res = await t.raw('POST', `/object/${bucket}/declared.bin`, { token, body: Buffer.alloc(500, 1), headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'x-upsert': 'true' } });
+    for (const [token, bucket] of [
+      [user, 'rel'],
+      [denied, 'big'],
+    ] as const) {
+      const res = await t.raw('POST', `/object/${bucket}/declared.bin`, {
+        token,
+        body: Buffer.alloc(500, 1),
+        headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'x-upsert': 'true' },
+      });
       assert.equal(res.status, 403, bucket);
       assert.equal((await res.json()).error.code, 'row_level_security');
       await nothingLeft(`small upload refused in ${bucket}`);
@@ -121,7 +160,12 @@ describe('failed uploads leave nothing', () => {
  * Streams `mib` MiB to (or from) the server from a child process, so the
  * RSS sampled here is the server's alone, not the client's buffers.
  */
-function childTransfer(method: 'POST' | 'GET', url: string, token: string, mib: number): Promise<{ status: number; received: number }> {
+function childTransfer(
+  method: 'POST' | 'GET',
+  url: string,
+  token: string,
+  mib: number,
+): Promise<{ status: number; received: number }> {
   const script = `
     const http = require('node:http');
     const [method, url, token, mib] = process.argv.slice(1);
@@ -138,7 +182,9 @@ function childTransfer(method: 'POST' | 'GET', url: string, token: string, mib: 
       pump();
     } else req.end();`;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', script, method, url, token, String(mib)], (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))));
+    execFile(process.execPath, ['-e', script, method, url, token, String(mib)], (err, stdout) =>
+      err ? reject(err) : resolve(JSON.parse(stdout)),
+    );
   });
 }
 
@@ -184,7 +230,9 @@ describe('streaming', () => {
     const expected = new Blake3Hasher();
     const chunk = Buffer.alloc(65536, 7);
     for (let i = 0; i < 50 * 16; i++) expected.update(chunk);
-    const [row] = await projectSql(t.h)`select content_hash, size::int as size from storage.objects where name = 'fifty.bin'`;
+    const [row] = await projectSql(
+      t.h,
+    )`select content_hash, size::int as size from storage.objects where name = 'fifty.bin'`;
     assert.equal(row!.size, 50 * MiB);
     assert.equal(row!.content_hash, `blake3:${expected.digest('hex')}`);
     await t.service.storage.from('big').remove(['fifty.bin', 'fifty.bin.warm']);
@@ -197,7 +245,10 @@ describe('crash recovery', () => {
     // The commit fails and the clean-up "dies" too: exactly what a crash at that moment leaves.
     t.h.faults.arm('storage.upload.commit');
     t.h.faults.arm('storage.upload.discard');
-    const res = await t.raw('POST', '/object/rel/crash.bin', { body: 'orphan?', headers: { 'content-type': 'text/plain' } });
+    const res = await t.raw('POST', '/object/rel/crash.bin', {
+      body: 'orphan?',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(res.status, 500);
     assert.equal(storedFiles(t.h).length, 1);
     assert.equal(await rowCount(t, 'pending_bytes'), 1);

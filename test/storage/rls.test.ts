@@ -21,7 +21,10 @@ const status = (r: { error: unknown }) => (r.error as { status?: number } | null
 describe('storage RLS', () => {
   test('a new project has exactly one policy; private buckets deny until policies are added', async () => {
     const policies = await t.owner`select policyname, cmd from pg_policies where schemaname = 'storage'`;
-    assert.deepEqual(policies.map((p) => [p.policyname, p.cmd]), [['read objects of public buckets', 'SELECT']]);
+    assert.deepEqual(
+      policies.map((p) => [p.policyname, p.cmd]),
+      [['read objects of public buckets', 'SELECT']],
+    );
     const alice = await t.as(ALICE);
     const up = await alice.storage.from('private').upload('x.txt', Buffer.from('x'));
     assert.equal(status(up), 403);
@@ -47,23 +50,33 @@ describe('storage RLS', () => {
         using (bucket = 'homes' and owner_sub = auth.uid()::text);`);
     const alice = await t.as(ALICE);
     const bob = await t.as(BOB);
-    assert.equal((await alice.storage.from('homes').upload(`${ALICE}/notes.txt`, Buffer.from('alice notes'))).error, null);
+    assert.equal(
+      (await alice.storage.from('homes').upload(`${ALICE}/notes.txt`, Buffer.from('alice notes'))).error,
+      null,
+    );
     assert.equal(status(await alice.storage.from('homes').upload(`${BOB}/notes.txt`, Buffer.from('forged'))), 403);
     assert.equal((await bob.storage.from('homes').upload(`${BOB}/notes.txt`, Buffer.from('bob notes'))).error, null);
 
-    const [row] = await t.owner`select owner_sub from storage.objects where bucket = 'homes' and name = ${`${ALICE}/notes.txt`}`;
+    const [row] =
+      await t.owner`select owner_sub from storage.objects where bucket = 'homes' and name = ${`${ALICE}/notes.txt`}`;
     assert.equal(row!.owner_sub, ALICE);
     assert.equal(await (await alice.storage.from('homes').download(`${ALICE}/notes.txt`)).data!.text(), 'alice notes');
     assert.equal(status(await bob.storage.from('homes').download(`${ALICE}/notes.txt`)), 404);
     assert.deepEqual((await bob.storage.from('homes').list(ALICE)).data, []);
-    assert.deepEqual((await bob.storage.from('homes').list()).data!.map((e) => e.name), [BOB]);
+    assert.deepEqual(
+      (await bob.storage.from('homes').list()).data!.map((e) => e.name),
+      [BOB],
+    );
     // Bob cannot remove, sign or move Alice's object: it is invisible to him.
     assert.deepEqual((await bob.storage.from('homes').remove([`${ALICE}/notes.txt`])).data, []);
     assert.equal(status(await bob.storage.from('homes').createSignedUrl(`${ALICE}/notes.txt`, 60)), 404);
     assert.equal(status(await bob.storage.from('homes').move(`${ALICE}/notes.txt`, `${BOB}/stolen.txt`)), 404);
     assert.equal(status(await bob.storage.from('homes').copy(`${ALICE}/notes.txt`, `${BOB}/stolen.txt`)), 404);
     // Replacing needs the update policy on the existing row.
-    assert.equal((await alice.storage.from('homes').upload(`${ALICE}/notes.txt`, Buffer.from('v2'), { upsert: true })).error, null);
+    assert.equal(
+      (await alice.storage.from('homes').upload(`${ALICE}/notes.txt`, Buffer.from('v2'), { upsert: true })).error,
+      null,
+    );
     assert.equal((await alice.storage.from('homes').remove([`${ALICE}/notes.txt`])).data!.length, 1);
   });
 
@@ -102,8 +115,15 @@ describe('storage RLS', () => {
     const gold = await t.as(ALICE, { app_metadata: { plan: 'gold' } });
     const free = await t.as(BOB, { app_metadata: { plan: 'free' } });
     assert.equal(await (await gold.storage.from('vip').download('lounge.txt')).data!.text(), 'welcome');
-    assert.equal(status(await free.storage.from('vip').download('lounge.txt')), 403, 'no policy admits the free plan to vip');
-    assert.deepEqual((await gold.storage.from('vip').list()).data!.map((e) => e.name), ['lounge.txt']);
+    assert.equal(
+      status(await free.storage.from('vip').download('lounge.txt')),
+      403,
+      'no policy admits the free plan to vip',
+    );
+    assert.deepEqual(
+      (await gold.storage.from('vip').list()).data!.map((e) => e.name),
+      ['lounge.txt'],
+    );
     assert.deepEqual((await free.storage.from('vip').list()).data, []);
   });
 });
@@ -141,7 +161,10 @@ describe('reads refused by RLS (SPEC 7)', () => {
         assert.equal(r.data, null);
       }
       for (const [method, path, json] of routes('closed', name)) {
-        await refused(await t.raw(method, path, { token, json, headers: { apikey: t.h.info.PUBLISHABLE_KEY } }), `${method} ${path}`);
+        await refused(
+          await t.raw(method, path, { token, json, headers: { apikey: t.h.info.PUBLISHABLE_KEY } }),
+          `${method} ${path}`,
+        );
       }
       // No key but the publishable one (anon): the same.
       await refused(await t.raw('GET', `/object/closed/${name}`, { token: t.h.info.PUBLISHABLE_KEY }), `anon ${name}`);
@@ -237,19 +260,32 @@ describe('signed URLs', () => {
     assert.equal(status(await bob.storage.from('homes').createSignedUploadUrl(`${ALICE}/by-bob.txt`)), 403);
     const minted = await alice.storage.from('homes').createSignedUploadUrl(`${ALICE}/upload.txt`);
     assert.equal(minted.error, null);
-    const put = await fetch(minted.data!.signedUrl, { method: 'PUT', body: 'via signed url', headers: { 'content-type': 'text/plain' } });
+    const put = await fetch(minted.data!.signedUrl, {
+      method: 'PUT',
+      body: 'via signed url',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(put.status, 200, "Supabase's status for an upload to a signed URL");
     const [row] = await t.owner`select owner_sub from storage.objects where name = ${`${ALICE}/upload.txt`}`;
     assert.equal(row!.owner_sub, ALICE);
     // Insert only: it cannot overwrite, even the object it created.
-    const again = await fetch(minted.data!.signedUrl, { method: 'PUT', body: 'different', headers: { 'content-type': 'text/plain', 'x-upsert': 'true' } });
+    const again = await fetch(minted.data!.signedUrl, {
+      method: 'PUT',
+      body: 'different',
+      headers: { 'content-type': 'text/plain', 'x-upsert': 'true' },
+    });
     assert.equal(again.status, 409);
     // Bound to one object.
-    const elsewhere = await fetch(minted.data!.signedUrl.replace('upload.txt', 'elsewhere.txt'), { method: 'PUT', body: 'x' });
+    const elsewhere = await fetch(minted.data!.signedUrl.replace('upload.txt', 'elsewhere.txt'), {
+      method: 'PUT',
+      body: 'x',
+    });
     assert.equal(elsewhere.status, 400);
     // storage-js's own call.
     const second = await alice.storage.from('homes').createSignedUploadUrl(`${ALICE}/js.txt`);
-    const viaJs = await t.anon.storage.from('homes').uploadToSignedUrl(`${ALICE}/js.txt`, second.data!.token, Buffer.from('js'));
+    const viaJs = await t.anon.storage
+      .from('homes')
+      .uploadToSignedUrl(`${ALICE}/js.txt`, second.data!.token, Buffer.from('js'));
     assert.equal(viaJs.error, null);
     t.h.clock.advance(2 * 3600 * 1000 + 1000);
     const third = await (await t.as(ALICE)).storage.from('homes').createSignedUploadUrl(`${ALICE}/late.txt`);
@@ -264,11 +300,18 @@ describe('signed URLs', () => {
     const token = (await minter.storage.from('homes').createSignedUploadUrl(`${ALICE}/stale-session.txt`)).data!.token;
     t.h.clock.advance(3600_000 + 1000);
     assert.equal((await t.raw('GET', '/object/homes/x', { token: stale })).status, 401, 'the session has expired');
-    const viaStale = await minter.storage.from('homes').uploadToSignedUrl(`${ALICE}/stale-session.txt`, token, Buffer.from('late but valid'));
+    const viaStale = await minter.storage
+      .from('homes')
+      .uploadToSignedUrl(`${ALICE}/stale-session.txt`, token, Buffer.from('late but valid'));
     assert.equal(viaStale.error, null);
-    assert.deepEqual(viaStale.data, { path: `${ALICE}/stale-session.txt`, fullPath: `homes/${ALICE}/stale-session.txt` });
+    assert.deepEqual(viaStale.data, {
+      path: `${ALICE}/stale-session.txt`,
+      fullPath: `homes/${ALICE}/stale-session.txt`,
+    });
     // No staged upload is left behind (the row deleted over SQL above waits for the periodic sweep).
-    const [staged] = await projectSql(t.h)`select count(*)::int as n from storage.pending_bytes where writer is not null`;
+    const [staged] = await projectSql(
+      t.h,
+    )`select count(*)::int as n from storage.pending_bytes where writer is not null`;
     assert.equal(staged!.n, 0);
   });
 });

@@ -19,7 +19,14 @@ let endpoint: string;
 
 before(async () => {
   s3dir = mkdtempSync(path.join(tmpdir(), 'hearth-s3-'));
-  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, allowMismatchedSignatures: true, directory: s3dir, configureBuckets: [{ name: 'hearth-objects' }] });
+  s3 = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    allowMismatchedSignatures: true,
+    directory: s3dir,
+    configureBuckets: [{ name: 'hearth-objects' }],
+  });
   const addr = (await s3.run()) as { port: number };
   endpoint = `http://127.0.0.1:${addr.port}`;
   t = await startStorageTest({
@@ -40,7 +47,12 @@ after(async () => {
 });
 
 async function storeKeys(): Promise<string[]> {
-  const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  const client = new S3Client({
+    region: 'us-east-1',
+    endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
   try {
     const res = await client.send(new ListObjectsV2Command({ Bucket: 'hearth-objects' }));
     return (res.Contents ?? []).map((o) => o.Key!);
@@ -77,18 +89,27 @@ describe('S3 backend', () => {
         offset += 65536;
       },
     });
-    const res = await t.raw('POST', '/object/s3b/chunked.bin', { body: body as never, headers: { 'content-type': 'application/octet-stream' } });
+    const res = await t.raw('POST', '/object/s3b/chunked.bin', {
+      body: body as never,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.equal(res.status, 201);
     assert.equal((await res.json()).size, bytes.length);
     const down = await t.raw('GET', '/object/s3b/chunked.bin');
     assert.deepEqual(Buffer.from(await down.arrayBuffer()), bytes);
     await t.service.storage.from('s3b').remove(['chunked.bin']);
-    await eventually(async () => (await storeKeys()).length === 0 && (await rowCount(t, 'pending_bytes')) === 0, 'bytes removed');
+    await eventually(
+      async () => (await storeKeys()).length === 0 && (await rowCount(t, 'pending_bytes')) === 0,
+      'bytes removed',
+    );
   });
 
   test('an over-limit body leaves nothing in the store', async () => {
     await t.service.storage.createBucket('s3small', { public: false, fileSizeLimit: 1000 });
-    const res = await t.raw('POST', '/object/s3small/x.bin', { body: pattern(5000), headers: { 'content-type': 'application/octet-stream' } });
+    const res = await t.raw('POST', '/object/s3small/x.bin', {
+      body: pattern(5000),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.equal(res.status, 413);
     const body = new ReadableStream<Uint8Array>({
       start(c) {
@@ -97,7 +118,10 @@ describe('S3 backend', () => {
         c.close();
       },
     });
-    const streamed = await t.raw('POST', '/object/s3small/y.bin', { body: body as never, headers: { 'content-type': 'application/octet-stream' } });
+    const streamed = await t.raw('POST', '/object/s3small/y.bin', {
+      body: body as never,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.equal(streamed.status, 413);
     assert.deepEqual(await storeKeys(), []);
     assert.equal(await rowCount(t, 'pending_bytes'), 0);

@@ -20,7 +20,11 @@ export interface StorageTest {
   token(sub: string, extra?: Record<string, unknown>): Promise<string>;
   as(sub: string, extra?: Record<string, unknown>): Promise<SupabaseClient>;
   /** Raw fetch against /storage/v1 with a key or token. */
-  raw(method: string, path: string, opts?: { token?: string | null; body?: BodyInit | null; headers?: Record<string, string>; json?: unknown }): Promise<Response>;
+  raw(
+    method: string,
+    path: string,
+    opts?: { token?: string | null; body?: BodyInit | null; headers?: Record<string, string>; json?: unknown },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -67,7 +71,9 @@ export async function startStorageTest(opts: TestOptions = {}): Promise<StorageT
 export function storedFiles(h: TestHearth): string[] {
   const root = path.join(h.config.dataDir, 'storage');
   if (!existsSync(root)) return [];
-  return (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[]).filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name));
+  return (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[])
+    .filter((d) => d.isFile())
+    .map((d) => path.join(d.parentPath, d.name));
 }
 
 /** The platform's own pool on the default project's database (sees past RLS). */

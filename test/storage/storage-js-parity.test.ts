@@ -15,8 +15,19 @@ before(async () => {
   await t.service.storage.createBucket('tree', { public: false });
   await t.service.storage.createBucket('open', { public: true });
   // Uploaded one by one, so created_at follows this order.
-  for (const name of ['a/1.txt', 'a/2.txt', 'a/sub/x.txt', 'a/sub/y.txt', 'a/b.txt', 'a/sub2/z.txt', 'root.txt', 'folder/q.txt']) {
-    const up = await t.service.storage.from('tree').upload(name, Buffer.from(name), { contentType: 'text/plain', metadata: { of: name } });
+  for (const name of [
+    'a/1.txt',
+    'a/2.txt',
+    'a/sub/x.txt',
+    'a/sub/y.txt',
+    'a/b.txt',
+    'a/sub2/z.txt',
+    'root.txt',
+    'folder/q.txt',
+  ]) {
+    const up = await t.service.storage
+      .from('tree')
+      .upload(name, Buffer.from(name), { contentType: 'text/plain', metadata: { of: name } });
     assert.equal(up.error, null);
   }
 });
@@ -26,7 +37,12 @@ after(async () => {
 
 const errorCode = async (res: Response) => (await res.json()).error.code as string;
 const status = (r: { error: unknown }) => (r.error as { status?: number } | null)?.status;
-type Page = { hasNext: boolean; nextCursor?: string; folders: { name: string; key?: string }[]; objects: { name: string; key?: string }[] };
+type Page = {
+  hasNext: boolean;
+  nextCursor?: string;
+  folders: { name: string; key?: string }[];
+  objects: { name: string; key?: string }[];
+};
 
 describe('listV2 (POST /object/list-v2/{bucket})', () => {
   test('without a delimiter: every object under the prefix, by full path, with metadata', async () => {
@@ -56,11 +72,21 @@ describe('listV2 (POST /object/list-v2/{bucket})', () => {
     ]);
     assert.deepEqual(
       data!.objects.map((o) => [o.name, o.key]),
-      [['1.txt', 'a/1.txt'], ['2.txt', 'a/2.txt'], ['b.txt', 'a/b.txt']],
+      [
+        ['1.txt', 'a/1.txt'],
+        ['2.txt', 'a/2.txt'],
+        ['b.txt', 'a/b.txt'],
+      ],
     );
     const root = (await t.service.storage.from('tree').listV2({ with_delimiter: true })).data!;
-    assert.deepEqual(root.folders.map((f) => f.key), ['a/', 'folder/']);
-    assert.deepEqual(root.objects.map((o) => o.name), ['root.txt']);
+    assert.deepEqual(
+      root.folders.map((f) => f.key),
+      ['a/', 'folder/'],
+    );
+    assert.deepEqual(
+      root.objects.map((o) => o.name),
+      ['root.txt'],
+    );
   });
 
   test('cursor paging visits every entry once; a follow-up call may send only the cursor', async () => {
@@ -83,20 +109,36 @@ describe('listV2 (POST /object/list-v2/{bucket})', () => {
 
   test('sortBy a timestamp: folders first, then files in that order, across pages', async () => {
     const s = t.service.storage.from('tree');
-    const opts = { prefix: 'a/', with_delimiter: true, limit: 3, sortBy: { column: 'created_at' as const, order: 'desc' as const } };
+    const opts = {
+      prefix: 'a/',
+      with_delimiter: true,
+      limit: 3,
+      sortBy: { column: 'created_at' as const, order: 'desc' as const },
+    };
     const first = (await s.listV2(opts)).data as Page;
     assert.equal(first.hasNext, true);
-    assert.deepEqual(first.folders.map((f) => f.name), ['sub2', 'sub']);
-    assert.deepEqual(first.objects.map((o) => o.name), ['b.txt']);
+    assert.deepEqual(
+      first.folders.map((f) => f.name),
+      ['sub2', 'sub'],
+    );
+    assert.deepEqual(
+      first.objects.map((o) => o.name),
+      ['b.txt'],
+    );
     const second = (await s.listV2({ ...opts, cursor: first.nextCursor })).data as Page;
     assert.equal(second.hasNext, false);
     assert.deepEqual(second.folders, []);
-    assert.deepEqual(second.objects.map((o) => o.name), ['2.txt', '1.txt']);
+    assert.deepEqual(
+      second.objects.map((o) => o.name),
+      ['2.txt', '1.txt'],
+    );
   });
 
   test('bad input is a 400 invalid_request; an unknown bucket is 404 bucket_not_found', async () => {
     const s = t.service.storage.from('tree');
-    const forged = Buffer.from(JSON.stringify({ c: 'created_at', o: 'asc', d: false, k: 1, t: '2026-13-45T99:00:00.000000Z', n: 'x' })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ c: 'created_at', o: 'asc', d: false, k: 1, t: '2026-13-45T99:00:00.000000Z', n: 'x' }),
+    ).toString('base64url');
     const bodies = [
       { cursor: 'not-a-cursor' },
       { cursor: forged, sortBy: { column: 'created_at' } },
@@ -140,13 +182,16 @@ describe('listV2 (POST /object/list-v2/{bucket})', () => {
       using (bucket = 'tree' and starts_with(name, 'a/sub/') and auth.uid()::text = '${ALICE}')`);
     const alice = await t.as(ALICE);
     const flat = await alice.storage.from('tree').listV2();
-    assert.deepEqual(flat.data!.objects.map((o) => o.name), ['a/sub/x.txt', 'a/sub/y.txt']);
+    assert.deepEqual(
+      flat.data!.objects.map((o) => o.name),
+      ['a/sub/x.txt', 'a/sub/y.txt'],
+    );
     const nested = await alice.storage.from('tree').listV2({ with_delimiter: true });
     assert.deepEqual(nested.data, { hasNext: false, folders: [{ name: 'a', key: 'a/' }], objects: [] });
   });
 });
 
-describe('info under Supabase Storage\'s other routes', () => {
+describe("info under Supabase Storage's other routes", () => {
   test('/object/info/authenticated/{bucket}/{path} is info(); /object/info/public/... needs a public bucket and no key', async () => {
     const viaJs = await t.service.storage.from('tree').info('a/1.txt');
     assert.equal(viaJs.error, null);
@@ -171,7 +216,9 @@ describe('info under Supabase Storage\'s other routes', () => {
 
 describe('signed URLs with storage-js options', () => {
   test('createSignedUrls(paths, n, {download}) URLs serve the object as an attachment', async () => {
-    const { data, error } = await t.service.storage.from('tree').createSignedUrls(['a/1.txt', 'a/none.txt'], 60, { download: true });
+    const { data, error } = await t.service.storage
+      .from('tree')
+      .createSignedUrls(['a/1.txt', 'a/none.txt'], 60, { download: true });
     assert.equal(error, null);
     assert.equal(data![1]!.signedUrl, null);
     const res = await fetch(data![0]!.signedUrl!);
@@ -187,11 +234,20 @@ describe('signed URLs with storage-js options', () => {
 describe('signing several objects with a bare array of keys (SPEC 4.2)', () => {
   test('an array body signs each key; expiresIn from the query, else an hour', async () => {
     const now = Math.floor(Date.now() / 1000);
-    for (const [query, seconds] of [['?expiresIn=120', 120], ['', 3600]] as const) {
+    for (const [query, seconds] of [
+      ['?expiresIn=120', 120],
+      ['', 3600],
+    ] as const) {
       const res = await t.raw('POST', `/object/sign/tree${query}`, { json: ['a/1.txt', 'a/none.txt'] });
       assert.equal(res.status, 200);
       const body = (await res.json()) as { path: string; signedURL: string | null }[];
-      assert.deepEqual(body.map((e) => [e.path, e.signedURL === null]), [['a/1.txt', false], ['a/none.txt', true]]);
+      assert.deepEqual(
+        body.map((e) => [e.path, e.signedURL === null]),
+        [
+          ['a/1.txt', false],
+          ['a/none.txt', true],
+        ],
+      );
       const token = new URL(body[0]!.signedURL!, 'http://x').searchParams.get('token')!;
       const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
       assert.ok(Math.abs(exp - now - seconds) < 30, `${query}: expires in ${exp - now} s`);
@@ -213,7 +269,11 @@ describe('storage-js clients for services Hearth does not have', () => {
     assert.equal(status(vectors), 501);
     const analytics = await t.service.storage.analytics.createBucket('lake');
     assert.equal(status(analytics), 501);
-    for (const [method, path] of [['DELETE', '/cdn/tree'], ['POST', '/vector/ListVectorBuckets'], ['GET', '/iceberg/bucket']] as const) {
+    for (const [method, path] of [
+      ['DELETE', '/cdn/tree'],
+      ['POST', '/vector/ListVectorBuckets'],
+      ['GET', '/iceberg/bucket'],
+    ] as const) {
       const res = await t.raw(method, path, method === 'GET' ? {} : { json: {} });
       assert.equal(res.status, 501, path);
       assert.equal(await errorCode(res), 'not_implemented');
@@ -241,7 +301,10 @@ describe('buckets as storage-js 2.109 sees them', () => {
     assert.equal(status(await s.getBucket('odd-type')), 404);
   });
 
-  test('listBuckets({search}) ignores case, as Supabase\'s ilike does', async () => {
-    assert.deepEqual((await t.service.storage.listBuckets({ search: 'TRE' })).data!.map((b) => b.name), ['tree']);
+  test("listBuckets({search}) ignores case, as Supabase's ilike does", async () => {
+    assert.deepEqual(
+      (await t.service.storage.listBuckets({ search: 'TRE' })).data!.map((b) => b.name),
+      ['tree'],
+    );
   });
 });

@@ -23,7 +23,15 @@ export interface StudioBrowser {
 export async function startStudioBrowser(colorScheme: 'light' | 'dark' = 'light'): Promise<StudioBrowser> {
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
   const context = await browser.newContext({ colorScheme, viewport: { width: 1280, height: 800 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -52,8 +60,16 @@ export async function startStudioBrowser(colorScheme: 'light' | 'dark' = 'light'
         // The page hears of the change (matchMedia's change event, which the editors follow) at its next frames.
         await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
         const result = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
-        for (const v of result.violations as { id: string; impact: string; help: string; nodes: { target: string[] }[] }[]) {
-          if (v.impact === 'serious' || v.impact === 'critical') found.push(`${scheme}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+        for (const v of result.violations as {
+          id: string;
+          impact: string;
+          help: string;
+          nodes: { target: string[] }[];
+        }[]) {
+          if (v.impact === 'serious' || v.impact === 'critical')
+            found.push(
+              `${scheme}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+            );
         }
       }
       await page.emulateMedia({ colorScheme });

@@ -29,7 +29,9 @@ test('without smtp_host it says to configure SMTP first', async () => {
 });
 
 test('sends through the saved SMTP server', async () => {
-  await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, { body: { smtp_host: '127.0.0.1', smtp_port: inbox.port, smtp_admin_email: 'auth@hearth.test' } });
+  await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, {
+    body: { smtp_host: '127.0.0.1', smtp_port: inbox.port, smtp_admin_email: 'auth@hearth.test' },
+  });
   const r = await h.api('POST', path, { body: { to: 'Me@Example.test' } });
   assert.equal(r.status, 200);
   assert.deepEqual(r.body, { sent: true, to: 'me@example.test' });
@@ -43,8 +45,12 @@ test('a bad body is 400, a developer 403, a server that refuses 502', async () =
   assert.equal((await h.api('POST', path, { body: { to: 'not an address' } })).status, 400);
 
   const [org] = (await h.api('GET', '/v1/organizations')).body;
-  await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { email: 'dev@example.test', password: 'Developer-pw-123', role: 'developer' } });
-  const token = (await h.api('POST', '/v1/login', { token: null, body: { email: 'dev@example.test', password: 'Developer-pw-123' } })).body.access_token;
+  await h.api('POST', `/v1/organizations/${org.id}/members`, {
+    body: { email: 'dev@example.test', password: 'Developer-pw-123', role: 'developer' },
+  });
+  const token = (
+    await h.api('POST', '/v1/login', { token: null, body: { email: 'dev@example.test', password: 'Developer-pw-123' } })
+  ).body.access_token;
   assert.equal((await h.api('POST', path, { token, body: { to: 'me@example.test' } })).status, 403);
 
   await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, { body: { smtp_port: 1 } });

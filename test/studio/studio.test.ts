@@ -24,7 +24,8 @@ const DEVELOPER = { email: 'dev@studio.test', password: 'Studio-dev-pw-12' };
 const XSS = '<img src=x onerror=alert(1)>';
 /** A 1×1 PNG and a one-page PDF, for the previews. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
-const PDF = '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
+const PDF =
+  '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
 /** Pages checked with axe-core, and what it found on them. */
 const axeFindings: string[] = [];
@@ -36,8 +37,14 @@ before(async () => {
   inbox = await startInbox();
   h = await startTestHearth({ env: { HEARTH_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   const [org] = (await h.api('GET', '/v1/organizations')).body;
-  assert.equal((await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { ...OWNER, role: 'owner' } })).status, 201);
-  assert.equal((await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { ...DEVELOPER, role: 'developer' } })).status, 201);
+  assert.equal(
+    (await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { ...OWNER, role: 'owner' } })).status,
+    201,
+  );
+  assert.equal(
+    (await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { ...DEVELOPER, role: 'developer' } })).status,
+    201,
+  );
   b = await startStudioBrowser();
 });
 after(async () => {
@@ -65,7 +72,10 @@ describe('Hearth Studio', () => {
     assert.equal(js.headers.get('content-encoding'), 'gzip');
     assert.match(js.headers.get('cache-control')!, /immutable/);
 
-    const browserRoot = await fetch(`${h.url}/`, { headers: { accept: 'text/html,application/xhtml+xml' }, redirect: 'manual' });
+    const browserRoot = await fetch(`${h.url}/`, {
+      headers: { accept: 'text/html,application/xhtml+xml' },
+      redirect: 'manual',
+    });
     assert.equal(browserRoot.status, 302);
     assert.equal(browserRoot.headers.get('location'), '/dashboard');
     const apiRoot = await fetch(`${h.url}/`, { headers: { accept: 'application/json' } });
@@ -102,22 +112,36 @@ describe('Hearth Studio', () => {
     const project = await h.api('GET', `/v1/projects/${ref}`);
     assert.equal(project.body.name, 'Studio app');
     secret = (await h.api('GET', `/v1/projects/${ref}/api-keys`)).body.find((k: any) => k.type === 'secret').api_key;
-    assert.doesNotMatch(await page.getByTestId('secret-key').textContent() ?? '', /sb_secret|\w{20}/);
-    assert.doesNotMatch(await page.getByTestId('env-block').textContent() ?? '', new RegExp(secret));
+    assert.doesNotMatch((await page.getByTestId('secret-key').textContent()) ?? '', /sb_secret|\w{20}/);
+    assert.doesNotMatch((await page.getByTestId('env-block').textContent()) ?? '', new RegExp(secret));
     await page.getByRole('button', { name: 'Reveal' }).click();
     assert.equal(await page.getByTestId('secret-key').textContent(), secret);
-    assert.match((await page.getByTestId('env-block').textContent())!, new RegExp(`PROJECT_REF=${ref}\\nPUBLISHABLE_KEY=\\S+\\nSECRET_KEY=${secret}`));
+    assert.match(
+      (await page.getByTestId('env-block').textContent())!,
+      new RegExp(`PROJECT_REF=${ref}\\nPUBLISHABLE_KEY=\\S+\\nSECRET_KEY=${secret}`),
+    );
     // The connection string as Supabase shows it: everything but the password, which the API never sends.
     const dbPort = new URL(process.env.DATABASE_URL!).port || '5432';
-    await page.getByTestId('db-url').filter({ hasText: `hearth_${ref}_owner` }).waitFor();
-    assert.match((await page.getByTestId('db-url').textContent())!, new RegExp(`^postgresql://hearth_${ref}_owner:\\[YOUR-PASSWORD\\]@127\\.0\\.0\\.1:${dbPort}/\\w+$`));
+    await page
+      .getByTestId('db-url')
+      .filter({ hasText: `hearth_${ref}_owner` })
+      .waitFor();
+    assert.match(
+      (await page.getByTestId('db-url').textContent())!,
+      new RegExp(`^postgresql://hearth_${ref}_owner:\\[YOUR-PASSWORD\\]@127\\.0\\.0\\.1:${dbPort}/\\w+$`),
+    );
     assert.ok(!page.url().includes(secret));
     await axeCheck('overview');
   });
 
   test('table editor: creates a table, inserts, edits and deletes rows, seen through /rest/v1', async () => {
     const { page } = b;
-    const rest = async () => (await fetch(`${h.url}/project/${ref}/rest/v1/notes?select=body`, { headers: { apikey: secret, authorization: `Bearer ${secret}` } })).json();
+    const rest = async () =>
+      (
+        await fetch(`${h.url}/project/${ref}/rest/v1/notes?select=body`, {
+          headers: { apikey: secret, authorization: `Bearer ${secret}` },
+        })
+      ).json();
     await page.getByRole('link', { name: 'Table editor' }).click();
     await page.getByRole('link', { name: 'New table' }).click();
     await page.getByLabel('Table name').fill('notes');
@@ -134,7 +158,11 @@ describe('Hearth Studio', () => {
     // A database error is shown as PostgreSQL gives it: body is not null.
     await page.getByRole('button', { name: 'Insert row' }).click();
     await page.getByRole('button', { name: 'Insert', exact: true }).click();
-    await page.getByRole('dialog').getByRole('alert').filter({ hasText: /null value in column "body"/ }).waitFor();
+    await page
+      .getByRole('dialog')
+      .getByRole('alert')
+      .filter({ hasText: /null value in column "body"/ })
+      .waitFor();
     await page.getByLabel(/^body/).fill('first note');
     await axeCheck('table editor: row dialog');
     await page.getByRole('button', { name: 'Insert', exact: true }).click();
@@ -168,9 +196,17 @@ describe('Hearth Studio', () => {
 
   test('a long table comes from the server a page of 500 at a time, sorted and filtered there, with only the rows in view in the DOM', async (t) => {
     const { page } = b;
-    const inserted = await h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query: `insert into notes (body) select 'row ' || lpad(i::text, 4, '0') from generate_series(1, 1200) i` } });
+    const inserted = await h.api('POST', `/v1/projects/${ref}/database/query`, {
+      body: {
+        query: `insert into notes (body) select 'row ' || lpad(i::text, 4, '0') from generate_series(1, 1200) i`,
+      },
+    });
     assert.equal(inserted.status, 201);
-    t.after(() => h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query: `delete from notes where body like 'row %'` } }));
+    t.after(() =>
+      h.api('POST', `/v1/projects/${ref}/database/query`, {
+        body: { query: `delete from notes where body like 'row %'` },
+      }),
+    );
     await page.getByRole('link', { name: 'Structure' }).click();
     await page.getByRole('link', { name: 'Rows' }).click();
     const pager = page.getByRole('group', { name: 'Pages' }).getByRole('status');
@@ -213,11 +249,22 @@ describe('Hearth Studio', () => {
 
     // The primary key after creation: a second column joins it (its own dialog), then leaves it (the column's edit).
     const primaryKey = async () =>
-      (await h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query: `select array_agg(a.attname::text order by a.attnum) as key from pg_constraint k join pg_attribute a on a.attrelid = k.conrelid and a.attnum = any (k.conkey) where k.conrelid = 'notes'::regclass and k.contype = 'p'` } })).body[0].key;
+      (
+        await h.api('POST', `/v1/projects/${ref}/database/query`, {
+          body: {
+            query: `select array_agg(a.attname::text order by a.attnum) as key from pg_constraint k join pg_attribute a on a.attrelid = k.conrelid and a.attnum = any (k.conkey) where k.conrelid = 'notes'::regclass and k.contype = 'p'`,
+          },
+        })
+      ).body[0].key;
     await page.getByRole('button', { name: 'Change primary key' }).click();
     const keyDialog = page.getByRole('dialog', { name: 'Primary key of notes' });
     await keyDialog.getByLabel('created_at').check();
-    await keyDialog.getByTestId('sql-preview').filter({ hasText: 'drop constraint "notes_pkey";\nalter table "public"."notes" add primary key ("id", "created_at");' }).waitFor();
+    await keyDialog
+      .getByTestId('sql-preview')
+      .filter({
+        hasText: 'drop constraint "notes_pkey";\nalter table "public"."notes" add primary key ("id", "created_at");',
+      })
+      .waitFor();
     await axeCheck('table editor: primary key dialog');
     await keyDialog.getByRole('button', { name: 'Run' }).click();
     await page.getByText('Primary key: id, created_at').waitFor();
@@ -235,7 +282,9 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Create policy' }).click();
     await page.getByRole('cell', { name: 'readable', exact: true }).waitFor();
     await axeCheck('table editor: policies');
-    const policies = await h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query: `select policyname, roles::text from pg_policies where tablename = 'notes'` } });
+    const policies = await h.api('POST', `/v1/projects/${ref}/database/query`, {
+      body: { query: `select policyname, roles::text from pg_policies where tablename = 'notes'` },
+    });
     assert.deepEqual(policies.body, [{ policyname: 'readable', roles: '{authenticated}' }]);
     await page.getByRole('button', { name: 'Drop policy readable' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Drop policy' }).click();
@@ -253,7 +302,10 @@ describe('Hearth Studio', () => {
     await page.keyboard.press('Control+Enter');
     await page.getByRole('heading', { name: 'Result 2: SELECT · 1 row' }).waitFor();
     await page.getByRole('heading', { name: 'Result 1: SELECT · 1 row' }).waitFor();
-    await page.getByRole('status').filter({ hasText: /^2 statements in [\d.]+ ms$/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^2 statements in [\d.]+ ms$/ })
+      .waitFor();
     assert.equal(await page.getByRole('region', { name: 'Result 2' }).getByRole('cell').textContent(), XSS);
     await axeCheck('sql editor: results');
 
@@ -285,7 +337,14 @@ describe('Hearth Studio', () => {
 
   test('users: invite (the mail arrives), ban and unban, create, sign out everywhere, recovery link, delete, search', async () => {
     const { page } = b;
-    const auth = await h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { smtp_host: '127.0.0.1', smtp_port: inbox.port, smtp_admin_email: 'auth@studio.test', site_url: 'http://app.test' } });
+    const auth = await h.api('PATCH', `/v1/projects/${ref}/config/auth`, {
+      body: {
+        smtp_host: '127.0.0.1',
+        smtp_port: inbox.port,
+        smtp_admin_email: 'auth@studio.test',
+        site_url: 'http://app.test',
+      },
+    });
     assert.equal(auth.status, 200);
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByText('No users yet: create or invite one.').waitFor();
@@ -307,11 +366,18 @@ describe('Hearth Studio', () => {
     // Create a user, who signs in; "Sign out everywhere" ends that session: its refresh token stops working.
     await page.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('dialog').getByLabel('E-mail').fill('member@studio.test');
-    await page.getByRole('dialog').getByLabel(/^Password/).fill('Member-password-1');
+    await page
+      .getByRole('dialog')
+      .getByLabel(/^Password/)
+      .fill('Member-password-1');
     await page.getByRole('dialog').getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('status').filter({ hasText: 'member@studio.test created.' }).waitFor();
-    const userAuth = (path: string, body: unknown) => h.api('POST', `/project/${ref}/auth/v1${path}`, { body, token: null, headers: { apikey: secret } });
-    const session = await userAuth('/token?grant_type=password', { email: 'member@studio.test', password: 'Member-password-1' });
+    const userAuth = (path: string, body: unknown) =>
+      h.api('POST', `/project/${ref}/auth/v1${path}`, { body, token: null, headers: { apikey: secret } });
+    const session = await userAuth('/token?grant_type=password', {
+      email: 'member@studio.test',
+      password: 'Member-password-1',
+    });
     assert.equal(session.status, 200);
     await page.getByRole('button', { name: 'Sign out everywhere: member@studio.test' }).click();
     await page.getByRole('status').filter({ hasText: 'member@studio.test is signed out everywhere' }).waitFor();
@@ -324,7 +390,10 @@ describe('Hearth Studio', () => {
     assert.match((await inbox.next('member@studio.test')).text, /verify\?token=/);
     await page.getByRole('button', { name: 'Delete member@studio.test' }).click();
     await axeCheck('users: delete dialog');
-    await page.getByRole('dialog', { name: 'Delete member@studio.test?' }).getByRole('button', { name: 'Delete user' }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete member@studio.test?' })
+      .getByRole('button', { name: 'Delete user' })
+      .click();
     await page.getByRole('status').filter({ hasText: 'member@studio.test deleted.' }).waitFor();
     await page.getByRole('cell', { name: 'member@studio.test', exact: true }).waitFor({ state: 'detached' });
     await page.getByLabel('Search by e-mail').fill('nobody');
@@ -356,7 +425,13 @@ describe('Hearth Studio', () => {
     await page.getByRole('link', { name: /^docs/ }).click();
     await page.getByText('This folder is empty').waitFor();
     await axeCheck('storage: empty bucket');
-    await page.getByLabel('Choose files').setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('Hello from Studio\n'.repeat(2000)) });
+    await page
+      .getByLabel('Choose files')
+      .setInputFiles({
+        name: 'hello.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from('Hello from Studio\n'.repeat(2000)),
+      });
     await page.getByText('100%').waitFor();
     assert.equal(await page.getByRole('progressbar', { name: 'Upload of hello.txt' }).getAttribute('value'), '1');
     await page.getByRole('button', { name: 'hello.txt' }).click();
@@ -392,7 +467,10 @@ describe('Hearth Studio', () => {
     }
     await page.getByRole('button', { name: 'dot.png' }).click();
     const image = page.getByRole('img', { name: 'Preview of dot.png' });
-    await page.waitForFunction((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth === 1, await image.elementHandle());
+    await page.waitForFunction(
+      (el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth === 1,
+      await image.elementHandle(),
+    );
     await page.getByRole('button', { name: 'Close' }).click();
     await page.getByRole('button', { name: 'doc.pdf' }).click();
     // The PDF's bytes came with the key in a header; the frame shows them from a blob: URL (the CSP admits it).
@@ -406,9 +484,16 @@ describe('Hearth Studio', () => {
     await page.getByRole('link', { name: 'images/' }).click();
     await page.getByRole('button', { name: 'dot.png' }).click();
     await page.getByRole('button', { name: 'Delete file' }).click();
-    await page.getByRole('dialog', { name: 'Delete images/dot.png?' }).getByRole('button', { name: 'Delete file' }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete images/dot.png?' })
+      .getByRole('button', { name: 'Delete file' })
+      .click();
     await page.getByText('This folder is empty').waitFor();
-    const listed = await h.api('POST', `/project/${ref}/storage/v1/object/list/docs`, { body: { prefix: '' }, token: secret, headers: { apikey: secret } });
+    const listed = await h.api('POST', `/project/${ref}/storage/v1/object/list/docs`, {
+      body: { prefix: '' },
+      token: secret,
+      headers: { apikey: secret },
+    });
     assert.deepEqual(listed.body.map((e: { name: string }) => e.name).sort(), ['doc.pdf', 'hello.txt']);
 
     await page.getByRole('link', { name: 'docs', exact: true }).click();
@@ -419,7 +504,10 @@ describe('Hearth Studio', () => {
     await axeCheck('storage: edit bucket');
     await edit.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Types: text/plain, application/pdf.').waitFor();
-    const bucket = await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, { token: secret, headers: { apikey: secret } });
+    const bucket = await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, {
+      token: secret,
+      headers: { apikey: secret },
+    });
     assert.deepEqual([bucket.body.public, bucket.body.allowed_mime_types], [true, ['text/plain', 'application/pdf']]);
 
     await page.getByRole('button', { name: 'Empty bucket' }).click();
@@ -431,17 +519,28 @@ describe('Hearth Studio', () => {
     await page.getByLabel('Type docs to confirm').fill('docs');
     await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket' }).click();
     await page.getByText('No buckets yet.').waitFor();
-    assert.equal((await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, { token: secret, headers: { apikey: secret } })).status, 404);
+    assert.equal(
+      (await h.api('GET', `/project/${ref}/storage/v1/bucket/docs`, { token: secret, headers: { apikey: secret } }))
+        .status,
+      404,
+    );
   });
 
   test('keyboard: the skip link keeps the page, a dialog is opened, left and confirmed by keys; an owner deletes a project', async () => {
     const { page } = b;
     const [org] = (await h.api('GET', '/v1/organizations')).body;
-    const scratch = (await h.api('POST', '/v1/projects', { body: { name: 'Scratch', organization_id: org.id } })).body.ref;
+    const scratch = (await h.api('POST', '/v1/projects', { body: { name: 'Scratch', organization_id: org.id } })).body
+      .ref;
     await page.reload();
     await page.getByRole('heading', { name: 'Storage' }).waitFor();
     const route = page.url();
-    const focused = () => page.evaluate(() => document.activeElement?.id || document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent);
+    const focused = () =>
+      page.evaluate(
+        () =>
+          document.activeElement?.id ||
+          document.activeElement?.getAttribute('aria-label') ||
+          document.activeElement?.textContent,
+      );
     await page.keyboard.press('Tab');
     assert.equal(await focused(), 'Skip to content');
     await page.keyboard.press('Enter');
@@ -457,7 +556,9 @@ describe('Hearth Studio', () => {
     assert.equal(await focused(), 'Delete project Scratch');
     await page.keyboard.press('Enter');
     // Keys go where focus is: type only once the dialog has put it in the confirm field.
-    await page.waitForFunction(() => document.activeElement?.closest('dialog') && document.activeElement.tagName === 'INPUT');
+    await page.waitForFunction(
+      () => document.activeElement?.closest('dialog') && document.activeElement.tagName === 'INPUT',
+    );
     await page.keyboard.type(scratch);
     await page.keyboard.press('Enter');
     // Dropping a database can take a while on a loaded machine.
@@ -478,7 +579,11 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Delete project Studio app' }).click();
     await page.getByLabel(/Type .* to confirm/).fill(ref);
     await page.getByRole('dialog').getByRole('button', { name: 'Delete project' }).click();
-    await page.getByRole('dialog').getByRole('alert').filter({ hasText: /forbidden/ }).waitFor();
+    await page
+      .getByRole('dialog')
+      .getByRole('alert')
+      .filter({ hasText: /forbidden/ })
+      .waitFor();
     assert.equal((await h.api('GET', `/v1/projects/${ref}`)).status, 200);
   });
 

@@ -24,9 +24,29 @@ let h: TestHearth;
 const authors: TableRef = { schema: 'public', name: 'authors' };
 const books: TableRef = { schema: 'public', name: 'books' };
 
-const spec = (over: Partial<ColumnSpec>): ColumnSpec => ({ name: '', type: 'text', default: '', notNull: false, unique: false, primaryKey: false, references: '', onDelete: 'no action', ...over });
+const spec = (over: Partial<ColumnSpec>): ColumnSpec => ({
+  name: '',
+  type: 'text',
+  default: '',
+  notNull: false,
+  unique: false,
+  primaryKey: false,
+  references: '',
+  onDelete: 'no action',
+  ...over,
+});
 const specOf = (c: ColumnInfo, over: Partial<ColumnSpec> = {}): ColumnSpec =>
-  spec({ name: c.name, type: c.type, default: c.default ?? '', notNull: !c.nullable, unique: c.unique, primaryKey: c.pk, references: c.references ?? '', onDelete: c.on_delete ?? 'no action', ...over });
+  spec({
+    name: c.name,
+    type: c.type,
+    default: c.default ?? '',
+    notNull: !c.nullable,
+    unique: c.unique,
+    primaryKey: c.pk,
+    references: c.references ?? '',
+    onDelete: c.on_delete ?? 'no action',
+    ...over,
+  });
 
 async function sql(query: string) {
   const res = await h.api('POST', `/v1/projects/${h.info.PROJECT_REF}/database/query`, { body: { query } });
@@ -49,7 +69,12 @@ after(async () => {
 
 describe('table editor SQL', () => {
   test('create table: a composite primary key, a foreign key with on delete cascade, unique, not null', async () => {
-    await run(createTableSql(authors, [spec({ name: 'id', type: 'bigint', primaryKey: true }), spec({ name: 'name', notNull: true, unique: true })]));
+    await run(
+      createTableSql(authors, [
+        spec({ name: 'id', type: 'bigint', primaryKey: true }),
+        spec({ name: 'name', notNull: true, unique: true }),
+      ]),
+    );
     const made = createTableSql(books, [
       spec({ name: 'author_id', type: 'bigint', primaryKey: true, references: 'authors(id)', onDelete: 'cascade' }),
       spec({ name: 'title', primaryKey: true }),
@@ -68,7 +93,9 @@ describe('table editor SQL', () => {
   });
 
   test('the primary key changes after creation: fewer columns, a column joining it, a new key column, none', async () => {
-    await run(`insert into authors values (1, 'Ada'); insert into books (author_id, title, isbn) values (1, 'Notes', 'x-1')`);
+    await run(
+      `insert into authors values (1, 'Ada'); insert into books (author_id, title, isbn) values (1, 'Notes', 'x-1')`,
+    );
     await run(primaryKeySql(books, await columns(books), ['isbn']));
     assert.deepEqual(primaryKeyOf(await columns(books)).columns, ['isbn']);
 
@@ -78,7 +105,13 @@ describe('table editor SQL', () => {
     assert.deepEqual(primaryKeyOf(await columns(books)).columns, ['heading', 'isbn']);
 
     // A new column with "Primary key" on a table that has one joins the key.
-    await run(addColumnSql(books, spec({ name: 'edition', type: 'integer', default: '1', primaryKey: true }), await columns(books)));
+    await run(
+      addColumnSql(
+        books,
+        spec({ name: 'edition', type: 'integer', default: '1', primaryKey: true }),
+        await columns(books),
+      ),
+    );
     assert.deepEqual(primaryKeyOf(await columns(books)).columns, ['heading', 'isbn', 'edition']);
 
     // Leaving the key and unticking not null in one edit: the key is remade first.
@@ -105,7 +138,14 @@ describe('table editor SQL', () => {
 
   test('columns: type, default, unique off and on, the foreign key changed and removed', async () => {
     const pages = await column(books, 'pages');
-    await run(alterColumnSql(books, pages, specOf(pages, { type: 'bigint', default: '', notNull: true, unique: true }), await columns(books)));
+    await run(
+      alterColumnSql(
+        books,
+        pages,
+        specOf(pages, { type: 'bigint', default: '', notNull: true, unique: true }),
+        await columns(books),
+      ),
+    );
     const changed = await column(books, 'pages');
     assert.deepEqual([changed.type, changed.default, changed.nullable, changed.unique], ['bigint', null, false, true]);
     await run(alterColumnSql(books, changed, specOf(changed, { unique: false }), await columns(books)));
@@ -116,7 +156,9 @@ describe('table editor SQL', () => {
     assert.equal((await column(books, 'author_id')).on_delete, 'restrict');
     const refused = await sql(`delete from authors where id = 1`);
     assert.equal(refused.body.sqlstate, '23503');
-    await run(alterColumnSql(books, await column(books, 'author_id'), specOf(author, { references: '' }), await columns(books)));
+    await run(
+      alterColumnSql(books, await column(books, 'author_id'), specOf(author, { references: '' }), await columns(books)),
+    );
     const free = await column(books, 'author_id');
     assert.deepEqual([free.references, free.fk_constraint], [null, null]);
     await run(`delete from authors where id = 1`);

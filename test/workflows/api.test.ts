@@ -32,7 +32,11 @@ describe('gate', () => {
       ['POST', `/v1/projects/${h.info.PROJECT_REF}/workflow-queue-triggers`, { queue: 'q', workflow: 'x' }],
       ['DELETE', `/v1/projects/${h.info.PROJECT_REF}/workflow-queue-triggers/00000000-0000-0000-0000-000000000000`],
       ['GET', `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers`],
-      ['POST', `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers`, { table: 't', events: ['insert'], workflow: 'x' }],
+      [
+        'POST',
+        `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers`,
+        { table: 't', events: ['insert'], workflow: 'x' },
+      ],
       ['DELETE', `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers/00000000-0000-0000-0000-000000000000`],
     ];
     for (const [method, path, body] of routes) {
@@ -54,8 +58,13 @@ describe('gate', () => {
 
   test('a developer of the organization is 403 forbidden', async () => {
     const orgs = await h.api('GET', '/v1/organizations');
-    await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, { body: { email: 'dev@wf.test', password: 'a-long-password', role: 'developer' } });
-    const login = await h.api('POST', '/v1/login', { body: { email: 'dev@wf.test', password: 'a-long-password' }, token: null });
+    await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, {
+      body: { email: 'dev@wf.test', password: 'a-long-password', role: 'developer' },
+    });
+    const login = await h.api('POST', '/v1/login', {
+      body: { email: 'dev@wf.test', password: 'a-long-password' },
+      token: null,
+    });
     const res = await h.api('GET', base, { token: login.body.access_token });
     assert.equal(res.status, 403);
     assert.equal(res.body.error.code, 'forbidden');
@@ -68,7 +77,13 @@ describe('definitions', () => {
     const v1 = await w.put('orders', { steps: [SQL] });
     assert.equal(v1.status, 201);
     assert.deepEqual(v1.body, { name: 'orders', version: 1, enabled: true });
-    const hook = { key: 'notify', kind: 'webhook', target: 'https://example.com/hook', secret: 'shh-very-secret', payload: { a: 1 } };
+    const hook = {
+      key: 'notify',
+      kind: 'webhook',
+      target: 'https://example.com/hook',
+      secret: 'shh-very-secret',
+      payload: { a: 1 },
+    };
     const v2 = await w.put('orders', { enabled: false, steps: [SQL, hook] });
     assert.deepEqual(v2.body, { name: 'orders', version: 2, enabled: false });
     const got = await h.api('GET', `${base}/orders`);
@@ -80,7 +95,8 @@ describe('definitions', () => {
     assert.ok(!JSON.stringify(got.body).includes('shh-very-secret'));
     assert.equal(got.body.steps[0].max_attempts, 3);
     assert.equal(got.body.steps[0].timeout_seconds, 30);
-    const [stored] = await h.hearth.p.dbs.control`select steps::text as t from platform.workflow_definitions where name = 'orders' and version = 2`;
+    const [stored] = await h.hearth.p.dbs
+      .control`select steps::text as t from platform.workflow_definitions where name = 'orders' and version = 2`;
     assert.ok(!stored!.t.includes('shh-very-secret'), 'the secret is sealed at rest');
     const list = await h.api('GET', base);
     const entry = list.body.find((e: { name: string }) => e.name === 'orders');
@@ -109,14 +125,30 @@ describe('definitions', () => {
     ['bad queue name', { steps: [{ key: 'q', kind: 'enqueue', target: 'Bad-Queue' }] }, /step "q"/],
     ['webhook not http', { steps: [{ key: 'w', kind: 'webhook', target: 'ftp://x' }] }, /step "w".*http/],
     ['sleep without sleep_for', { steps: [{ key: 's', kind: 'sleep' }] }, /step "s".*sleep_for/],
-    ['sleep_for not a duration', { steps: [{ key: 's', kind: 'sleep', sleep_for: 'soon' }] }, /step "s".*not a duration/],
+    [
+      'sleep_for not a duration',
+      { steps: [{ key: 's', kind: 'sleep', sleep_for: 'soon' }] },
+      /step "s".*not a duration/,
+    ],
     ['sleep over 30 days', { steps: [{ key: 's', kind: 'sleep', sleep_for: '721h' }] }, /step "s".*30 days/],
-    ['wait over 30 days', { steps: [{ key: 'w', kind: 'wait_for_signal', signal: 'go', timeout_seconds: 30 * 86400 + 1 }] }, /step "w".*timeout_seconds/],
+    [
+      'wait over 30 days',
+      { steps: [{ key: 'w', kind: 'wait_for_signal', signal: 'go', timeout_seconds: 30 * 86400 + 1 }] },
+      /step "w".*timeout_seconds/,
+    ],
     ['wait without signal', { steps: [{ key: 'w', kind: 'wait_for_signal' }] }, /step "w".*signal/],
     ['payload over 256 KiB', { steps: [{ ...SQL, payload: 'x'.repeat(256 * 1024 + 1) }] }, /step "one".*256 KiB/],
     ['over 200 steps', { steps: Array.from({ length: 201 }, (_, i) => ({ ...SQL, key: `s${i}` })) }, /limit is 200/],
-    ['fan-out child of a wrong kind', { steps: [{ key: 'f', kind: 'fanout', children: [{ key: 'c', kind: 'sleep', sleep_for: '1s' }] }] }, /step "c".*fan-out child/],
-    ['compensation of a wrong kind', { steps: [{ ...SQL, compensate: { kind: 'sleep' } }] }, /step "one".*compensating/],
+    [
+      'fan-out child of a wrong kind',
+      { steps: [{ key: 'f', kind: 'fanout', children: [{ key: 'c', kind: 'sleep', sleep_for: '1s' }] }] },
+      /step "c".*fan-out child/,
+    ],
+    [
+      'compensation of a wrong kind',
+      { steps: [{ ...SQL, compensate: { kind: 'sleep' } }] },
+      /step "one".*compensating/,
+    ],
     ['join without fanout', { steps: [{ key: 'j', kind: 'join' }] }, /step "j".*fanout/],
     ['empty steps', { steps: [] }, /non-empty/],
     ['unknown field', { steps: [{ ...SQL, sleep_for: '1s' }] }, /step "one".*sleep_for/],
@@ -138,7 +170,8 @@ describe('definitions', () => {
   test('PATCH enabled applies to every version; missing enabled is 400 invalid_request; unknown is 404', async () => {
     const res = await h.api('PATCH', `${base}/orders`, { body: { enabled: true } });
     assert.equal(res.status, 204);
-    const rows = await h.hearth.p.dbs.control`select bool_and(enabled) as all from platform.workflow_definitions where name = 'orders'`;
+    const rows = await h.hearth.p.dbs
+      .control`select bool_and(enabled) as all from platform.workflow_definitions where name = 'orders'`;
     assert.equal(rows[0]!.all, true);
     const missing = await h.api('PATCH', `${base}/orders`, { body: {} });
     assert.equal(missing.status, 400);
@@ -167,20 +200,38 @@ describe('definitions', () => {
 
   test('a definition read back can be PUT again as it is; webhook secrets carry over unless re-sent or cleared', async () => {
     const w = wf(h);
-    const hook = (key: string, secret?: string) => ({ key, kind: 'webhook', target: 'https://example.com/h', ...(secret ? { secret } : {}) });
+    const hook = (key: string, secret?: string) => ({
+      key,
+      kind: 'webhook',
+      target: 'https://example.com/h',
+      ...(secret ? { secret } : {}),
+    });
     const steps = [
-      { ...hook('charge', 'main-secret'), compensate: { kind: 'webhook', target: 'https://example.com/refund', secret: 'undo-secret' } },
+      {
+        ...hook('charge', 'main-secret'),
+        compensate: { kind: 'webhook', target: 'https://example.com/refund', secret: 'undo-secret' },
+      },
       { key: 'nap', kind: 'sleep', sleep_for: '1h30m' },
-      { key: 'fan', kind: 'fanout', children: [hook('child', 'child-secret'), { key: 'log', kind: 'sql', target: 'select 1' }] },
+      {
+        key: 'fan',
+        kind: 'fanout',
+        children: [hook('child', 'child-secret'), { key: 'log', kind: 'sql', target: 'select 1' }],
+      },
       { key: 'gather', kind: 'join' },
       { key: 'ok', kind: 'wait_for_signal', signal: 'approved' },
       { key: 'plain', kind: 'webhook', target: 'https://example.com/p' },
     ];
     assert.equal((await w.put('roundtrip', { steps })).status, 201);
     const sealed = async (version: number) => {
-      const [row] = await h.hearth.p.dbs.control`select steps from platform.workflow_definitions where name = 'roundtrip' and version = ${version}`;
+      const [row] = await h.hearth.p.dbs
+        .control`select steps from platform.workflow_definitions where name = 'roundtrip' and version = ${version}`;
       const s = row!.steps;
-      return [s[0].secret_sealed, s[0].compensate.secret_sealed, s[2].children[0].secret_sealed, s[5].secret_sealed].map((x) => x ?? null);
+      return [
+        s[0].secret_sealed,
+        s[0].compensate.secret_sealed,
+        s[2].children[0].secret_sealed,
+        s[5].secret_sealed,
+      ].map((x) => x ?? null);
     };
     const v1 = await sealed(1);
     assert.ok(v1.slice(0, 3).every((x) => typeof x === 'string') && v1[3] === null);
@@ -188,7 +239,13 @@ describe('definitions', () => {
     const read = (await h.api('GET', `${base}/roundtrip`)).body;
     assert.deepEqual(read.steps[1], { key: 'nap', kind: 'sleep', payload: null, sleep_for: '1h30m' });
     assert.deepEqual(read.steps[3], { key: 'gather', kind: 'join', payload: null });
-    assert.deepEqual(read.steps[4], { key: 'ok', kind: 'wait_for_signal', payload: null, signal: 'approved', timeout_seconds: 7 * 86400 });
+    assert.deepEqual(read.steps[4], {
+      key: 'ok',
+      kind: 'wait_for_signal',
+      payload: null,
+      signal: 'approved',
+      timeout_seconds: 7 * 86400,
+    });
     assert.equal(read.steps[0].compensate.secret_set, true);
     assert.equal(read.steps[2].children[0].secret_set, true);
     assert.equal(read.steps[5].secret_set, false);
@@ -225,7 +282,10 @@ describe('definitions', () => {
   });
 
   test('malformed JSON is 400 invalid_request', async () => {
-    const res = await h.api('PUT', `${base}/orders`, { raw: '{"steps": [', headers: { 'content-type': 'application/json' } });
+    const res = await h.api('PUT', `${base}/orders`, {
+      raw: '{"steps": [',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'invalid_request');
   });
@@ -248,7 +308,13 @@ describe('runs', () => {
     assert.equal(run.status, 'pending');
     assert.deepEqual(run.input, { order: 7 });
     assert.deepEqual(run.compensation, { state: 'none' });
-    assert.deepEqual(run.steps.map((s: { key: string; status: string }) => [s.key, s.status]), [['one', 'pending'], ['two', 'pending']]);
+    assert.deepEqual(
+      run.steps.map((s: { key: string; status: string }) => [s.key, s.status]),
+      [
+        ['one', 'pending'],
+        ['two', 'pending'],
+      ],
+    );
     // A third version, disabled at publication, is not picked.
     await w.put('pin', { enabled: false, steps: [SQL] });
     const third = await w.start('pin', {});

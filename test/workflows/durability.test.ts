@@ -63,8 +63,12 @@ const gated = (gate: string, table: string) =>
 
 describe('crashes', () => {
   test('a worker process killed with SIGKILL mid-step: another resumes after the lease, the attempt counts, the effect commits once', async () => {
-    await owner.unsafe('create table charges (id serial primary key, note text); create table charge_gate (open boolean)');
-    const id = await w().go('pay', [{ key: 'charge', kind: 'sql', target: gated('charge_gate', 'charges'), timeout_seconds: 120 }]);
+    await owner.unsafe(
+      'create table charges (id serial primary key, note text); create table charge_gate (open boolean)',
+    );
+    const id = await w().go('pay', [
+      { key: 'charge', kind: 'sql', target: gated('charge_gate', 'charges'), timeout_seconds: 120 },
+    ]);
 
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
       env: {
@@ -88,7 +92,8 @@ describe('crashes', () => {
       return run.steps[0].status === 'running' && (await busyWith('charge_gate')) === 1 ? run : null;
     });
     assert.equal(started.steps[0].attempt, 1);
-    const [lease] = await h.hearth.p.dbs.control`select lease_owner, lease_until from platform.workflow_runs where id = ${id}`;
+    const [lease] = await h.hearth.p.dbs
+      .control`select lease_owner, lease_until from platform.workflow_runs where id = ${id}`;
     assert.match(lease!.lease_owner as string, new RegExp(`:${child.pid}:`), 'the run is leased by the child process');
 
     child.kill('SIGKILL');
@@ -98,7 +103,11 @@ describe('crashes', () => {
     await admin`select pg_terminate_backend(pid) from pg_stat_activity
       where datname = ${projectDb} and state = 'active' and query like '%charge_gate%' and pid <> pg_backend_pid()`;
     await until('the orphaned statement to end', async () => (await busyWith('charge_gate')) === 0);
-    assert.equal((await owner`select count(*)::int as n from charges`)[0]!.n, 0, 'the interrupted attempt committed nothing');
+    assert.equal(
+      (await owner`select count(*)::int as n from charges`)[0]!.n,
+      0,
+      'the interrupted attempt committed nothing',
+    );
 
     // Before the lease expires, no other worker touches the run.
     await tick(h, { owner: 'survivor' });
@@ -135,7 +144,10 @@ describe('crashes', () => {
     assert.equal(failed.compensation.state, 'none');
     assert.deepEqual([failed.steps[0].status, failed.steps[0].attempt], ['failed', 1]);
     // The backend's FATAL 57P01, or the closed socket, whichever the driver sees first.
-    assert.match(failed.last_error, /step "s" failed after 1 attempt: SQL error (57P01: terminating connection due to administrator command|CONNECTION_CLOSED)/);
+    assert.match(
+      failed.last_error,
+      /step "s" failed after 1 attempt: SQL error (57P01: terminating connection due to administrator command|CONNECTION_CLOSED)/,
+    );
 
     let run = await w().run('cut-retry', retried);
     assert.deepEqual([run.status, run.steps[0].status, run.steps[0].attempt], ['running', 'pending', 1]);
@@ -150,7 +162,9 @@ describe('crashes', () => {
   });
 
   test('a sql statement that outlives timeout_seconds: the attempt fails with the reason and the statement is cancelled in the database', async () => {
-    const id = await w().go('slowsql', [{ key: 'q', kind: 'sql', target: 'select pg_sleep(30) as slow_marker', timeout_seconds: 1, max_attempts: 1 }]);
+    const id = await w().go('slowsql', [
+      { key: 'q', kind: 'sql', target: 'select pg_sleep(30) as slow_marker', timeout_seconds: 1, max_attempts: 1 },
+    ]);
     await tick(h);
     const run = await w().run('slowsql', id);
     assert.equal(run.status, 'failed');
@@ -161,7 +175,9 @@ describe('crashes', () => {
   test('a function that does not answer within timeout_seconds: each attempt fails with the reason, then the run fails', async () => {
     // An invoker that never answers stands in for a hung function (the engine bounds the attempt either way).
     const hang: FunctionInvoker = () => new Promise(() => {});
-    const id = await w().go('slowfn', [{ key: 'f', kind: 'function', target: 'slow', timeout_seconds: 1, max_attempts: 2 }]);
+    const id = await w().go('slowfn', [
+      { key: 'f', kind: 'function', target: 'slow', timeout_seconds: 1, max_attempts: 2 },
+    ]);
     await tick(h, { invoker: hang });
     let run = await w().run('slowfn', id);
     assert.deepEqual([run.status, run.steps[0].status, run.steps[0].attempt], ['running', 'pending', 1]);
@@ -171,7 +187,10 @@ describe('crashes', () => {
     run = await w().run('slowfn', id);
     assert.equal(run.status, 'failed');
     assert.equal(run.steps[0].attempt, 2);
-    assert.match(run.last_error, /step "f" failed after 2 attempts: The attempt did not finish within timeout_seconds \(1 s\)/);
+    assert.match(
+      run.last_error,
+      /step "f" failed after 2 attempts: The attempt did not finish within timeout_seconds \(1 s\)/,
+    );
   });
 });
 
@@ -179,7 +198,12 @@ describe('step ceiling', () => {
   test('a run that reaches its ceiling of step attempts fails as a structural failure, without compensation', async () => {
     await owner.unsafe('create table undo_log (step text)');
     const id = await w().go('flaky', [
-      { key: 'book', kind: 'sql', target: 'select 1', compensate: { kind: 'sql', target: "insert into undo_log values ('book')" } },
+      {
+        key: 'book',
+        kind: 'sql',
+        target: 'select 1',
+        compensate: { kind: 'sql', target: "insert into undo_log values ('book')" },
+      },
       { key: 'retry', kind: 'sql', target: 'select 1/0', max_attempts: 10 },
     ]);
     for (let i = 0; i < 8; i++) {
@@ -197,20 +221,31 @@ describe('step ceiling', () => {
 
   test('fan-out children never take a run past its ceiling', async () => {
     const children = Array.from({ length: 5 }, (_, i) => ({ key: `c${i}`, kind: 'sql', target: 'select 1' }));
-    const id = await w().go('wide-ceiling', [{ key: 'f', kind: 'fanout', children }, { key: 'j', kind: 'join' }]);
+    const id = await w().go('wide-ceiling', [
+      { key: 'f', kind: 'fanout', children },
+      { key: 'j', kind: 'join' },
+    ]);
     for (let i = 0; i < 4; i++) await tick(h, { stepCeiling: 3 });
     const run = await w().run('wide-ceiling', id);
     assert.equal(run.status, 'failed');
     assert.match(run.last_error, /ceiling of 3 step attempts/);
     const kids = run.steps.filter((s: { parent_step_id?: string }) => s.parent_step_id);
-    assert.equal(kids.reduce((n: number, s: { attempt: number }) => n + s.attempt, 0), 3, '3 child attempts in all');
+    assert.equal(
+      kids.reduce((n: number, s: { attempt: number }) => n + s.attempt, 0),
+      3,
+      '3 child attempts in all',
+    );
     assert.equal(kids.filter((s: { status: string }) => s.status === 'skipped').length, 2);
   });
 
   test('the default ceiling is 10,000 attempts of side-effecting steps', async () => {
-    const id = await w().go('worn', [{ key: 'a', kind: 'sql', target: 'select 1' }, { key: 'b', kind: 'sql', target: 'select 1' }]);
+    const id = await w().go('worn', [
+      { key: 'a', kind: 'sql', target: 'select 1' },
+      { key: 'b', kind: 'sql', target: 'select 1' },
+    ]);
     // As if step a had been retried 9,999 times: its next attempt is the 10,000th.
-    await h.hearth.p.dbs.control`update platform.workflow_run_steps set attempt = 9999, max_attempts = 10000 where run_id = ${id} and key = 'a'`;
+    await h.hearth.p.dbs
+      .control`update platform.workflow_run_steps set attempt = 9999, max_attempts = 10000 where run_id = ${id} and key = 'a'`;
     await tick(h);
     let run = await w().run('worn', id);
     assert.deepEqual([run.status, run.steps[0].status, run.steps[0].attempt], ['running', 'succeeded', 10000]);
@@ -226,7 +261,9 @@ describe('retention', () => {
   test('finished runs, their steps and signals are removed 30 days after finishing; active and younger runs stay', async () => {
     const ok = await w().go('keep-ok', [{ key: 's', kind: 'sql', target: 'select 1' }]);
     const bad = await w().go('keep-bad', [{ key: 's', kind: 'sql', target: 'select 1/0', max_attempts: 1 }]);
-    const parked = await w().go('keep-parked', [{ key: 'w', kind: 'wait_for_signal', signal: 'never', timeout_seconds: 30 * 86400 }]);
+    const parked = await w().go('keep-parked', [
+      { key: 'w', kind: 'wait_for_signal', signal: 'never', timeout_seconds: 30 * 86400 },
+    ]);
     const gone = (await w().start('keep-parked')).body.id;
     await w().signal('keep-parked', gone, { signal: 'other', payload: 1 });
     await w().cancel('keep-parked', gone);
@@ -239,7 +276,9 @@ describe('retention', () => {
     // From here on the clock is 29+ days ahead, past the management session: read the rows directly.
     const control = h.hearth.p.dbs.control;
     const runs = async (ids: string[]) =>
-      (await control`select id, status from platform.workflow_runs where id = any(${ids}::uuid[]) order by id`).map((r) => r.status as string);
+      (await control`select id, status from platform.workflow_runs where id = any(${ids}::uuid[]) order by id`).map(
+        (r) => r.status as string,
+      );
     h.clock.advance(29 * DAY);
     await pruneRuns(h.hearth.p);
     assert.equal((await runs(old)).length, 3, 'kept before 30 days');
@@ -249,8 +288,16 @@ describe('retention', () => {
     h.clock.advance(DAY + 60_000);
     await pruneRuns(h.hearth.p);
     assert.deepEqual(await runs(old), [], 'removed 30 days after finishing');
-    assert.equal((await control`select count(*)::int as n from platform.workflow_run_steps where run_id = any(${old}::uuid[])`)[0]!.n, 0);
-    assert.equal((await control`select count(*)::int as n from platform.workflow_signals where run_id = any(${old}::uuid[])`)[0]!.n, 0);
+    assert.equal(
+      (await control`select count(*)::int as n from platform.workflow_run_steps where run_id = any(${old}::uuid[])`)[0]!
+        .n,
+      0,
+    );
+    assert.equal(
+      (await control`select count(*)::int as n from platform.workflow_signals where run_id = any(${old}::uuid[])`)[0]!
+        .n,
+      0,
+    );
     assert.deepEqual(await runs([parked]), ['waiting'], 'an active run is never removed');
     assert.deepEqual(await runs([young]), ['succeeded'], 'a run finished 1 day ago stays');
   });

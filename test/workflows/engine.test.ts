@@ -112,7 +112,9 @@ describe('step kinds', () => {
   });
 
   test('webhook: HMAC-signed with the step secret → {delivered: true}', async () => {
-    const id = await w().go('hook', [{ key: 'h', kind: 'webhook', target: `${hookUrl}/signed`, secret: 'step-secret', payload: { paid: true } }]);
+    const id = await w().go('hook', [
+      { key: 'h', kind: 'webhook', target: `${hookUrl}/signed`, secret: 'step-secret', payload: { paid: true } },
+    ]);
     const run = await settle(h, 'hook', id);
     assert.equal(run.status, 'succeeded');
     assert.deepEqual(run.output, { delivered: true });
@@ -125,7 +127,9 @@ describe('step kinds', () => {
 
   test('a hanging receiver times out per attempt (timeout_seconds) and fails with the reason', async () => {
     plan.set('/hang', [0]);
-    const id = await w().go('hang', [{ key: 'h', kind: 'webhook', target: `${hookUrl}/hang`, timeout_seconds: 1, max_attempts: 1 }]);
+    const id = await w().go('hang', [
+      { key: 'h', kind: 'webhook', target: `${hookUrl}/hang`, timeout_seconds: 1, max_attempts: 1 },
+    ]);
     const run = await settle(h, 'hang', id);
     assert.equal(run.status, 'failed');
     assert.match(run.last_error, /within/);
@@ -139,9 +143,16 @@ describe('step kinds', () => {
     assert.equal(run.steps[0].attempt, 2);
     // A private target is refused when saved (test/outbound/saved-targets.test.ts); the delivery guard
     // still stands behind it, e.g. for a definition stored before that check existed.
-    assert.equal((await w().put('ssrf', { steps: [{ key: 'h', kind: 'webhook', target: 'http://10.0.0.1/x' }] })).status, 400);
-    assert.equal((await w().put('ssrf', { steps: [{ key: 'h', kind: 'webhook', target: 'http://hooks.example.com/x' }] })).status, 201);
-    await h.hearth.p.dbs.control`update platform.workflow_definitions set steps = jsonb_set(steps, '{0,target}', '"http://10.0.0.1/x"')
+    assert.equal(
+      (await w().put('ssrf', { steps: [{ key: 'h', kind: 'webhook', target: 'http://10.0.0.1/x' }] })).status,
+      400,
+    );
+    assert.equal(
+      (await w().put('ssrf', { steps: [{ key: 'h', kind: 'webhook', target: 'http://hooks.example.com/x' }] })).status,
+      201,
+    );
+    await h.hearth.p.dbs
+      .control`update platform.workflow_definitions set steps = jsonb_set(steps, '{0,target}', '"http://10.0.0.1/x"')
       where name = 'ssrf'`;
     const ssrf = (await w().start('ssrf')).body.id;
     const refused = await settle(h, 'ssrf', ssrf);
@@ -181,7 +192,10 @@ describe('step kinds', () => {
   });
 
   test('sleep holds the run (waiting) until sleep_for has elapsed on the clock', async () => {
-    const id = await w().go('nap', [{ key: 'z', kind: 'sleep', sleep_for: '1h' }, { key: 'after', kind: 'sql', target: 'select 1' }]);
+    const id = await w().go('nap', [
+      { key: 'z', kind: 'sleep', sleep_for: '1h' },
+      { key: 'after', kind: 'sql', target: 'select 1' },
+    ]);
     await tick(h);
     assert.equal((await w().run('nap', id)).status, 'waiting');
     h.clock.advance(3599_000);
@@ -195,7 +209,9 @@ describe('step kinds', () => {
   });
 
   test('wait_for_signal: the signal payload is the step output and the run output; a wait past its timeout fails', async () => {
-    const id = await w().go('approve', [{ key: 'ok', kind: 'wait_for_signal', signal: 'approved', timeout_seconds: 3600 }]);
+    const id = await w().go('approve', [
+      { key: 'ok', kind: 'wait_for_signal', signal: 'approved', timeout_seconds: 3600 },
+    ]);
     await tick(h);
     assert.equal((await w().run('approve', id)).status, 'waiting');
     await w().signal('approve', id, { signal: 'other', payload: 1 });
@@ -228,11 +244,15 @@ describe('step kinds', () => {
 describe('fan-out, join, sub-workflows', () => {
   test('fanout children run independently; join output is keyed by child key', async () => {
     const id = await w().go('fan', [
-      { key: 'split', kind: 'fanout', children: [
-        { key: 'c1', kind: 'sql', target: "insert into ledger (item) values ('c1')" },
-        { key: 'c2', kind: 'enqueue', target: 'jobs', payload: 2 },
-        { key: 'c3', kind: 'webhook', target: `${hookUrl}/child` },
-      ] },
+      {
+        key: 'split',
+        kind: 'fanout',
+        children: [
+          { key: 'c1', kind: 'sql', target: "insert into ledger (item) values ('c1')" },
+          { key: 'c2', kind: 'enqueue', target: 'jobs', payload: 2 },
+          { key: 'c3', kind: 'webhook', target: `${hookUrl}/child` },
+        ],
+      },
       { key: 'gather', kind: 'join' },
     ]);
     const run = await settle(h, 'fan', id);
@@ -246,20 +266,31 @@ describe('fan-out, join, sub-workflows', () => {
 
   test('at most 8 children advance per tick', async () => {
     const children = Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, kind: 'sql', target: 'select 1' }));
-    const id = await w().go('wide', [{ key: 'f', kind: 'fanout', children }, { key: 'j', kind: 'join' }]);
+    const id = await w().go('wide', [
+      { key: 'f', kind: 'fanout', children },
+      { key: 'j', kind: 'join' },
+    ]);
     await tick(h); // fanout spawns
     await tick(h); // 8 children
     const run = await w().run('wide', id);
-    assert.equal(run.steps.filter((s: { status: string; parent_step_id?: string }) => s.parent_step_id && s.status === 'succeeded').length, 8);
+    assert.equal(
+      run.steps.filter((s: { status: string; parent_step_id?: string }) => s.parent_step_id && s.status === 'succeeded')
+        .length,
+      8,
+    );
     assert.equal((await settle(h, 'wide', id)).status, 'succeeded');
   });
 
   test('a child that exhausts its attempts fails the join and the run', async () => {
     const id = await w().go('fanfail', [
-      { key: 'f', kind: 'fanout', children: [
-        { key: 'good', kind: 'sql', target: 'select 1' },
-        { key: 'bad', kind: 'sql', target: 'select 1/0', max_attempts: 2 },
-      ] },
+      {
+        key: 'f',
+        kind: 'fanout',
+        children: [
+          { key: 'good', kind: 'sql', target: 'select 1' },
+          { key: 'bad', kind: 'sql', target: 'select 1/0', max_attempts: 2 },
+        ],
+      },
       { key: 'j', kind: 'join' },
     ]);
     const run = await settle(h, 'fanfail', id, { stepMs: 3000 });
@@ -280,7 +311,11 @@ describe('fan-out, join, sub-workflows', () => {
     const child = await w().run('child', childId);
     assert.equal(child.status, 'succeeded');
     assert.equal(child.parent_run_id, id);
-    assert.ok((await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/workflows/child/runs`)).body.some((r: { id: string }) => r.id === childId));
+    assert.ok(
+      (await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/workflows/child/runs`)).body.some(
+        (r: { id: string }) => r.id === childId,
+      ),
+    );
   });
 
   test('a cancelled child fails the parent step without retries', async () => {
@@ -303,7 +338,8 @@ describe('fan-out, join, sub-workflows', () => {
       await tick(h);
       h.clock.advance(1000);
     }
-    const runs = await h.hearth.p.dbs.control`select depth, status, last_error from platform.workflow_runs where workflow = 'loop' order by depth`;
+    const runs = await h.hearth.p.dbs
+      .control`select depth, status, last_error from platform.workflow_runs where workflow = 'loop' order by depth`;
     assert.equal(runs.length, 6);
     assert.equal(runs[5]!.depth, 5);
     assert.match(runs[5]!.last_error as string, /at most 5 deep/);
@@ -314,8 +350,18 @@ describe('fan-out, join, sub-workflows', () => {
 
 describe('compensation', () => {
   const saga = (failing: string, undoB = "delete from ledger where item = 'saga-b'") => [
-    { key: 'a', kind: 'sql', target: "insert into ledger (item) values ('saga-a')", compensate: { kind: 'sql', target: "delete from ledger where item = 'saga-a'" } },
-    { key: 'b', kind: 'sql', target: "insert into ledger (item) values ('saga-b')", compensate: { kind: 'sql', target: undoB } },
+    {
+      key: 'a',
+      kind: 'sql',
+      target: "insert into ledger (item) values ('saga-a')",
+      compensate: { kind: 'sql', target: "delete from ledger where item = 'saga-a'" },
+    },
+    {
+      key: 'b',
+      kind: 'sql',
+      target: "insert into ledger (item) values ('saga-b')",
+      compensate: { kind: 'sql', target: undoB },
+    },
     { key: 'c', kind: 'sql', target: failing, max_attempts: 1 },
   ];
 
@@ -325,7 +371,10 @@ describe('compensation', () => {
     assert.equal(run.status, 'failed');
     assert.equal(run.compensation.state, 'compensated');
     const comp = run.steps.filter((s: { compensating: boolean }) => s.compensating);
-    assert.deepEqual(comp.map((s: { key: string; status: string }) => [s.key, s.status]).sort(), [['compensate:a', 'succeeded'], ['compensate:b', 'succeeded']]);
+    assert.deepEqual(comp.map((s: { key: string; status: string }) => [s.key, s.status]).sort(), [
+      ['compensate:a', 'succeeded'],
+      ['compensate:b', 'succeeded'],
+    ]);
     assert.equal((await owner`select count(*)::int as n from ledger where item like 'saga-%'`)[0]!.n, 0);
     assert.match(run.last_error, /step "c" failed/);
   });
@@ -338,12 +387,18 @@ describe('compensation', () => {
     assert.equal(run.compensation.state, 'incomplete');
     assert.equal(run.cursor, 1);
     assert.match(run.last_error, /Compensation stopped at step "b"/);
-    assert.equal(run.steps.find((s: { key: string }) => s.key === 'compensate:a'), undefined, 'the walk stops at b');
+    assert.equal(
+      run.steps.find((s: { key: string }) => s.key === 'compensate:a'),
+      undefined,
+      'the walk stops at b',
+    );
     await owner`delete from ledger where item like 'saga-%'`;
   });
 
   test('nothing to undo: failed with compensation none; last_error is truncated at 2,000 characters', async () => {
-    const id = await w().go('plain', [{ key: 'x', kind: 'sql', target: `do $$ begin raise exception '%', repeat('e', 5000); end $$`, max_attempts: 1 }]);
+    const id = await w().go('plain', [
+      { key: 'x', kind: 'sql', target: `do $$ begin raise exception '%', repeat('e', 5000); end $$`, max_attempts: 1 },
+    ]);
     const run = await settle(h, 'plain', id);
     assert.equal(run.status, 'failed');
     assert.equal(run.compensation.state, 'none');
@@ -378,7 +433,8 @@ describe('leases', () => {
     const id = await w().go('crash', [{ key: 'h', kind: 'webhook', target: `${hookUrl}/crash`, timeout_seconds: 600 }]);
     // The "dying" worker starts the attempt; we abandon it (its promise never settles in time for us).
     void tick(h, { owner: 'doomed' });
-    for (let i = 0; i < 100 && !received.some((r) => r.path === '/crash'); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && !received.some((r) => r.path === '/crash'); i++)
+      await new Promise((r) => setTimeout(r, 20));
     await h.hearth.p.dbs.control`update platform.workflow_runs set lease_owner = 'dead-worker' where id = ${id}`;
     let run = await w().run('crash', id);
     assert.equal(run.steps[0].status, 'running');

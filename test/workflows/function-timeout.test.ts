@@ -22,9 +22,12 @@ after(async () => {
 test('a deployed function that never answers: each attempt fails after timeout_seconds, retried, then the run fails with the reason', async () => {
   // A pending timer keeps the request alive (a promise with nothing pending would be failed by the runtime at once).
   await deploy(h, h.info.PROJECT_REF, 'hang', {
-    source: "Deno.serve(async () => { await new Promise((r) => setTimeout(r, 60_000)); return new Response('late'); });",
+    source:
+      "Deno.serve(async () => { await new Promise((r) => setTimeout(r, 60_000)); return new Response('late'); });",
   });
-  const id = await wf(h).go('hangs', [{ key: 'f', kind: 'function', target: 'hang', payload: {}, timeout_seconds: 1, max_attempts: 2 }]);
+  const id = await wf(h).go('hangs', [
+    { key: 'f', kind: 'function', target: 'hang', payload: {}, timeout_seconds: 1, max_attempts: 2 },
+  ]);
   await tick(h);
   let run = await wf(h).run('hangs', id);
   assert.deepEqual([run.status, run.steps[0].status, run.steps[0].attempt], ['running', 'pending', 1]);
@@ -34,5 +37,8 @@ test('a deployed function that never answers: each attempt fails after timeout_s
   run = await wf(h).run('hangs', id);
   assert.equal(run.status, 'failed');
   assert.equal(run.steps[0].attempt, 2);
-  assert.match(run.last_error, /step "f" failed after 2 attempts: The attempt did not finish within timeout_seconds \(1 s\)/);
+  assert.match(
+    run.last_error,
+    /step "f" failed after 2 attempts: The attempt did not finish within timeout_seconds \(1 s\)/,
+  );
 });

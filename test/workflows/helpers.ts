@@ -37,7 +37,12 @@ export function tick(h: TestHearth, opts: TickOptions = {}) {
 }
 
 /** Ticks (moving the clock by stepMs after each) until the run is final or `max` ticks pass. */
-export async function settle(h: TestHearth, name: string, id: string, opts: { max?: number; stepMs?: number; invoker?: FunctionInvoker | null } = {}) {
+export async function settle(
+  h: TestHearth,
+  name: string,
+  id: string,
+  opts: { max?: number; stepMs?: number; invoker?: FunctionInvoker | null } = {},
+) {
   const w = wf(h);
   let run = await w.run(name, id);
   for (let i = 0; i < (opts.max ?? 40); i++) {

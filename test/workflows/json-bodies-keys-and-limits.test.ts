@@ -34,7 +34,8 @@ describe('JSON null is a value', () => {
     const explicit = await w.start('plain', { input: null });
     assert.equal(explicit.status, 201);
     assert.equal((await w.run('plain', explicit.body.id)).input, null);
-    const [row] = await control()`select input is null as sql_null, jsonb_typeof(input) as type from platform.workflow_runs where id = ${explicit.body.id}`;
+    const [row] =
+      await control()`select input is null as sql_null, jsonb_typeof(input) as type from platform.workflow_runs where id = ${explicit.body.id}`;
     assert.deepEqual({ ...row }, { sql_null: false, type: 'null' });
 
     const absent = await w.start('plain', {});
@@ -51,7 +52,8 @@ describe('JSON null is a value', () => {
     ]);
     const sent = await w.signal('waits', id, { signal: 'go', payload: null });
     assert.equal(sent.status, 201);
-    const [row] = await control()`select payload is null as sql_null, jsonb_typeof(payload) as type from platform.workflow_signals where id = ${sent.body.id}`;
+    const [row] =
+      await control()`select payload is null as sql_null, jsonb_typeof(payload) as type from platform.workflow_signals where id = ${sent.body.id}`;
     assert.deepEqual({ ...row }, { sql_null: false, type: 'null' });
     let run = await w.run('waits', id);
     for (let i = 0; i < 5 && run.status !== 'succeeded'; i++) {
@@ -66,7 +68,9 @@ describe('JSON null is a value', () => {
 
   test('a queue message whose body is JSON null starts a run with input null', async () => {
     await owner`select pgmq.create('nulls')`;
-    const bound = await h.api('POST', `/v1/projects/${h.info.PROJECT_REF}/workflow-queue-triggers`, { body: { queue: 'nulls', workflow: 'plain' } });
+    const bound = await h.api('POST', `/v1/projects/${h.info.PROJECT_REF}/workflow-queue-triggers`, {
+      body: { queue: 'nulls', workflow: 'plain' },
+    });
     assert.equal(bound.status, 201);
     const [sent] = await owner`select pgmq.send('nulls', 'null'::jsonb) as id`;
     await drainTriggers(h.hearth.p, h.hearth.registry);
@@ -112,7 +116,11 @@ describe('bodies that are not JSON', () => {
     const after = await control()`select count(*)::int as n from platform.workflow_runs where workflow = 'plain'`;
     assert.equal(after[0]!.n, before[0]!.n, 'no run was started');
 
-    const put = await h.api('PUT', `${base}/plain`, raw('{"steps": [{"key": "one", "kind": "sql", "target": "select 1", "payload": -1e999}]}'));
+    const put = await h.api(
+      'PUT',
+      `${base}/plain`,
+      raw('{"steps": [{"key": "one", "kind": "sql", "target": "select 1", "payload": -1e999}]}'),
+    );
     assert.equal(put.status, 400);
     assert.equal(put.body.error.code, 'invalid_definition');
 
@@ -146,21 +154,32 @@ describe('row bindings', () => {
       create view recent_rows as select * from base_rows;
       create materialized view counted_rows as select count(*) as n from base_rows;`);
     const path = `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers`;
-    for (const [table, what] of [['recent_rows', 'a view'], ['counted_rows', 'a materialized view']]) {
+    for (const [table, what] of [
+      ['recent_rows', 'a view'],
+      ['counted_rows', 'a materialized view'],
+    ]) {
       const res = await h.api('POST', path, { body: { table, events: ['insert'], workflow: 'plain' } });
       assert.equal(res.status, 400, table);
       assert.equal(res.body.error.code, 'invalid_table');
       assert.match(res.body.error.message, new RegExp(`is ${what}, not a table`));
     }
     assert.deepEqual((await h.api('GET', path)).body, []);
-    assert.equal((await h.api('POST', path, { body: { table: 'base_rows', events: ['insert'], workflow: 'plain' } })).status, 201);
+    assert.equal(
+      (await h.api('POST', path, { body: { table: 'base_rows', events: ['insert'], workflow: 'plain' } })).status,
+      201,
+    );
   });
 });
 
 describe('log drain', () => {
   test('a loopback or private receiver the outbound guard would refuse is 400 at PUT, saying how to allow it', async () => {
     const path = `/v1/projects/${h.info.PROJECT_REF}/log-drain`;
-    for (const url of ['http://127.0.0.1:9/logs', 'http://[::1]:9/logs', 'http://10.1.2.3/logs', 'http://localhost:9/logs']) {
+    for (const url of [
+      'http://127.0.0.1:9/logs',
+      'http://[::1]:9/logs',
+      'http://10.1.2.3/logs',
+      'http://localhost:9/logs',
+    ]) {
       const res = await h.api('PUT', path, { body: { url } });
       assert.equal(res.status, 400, url);
       assert.equal(res.body.error.code, 'invalid_request');

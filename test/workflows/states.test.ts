@@ -27,7 +27,8 @@ const SQL = { key: 's', kind: 'sql', target: 'select 1' };
 describe('structural failures and waits', () => {
   test('a pinned definition that does not load fails the run without compensation', async () => {
     await w().put('corrupt', { steps: [{ ...SQL, compensate: { kind: 'sql', target: 'select 2' } }] });
-    await h.hearth.p.dbs.control`update platform.workflow_definitions set steps = '"not a step list"'::jsonb where name = 'corrupt'`;
+    await h.hearth.p.dbs
+      .control`update platform.workflow_definitions set steps = '"not a step list"'::jsonb where name = 'corrupt'`;
     const start = await w().start('corrupt');
     assert.equal(start.status, 201);
     await tick(h);
@@ -39,7 +40,9 @@ describe('structural failures and waits', () => {
 
   test('a sub-workflow that outlives timeout_seconds is cancelled and fails the parent step without retries', async () => {
     await w().put('slow-child', { steps: [{ key: 'z', kind: 'sleep', sleep_for: '1h' }] });
-    const id = await w().go('impatient', [{ key: 'sub', kind: 'subworkflow', target: 'slow-child', timeout_seconds: 60 }]);
+    const id = await w().go('impatient', [
+      { key: 'sub', kind: 'subworkflow', target: 'slow-child', timeout_seconds: 60 },
+    ]);
     await tick(h); // parent starts the child
     await tick(h); // child parks in its sleep
     let run = await w().run('impatient', id);
@@ -50,20 +53,28 @@ describe('structural failures and waits', () => {
     run = await w().run('impatient', id);
     assert.equal(run.status, 'failed');
     assert.equal(run.steps[0].attempt, 1);
-    assert.match(run.last_error, new RegExp(`Sub-workflow run ${childId} did not finish within 60 s; it was cancelled`));
+    assert.match(
+      run.last_error,
+      new RegExp(`Sub-workflow run ${childId} did not finish within 60 s; it was cancelled`),
+    );
     assert.equal((await w().run('slow-child', childId)).status, 'cancelled');
   });
 });
 
 describe('steps of an ended run', () => {
-  const open = (run: { steps: { status: string }[] }) => run.steps.filter((s) => s.status === 'pending' || s.status === 'running');
+  const open = (run: { steps: { status: string }[] }) =>
+    run.steps.filter((s) => s.status === 'pending' || s.status === 'running');
 
   test('a join that fails leaves no fan-out sibling pending between attempts: it ends skipped with its attempts', async () => {
     const id = await w().go('sibling', [
-      { key: 'f', kind: 'fanout', children: [
-        { key: 'dies', kind: 'sql', target: 'select 1/0', max_attempts: 1 },
-        { key: 'flaky', kind: 'sql', target: 'select 1/0', max_attempts: 5 },
-      ] },
+      {
+        key: 'f',
+        kind: 'fanout',
+        children: [
+          { key: 'dies', kind: 'sql', target: 'select 1/0', max_attempts: 1 },
+          { key: 'flaky', kind: 'sql', target: 'select 1/0', max_attempts: 5 },
+        ],
+      },
       { key: 'j', kind: 'join' },
     ]);
     const run = await settle(h, 'sibling', id, { stepMs: 1000 });
@@ -82,7 +93,10 @@ describe('steps of an ended run', () => {
     for (let i = 0; i < 3; i++) await tick(h);
     assert.equal((await w().run('parked', waiting)).status, 'waiting');
     assert.equal((await w().run('parked-parent', nested)).status, 'waiting');
-    for (const [name, id] of [['parked', waiting], ['parked-parent', nested]] as const) {
+    for (const [name, id] of [
+      ['parked', waiting],
+      ['parked-parent', nested],
+    ] as const) {
       assert.equal((await w().cancel(name, id)).status, 200);
       const run = await w().run(name, id);
       assert.equal(run.status, 'cancelled');
@@ -100,7 +114,8 @@ describe('leases across workers', () => {
     const first = tick(h, { owner: 'worker-a' });
     // Worker A has leased its 10 (its passes then take 2 s each); worker B ticks meanwhile.
     for (let i = 0; i < 500; i++) {
-      const [row] = await h.hearth.p.dbs.control`select count(*)::int as n from platform.workflow_runs where lease_owner = 'worker-a'`;
+      const [row] = await h.hearth.p.dbs
+        .control`select count(*)::int as n from platform.workflow_runs where lease_owner = 'worker-a'`;
       if (row!.n === 10) break;
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -139,11 +154,18 @@ describe('group commit of passes', () => {
     const [stolen, a, b] = await startTagged('fenced', ['x', 'y', 'z']);
     const { state, invoker } = gated({});
     const ticking = tick(h, { invoker });
-    await until(async () => state.calls, (n) => n === 3);
+    await until(
+      async () => state.calls,
+      (n) => n === 3,
+    );
     await h.hearth.p.dbs.control`update platform.workflow_runs set lease_owner = 'thief' where id = ${stolen!}`;
     state.open();
     assert.equal((await ticking).leased, 3);
-    for (const [id, tag] of [[a!, 'y'], [b!, 'z']]) assert.equal((await w().run(`fenced-${tag}`, id)).status, 'succeeded');
+    for (const [id, tag] of [
+      [a!, 'y'],
+      [b!, 'z'],
+    ])
+      assert.equal((await w().run(`fenced-${tag}`, id)).status, 'succeeded');
     const run = await w().run('fenced-x', stolen!);
     assert.equal(run.status, 'running');
     assert.equal(run.steps[0].status, 'running', 'the pass that lost its lease wrote nothing back');
@@ -156,7 +178,10 @@ describe('group commit of passes', () => {
     const [bad, a, b] = await startTagged('refused', ['x', 'y', 'z']);
     const { state, invoker } = gated({});
     const ticking = tick(h, { invoker });
-    await until(async () => state.calls, (n) => n === 3);
+    await until(
+      async () => state.calls,
+      (n) => n === 3,
+    );
     // The attempt starts are written; now the database refuses any further write of one run,
     // so the batch holding the three results fails and is written again run by run.
     const control = h.hearth.p.dbs.control;
@@ -170,7 +195,11 @@ describe('group commit of passes', () => {
     } finally {
       await control.unsafe('drop trigger refuse_one on platform.workflow_runs; drop function public.refuse_for_test()');
     }
-    for (const [id, tag] of [[a!, 'y'], [b!, 'z']]) assert.equal((await w().run(`refused-${tag}`, id)).status, 'succeeded');
+    for (const [id, tag] of [
+      [a!, 'y'],
+      [b!, 'z'],
+    ])
+      assert.equal((await w().run(`refused-${tag}`, id)).status, 'succeeded');
     assert.equal((await w().run('refused-x', bad!)).steps[0].status, 'running');
   });
 
@@ -194,7 +223,10 @@ describe('events and envelopes', () => {
       const owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
       await owner`create table once_gate (n int)`;
       // Fails (no row yet) until the gate holds a row: one retry, then success.
-      const ok = await w().go('evented', [SQL, { key: 'check', kind: 'sql', target: 'select 1 / (select count(*) from once_gate)::int' }]);
+      const ok = await w().go('evented', [
+        SQL,
+        { key: 'check', kind: 'sql', target: 'select 1 / (select count(*) from once_gate)::int' },
+      ]);
       await tick(h);
       await tick(h);
       await owner`insert into once_gate values (1)`;
@@ -208,7 +240,8 @@ describe('events and envelopes', () => {
       assert.equal((await w().run('evented', gone)).compensation.state, 'none');
 
       await shipDrains(h.hearth.p);
-      const of = (id: string) => got.filter((e) => e.run_id === id).map((e) => (e.step ? `${e.event}:${e.step}` : e.event));
+      const of = (id: string) =>
+        got.filter((e) => e.run_id === id).map((e) => (e.step ? `${e.event}:${e.step}` : e.event));
       assert.deepEqual(of(ok), ['run.started', 'step.failed:check', 'run.succeeded']);
       assert.deepEqual(of(gone), ['run.started', 'run.cancelled']);
     } finally {
@@ -228,7 +261,10 @@ describe('events and envelopes', () => {
     const bare = await h.api('POST', base);
     assert.equal(bare.status, 201, 'every field is optional: no body starts a run with input {}');
     assert.deepEqual((await w().run('plain', bare.body.id)).input, {});
-    const signal = await h.api('POST', `${base}/${bare.body.id}/signals`, { raw: 'go', headers: { 'content-type': 'text/plain' } });
+    const signal = await h.api('POST', `${base}/${bare.body.id}/signals`, {
+      raw: 'go',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(signal.status, 400);
     assert.equal(signal.body.error.code, 'invalid_request');
   });

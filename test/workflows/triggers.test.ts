@@ -13,7 +13,9 @@ let owner: postgres.Sql;
 let qBase: string;
 let rBase: string;
 const drain = () => drainTriggers(h.hearth.p, h.hearth.registry);
-const runsOf = (workflow: string) => h.hearth.p.dbs.control`select id, input, idempotency_key from platform.workflow_runs where workflow = ${workflow} order by created_at`;
+const runsOf = (workflow: string) =>
+  h.hearth.p.dbs
+    .control`select id, input, idempotency_key from platform.workflow_runs where workflow = ${workflow} order by created_at`;
 
 before(async () => {
   h = await startTestHearth({ env: { HEARTH_WORKFLOW_TICK_MS: '3600000', HEARTH_OUTBOUND_ALLOW: '127.0.0.1/32' } });
@@ -42,7 +44,10 @@ describe('queue bindings', () => {
     const bad = await h.api('POST', qBase, { body: { queue: 'service_jobs', workflow: 'fulfil' } });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_queue');
-    assert.equal((await h.api('POST', qBase, { body: { queue: 'Bad', workflow: 'fulfil' } })).body.error.code, 'invalid_queue');
+    assert.equal(
+      (await h.api('POST', qBase, { body: { queue: 'Bad', workflow: 'fulfil' } })).body.error.code,
+      'invalid_queue',
+    );
     const wfBad = await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'Bad Name' } });
     assert.equal(wfBad.body.error.code, 'invalid_workflow');
     assert.equal((await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'nope' } })).status, 404);
@@ -61,12 +66,21 @@ describe('queue bindings', () => {
     await owner`select pgmq.send('orders', '{"n": 1}')`;
     await drain();
     const runs = await runsOf('fulfil');
-    assert.deepEqual(runs.map((r) => r.input).sort((a, b) => a.n - b.n), [{ n: 0 }, { n: 1 }]);
+    assert.deepEqual(
+      runs.map((r) => r.input).sort((a, b) => a.n - b.n),
+      [{ n: 0 }, { n: 1 }],
+    );
     assert.ok(runs.every((r) => /^queue:orders:\d+$/.test(r.idempotency_key as string)));
     const [left] = await owner`select count(*)::int as n from pgmq.q_orders`;
     assert.equal(left!.n, 0);
     // A worker that died after starting the run but before deleting: same key, same run.
-    const again = await startRun(h.hearth.p, { id: h.hearth.project.id }, 'fulfil', { n: 1 }, { idempotencyKey: runs[1]!.idempotency_key as string });
+    const again = await startRun(
+      h.hearth.p,
+      { id: h.hearth.project.id },
+      'fulfil',
+      { n: 1 },
+      { idempotencyKey: runs[1]!.idempotency_key as string },
+    );
     assert.equal(again.created, false);
   });
 
@@ -113,10 +127,13 @@ describe('row bindings', () => {
   });
 
   test('bind installs the capture trigger; 409 table_bound for the same workflow; another workflow may bind it', async () => {
-    const res = await h.api('POST', rBase, { body: { table: 'items', events: ['insert', 'update'], filter: { status: 'paid' }, workflow: 'fulfil' } });
+    const res = await h.api('POST', rBase, {
+      body: { table: 'items', events: ['insert', 'update'], filter: { status: 'paid' }, workflow: 'fulfil' },
+    });
     assert.equal(res.status, 201);
     id = res.body.id;
-    const [trg] = await owner`select count(*)::int as n from pg_trigger where tgrelid = 'items'::regclass and not tgisinternal`;
+    const [trg] =
+      await owner`select count(*)::int as n from pg_trigger where tgrelid = 'items'::regclass and not tgisinternal`;
     assert.equal(trg!.n, 1);
     const dup = await h.api('POST', rBase, { body: { table: 'items', events: ['delete'], workflow: 'fulfil' } });
     assert.equal(dup.status, 409);
@@ -132,7 +149,9 @@ describe('row bindings', () => {
     await owner`insert into items (status, note) values ('pending', 'no')`;
     await owner`insert into items (status, note) values ('paid', 'yes')`;
     await owner`update items set note = 'paid now', status = 'paid' where note = 'no'`;
-    const [captured] = await h.hearth.p.dbs.project(h.hearth.project.db_name)`select count(*)::int as n from hearth_workflows.changes`;
+    const [captured] = await h.hearth.p.dbs.project(
+      h.hearth.project.db_name,
+    )`select count(*)::int as n from hearth_workflows.changes`;
     assert.equal(captured!.n, 2, 'the pending insert was filtered inside the database');
     await drain();
     const runs = (await runsOf('fulfil')).slice(before);
@@ -163,7 +182,8 @@ describe('row bindings', () => {
     assert.equal((await h.api('DELETE', `${rBase}/${id}`)).status, 204);
     const list = await h.api('GET', rBase);
     for (const t of list.body) await h.api('DELETE', `${rBase}/${t.id}`);
-    const [trg] = await owner`select count(*)::int as n from pg_trigger where tgrelid = 'items'::regclass and not tgisinternal`;
+    const [trg] =
+      await owner`select count(*)::int as n from pg_trigger where tgrelid = 'items'::regclass and not tgisinternal`;
     assert.equal(trg!.n, 0);
     assert.equal((await h.api('DELETE', `${rBase}/${id}`)).status, 404);
   });
@@ -174,7 +194,9 @@ describe('row bindings without a filter, and tables that cannot be bound', () =>
 
   test('a binding without a filter captures every change of its events', async () => {
     await owner`create table plain_rows (id int primary key, v text)`;
-    const res = await h.api('POST', rBase, { body: { table: 'plain_rows', events: ['insert', 'delete'], workflow: 'fulfil' } });
+    const res = await h.api('POST', rBase, {
+      body: { table: 'plain_rows', events: ['insert', 'delete'], workflow: 'fulfil' },
+    });
     assert.equal(res.status, 201);
     assert.equal(res.body.filter, null);
     const before = (await runsOf('fulfil')).length;
@@ -183,7 +205,13 @@ describe('row bindings without a filter, and tables that cannot be bound', () =>
     await owner`delete from plain_rows`;
     await drain();
     const runs = (await runsOf('fulfil')).slice(before);
-    assert.deepEqual(runs.map((r) => [r.input.action, r.input.record]), [['insert', { id: 1, v: 'a' }], ['delete', { id: 1, v: 'b' }]]);
+    assert.deepEqual(
+      runs.map((r) => [r.input.action, r.input.record]),
+      [
+        ['insert', { id: 1, v: 'a' }],
+        ['delete', { id: 1, v: 'b' }],
+      ],
+    );
     assert.equal((await h.api('DELETE', `${rBase}/${res.body.id}`)).status, 204);
   });
 
@@ -194,12 +222,18 @@ describe('row bindings without a filter, and tables that cannot be bound', () =>
       for each row execute function hearth_workflows.capture('${binding}', 'null')`);
     // As on a database that had 050 (and such triggers) before 042 existed.
     await project()`delete from hearth.migrations where id = '042_workflow_capture_unfiltered'`;
-    assert.deepEqual(await migrate(project(), 'project', { owner: h.hearth.project.owner_role }), ['042_workflow_capture_unfiltered']);
+    assert.deepEqual(await migrate(project(), 'project', { owner: h.hearth.project.owner_role }), [
+      '042_workflow_capture_unfiltered',
+    ]);
     try {
       await owner`insert into "Legacy rows" values (1)`;
       await owner`delete from "Legacy rows"`;
-      const changes = await project()`select action from hearth_workflows.changes where binding_id = ${binding} order by id`;
-      assert.deepEqual(changes.map((c) => c.action), ['insert', 'delete']);
+      const changes =
+        await project()`select action from hearth_workflows.changes where binding_id = ${binding} order by id`;
+      assert.deepEqual(
+        changes.map((c) => c.action),
+        ['insert', 'delete'],
+      );
     } finally {
       await project().unsafe(`drop trigger "legacy capture" on public."Legacy rows";
         delete from hearth_workflows.changes where binding_id = '${binding}'`);
@@ -207,11 +241,15 @@ describe('row bindings without a filter, and tables that cannot be bound', () =>
   });
 
   test('a filter on a column the table lacks is 400 invalid_filter; a system catalog is 400 invalid_table', async () => {
-    const typo = await h.api('POST', rBase, { body: { table: 'items', events: ['insert'], filter: { stauts: 'paid' }, workflow: 'fulfil' } });
+    const typo = await h.api('POST', rBase, {
+      body: { table: 'items', events: ['insert'], filter: { stauts: 'paid' }, workflow: 'fulfil' },
+    });
     assert.equal(typo.status, 400);
     assert.equal(typo.body.error.code, 'invalid_filter');
     assert.match(typo.body.error.message, /"stauts"/);
-    const catalog = await h.api('POST', rBase, { body: { table: 'pg_catalog.pg_class', events: ['insert'], workflow: 'fulfil' } });
+    const catalog = await h.api('POST', rBase, {
+      body: { table: 'pg_catalog.pg_class', events: ['insert'], workflow: 'fulfil' },
+    });
     assert.equal(catalog.status, 400);
     assert.equal(catalog.body.error.code, 'invalid_table');
     assert.deepEqual((await h.api('GET', rBase)).body, [], 'a refused binding leaves no row');
@@ -225,11 +263,18 @@ describe('log drain', () => {
       const bad = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { body: { url: 'nope' } });
       assert.equal(bad.status, 400);
       assert.equal((await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { body: { url } })).status, 200);
-      const id = await wf(h).go('logged', [{ key: 'boom', kind: 'sql', target: 'select 1/0', max_attempts: 2, payload: { secret: 'no' } }], { card: 'card-number-4242' });
+      const id = await wf(h).go(
+        'logged',
+        [{ key: 'boom', kind: 'sql', target: 'select 1/0', max_attempts: 2, payload: { secret: 'no' } }],
+        { card: 'card-number-4242' },
+      );
       await settle(h, 'logged', id, { stepMs: 3000 });
       await shipDrains(h.hearth.p);
       const events = got.filter((e) => e.run_id === id);
-      assert.deepEqual(events.map((e) => e.event), ['run.started', 'step.failed', 'step.dead_lettered', 'run.failed']);
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['run.started', 'step.failed', 'step.dead_lettered', 'run.failed'],
+      );
       assert.ok(events.every((e) => e.source === 'workflow'));
       // Not the bare digits: a random run id may contain "4242".
       assert.ok(!JSON.stringify(got).includes('card-number'));

@@ -10,7 +10,11 @@ export function connect(url: string, key: string) {
 }
 
 export async function openTodos(supabase: ReturnType<typeof connect>, list: string): Promise<Todo[]> {
-  const { data, error } = await supabase.from('todos').select('*, lists!inner(name)').eq('lists.name', list).eq('done', false);
+  const { data, error } = await supabase
+    .from('todos')
+    .select('*, lists!inner(name)')
+    .eq('lists.name', list)
+    .eq('done', false);
   if (error) throw error;
   return data;
 }

@@ -74,7 +74,10 @@ export class FsBackend implements BytesBackend {
   async read(key: string, range?: ByteRange): Promise<Readable> {
     try {
       const handle = await open(this.file(key), 'r');
-      return handle.createReadStream({ ...(range ? { start: range.start, end: range.end } : {}), highWaterMark: READ_BUFFER });
+      return handle.createReadStream({
+        ...(range ? { start: range.start, end: range.end } : {}),
+        highWaterMark: READ_BUFFER,
+      });
     } catch (err) {
       throw missing(err);
     }

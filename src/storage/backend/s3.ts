@@ -36,7 +36,10 @@ export class S3Backend implements BytesBackend {
       region: s3.region,
       endpoint: s3.endpoint ?? undefined,
       forcePathStyle: s3.forcePathStyle,
-      credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
+      credentials:
+        s3.accessKeyId && s3.secretAccessKey
+          ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }
+          : undefined,
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
@@ -44,7 +47,9 @@ export class S3Backend implements BytesBackend {
 
   async write(key: string, body: Readable, length: number | null): Promise<void> {
     if (length !== null) {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: length }));
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: length }),
+      );
       return;
     }
     await this.writeParts(key, body);
@@ -59,9 +64,19 @@ export class S3Backend implements BytesBackend {
       const chunk = Buffer.concat(pending, pendingBytes);
       pending = [];
       pendingBytes = 0;
-      uploadId ??= (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }))).UploadId;
+      uploadId ??= (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key })))
+        .UploadId;
       const PartNumber = parts.length + 1;
-      const res = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: chunk, ContentLength: chunk.length }));
+      const res = await this.client.send(
+        new UploadPartCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber,
+          Body: chunk,
+          ContentLength: chunk.length,
+        }),
+      );
       parts.push({ ETag: res.ETag, PartNumber });
     };
     try {
@@ -72,20 +87,38 @@ export class S3Backend implements BytesBackend {
       }
       if (!uploadId) {
         const whole = Buffer.concat(pending, pendingBytes);
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: whole, ContentLength: whole.length }));
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: whole, ContentLength: whole.length }),
+        );
         return;
       }
       if (pendingBytes > 0) await flush();
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
     } catch (err) {
-      if (uploadId) await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => {});
+      if (uploadId)
+        await this.client
+          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+          .catch(() => {});
       throw err;
     }
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+      const res = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+        }),
+      );
       return res.Body as Readable;
     } catch (err) {
       if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') {
@@ -101,7 +134,13 @@ export class S3Backend implements BytesBackend {
 
   async copy(from: string, to: string): Promise<void> {
     try {
-      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: `${this.bucket}/${encodeURIComponent(from).replaceAll('%2F', '/')}` }));
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: to,
+          CopySource: `${this.bucket}/${encodeURIComponent(from).replaceAll('%2F', '/')}`,
+        }),
+      );
     } catch (err) {
       if ((err as { name?: string }).name === 'NoSuchKey') throw fail('not_found', 'Object not found.');
       throw err;

@@ -5,7 +5,11 @@ import type { ProjectRuntime } from '../../platform/registry.ts';
 export type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean };
 
 /** Calls a project's function (the functions area supplies it; null where functions do not run). */
-export type FunctionInvoker = (projectRef: string, name: string, body: unknown) => Promise<{ status: number; body: unknown }>;
+export type FunctionInvoker = (
+  projectRef: string,
+  name: string,
+  body: unknown,
+) => Promise<{ status: number; body: unknown }>;
 
 export interface ActionContext {
   p: Platform;

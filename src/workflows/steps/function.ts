@@ -7,7 +7,12 @@
  */
 import type { ActionContext, Outcome } from './action.ts';
 
-export async function functionAction(ctx: ActionContext, name: string, payload: unknown, _timeoutMs: number): Promise<Outcome> {
+export async function functionAction(
+  ctx: ActionContext,
+  name: string,
+  payload: unknown,
+  _timeoutMs: number,
+): Promise<Outcome> {
   if (!ctx.invoker) return { ok: false, error: 'functions are not available', retryable: false };
   const res = await ctx.invoker(ctx.project.ref, name, payload ?? null);
   if (res.status >= 200 && res.status < 300) return { ok: true, output: res.body ?? null };

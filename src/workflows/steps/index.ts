@@ -22,7 +22,15 @@ export async function runAction(ctx: ActionContext, action: Step | Action, timeo
   const ms = timeoutSeconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<Outcome>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, error: `The attempt did not finish within timeout_seconds (${timeoutSeconds} s).`, retryable: true }), ms);
+    timer = setTimeout(
+      () =>
+        resolve({
+          ok: false,
+          error: `The attempt did not finish within timeout_seconds (${timeoutSeconds} s).`,
+          retryable: true,
+        }),
+      ms,
+    );
   });
   const work = (async (): Promise<Outcome> => {
     try {
@@ -55,7 +63,12 @@ export async function runAction(ctx: ActionContext, action: Step | Action, timeo
     // \u escapes; an escaped backslash before "u" is literal text): such an output could never be
     // written back, and the run would be retried at every lease expiry. It fails the step at once.
     if (UNSTORABLE.test(json)) {
-      return { ok: false, error: 'The step output contains a NUL character (U+0000) or an unpaired surrogate, which the database cannot store.', retryable: false };
+      return {
+        ok: false,
+        error:
+          'The step output contains a NUL character (U+0000) or an unpaired surrogate, which the database cannot store.',
+        retryable: false,
+      };
     }
     return outcome;
   } finally {

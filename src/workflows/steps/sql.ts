@@ -17,7 +17,12 @@ import type { ActionContext, Outcome } from './action.ts';
 function ownerPool(ctx: ActionContext): postgres.Sql {
   return ctx.project.cached(
     'workflows.owner-sql',
-    () => postgres(projectDbUrl(ctx.p, ctx.project.row), { ...ctx.p.dbs.connectionOptions(ctx.project.dbName), max: 4, idle_timeout: 30 }),
+    () =>
+      postgres(projectDbUrl(ctx.p, ctx.project.row), {
+        ...ctx.p.dbs.connectionOptions(ctx.project.dbName),
+        max: 4,
+        idle_timeout: 30,
+      }),
     (sql) => sql.end({ timeout: 5 }),
   );
 }
@@ -25,21 +30,32 @@ function ownerPool(ctx: ActionContext): postgres.Sql {
 export async function sqlAction(ctx: ActionContext, statement: string, timeoutMs: number): Promise<Outcome> {
   const query = ownerPool(ctx).unsafe(statement, [], { simple: false } as never);
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void query.cancel();
-  }, Math.max(1, Math.floor(timeoutMs)));
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      void query.cancel();
+    },
+    Math.max(1, Math.floor(timeoutMs)),
+  );
   try {
     const result = await query;
     return { ok: true, output: { rows_affected: result.count ?? 0 } };
   } catch (err) {
     const e = err as { code?: string; message?: string };
     if (timedOut && e.code === '57014') {
-      return { ok: false, error: `The statement did not finish within timeout_seconds (${timeoutMs / 1000} s) and was cancelled.`, retryable: true };
+      return {
+        ok: false,
+        error: `The statement did not finish within timeout_seconds (${timeoutMs / 1000} s) and was cancelled.`,
+        retryable: true,
+      };
     }
     // Errors in the statement itself (syntax, missing object, privileges) will not heal on retry.
     const permanent = typeof e.code === 'string' && /^(42|0A)/.test(e.code);
-    return { ok: false, error: `SQL error${e.code ? ` ${e.code}` : ''}: ${e.message ?? String(err)}`, retryable: !permanent };
+    return {
+      ok: false,
+      error: `SQL error${e.code ? ` ${e.code}` : ''}: ${e.message ?? String(err)}`,
+      retryable: !permanent,
+    };
   } finally {
     clearTimeout(timer);
   }

@@ -27,9 +27,15 @@ export async function webhookAction(ctx: ActionContext, action: Step | Action, t
   const secret = stepSecret(ctx.p, action);
   const c = client(ctx, timeoutMs);
   const headers = { 'content-type': 'application/json' };
-  const result = secret ? await c.signedPost(action.target!, body, secret, headers) : await c.post(action.target!, body, headers);
+  const result = secret
+    ? await c.signedPost(action.target!, body, secret, headers)
+    : await c.post(action.target!, body, headers);
   if (result.ok) return { ok: true, output: { delivered: true } };
   // A refused address or a malformed URL will be refused again.
   const permanent = result.code === 'refused_address' || result.code === 'invalid_url';
-  return { ok: false, error: `Webhook not delivered: ${result.error ?? `status ${result.status}`}`, retryable: !permanent };
+  return {
+    ok: false,
+    error: `Webhook not delivered: ${result.error ?? `status ${result.status}`}`,
+    retryable: !permanent,
+  };
 }
