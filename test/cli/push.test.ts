@@ -79,9 +79,9 @@ test('hearth push of the example on a fresh project applies everything in order 
     ].join('\n'),
   );
 
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's own source, written as text.
   writeFileSync(
     path.join(app, 'hearth/functions/hello/greeting.ts'),
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's own source, written as text.
     'export const greeting = (name: string) => `Hi ${name}!`;\n',
   );
   const toml = path.join(app, 'hearth/config.toml');

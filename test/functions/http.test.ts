@@ -782,9 +782,9 @@ describe('logs and errors', () => {
   });
 
   test('logs page past 1,000 entries with ?before=<id of the last entry read>', async () => {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's own source, written as text.
     await deploy(h, main.ref, 'verbose', {
       source:
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's own source, written as text.
         "Deno.serve(() => { for (let i = 0; i < 1200; i++) console.log(`line ${i}`); return new Response('ok'); });",
     });
     assert.equal(await (await call(main, 'verbose')).text(), 'ok');

@@ -20,9 +20,7 @@ const BOB = '00000000-0000-4000-8000-0000000000b0';
 
 type Answer<T> = PromiseLike<{ status: number; error: { code: string } | null; data: T | null }>;
 type MaxAffected = {
-  maxAffected(
-    n: number,
-  ): Answer<unknown> & {
+  maxAffected(n: number): Answer<unknown> & {
     select(columns: string): { order(column: string): Answer<{ title: string; done: boolean }[]> };
   };
 };

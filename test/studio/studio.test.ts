@@ -425,13 +425,11 @@ describe('Hearth Studio', () => {
     await page.getByRole('link', { name: /^docs/ }).click();
     await page.getByText('This folder is empty').waitFor();
     await axeCheck('storage: empty bucket');
-    await page
-      .getByLabel('Choose files')
-      .setInputFiles({
-        name: 'hello.txt',
-        mimeType: 'text/plain',
-        buffer: Buffer.from('Hello from Studio\n'.repeat(2000)),
-      });
+    await page.getByLabel('Choose files').setInputFiles({
+      name: 'hello.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('Hello from Studio\n'.repeat(2000)),
+    });
     await page.getByText('100%').waitFor();
     assert.equal(await page.getByRole('progressbar', { name: 'Upload of hello.txt' }).getAttribute('value'), '1');
     await page.getByRole('button', { name: 'hello.txt' }).click();
