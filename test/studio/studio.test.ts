@@ -321,7 +321,8 @@ describe('Hearth Studio', () => {
 
     // A query from the history goes back into the editor and runs again.
     await page.getByRole('button', { name: 'select 1 as one;' }).click();
-    assert.equal(await editor.textContent(), 'select 1 as one;\nselect body from notes;');
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText keeps the editor's line breaks; textContent drops them.
+    assert.equal(await editor.innerText(), 'select 1 as one;\nselect body from notes;');
     await page.keyboard.press('Control+Enter');
     await page.getByRole('heading', { name: 'Result 2: SELECT · 1 row' }).waitFor();
 
