@@ -45,6 +45,8 @@ const REFERENCES: Record<string, string> = {
   realtime: 'lenient: a ws server with no keys, no RLS and no limits, every row sent to everyone',
   cli: 'the same SQL over one direct connection, and `hearth --help` for start-up',
   studio: 'the same page on a 10-row table (what the row count costs)',
+  process:
+    "strict floor: a bare `node` idling (RSS), and `node -e 0` plus the embedded PostgreSQL's own start (restart time)",
 };
 
 const only = process.argv.slice(2);
