@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { managementAccess, requireSession } from '../management/routes.ts';
+import { managementAccess, requireSession } from '../http/management-access.ts';
 import { authContext } from './context.ts';
 import { listMailbox, mailerConfigured, sendSmtp } from './mailer.ts';
 import { normaliseEmail } from './validate.ts';

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
-import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../management/routes.ts';
+import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../http/management-access.ts';
 import { createCronJob, deleteCronJob, getCronJob, listCronJobs } from './jobs.ts';
 
 const ADMINS = ['owner', 'admin'] as const;

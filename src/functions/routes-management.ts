@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
-import { managementAccess, objectBody, requireSession } from '../management/routes.ts';
+import { managementAccess, objectBody, requireSession } from '../http/management-access.ts';
 import { unstorableText } from '../platform/text.ts';
 import { functionsRuntime } from './index.ts';
 import type { FunctionInfo } from './runtime.ts';
