@@ -345,7 +345,7 @@ export const CATALOGUE = {
   PGRST122: { status: 400, areas: ['rest'], message: 'Invalid preferences given with handling=strict' },
   PGRST124: { status: 400, areas: ['rest'], message: 'Query result exceeds max-affected preference constraint' },
   PGRST125: { status: 404, areas: ['rest'], message: 'Invalid path specified in request URL' },
-  PGRST127: { status: 400, areas: ['rest'], message: 'Feature not implemented' },
+  PGRST127: { status: 400, areas: ['rest'], message: 'The request uses a feature this REST API does not support' },
   PGRST128: {
     status: 400,
     areas: ['rest'],

@@ -180,11 +180,8 @@ function userCaller(claims: JWTPayload, keyType: DataPlaneAuth['keyType']): Data
  * object per project and key type, so its claims are serialised once
  * (with-role.ts caches the JSON by claims object) instead of per request.
  */
-const keyAuths = new WeakMap<ProjectRuntime, Partial<Record<'publishable' | 'secret', DataPlaneAuth>>>();
-
 function keyAuth(project: ProjectRuntime, keyType: 'publishable' | 'secret'): DataPlaneAuth {
-  let byType = keyAuths.get(project);
-  if (!byType) keyAuths.set(project, (byType = {}));
+  const byType = project.cached<Partial<Record<'publishable' | 'secret', DataPlaneAuth>>>('http:key-auths', () => ({}));
   let auth = byType[keyType];
   if (!auth) {
     const role: DbRole = keyType === 'secret' ? 'service_role' : 'anon';

@@ -80,9 +80,14 @@ export async function limitsFor(project: ProjectRuntime, bucket: Bucket): Promis
 }
 
 /** The quota check before any byte moves; the binding one is in the commit. */
+function refuseOverQuota(usedBytes: number, adding: number, quotaBytes: number): void {
+  if (usedBytes + adding > quotaBytes) throw storageError({ code: 'HS001' });
+}
+
+/** refuseOverQuota on the project's byte total read now (copies, which stage on their own). */
 export async function checkQuotaEarly(sql: Sql, quotaBytes: number, adding: number): Promise<void> {
   const [row] = await sql`select bytes::float8 as bytes from storage.usage`;
-  if ((row!.bytes as number) + adding > quotaBytes) throw storageError({ code: 'HS001' });
+  refuseOverQuota(row!.bytes as number, adding, quotaBytes);
 }
 
 export async function stage(
@@ -185,8 +190,7 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     const limits = await limitsFor(project, bucket);
     checkContentType(u.contentType, bucket.allowed_mime_types);
     if (u.length !== null && u.length > limits.maxBytes) throw tooLarge(limits.maxBytes);
-    // The quota check before any byte moves; the binding one is in the commit.
-    if (usedBytes + (u.length ?? 0) > limits.quotaBytes) throw storageError({ code: 'HS001' });
+    refuseOverQuota(usedBytes, u.length ?? 0, limits.quotaBytes);
     const row: NewObject = {
       id: randomUUID(),
       bucket: bucket.id,
