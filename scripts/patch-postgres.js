@@ -44,6 +44,14 @@
 //              (not one per attempt with a growing backoff in between); a
 //              reconnect for the queue no longer takes its first entry as the
 //              connection's own query (a reserve() taken so was never settled).
+//
+// And one addition, in connection.js:
+//   prelude    the query option `prelude: { text, values }` sends a statement ahead
+//              of the query with no Sync between them, so both run in one implicit
+//              transaction: src/db/with-role.ts sends the caller's role and claims
+//              (set_config(..., true)) this way, one statement's worth of driver
+//              work instead of BEGIN, settings, statement and COMMIT as four
+//              (docs/architecture.md, "A data-plane request").
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -289,6 +297,103 @@ const edits = [
 `,
     `        initial.reserve && (initial = null)
         return fetchArrayTypes().catch(() => {}) ${MARK}: a close during the fetch fails the waiting queries itself; this promise had no handler
+`,
+  ],
+  [
+    'connection.js',
+    `    , ExecuteUnnamed = Buffer.concat([b().E().str(b.N).i32(0).end(), Sync])
+`,
+    `    , ExecuteUnnamed = Buffer.concat([b().E().str(b.N).i32(0).end(), Sync])
+    , ExecuteWithoutSync = b().E().str(b.N).i32(0).end() ${MARK}: prelude
+`,
+  ],
+  [
+    'connection.js',
+    `    , statements = {}
+    , statementId`,
+    `    , statements = {}
+    , preludes = new Map() ${MARK}: prelude text -> its statement's name on this connection
+    , statementId`,
+  ],
+  [
+    'connection.js',
+    `      statements = {}
+      needsTypes = options.fetch_types`,
+    `      statements = {}
+      preludes.clear() ${MARK}: prelude
+      needsTypes = options.fetch_types`,
+  ],
+  [
+    'connection.js',
+    `    return q.options.simple
+      ? b().Q().str(q.statement.string + b.N).end()
+      : q.describeFirst
+        ? Buffer.concat([describe(q), Flush])
+        : q.prepare
+          ? q.prepared
+            ? prepared(q)
+            : Buffer.concat([describe(q), prepared(q)])
+          : unnamed(q)
+  }
+`,
+    `    const main = q.options.simple
+      ? b().Q().str(q.statement.string + b.N).end()
+      : q.describeFirst
+        ? Buffer.concat([describe(q), Flush])
+        : q.prepare
+          ? q.prepared
+            ? prepared(q)
+            : Buffer.concat([describe(q), prepared(q)])
+          : unnamed(q)
+    return q.options.prelude ? Buffer.concat([prelude(q), main]) : main
+  }
+
+  ${MARK}: prelude. The option \`prelude: { text, values }\` (text parameters
+  // only) runs that statement ahead of the query with no Sync between them: one
+  // implicit transaction, so its set_config(..., true) hold for the query and end
+  // with it. Its statement is prepared once per connection; its messages (parse,
+  // bind, rows, completion) are consumed here and never reach the query's result.
+  function prelude(q) {
+    if (q.options.simple)
+      throw Errors.generic('PRELUDE_NEEDS_EXTENDED', 'A prelude needs the extended protocol: pass simple: false')
+    const { text, values } = q.options.prelude
+    let name = preludes.get(text)
+    q.preludeParse = !name
+    q.preludePending = true
+    q.preludeParse && preludes.set(text, name = statementId + statementCount++)
+    const types = values.map(() => 25)
+    return Buffer.concat([
+      q.preludeParse ? Parse(text, values, types, name) : Buffer.alloc(0),
+      Bind(values.slice(), types, name),
+      ExecuteWithoutSync
+    ])
+  }
+
+  function preludeMessage(x) {
+    x === 49 && (query.preludeParse = false) // ParseComplete: the statement exists on the server
+    x === 67 && (query.preludePending = false) // CommandComplete: what follows is the query's
+  }
+`,
+  ],
+  [
+    'connection.js',
+    `  function handle(xs, x = xs[0]) {
+    (`,
+    `  function handle(xs, x = xs[0]) {
+    if (query && query.preludePending && (x === 49 || x === 50 || x === 68 || x === 67)) ${MARK}: prelude
+      return preludeMessage(x);
+    (`,
+  ],
+  [
+    'connection.js',
+    `  function ReadyForQuery(x) {
+    if (query) {
+      if (errorResponse) {
+`,
+    `  function ReadyForQuery(x) {
+    if (query) {
+      if (errorResponse) {
+        query.preludePending && query.preludeParse && preludes.delete(query.options.prelude.text) ${MARK}: its Parse failed
 `,
   ],
 ];

@@ -40,13 +40,30 @@ function jsonOf(claims: Record<string, unknown>): string {
   return text;
 }
 
+/** The settings of withRole, as one statement of text parameters (read by auth.uid(), auth.jwt(), auth.role()). */
+const SETTINGS = `select set_config('role', $1, true),
+      set_config('request.jwt.claims', $2, true),
+      set_config('request.method', $3, true),
+      set_config('request.path', $4, true),
+      set_config('request.headers', $5, true),
+      set_config('statement_timeout', $6, true)`;
+
+/** SETTINGS, also making the transaction read only: for a statement that runs without BEGIN READ ONLY (withRoleStatement). */
+const READ_ONLY_SETTINGS = `${SETTINGS}, set_config('transaction_read_only', 'on', true)`;
+
+function settingsValues(caller: Caller, request: RequestInfo): string[] {
+  return [
+    caller.role,
+    jsonOf(caller.claims),
+    request.method ?? '',
+    request.path ?? '',
+    JSON.stringify(request.headers ?? {}),
+    STATEMENT_TIMEOUT,
+  ];
+}
+
 function sendSettings(conn: postgres.ReservedSql, caller: Caller, request: RequestInfo) {
-  return conn`select set_config('role', ${caller.role}, true),
-      set_config('request.jwt.claims', ${jsonOf(caller.claims)}, true),
-      set_config('request.method', ${request.method ?? ''}, true),
-      set_config('request.path', ${request.path ?? ''}, true),
-      set_config('request.headers', ${JSON.stringify(request.headers ?? {})}, true),
-      set_config('statement_timeout', ${STATEMENT_TIMEOUT}, true)`.execute();
+  return conn.unsafe(SETTINGS, settingsValues(caller, request), { prepare: true }).execute();
 }
 
 export interface Statement {
@@ -124,7 +141,15 @@ export function rowsOf(outcome: Outcome): postgres.RowList<postgres.Row[]> {
   return outcome.value;
 }
 
-/** One statement under the caller's role, committed, in one round trip (see withRoleStatements). */
+/**
+ * One statement under the caller's role, committed: the settings go ahead of
+ * it as the driver's `prelude` (scripts/patch-postgres.js), the two with one
+ * Sync, so they run in one implicit transaction that ends with the statement.
+ * That is the transaction withRoleStatements opens with BEGIN and ends with
+ * COMMIT, without those two statements: one round trip, and a quarter of the
+ * driver work per request. READ ONLY is `transaction_read_only` set in the
+ * prelude, before the statement's snapshot.
+ */
 export async function withRoleStatement(
   sql: postgres.Sql,
   caller: Caller,
@@ -132,8 +157,15 @@ export async function withRoleStatement(
   values: unknown[],
   request: RequestInfo = {},
 ): Promise<postgres.RowList<postgres.Row[]>> {
-  const [outcome] = await withRoleStatements(sql, caller, [{ text, values }], 'commit', request);
-  return rowsOf(outcome!);
+  return sql.unsafe(
+    text,
+    values as postgres.ParameterOrJSON<never>[],
+    {
+      prepare: true,
+      simple: false,
+      prelude: { text: request.readOnly ? READ_ONLY_SETTINGS : SETTINGS, values: settingsValues(caller, request) },
+    } as postgres.UnsafeQueryOptions,
+  );
 }
 
 export async function withRole<T>(
