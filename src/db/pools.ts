@@ -51,6 +51,8 @@ export interface Limits {
   maxConnections?: number | null;
   /** HEARTH_DB_QUEUE_TIMEOUT_MS: how long a request waits for a connection slot before 503. */
   queueMs?: number;
+  /** The server's Unix socket (the embedded cluster's): the pools connect there instead of the URL's host and port. */
+  socketPath?: string | null;
 }
 
 export class Databases {
@@ -84,7 +86,13 @@ export class Databases {
    * platform's own pools), a 5 s connect timeout and a short reconnect backoff.
    */
   connectionOptions(key: string, kind: { evictable?: boolean; first?: boolean } = {}) {
-    return { onnotice: () => {}, connect_timeout: 5, backoff, socket: this.budget.socket(key, kind) };
+    return {
+      onnotice: () => {},
+      connect_timeout: 5,
+      backoff,
+      socket: this.budget.socket(key, kind),
+      ...(this.limits.socketPath ? { path: this.limits.socketPath } : {}),
+    };
   }
 
   /** Sizes the budget: HEARTH_DB_MAX_CONNECTIONS, else a share of what the server allows. */

@@ -78,6 +78,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   const dbs = new Databases(databaseUrl, config.controlDb, {
     maxConnections: config.dbMaxConnections,
     queueMs: config.dbQueueTimeoutMs,
+    socketPath: embedded?.socketPath,
   });
   const p: Platform = {
     config,
