@@ -455,6 +455,21 @@ function emitNode(ctx: Context, node: Node, hoisted?: Embed['hoisted']): Emitted
   return out;
 }
 
+/**
+ * The node selects exactly its table's row: `*` alone, no embeds, no
+ * aggregates, the columns the schema cache knows (it reloads on every DDL).
+ * A computed relationship's row is a function's result: not taken whole.
+ */
+function selectsWholeRow(node: Node, computed: boolean): boolean {
+  return (
+    !computed &&
+    node.items.length === 1 &&
+    node.items[0]!.type === 'star' &&
+    node.embeds.size === 0 &&
+    node.rel.columns.length > 0
+  );
+}
+
 /** The LATERAL join of one embed; its body is an object (to-one), an array (to-many) or columns (spread). */
 function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; inner: boolean } {
   const child = embed.node;
@@ -498,7 +513,11 @@ function embedJoin(ctx: Context, parent: Node, embed: Embed): { join: string; in
     sql = `SELECT row_to_json(_hearth_r) AS body FROM (SELECT ${em.columns.join(', ')} FROM ${from} WHERE ${where}${groupBySql(em)}) _hearth_r`;
   } else if (r.toOne) {
     const orderCols = embed.orderFields.map((f, i) => `, ${fieldExpr(ctx, child, f)} AS "_hearth_o${i}"`).join('');
-    sql = `SELECT (SELECT row_to_json(_hearth_r) FROM (SELECT ${em.columns.join(', ')}) _hearth_r) AS body${orderCols} FROM ${from} WHERE ${where}`;
+    // `author(*)`: the row itself, without a subquery per parent row (what the projection would rebuild).
+    const row = selectsWholeRow(child, r.fn !== null)
+      ? `row_to_json(${child.alias})`
+      : `(SELECT row_to_json(_hearth_r) FROM (SELECT ${em.columns.join(', ')}) _hearth_r)`;
+    sql = `SELECT ${row} AS body${orderCols} FROM ${from} WHERE ${where}`;
   } else {
     const order = em.orderBy.length ? ` ORDER BY ${em.orderBy.join(', ')}` : '';
     const { limit, offset } = child.options;
