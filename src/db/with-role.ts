@@ -150,13 +150,13 @@ export function rowsOf(outcome: Outcome): postgres.RowList<postgres.Row[]> {
  * driver work per request. READ ONLY is `transaction_read_only` set in the
  * prelude, before the statement's snapshot.
  */
-export async function withRoleStatement(
+export function withRoleStatement(
   sql: postgres.Sql,
   caller: Caller,
   text: string,
   values: unknown[],
   request: RequestInfo = {},
-): Promise<postgres.RowList<postgres.Row[]>> {
+): postgres.PendingQuery<postgres.Row[]> {
   return sql.unsafe(
     text,
     values as postgres.ParameterOrJSON<never>[],

@@ -82,7 +82,8 @@ describe('withRoleStatement (settings as a prelude, one implicit transaction)', 
         n: 7,
       },
     );
-    const [after] = await sql`select current_user as who, coalesce(current_setting('request.jwt.claims', true), '') as claims,
+    const [after] =
+      await sql`select current_user as who, coalesce(current_setting('request.jwt.claims', true), '') as claims,
       current_setting('statement_timeout') as timeout, current_setting('transaction_read_only') as read_only`;
     assert.deepEqual({ ...after }, { who: 'postgres', claims: '', timeout: '0', read_only: 'off' });
   });
@@ -94,7 +95,10 @@ describe('withRoleStatement (settings as a prelude, one implicit transaction)', 
       }),
       (err: { code?: string }) => err.code === '25006',
     );
-    await withRoleStatement(sql, user(USER_A), 'insert into public.notes (owner, body) values ($1, $2)', [USER_A, 'a3']);
+    await withRoleStatement(sql, user(USER_A), 'insert into public.notes (owner, body) values ($1, $2)', [
+      USER_A,
+      'a3',
+    ]);
     assert.deepEqual(await bodies(user(USER_A)), ['a1', 'a2', 'a3']);
     // The policy's check runs as the caller: A cannot write B's row, and the failure leaves nothing behind.
     await assert.rejects(

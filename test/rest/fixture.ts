@@ -99,7 +99,7 @@ export interface Project {
     method: string,
     pathAndQuery: string,
     init?: { headers?: Record<string, string>; body?: unknown },
-  ): Promise<RestResponse & { json: unknown }>;
+  ): Promise<Omit<RestResponse, 'body'> & { body: string | null; json: unknown }>;
   close(): Promise<void>;
 }
 
@@ -129,9 +129,11 @@ export async function createProject(): Promise<Project> {
         },
         { method, path, query: new URLSearchParams(query), headers, body: init.body },
       );
+      // A read's JSON arrives as the bytes PostgreSQL sent; the tests read text, as a client would.
+      const body = res.body === null ? null : res.body.toString();
       let json: unknown;
-      if (res.body !== null && (res.headers['content-type'] ?? '').includes('json')) json = JSON.parse(res.body);
-      return { ...res, json };
+      if (body !== null && (res.headers['content-type'] ?? '').includes('json')) json = JSON.parse(body);
+      return { ...res, body, json };
     },
     async close() {
       await sql.end();
