@@ -148,24 +148,38 @@ export function rowsOf(outcome: Outcome): postgres.RowList<postgres.Row[]> {
  * That is the transaction withRoleStatements opens with BEGIN and ends with
  * COMMIT, without those two statements: one round trip, and a quarter of the
  * driver work per request. READ ONLY is `transaction_read_only` set in the
- * prelude, before the statement's snapshot.
+ * prelude, before the statement's snapshot. `raw`: each row an array of the
+ * column values' bytes, as PostgreSQL sent them.
+ *
+ * The statement takes a connection of its own, as a transaction holds one:
+ * postgres.js would otherwise pipeline it onto a busy connection once all are
+ * busy, where it waits behind whatever that connection runs (a 10 s
+ * statement delays every request queued after it), while the pool's queue
+ * hands it the first connection that frees up.
  */
-export function withRoleStatement(
+export async function withRoleStatement(
   sql: postgres.Sql,
   caller: Caller,
   text: string,
   values: unknown[],
   request: RequestInfo = {},
-): postgres.PendingQuery<postgres.Row[]> {
-  return sql.unsafe(
-    text,
-    values as postgres.ParameterOrJSON<never>[],
-    {
-      prepare: true,
-      simple: false,
-      prelude: { text: request.readOnly ? READ_ONLY_SETTINGS : SETTINGS, values: settingsValues(caller, request) },
-    } as postgres.UnsafeQueryOptions,
-  );
+  { raw = false } = {},
+): Promise<postgres.RowList<postgres.Row[]>> {
+  const conn = await sql.reserve();
+  try {
+    const query = conn.unsafe(
+      text,
+      values as postgres.ParameterOrJSON<never>[],
+      {
+        prepare: true,
+        simple: false,
+        prelude: { text: request.readOnly ? READ_ONLY_SETTINGS : SETTINGS, values: settingsValues(caller, request) },
+      } as postgres.UnsafeQueryOptions,
+    );
+    return await (raw ? (query.raw() as unknown as Promise<postgres.RowList<postgres.Row[]>>) : query);
+  } finally {
+    conn.release();
+  }
 }
 
 export async function withRole<T>(

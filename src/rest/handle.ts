@@ -481,16 +481,13 @@ async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<R
  */
 async function readBytes(deps: RestDeps, req: RestRequest, plan: Plan): Promise<Outcome<Buffer> & { planned: null }> {
   const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: true };
-  const rows = await withRoleStatement(
-    deps.sql,
-    deps.caller,
-    plan.statement.text,
-    plan.statement.values,
-    request,
-  ).raw();
+  const rows = await withRoleStatement(deps.sql, deps.caller, plan.statement.text, plan.statement.values, request, {
+    raw: true,
+  });
+  const values = rows[0] as unknown as (Buffer | null)[];
   const value = (name: string): Buffer | null => {
     const i = rows.columns.findIndex((c) => c.name === name);
-    return i < 0 ? null : (rows[0]![i] as Buffer | null);
+    return i < 0 ? null : (values[i] ?? null);
   };
   const total = value('total');
   return {

@@ -118,7 +118,7 @@ describe('withRoleStatement (settings as a prelude, one implicit transaction)', 
     assert.equal(row!.who, 'postgres');
   });
 
-  test('concurrent callers on a shared pool each see their own rows (the driver pipelines them on its connections)', async () => {
+  test('concurrent callers on a shared pool each see their own rows', async () => {
     const shared = postgres(db.adminUrl, { max: 2, onnotice: () => {} });
     try {
       const seen = await Promise.all(
@@ -132,6 +132,23 @@ describe('withRoleStatement (settings as a prelude, one implicit transaction)', 
       for (const [who, n] of seen) counts.get(who)!.add(n);
       assert.deepEqual([...counts.get('A')!], [3]);
       assert.deepEqual([...counts.get('B')!], [1]);
+    } finally {
+      await shared.end();
+    }
+  });
+
+  test('a slow statement holds up no other: the next statement waits for a free connection, not behind it', async () => {
+    const shared = postgres(db.adminUrl, { max: 2, onnotice: () => {} });
+    try {
+      await Promise.all([shared`select 1`, shared`select 1`]); // both connections open
+      const order: string[] = [];
+      const slow = withRoleStatement(shared, user(USER_A), 'select pg_sleep(1.5)', []).then(() => order.push('slow'));
+      await new Promise((r) => setTimeout(r, 100)); // the slow one holds a connection
+      const quick = Array.from({ length: 20 }, (_, i) =>
+        withRoleStatement(shared, user(USER_B), 'select $1::int as i', [i]).then(() => order.push('quick')),
+      );
+      await Promise.all([slow, ...quick]);
+      assert.equal(order.indexOf('slow'), 20, `every quick statement finished first: ${order.join(' ')}`);
     } finally {
       await shared.end();
     }
