@@ -101,8 +101,8 @@ export class FunctionsRuntime {
       env: Record<string, string> | undefined;
       bindings: Record<string, string>;
       digest: string;
-      /** The instance key of each version seen with these bindings, built once. */
-      keys: Map<number, string>;
+      /** The instance key of the last version seen with these bindings, built once. */
+      last: { version: number; key: string } | null;
     }
   >();
   private readonly instances = new Set<Instance>();
@@ -359,16 +359,14 @@ export class FunctionsRuntime {
         env,
         bindings,
         digest: createHash('sha256').update(JSON.stringify(bindings)).digest('hex'),
-        keys: new Map(),
+        last: null,
       };
       this.bindings.set(slotKey, known);
     }
-    const { bindings, keys } = known;
-    let key = keys.get(record.version);
-    if (key === undefined) {
-      key = `${record.version}:${secrets.revision}:${known.digest}`;
-      keys.set(record.version, key);
-    }
+    const { bindings } = known;
+    if (known.last?.version !== record.version)
+      known.last = { version: record.version, key: `${record.version}:${secrets.revision}:${known.digest}` };
+    const { key } = known.last;
     let slot = this.slots.get(slotKey);
     // A request holding an older record must not displace a newer version.
     if (slot && slot.version > record.version) return null;
