@@ -1,16 +1,17 @@
 /**
  * Functions benchmark: cold start of a newly deployed function, and
- * requests/s of a hello-world function at four depths, each loaded in turn by
+ * requests/s of a hello-world function at five depths, each loaded in turn by
  * one autocannon child process: the same handler in a bare node:http server
- * (no workerd); a bare node:http proxy to the very workerd process Hearth
- * runs for the function (the runtime's own cost: the second hop and workerd);
- * a node:http server calling the runtime's invokeFunction; and a real Hearth
- * (needs DATABASE_URL, as `npm run bench` provides) serving
+ * (no workerd); the very workerd process Hearth runs for the function, called
+ * directly on its unix socket (no second hop: the function alone); a bare
+ * node:http proxy to that workerd (the runtime's own cost: the second hop and
+ * workerd); a node:http server calling the runtime's invokeFunction; and a
+ * real Hearth (needs DATABASE_URL, as `npm run bench` provides) serving
  * `/functions/v1/hello` deployed through the management API, key checked,
  * logs written to the control database. Beside req/s, the CPU time per
- * request of this process (which hosts every server above) and of workerd,
- * since on a small shared machine CPU per request is the steadier figure.
- * Bounded well under 90 s.
+ * request of this process (which hosts every server above), of workerd and of
+ * the load generator, since on a small shared machine CPU per request is the
+ * steadier figure. Bounded well under 90 s.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -73,6 +74,13 @@ function proxy(socketPath: string): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+/** CPU time (ms) of this process's children that have exited and been waited for (the load generator). */
+function exitedChildrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
 /** CPU time (ms) used so far by this process's workerd children. */
 function workerdCpuMs(): number {
   let ticks = 0;
@@ -96,14 +104,18 @@ interface Result {
   errors: number;
   cpuMs: number;
   workerdMs: number;
+  clientMs: number;
 }
 
-async function load(url: string, headers: Record<string, string> = {}): Promise<Result> {
+/** `socketPath`: connect there (a unix socket) instead of to the URL's host. */
+async function load(url: string, headers: Record<string, string> = {}, socketPath?: string): Promise<Result> {
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
   const args = [bin, '-j', '-c', String(CONNECTIONS), '-d', String(DURATION_S)];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
+  if (socketPath) args.push('-S', socketPath);
   const cpu = process.cpuUsage();
   const workerd = workerdCpuMs();
+  const client = exitedChildrenCpuMs();
   const child = spawn(process.execPath, [...args, url], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout.on('data', (d) => {
@@ -112,6 +124,7 @@ async function load(url: string, headers: Record<string, string> = {}): Promise<
   await new Promise((r) => child.on('close', r));
   const used = process.cpuUsage(cpu);
   const workerdMs = workerdCpuMs() - workerd;
+  const clientMs = exitedChildrenCpuMs() - client;
   const result = JSON.parse(out) as {
     requests: { average: number; total: number };
     latency: { p99: number };
@@ -125,6 +138,7 @@ async function load(url: string, headers: Record<string, string> = {}): Promise<
     errors: result.errors + result.non2xx,
     cpuMs: (used.user + used.system) / 1000 / n,
     workerdMs: workerdMs / n,
+    clientMs: clientMs / n,
   };
 }
 
@@ -174,7 +188,7 @@ export async function benchFunctions(): Promise<string> {
     const port = (s: http.Server) => (s.address() as { port: number }).port;
     const reference = await load(`http://127.0.0.1:${port(bare)}/functions/v1/hello`);
     const functions = await load(`http://127.0.0.1:${port(viaFunctions)}/functions/v1/hello`);
-    const [bareProxy, throughHearth] = await withHearth(async (h) => {
+    const [direct, bareProxy, throughHearth] = await withHearth(async (h) => {
       const deployed = await h.api('PUT', `/v1/projects/${h.info.PROJECT_REF}/functions/hello`, {
         body: { source: HELLO },
       });
@@ -183,17 +197,20 @@ export async function benchFunctions(): Promise<string> {
       const first = await fetch(`${h.url}/functions/v1/hello`, { headers });
       if (first.status !== 200) throw new Error(`invoke failed: ${first.status} ${await first.text()}`);
       await first.text();
-      const direct = await proxy(workerdSocket(h.config.dataDir));
-      servers.push(direct);
+      const socket = workerdSocket(h.config.dataDir);
+      const bareProxy = await proxy(socket);
+      servers.push(bareProxy);
       return [
-        await load(`http://127.0.0.1:${port(direct)}/functions/v1/hello`),
+        // The path Hearth would send: the function's name, then the rest.
+        await load('http://localhost/hello', {}, socket),
+        await load(`http://127.0.0.1:${port(bareProxy)}/functions/v1/hello`),
         await load(`${h.url}/functions/v1/hello`, headers),
       ];
     });
 
     const cpu = (ms: number) => ms.toFixed(3).padStart(6);
     const row = (label: string, r: Result) =>
-      `  ${label.padEnd(36)} ${String(r.rps).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms  errors ${r.errors}  cpu/req: node ${cpu(r.cpuMs)} ms, workerd ${cpu(r.workerdMs)} ms`;
+      `  ${label.padEnd(36)} ${String(r.rps).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms  errors ${r.errors}  cpu/req: node ${cpu(r.cpuMs)} ms, workerd ${cpu(r.workerdMs)} ms, autocannon ${cpu(r.clientMs)} ms`;
     return [
       'functions (workerd, one process per function version)',
       `  deploy (bundle + publish), median of ${COLD_RUNS}:    ${median(deployMs).toFixed(1)} ms`,
@@ -201,10 +218,13 @@ export async function benchFunctions(): Promise<string> {
       `  warm invoke, one request:              ${warmMs.toFixed(1)} ms`,
       `  hello world, ${CONNECTIONS} connections, ${DURATION_S} s each:`,
       row('bare node:http, same handler', reference),
+      row('workerd directly (its unix socket)', direct),
       row('bare node:http proxy -> workerd', bareProxy),
       row('node:http -> invokeFunction', functions),
       row('Hearth GET /functions/v1/hello', throughHearth),
-      `  ratio Hearth / bare proxy to workerd: ${(throughHearth.rps / bareProxy.rps).toFixed(2)} (Hearth's own overhead)`,
+      `  ratio Hearth / workerd directly: ${(throughHearth.rps / direct.rps).toFixed(2)} (strict: everything Hearth adds, second hop included)`,
+      `  ratio Hearth / bare proxy to workerd: ${(throughHearth.rps / bareProxy.rps).toFixed(2)} (lenient: Hearth's own overhead over a proxy that checks nothing)`,
+      `  ratio bare proxy / workerd directly: ${(bareProxy.rps / direct.rps).toFixed(2)} (what any second hop costs)`,
       `  ratio bare proxy / bare handler: ${(bareProxy.rps / reference.rps).toFixed(2)} (the runtime's: second hop + workerd)`,
       `  ratio Hearth HTTP / bare handler: ${(throughHearth.rps / reference.rps).toFixed(2)}`,
     ].join('\n');

@@ -38,7 +38,7 @@ const REFERENCES: Record<string, string> = {
   'storage-small':
     'strict floor for the work: the same role settings and statement in a transaction, jose token check, readFile/writeFile; no staging record, no hashing',
   functions:
-    "strict: a bare node:http proxy to the very workerd process Hearth runs (Hearth / bare proxy is Hearth's own overhead)",
+    "strict: the very workerd process Hearth runs, called directly on its unix socket (Hearth / workerd directly: everything Hearth adds, its second hop included); lenient: a bare node:http proxy to that workerd that checks nothing (Hearth / bare proxy: Hearth's own overhead)",
   workflows: 'a different engine: graphile-worker running equivalent jobs on the same server',
   queues:
     'a different engine: graphile-worker (enqueue + claim + complete) on the same database; ../shared/perf compares with pg-boss',

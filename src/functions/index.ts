@@ -34,13 +34,29 @@ async function platformEnv(p: Platform, project: ProjectRuntime): Promise<Record
   };
 }
 
+const envs = new WeakMap<ProjectRuntime, Promise<Record<string, string>>>();
+
+/**
+ * platformEnv of a loaded project, memoised per loaded project (so a key or
+ * URL change is picked up when the registry reloads it): the same promise
+ * each time, which the runtime then reads without waiting.
+ */
+export function functionEnv(p: Platform, project: ProjectRuntime): Promise<Record<string, string>> {
+  let env = envs.get(project);
+  if (!env) {
+    env = platformEnv(p, project);
+    envs.set(project, env);
+    env.catch(() => envs.delete(project));
+  }
+  return env;
+}
+
 export async function startFunctions(
   p: Platform,
   registry: ProjectRegistry,
   options: Omit<Partial<FunctionsRuntimeOptions>, 'store'> = {},
 ): Promise<FunctionsService> {
   const store = new DbFunctionStore(p);
-  const envs = new WeakMap<ProjectRuntime, Promise<Record<string, string>>>();
   await store.start();
   const runtime = createFunctionsRuntime(p.config, {
     store,
@@ -48,15 +64,7 @@ export async function startFunctions(
     memoryLimitMb: p.config.functionMemoryMb,
     platformEnv: async (ref) => {
       const project = await registry.byReference(ref);
-      if (!project) return {};
-      // Memoised per loaded project, so a key or URL change is picked up when the registry reloads it.
-      let env = envs.get(project);
-      if (!env) {
-        env = platformEnv(p, project);
-        envs.set(project, env);
-        env.catch(() => envs.delete(project));
-      }
-      return env;
+      return project ? functionEnv(p, project) : {};
     },
     ...options,
   });

@@ -18,7 +18,7 @@ import { fail, HearthError } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { REF_SYMBOL } from '../http/data-plane.ts';
 import { sendError } from '../http/envelopes.ts';
-import { functionsRuntime } from './index.ts';
+import { functionEnv, functionsRuntime } from './index.ts';
 import type { FunctionsRuntime, Invocation, Invoked } from './runtime.ts';
 import { isFunctionName } from './validate.ts';
 
@@ -78,7 +78,7 @@ function functionRequest(request: FastifyRequest): Invocation {
   };
 }
 
-async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>, reply: FastifyReply) {
+async function invoke(p: Platform, runtime: FunctionsRuntime, request: FastifyRequest<Route>, reply: FastifyReply) {
   if (UNCARRIED.includes(request.method)) {
     reply.header('allow', CARRIED.join(', '));
     throw fail(
@@ -97,7 +97,10 @@ async function invoke(runtime: FunctionsRuntime, request: FastifyRequest<Route>,
     );
   }
   if (!fn) throw missing(name);
-  const response = await runtime.invoke(project.ref, name, functionRequest(request), fn);
+  const response = await runtime.invoke(project.ref, name, functionRequest(request), {
+    record: fn,
+    env: functionEnv(p, project),
+  });
   reply.code(response.status).headers(response.headers);
   if (!response.body) return reply.send();
   if (Buffer.isBuffer(response.body)) return reply.send(request.method === 'HEAD' ? null : response.body);
@@ -149,7 +152,7 @@ export async function functionRoutes(app: FastifyInstance, opts: { p: Platform; 
         : null;
     if (!project || !fn || fn.verifyJwt) return refuse(request, reply, err);
     request.hearth = { project, auth: null };
-    return invoke(runtime, request, reply).catch((e) => refuse(request, reply, e));
+    return invoke(p, runtime, request, reply).catch((e) => refuse(request, reply, e));
   });
 
   // Fastify routes only the common methods unless told of others. The
@@ -158,7 +161,8 @@ export async function functionRoutes(app: FastifyInstance, opts: { p: Platform; 
   for (const method of [...CARRIED, ...UNCARRIED]) {
     if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
   }
-  const handler = (request: FastifyRequest<Route>, reply: FastifyReply) => invoke(functionsRuntime(p), request, reply);
+  const handler = (request: FastifyRequest<Route>, reply: FastifyReply) =>
+    invoke(p, functionsRuntime(p), request, reply);
   for (const url of [`${PREFIX}/:name`, `${PREFIX}/:name/*`]) {
     app.route<Route>({
       method: [...CARRIED, ...UNCARRIED],

@@ -57,6 +57,21 @@ interface Slot {
   ready: Instance | null;
 }
 
+/** Values of the promises seen resolved (see resolvedValue). */
+const resolved = new WeakMap<Promise<unknown>, { value: unknown }>();
+
+/**
+ * The value of a cached promise that has already resolved, read without a
+ * microtask turn; undefined until then (it is noted when it resolves, so the
+ * cache's next hand-out of the same promise is read at once).
+ */
+function resolvedValue<T>(promise: Promise<T>): { value: T } | undefined {
+  const known = resolved.get(promise);
+  if (!known) promise.then((value) => void resolved.set(promise, { value }), ignore);
+  return known as { value: T } | undefined;
+}
+const ignore = () => {};
+
 /** Decodes as Response.text() does (a leading BOM dropped). */
 const UTF8 = new TextDecoder();
 const LOG_FLUSH_MS = 200;
@@ -86,6 +101,8 @@ export class FunctionsRuntime {
       env: Record<string, string> | undefined;
       bindings: Record<string, string>;
       digest: string;
+      /** The instance key of the last version seen with these bindings, built once. */
+      last: { version: number; key: string } | null;
     }
   >();
   private readonly instances = new Set<Instance>();
@@ -229,17 +246,24 @@ export class FunctionsRuntime {
    * route: the body of the result is the socket stream from workerd, piped
    * as is, or a buffer when it arrived whole with the head. Destroying the
    * stream before its end logs the invocation as cancelled.
-   * `current` is the function's record when the caller has just read it.
+   * `known` holds what the caller has just read: the function's record, and
+   * the project's platform variables (else `platformEnv` is asked).
    */
-  async invoke(projectRef: string, name: string, invocation: Invocation, current?: FunctionRecord): Promise<Invoked> {
+  async invoke(
+    projectRef: string,
+    name: string,
+    invocation: Invocation,
+    known: { record?: FunctionRecord; env?: Promise<Record<string, string>> } = {},
+  ): Promise<Invoked> {
     if (this.stopped) throw fail('functions_stopped');
     assertFunctionName(name);
     // A redeploy or a crash can retire the instance between lookup and use; look again then.
     for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
       // The caller's record (the route looked it up to check verify_jwt) saves a lookup the first time.
-      const record = attempt === 0 && current ? current : await this.store.get(projectRef, name);
+      const record = attempt === 0 && known.record ? known.record : await this.store.get(projectRef, name);
       if (!record) throw this.missing(name);
-      const instance = await this.acquire(projectRef, record);
+      const acquired = this.acquire(projectRef, record, known.env);
+      const instance = acquired instanceof Promise ? await acquired : acquired;
       if (instance) return this.run(projectRef, record, instance, invocation);
     }
     throw fail(
@@ -301,25 +325,58 @@ export class FunctionsRuntime {
   /**
    * The live instance for this version and these secrets, started if needed,
    * with the request already counted in flight; null if it was retired first.
+   * Synchronous when the secrets and variables were already loaded and the
+   * instance is running (every request but the first few): no microtask turn
+   * per cached lookup on the hot path.
    */
-  private async acquire(projectRef: string, record: FunctionRecord): Promise<Instance | null> {
-    const secrets = await this.store.getSecrets(projectRef);
-    const env = await this.options.platformEnv?.(projectRef);
+  private acquire(
+    projectRef: string,
+    record: FunctionRecord,
+    env?: Promise<Record<string, string>>,
+  ): Instance | null | Promise<Instance | null> {
+    const secretsLoad = this.store.getSecrets(projectRef);
+    const envLoad = env ?? this.options.platformEnv?.(projectRef);
+    const secrets = resolvedValue(secretsLoad);
+    const vars = envLoad instanceof Promise ? resolvedValue(envLoad) : { value: envLoad };
+    if (!secrets || !vars)
+      return Promise.all([secretsLoad, envLoad]).then(([s, e]) => this.instanceFor(projectRef, record, s, e));
+    return this.instanceFor(projectRef, record, secrets.value, vars.value);
+  }
+
+  private instanceFor(
+    projectRef: string,
+    record: FunctionRecord,
+    secrets: ProjectSecrets,
+    env: Record<string, string> | undefined,
+  ): Instance | null | Promise<Instance | null> {
     const slotKey = `${projectRef}/${record.name}`;
     // Both sources are cached objects: the digest is recomputed only when one of them was reloaded.
     let known = this.bindings.get(slotKey);
     if (known?.secrets !== secrets || known.env !== env) {
       const bindings = { ...env, ...secrets.values };
-      known = { secrets, env, bindings, digest: createHash('sha256').update(JSON.stringify(bindings)).digest('hex') };
+      known = {
+        secrets,
+        env,
+        bindings,
+        digest: createHash('sha256').update(JSON.stringify(bindings)).digest('hex'),
+        last: null,
+      };
       this.bindings.set(slotKey, known);
     }
     const { bindings } = known;
-    const key = `${record.version}:${secrets.revision}:${known.digest}`;
+    if (known.last?.version !== record.version)
+      known.last = { version: record.version, key: `${record.version}:${secrets.revision}:${known.digest}` };
+    const { key } = known.last;
     let slot = this.slots.get(slotKey);
     // A request holding an older record must not displace a newer version.
     if (slot && slot.version > record.version) return null;
     if (slot?.key !== key) slot = this.startSlot(projectRef, slotKey, key, record, bindings);
-    const instance = await slot.instance;
+    if (slot.ready) return this.claim(slotKey, slot.ready);
+    return slot.instance.then((instance) => this.claim(slotKey, instance));
+  }
+
+  /** Counts a request in flight on `instance`, unless it stopped or was retired meanwhile. */
+  private claim(slotKey: string, instance: Instance): Instance | null {
     if (!instance.alive || instance.retired) {
       this.dropSlot(slotKey, instance);
       return null;
