@@ -92,6 +92,7 @@ export async function buildServer() {
       outdir: BUILD_DIR,
       entryNames: '[name]-[hash]',
       chunkNames: '[name]-[hash]',
+      minifyWhitespace: true,
       sourcemap: 'linked', // used with NODE_OPTIONS=--enable-source-maps (stack traces name src/ lines)
       write: false,
       metafile: true,
