@@ -46,10 +46,7 @@ export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
   return busboy().then((parse) => multipartBody(request, parse));
 }
 
-function multipartBody(
-  request: FastifyRequest,
-  parse: Awaited<ReturnType<typeof busboy>>,
-): Promise<UploadBody> {
+function multipartBody(request: FastifyRequest, parse: Awaited<ReturnType<typeof busboy>>): Promise<UploadBody> {
   return new Promise((resolve, reject) => {
     const form = parse({ headers: request.headers, limits: { files: 1, fields: 10, fieldSize: 16 * 1024 } });
     const fields: Record<string, string> = {};
