@@ -7,7 +7,8 @@
  * of garbage (the list's text and its lines), so it is built once per install
  * and kept as a file (dist/leaked-passwords-<package version>.f64, written by
  * `npm install` and, failing that, by the first process that builds it); a
- * start reads that file (3.4 MB, a few ms).
+ * process reads that file (3.4 MB, a few ms) at its first password check, so
+ * one that never checks a password (an idle server, a worker) never holds it.
  * A false positive needs a 53-bit collision with one of n = 425,574 distinct
  * entries: probability n / 2^53 ≈ 4.7e-11 per checked password. The hash is
  * not cryptographic and need not be: the table is public data, and a forged
@@ -77,7 +78,7 @@ function load(): Float64Array {
   }
 }
 
-/** Builds the set now (call at start so the first sign-up does not pay for it). */
+/** Reads (or builds and writes) the table now; returns its length. */
 export function loadLeakedPasswords(): number {
   table ??= load();
   return table.length;

@@ -12,7 +12,6 @@ import { authContext, type AuthContext } from './context.ts';
 import { adminRoutes } from './routes-admin.ts';
 import { followLink, pkceGrant, sendRecoveryMail, sendSignInMail, verifyCode, verifyLinkToken } from './email-flows.ts';
 import { acceptEmptyJson, authErrors, queryOf, sessionIdOf, userClaims } from './http.ts';
-import { loadLeakedPasswords } from './leaked.ts';
 import { readChallenge } from './pkce.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget } from './redirects.ts';
@@ -59,7 +58,6 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
   const background = new Background(p.log);
   app.addHook('onClose', () => background.drain());
-  loadLeakedPasswords();
 
   acceptEmptyJson(app);
   authErrors(app);

@@ -3,18 +3,24 @@
  * p=1). verifyPassword against no stored hash still spends one verification,
  * so a sign-in for an unknown e-mail takes as long as a wrong password.
  */
-import argon2 from 'argon2';
+import { lazy } from '../lazy.ts';
 
-const OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+// The native addon is loaded at the first password hashed or checked, not at
+// start (a restarted server that nobody signs in to never maps it).
+const argon2 = lazy(async () => (await import('argon2')).default);
 let dummyHash: Promise<string> | null = null;
 
-export const hashPassword = (password: string): Promise<string> => argon2.hash(password, OPTIONS);
+export async function hashPassword(password: string): Promise<string> {
+  const a = await argon2();
+  return a.hash(password, { type: a.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+}
 
 export async function verifyPassword(hash: string | null | undefined, password: string): Promise<boolean> {
+  const a = await argon2();
   if (!hash) {
     dummyHash ??= hashPassword('hearth-timing-equaliser');
-    await argon2.verify(await dummyHash, password).catch(() => false);
+    await a.verify(await dummyHash, password).catch(() => false);
     return false;
   }
-  return argon2.verify(hash, password).catch(() => false);
+  return a.verify(hash, password).catch(() => false);
 }

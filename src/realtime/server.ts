@@ -10,7 +10,6 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { WebSocketServer } from 'ws';
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { REF_SYMBOL, rewriteProjectUrl } from '../http/data-plane.ts';
@@ -22,6 +21,7 @@ import { ProjectHub } from './hub.ts';
 import { Gauge, PerSecond } from './limits.ts';
 import type { Vsn } from './protocol.ts';
 import { limitsOf } from './settings.ts';
+import { lazy } from '../lazy.ts';
 
 /** Tests shorten it. */
 export const heartbeat = { timeoutMs: 60_000 };
@@ -29,6 +29,9 @@ export const heartbeat = { timeoutMs: 60_000 };
 const PATH = /^\/realtime\/v1\/websocket\/?$/;
 /** Frames beyond this are refused by the socket itself (close 1009); per-project limits are lower. */
 const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+/** The WebSocket library, loaded at the first upgrade: a server nobody subscribes to never holds it. */
+const websockets = lazy(() => import('ws'));
 
 export interface RealtimeServer {
   close(): Promise<void>;
@@ -43,7 +46,7 @@ function refuse(socket: Duplex, { status, code, message }: HearthError): void {
 }
 
 export function attachRealtime(app: FastifyInstance, p: Platform, registry: ProjectRegistry): RealtimeServer {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  let wss: import('ws').WebSocketServer | undefined;
   const connections = new Set<Connection>();
   const sockets = new Gauge();
   const rewrite = rewriteProjectUrl(p.config.projectDomain);
@@ -98,6 +101,8 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
     }
     if (!auth) return refuse(socket, fail('no_api_key', 'No API key: connect with ?apikey=<the project key>.'));
     const limits = limitsOf(await project.settings('realtime'));
+    const { WebSocketServer } = await websockets();
+    wss ??= new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
     // Over the limit, the socket still opens, so the client hears why: every join is refused with it.
     const refusal =
       sockets.get(project.id) >= limits.maxConcurrentUsers
@@ -138,7 +143,7 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
       app.server.off('upgrade', onUpgrade);
       for (const conn of connections) conn.end(1001, 'server shutting down');
       connections.clear();
-      wss.close();
+      wss?.close();
     },
   };
 }

@@ -2,6 +2,9 @@
  * The Fastify application: health, management API, and the data plane of
  * every project. Areas register their routes here.
  */
+import { createRequire } from 'node:module';
+import type { ValidatorFactory } from '@fastify/ajv-compiler';
+import type { SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { answerClientError } from './client-errors.ts';
 import type { Platform } from '../context.ts';
@@ -33,6 +36,20 @@ function selfChildLogger(log: FastifyBaseLogger): FastifyBaseLogger {
   return self;
 }
 
+/**
+ * Fastify's default schema compilers (ajv and fast-json-stringify, ~40
+ * modules and ~1.6 MB of heap once loaded), loaded when a route first
+ * declares a JSON schema. No route does: Hearth checks requests in code. By
+ * default Fastify loads both whenever it starts.
+ */
+function onFirstSchema<F>(pkg: string): F {
+  let factory: ((...args: unknown[]) => unknown) | undefined;
+  return ((...args: unknown[]) => {
+    factory ??= (createRequire(import.meta.resolve('fastify'))(pkg) as () => (...a: unknown[]) => unknown)();
+    return factory(...args);
+  }) as F;
+}
+
 export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<FastifyInstance> {
   const debug = p.config.logLevel === 'debug';
   const app = Fastify({
@@ -54,6 +71,12 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
     // and so is a request Node's parser refuses.
     frameworkErrors: (err, request, reply) => sendError(request, reply, err),
     clientErrorHandler: answerClientError,
+    schemaController: {
+      compilersFactory: {
+        buildValidator: onFirstSchema<ValidatorFactory>('@fastify/ajv-compiler'),
+        buildSerializer: onFirstSchema<SerializerFactory>('@fastify/fast-json-stringify-compiler'),
+      },
+    },
   });
 
   capClientSockets(app.server, p.config.maxSockets, p.log);

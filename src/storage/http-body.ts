@@ -4,11 +4,11 @@
  * multipart form as storage-js sends Blobs and Files (fields cacheControl and
  * metadata, then one file part).
  */
-import busboy from 'busboy';
 import type { FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { PassThrough, pipeline } from 'node:stream';
 import { fail } from '../errors.ts';
+import { lazy } from '../lazy.ts';
 import { cacheControlOf, parseUserMetadata } from './rules.ts';
 
 export interface UploadBody {
@@ -18,6 +18,9 @@ export interface UploadBody {
   cacheControl: string;
   metadata: Record<string, unknown>;
 }
+
+/** The multipart parser, loaded at the first multipart upload (the request waits, paused, meanwhile). */
+const busboy = lazy(async () => (await import('busboy')).default);
 
 const header = (request: FastifyRequest, name: string): string | undefined => {
   const v = request.headers[name];
@@ -40,8 +43,12 @@ export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
       metadata: parseUserMetadata(header(request, 'x-metadata'), true),
     });
   }
+  return busboy().then((parse) => multipartBody(request, parse));
+}
+
+function multipartBody(request: FastifyRequest, parse: Awaited<ReturnType<typeof busboy>>): Promise<UploadBody> {
   return new Promise((resolve, reject) => {
-    const form = busboy({ headers: request.headers, limits: { files: 1, fields: 10, fieldSize: 16 * 1024 } });
+    const form = parse({ headers: request.headers, limits: { files: 1, fields: 10, fieldSize: 16 * 1024 } });
     const fields: Record<string, string> = {};
     let found = false;
     form.on('field', (name, value) => {

@@ -5,7 +5,7 @@
  * costs about a quarter of SHA-256's CPU per byte here, and hashing is the one
  * per-byte cost an upload adds to plain streaming (docs/storage.md).
  */
-import { Blake3Hasher } from '@napi-rs/blake-hash';
+import { createRequire } from 'node:module';
 import { Transform, type TransformCallback } from 'node:stream';
 import { fail } from '../errors.ts';
 
@@ -15,9 +15,15 @@ export const tooLarge = (limit: number) =>
     `The object exceeded the maximum allowed size of ${limit} bytes (the smaller of 50 MiB, the project's file_size_limit and the bucket's).`,
   );
 
+type Blake = typeof import('@napi-rs/blake-hash');
+// The native addon is loaded at the first upload, not at start: loading it
+// probes the C library (a process report) and maps the library, ~3 MB of
+// resident memory a server that stores nothing need not hold.
+let blake: Blake | undefined;
+
 export class Meter extends Transform {
   size = 0;
-  private readonly hash = new Blake3Hasher();
+  private readonly hash = new (blake ??= createRequire(import.meta.url)('@napi-rs/blake-hash') as Blake).Blake3Hasher();
 
   constructor(private readonly limit: number) {
     super();

@@ -90,3 +90,53 @@ test('a source file changed since the build: the next command rebuilds, then run
   assert.notEqual(afterBuild.built_at, before.built_at);
   assert.equal(afterBuild.inputs['src/errors.ts']![1], statSync(source).mtimeMs);
 });
+
+test('a restart loads none of the libraries kept for first use (passwords, uploads, schemas, S3, mail, sign-in, prompts, deploys)', {
+  timeout: 120_000,
+}, async () => {
+  // Every package the process imports or requires by name, written to a file as it loads.
+  const seen = path.join(dataDir, 'modules.txt');
+  const recorder = `import Module from 'node:module'; import { appendFileSync } from 'node:fs';
+const load = Module._load;
+Module._load = function (request, ...rest) { appendFileSync(${JSON.stringify(seen)}, request + '\\n'); return load.call(this, request, ...rest); };
+Module.register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(`import { appendFileSync } from 'node:fs'; export async function resolve(specifier, context, next) { appendFileSync(${JSON.stringify(seen)}, specifier + '\\n'); return next(specifier, context); }`)}`)});`;
+  const child = spawn(
+    process.execPath,
+    ['--import', `data:text/javascript,${encodeURIComponent(recorder)}`, bin, 'start'],
+    {
+      env,
+      stdio: 'ignore',
+    },
+  );
+  try {
+    await until(
+      () =>
+        fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.status === 200,
+          () => false,
+        ),
+      Boolean,
+      60_000,
+    );
+    const loaded = new Set(readFileSync(seen, 'utf8').split('\n'));
+    assert.ok(loaded.has('postgres') || loaded.has('pino'), 'the recorder saw the packages the server does load');
+    const firstUse = [
+      'argon2',
+      '@napi-rs/blake-hash',
+      '@fastify/ajv-compiler',
+      '@fastify/fast-json-stringify-compiler',
+      '@aws-sdk/client-s3',
+      'nodemailer',
+      'openid-client',
+      '@simplewebauthn/server',
+      '@inquirer/prompts',
+      'esbuild',
+    ];
+    assert.deepEqual(
+      firstUse.filter((name) => loaded.has(name)),
+      [],
+    );
+  } finally {
+    child.kill('SIGTERM');
+  }
+});
