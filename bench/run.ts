@@ -36,7 +36,7 @@ const REFERENCES: Record<string, string> = {
   storage:
     'strict for the bytes: node:http streaming the same bytes to/from files (no fsync on either side); no auth, no rows, no hashing',
   'storage-small':
-    'strict floor for the work: the same role settings and statement in a transaction, jose token check, readFile/writeFile; no staging record, no hashing',
+    'strict floor for the work: the same role settings and statement in a transaction (an upload also stages its version there, which the schema requires of a row), jose token check, readFile/writeFile; no staging committed ahead, no hashing',
   functions:
     "strict: the very workerd process Hearth runs, called directly on its unix socket (Hearth / workerd directly: everything Hearth adds, its second hop included); lenient: a bare node:http proxy to that workerd that checks nothing (Hearth / bare proxy: Hearth's own overhead)",
   workflows: 'a different engine: graphile-worker running equivalent jobs on the same server',

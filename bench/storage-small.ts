@@ -4,7 +4,10 @@
  * and a raw upload with a user token, each against a bare node:http +
  * postgres.js + jose server doing what a developer would write by hand: the
  * same role settings and statement in a transaction (bareTransaction), the
- * token verified with jose, the bytes read from or written to a file.
+ * token verified with jose, the bytes read from or written to a file. An
+ * upload's row must claim a staged version (storage.objects_claim_bytes), so
+ * the bare server stages it in the row's own transaction; without that every
+ * bare upload failed (HS002) and the reference measured 500s.
  * Both servers run in this process (autocannon in a child), so each line
  * also gives the CPU this process spent per request.
  */
@@ -119,18 +122,21 @@ function bare(pool: postgres.Sql, dir: string, verifyKeys: ProjectRuntime['verif
       req.on('end', () => {
         writeFile(path.join(dir, version), Buffer.concat(chunks))
           .then(() =>
-            bareTransaction(
-              pool,
-              claims,
-              (tx) =>
-                tx.unsafe(
-                  `insert into storage.objects (id, bucket, name, owner_sub, version, size, content_type, cache_control, content_hash, metadata)
-                   values ($1, 'small', $2, $3, $4, $5, 'application/octet-stream', 'no-cache', 'x', '{}')`,
-                  [randomUUID(), `bare-${version}`, USER, version, SIZE],
-                  { prepare: true },
-                ),
-              false,
-            ),
+            // The row must claim a staged version (storage.objects_claim_bytes): the bare server
+            // stages it in the row's own transaction, as the platform, before taking the role.
+            pool.begin(async (tx) => {
+              await tx.unsafe('insert into storage.pending_bytes (version, writer) values ($1, 0)', [version], {
+                prepare: true,
+              });
+              await tx`select set_config('role', ${claims.role}, true), set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+                set_config('statement_timeout', '10s', true)`;
+              await tx.unsafe(
+                `insert into storage.objects (id, bucket, name, owner_sub, version, size, content_type, cache_control, content_hash, metadata)
+                 values ($1, 'small', $2, $3, $4, $5, 'application/octet-stream', 'no-cache', 'x', '{}')`,
+                [randomUUID(), `bare-${version}`, USER, version, SIZE],
+                { prepare: true },
+              );
+            }),
           )
           .then(() => {
             res.statusCode = 201;
@@ -212,9 +218,9 @@ export async function benchStorageSmall(): Promise<string[]> {
         await uploads(`${ref.url}/up/warm-`, 2, upHeaders, body);
         const up = await uploads(`${base}/object/small/up-`, 5, upHeaders, body);
         if (up.errors) throw new Error(`upload: ${up.errors} errors`);
-        lines.push(
-          ...compareWithCpu('upload (POST /object, RLS)', up, await uploads(`${ref.url}/up/`, 5, upHeaders, body)),
-        );
+        const bareUp = await uploads(`${ref.url}/up/`, 5, upHeaders, body);
+        if (bareUp.errors) throw new Error(`bare upload: ${bareUp.errors} errors`);
+        lines.push(...compareWithCpu('upload (POST /object, RLS)', up, bareUp));
       } finally {
         await ref.close();
         await pool.end();
