@@ -76,32 +76,50 @@ type Outcome = PromiseSettledResult<postgres.RowList<postgres.Row[]>>;
 /** A statement, or a query built on the connection (the caller's settings). */
 type Step = Statement | ((conn: postgres.ReservedSql) => Promise<postgres.RowList<postgres.Row[]>>);
 
+/** A promise's outcome, heard at once (a rejection while later steps are still being sent is not unhandled). */
+const outcome = (p: Promise<postgres.RowList<postgres.Row[]>>): Promise<Outcome> =>
+  p.then(
+    (value): Outcome => ({ status: 'fulfilled', value }),
+    (reason: unknown): Outcome => ({ status: 'rejected', reason }),
+  );
+
 /**
  * `begin`, the steps and `end` written to one reserved connection at once: one
  * round trip. Returns every outcome in order, `begin` and `end` included;
  * after any failure the transaction is rolled back. After a failed step the
  * later ones fail as "transaction aborted" and COMMIT only rolls back, so the
  * first rejection is the cause.
+ *
+ * `lockingFrom`: the index of the first step that takes row locks. Those steps
+ * and `end` then go out in one write of their own, after the earlier ones were
+ * written: postgres.js writes what it holds once it passes 1 KiB and the rest
+ * on a later turn of the event loop, so a long settings statement could leave
+ * COMMIT behind the lock-taking statement, and the server would hold those
+ * locks until this process got round to that turn.
  */
 export async function pipelined(
   sql: postgres.Sql,
   begin: string,
   steps: Step[],
   end: 'commit' | 'rollback',
+  lockingFrom?: number,
 ): Promise<Outcome[]> {
   const conn = await sql.reserve();
+  // BEGIN and the end prepared too: the server parses each once per connection, not per request.
+  const send = (s: Step) =>
+    outcome(
+      typeof s === 'function'
+        ? s(conn)
+        : conn.unsafe(s.text, s.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute(),
+    );
   try {
-    // BEGIN and the end prepared too: the server parses each once per connection, not per request.
-    const sent = [
-      conn.unsafe(begin, [], { prepare: true }).execute(),
-      ...steps.map((s) =>
-        typeof s === 'function'
-          ? s(conn)
-          : conn.unsafe(s.text, s.values as postgres.ParameterOrJSON<never>[], { prepare: true }).execute(),
-      ),
-      conn.unsafe(end, [], { prepare: true }).execute(),
-    ];
-    const results = await Promise.allSettled(sent);
+    const split = lockingFrom ?? steps.length;
+    const sent = [outcome(conn.unsafe(begin, [], { prepare: true }).execute()), ...steps.slice(0, split).map(send)];
+    // postgres.js hands a query to the connection one microtask after execute(), and queues its
+    // write of what it holds (setImmediate) then: this wait ends after that write.
+    if (split < steps.length) await new Promise((resolve) => queueMicrotask(() => setImmediate(resolve)));
+    sent.push(...steps.slice(split).map(send), outcome(conn.unsafe(end, [], { prepare: true }).execute()));
+    const results = await Promise.all(sent);
     if (results.some((r) => r.status === 'rejected')) await rollback(conn);
     return results;
   } finally {
@@ -114,9 +132,11 @@ export async function pipelined(
  * connection at once with BEGIN, the settings and the end (COMMIT, or
  * ROLLBACK for a dry run): one round trip (pipelined), and any row lock the
  * statements take is held only while the server runs them, not across a
- * round trip to this process and back. Returns each statement's outcome in
- * order (the first rejection is the cause). A failure of BEGIN, the settings
- * or the end itself is thrown.
+ * round trip to this process and back. Statements from `lockingFrom` on (row
+ * locks: an insert that updates the usage row) go out in one write with the
+ * end, as pipelined explains. Returns each statement's outcome in order (the
+ * first rejection is the cause). A failure of BEGIN, the settings or the end
+ * itself is thrown.
  */
 export async function withRoleStatements(
   sql: postgres.Sql,
@@ -124,12 +144,14 @@ export async function withRoleStatements(
   statements: Statement[],
   end: 'commit' | 'rollback',
   request: RequestInfo = {},
+  lockingFrom?: number,
 ): Promise<Outcome[]> {
   const results = await pipelined(
     sql,
     request.readOnly ? 'begin read only' : 'begin',
     [(conn) => sendSettings(conn, caller, request), ...statements],
     end,
+    lockingFrom === undefined ? undefined : lockingFrom + 1,
   );
   for (const r of [results[0]!, results[1]!, results[results.length - 1]!]) if (r.status === 'rejected') throw r.reason;
   return results.slice(2, -1);

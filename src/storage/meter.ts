@@ -20,10 +20,11 @@ type Blake = typeof import('@napi-rs/blake-hash');
 // probes the C library (a process report) and maps the library, ~3 MB of
 // resident memory a server that stores nothing need not hold.
 let blake: Blake | undefined;
+const blakeHash = (): Blake => (blake ??= createRequire(import.meta.url)('@napi-rs/blake-hash') as Blake);
 
 export class Meter extends Transform {
   size = 0;
-  private readonly hash = new (blake ??= createRequire(import.meta.url)('@napi-rs/blake-hash') as Blake).Blake3Hasher();
+  private readonly hash = new (blakeHash().Blake3Hasher)();
 
   constructor(private readonly limit: number) {
     super();
@@ -44,3 +45,6 @@ export class Meter extends Transform {
     return `blake3:${this.hash.digest('hex')}`;
   }
 }
+
+/** The content hash of bytes gathered whole (a small body): what a Meter would give for them. */
+export const contentHashOf = (bytes: Buffer) => `blake3:${blakeHash().blake3(bytes).toString('hex')}`;

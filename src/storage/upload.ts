@@ -6,7 +6,8 @@
  * 2. the body streams through the Meter (size, BLAKE3 hash, limit) to the backend
  *    while an RLS dry run under the caller's role (rolled back) asks whether
  *    the row may be written; a refusal stops the stream at once (roles that
- *    bypass RLS, and bodies declared at most 1 MiB, need no dry run);
+ *    bypass RLS, and bodies declared at most 1 MiB, need no dry run); a body
+ *    declared at most 64 KiB is read whole instead and stored in one write;
  * 3. the row is written under the caller's role with the real size and hash,
  *    claiming the staged version; the quota is checked when that transaction
  *    commits (migration 032).
@@ -23,7 +24,7 @@ import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import { BUCKET_COLUMNS, bucketNotFound, type Bucket } from './buckets.ts';
 import { bytesKey, type StorageContext } from './context.ts';
-import { Meter, tooLarge } from './meter.ts';
+import { contentHashOf, Meter, tooLarge } from './meter.ts';
 import {
   findObjectAs,
   findStatement,
@@ -61,6 +62,19 @@ export interface Uploaded {
 
 /** Declared lengths above this get the RLS dry run before their body is stored. */
 const DRY_RUN_FROM_BYTES = 1024 * 1024;
+
+/**
+ * A body declared this small is read whole while the bucket is looked up, then
+ * hashed and stored in one piece: a Meter, a stream pipeline and a file stream
+ * cost more CPU per upload here than the bytes themselves (docs/storage.md).
+ */
+const GATHER_UP_TO = 64 * 1024;
+
+async function gather(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
 
 export const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
 
@@ -134,6 +148,7 @@ export async function dryRun(
     [insertStatement(row, replace), findStatement(row.bucket, row.name)],
     'rollback',
     by.request,
+    0, // the insert locks the usage row until the ROLLBACK
   );
   if (rowsOf(insert!).count > 0) return;
   // Name taken (nothing changed, so the row read is the one that was there):
@@ -183,6 +198,8 @@ async function stageAndLook(
 export async function upload(s: StorageContext, project: ProjectRuntime, u: UploadRequest): Promise<Uploaded> {
   checkObjectName(u.name);
   const version = randomUUID();
+  const gathered = u.length !== null && u.length <= GATHER_UP_TO ? gather(u.body) : null;
+  gathered?.catch(() => {}); // awaited below; a refusal before that leaves its failure unread
   try {
     const { bucket, usedBytes } = await stageAndLook(s, project, u.bucket, version);
     // Refusals in the order the checks were always reported: bucket, type, size, quota.
@@ -207,26 +224,34 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     // wait for the usage row) then cost no time. A refusal stops the stream at once.
     // A body declared small has no transfer worth stopping: the commit's insert is the
     // only RLS check then, and the usage row is locked once per upload, not twice.
-    const needsDryRun =
-      u.by.kind === 'caller' &&
-      (u.length === null || u.length > DRY_RUN_FROM_BYTES) &&
-      !(await bypassesRls(project, u.by.caller));
-    const meter = new Meter(limits.maxBytes);
-    const written = s.backend.write(
-      bytesKey(project, version),
-      pipeline(u.body, meter, () => {}),
-      u.length,
-    );
-    const allowed =
-      needsDryRun && u.by.kind === 'caller' ? dryRun(project, u.by, row, u.replace, u.length) : Promise.resolve();
-    allowed.catch((err: Error) => meter.destroy(err));
-    // The refusal is the answer even when the stream failed too (it was stopped for it).
-    const [refused, stored] = await Promise.allSettled([allowed, written]);
-    settled(refused);
-    settled(stored);
+    if (gathered) {
+      // The declared length was checked against the limit, and Node's HTTP parser ends the body there.
+      const bytes = await gathered;
+      await s.backend.write(bytesKey(project, version), bytes, bytes.length);
+      row.size = bytes.length;
+      row.contentHash = contentHashOf(bytes);
+    } else {
+      const needsDryRun =
+        u.by.kind === 'caller' &&
+        (u.length === null || u.length > DRY_RUN_FROM_BYTES) &&
+        !(await bypassesRls(project, u.by.caller));
+      const meter = new Meter(limits.maxBytes);
+      const written = s.backend.write(
+        bytesKey(project, version),
+        pipeline(u.body, meter, () => {}),
+        u.length,
+      );
+      const allowed =
+        needsDryRun && u.by.kind === 'caller' ? dryRun(project, u.by, row, u.replace, u.length) : Promise.resolve();
+      allowed.catch((err: Error) => meter.destroy(err));
+      // The refusal is the answer even when the stream failed too (it was stopped for it).
+      const [refused, stored] = await Promise.allSettled([allowed, written]);
+      settled(refused);
+      settled(stored);
+      row.size = meter.size;
+      row.contentHash = meter.contentHash();
+    }
     s.p.faults.hit('storage.upload.written', { version });
-    row.size = meter.size;
-    row.contentHash = meter.contentHash();
     s.p.faults.hit('storage.upload.commit', { version });
     // The quota, the insert and, for a replace, the read-back (the row keeps its id; upsert
     // needs a read policy anyway) go out with the COMMIT in one round trip (withRoleStatements).
@@ -236,7 +261,8 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     const request = u.by.kind === 'caller' ? u.by.request : {};
     const statements = [quotaStatement(limits.quotaBytes), insertStatement(row, u.replace)];
     if (u.replace) statements.push(findStatement(row.bucket, row.name));
-    const [quota, insert, readBack] = await withRoleStatements(project.sql, caller, statements, 'commit', request);
+    // The insert locks the usage row: it goes out in one write with the COMMIT (lockingFrom 1).
+    const [quota, insert, readBack] = await withRoleStatements(project.sql, caller, statements, 'commit', request, 1);
     rowsOf(quota!);
     const inserted = rowsOf(insert!).count > 0;
     const committed = inserted

@@ -67,8 +67,8 @@ describe('failed uploads leave nothing', () => {
       });
       req.on('error', () => resolve());
       req.write(Buffer.alloc(1500));
-      // Let the server stage and start writing, then drop the connection.
-      void eventually(() => storedFiles(t.h).length === 1, 'the upload started writing').then(() => {
+      // Let the server stage the upload and read part of the body, then drop the connection.
+      void eventually(async () => (await rowCount(t, 'pending_bytes')) === 1, 'the upload was staged').then(() => {
         req.destroy();
         resolve();
       });

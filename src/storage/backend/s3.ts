@@ -45,10 +45,15 @@ export class S3Backend implements BytesBackend {
     });
   }
 
-  async write(key: string, body: Readable, length: number | null): Promise<void> {
-    if (length !== null) {
+  async write(key: string, body: Readable | Buffer, length: number | null): Promise<void> {
+    if (Buffer.isBuffer(body) || length !== null) {
       await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: length }),
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentLength: Buffer.isBuffer(body) ? body.length : length!,
+        }),
       );
       return;
     }

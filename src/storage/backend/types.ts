@@ -12,8 +12,11 @@ export interface ByteRange {
 }
 
 export interface BytesBackend {
-  /** Stores the whole stream; on failure nothing usable is left under key (remove() tidies any rest). */
-  write(key: string, body: Readable, length: number | null): Promise<void>;
+  /**
+   * Stores the whole stream, or bytes already gathered (a small body); on failure nothing
+   * usable is left under key (remove() tidies any rest).
+   */
+  write(key: string, body: Readable | Buffer, length: number | null): Promise<void>;
   /** The bytes (or a range of them); rejects with a 404 HearthError when the key holds nothing. */
   read(key: string, range?: ByteRange): Promise<Readable>;
   /**
