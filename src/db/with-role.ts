@@ -170,8 +170,10 @@ export function rowsOf(outcome: Outcome): postgres.RowList<postgres.Row[]> {
  * That is the transaction withRoleStatements opens with BEGIN and ends with
  * COMMIT, without those two statements: one round trip, and a quarter of the
  * driver work per request. READ ONLY is `transaction_read_only` set in the
- * prelude, before the statement's snapshot. `raw`: each row an array of the
- * column values' bytes, as PostgreSQL sent them.
+ * prelude, before the statement's snapshot; `settings` are set there too, for
+ * the statement and for what runs at its commit (deferred constraint
+ * triggers). `raw`: each row an array of the column values' bytes, as
+ * PostgreSQL sent them.
  *
  * The statement takes a connection of its own, as a transaction holds one:
  * postgres.js would otherwise pipeline it onto a busy connection once all are
@@ -185,8 +187,15 @@ export async function withRoleStatement(
   text: string,
   values: unknown[],
   request: RequestInfo = {},
-  { raw = false } = {},
+  { raw = false, settings = {} }: { raw?: boolean; settings?: Record<string, string> } = {},
 ): Promise<postgres.RowList<postgres.Row[]>> {
+  let prelude = request.readOnly ? READ_ONLY_SETTINGS : SETTINGS;
+  const preludeValues = settingsValues(caller, request);
+  // More transaction settings (storage's quota), names and values bound as parameters like the caller's.
+  for (const [name, value] of Object.entries(settings)) {
+    prelude += `, set_config($${preludeValues.length + 1}, $${preludeValues.length + 2}, true)`;
+    preludeValues.push(name, value);
+  }
   const conn = await sql.reserve();
   try {
     const query = conn.unsafe(
@@ -195,7 +204,7 @@ export async function withRoleStatement(
       {
         prepare: true,
         simple: false,
-        prelude: { text: request.readOnly ? READ_ONLY_SETTINGS : SETTINGS, values: settingsValues(caller, request) },
+        prelude: { text: prelude, values: preludeValues },
       } as postgres.UnsafeQueryOptions,
     );
     return await (raw ? (query.raw() as unknown as Promise<postgres.RowList<postgres.Row[]>>) : query);

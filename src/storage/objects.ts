@@ -135,6 +135,9 @@ export const quotaStatement = (quotaBytes: number) => ({
   values: [String(quotaBytes)],
 });
 
+/** quotaStatement as a setting of withRoleStatement's prelude. */
+export const quotaSetting = (quotaBytes: number) => ({ 'storage.quota_bytes': String(quotaBytes) });
+
 /** The row as inserted, for callers that may not be allowed to read it back. */
 export function insertedRow(o: NewObject, at: Date): ObjectRow {
   return {

@@ -19,7 +19,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import type { Sql } from '../db/pools.ts';
-import { type Caller, type RequestInfo, rowsOf, withRoleStatements } from '../db/with-role.ts';
+import { type Caller, type RequestInfo, rowsOf, withRoleStatement, withRoleStatements } from '../db/with-role.ts';
 import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import { BUCKET_COLUMNS, bucketNotFound, type Bucket } from './buckets.ts';
@@ -32,6 +32,7 @@ import {
   insertStatement,
   type NewObject,
   type ObjectRow,
+  quotaSetting,
   quotaStatement,
 } from './objects.ts';
 import { storageError } from './pg-errors.ts';
@@ -253,23 +254,35 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     }
     s.p.faults.hit('storage.upload.written', { version });
     s.p.faults.hit('storage.upload.commit', { version });
-    // The quota, the insert and, for a replace, the read-back (the row keeps its id; upsert
-    // needs a read policy anyway) go out with the COMMIT in one round trip (withRoleStatements).
-    // The usage is checked against the quota at COMMIT, whose HS001 withRoleStatements throws:
-    // over quota is the answer even for a taken name, as the early check gives it.
+    // The usage is checked against the quota when the insert commits, whose HS001 is thrown
+    // here: over quota is the answer even for a taken name, as the early check gives it.
     const caller = u.by.kind === 'caller' ? u.by.caller : SERVICE;
     const request = u.by.kind === 'caller' ? u.by.request : {};
-    const statements = [quotaStatement(limits.quotaBytes), insertStatement(row, u.replace)];
-    if (u.replace) statements.push(findStatement(row.bucket, row.name));
-    // The insert locks the usage row: it goes out in one write with the COMMIT (lockingFrom 1).
-    const [quota, insert, readBack] = await withRoleStatements(project.sql, caller, statements, 'commit', request, 1);
-    rowsOf(quota!);
-    const inserted = rowsOf(insert!).count > 0;
+    let inserted: boolean;
+    let readBack: ObjectRow | undefined;
+    if (u.replace) {
+      // The quota, the upsert and the read-back (the row keeps its id; upsert needs a read
+      // policy anyway) with BEGIN and COMMIT in one round trip (withRoleStatements); the
+      // upsert locks the usage row, so it goes out in one write with the COMMIT (lockingFrom 1).
+      const statements = [
+        quotaStatement(limits.quotaBytes),
+        insertStatement(row, true),
+        findStatement(row.bucket, row.name),
+      ];
+      const [quota, insert, found] = await withRoleStatements(project.sql, caller, statements, 'commit', request, 1);
+      rowsOf(quota!);
+      inserted = rowsOf(insert!).count > 0;
+      readBack = rowsOf(found!)[0] as unknown as ObjectRow | undefined;
+    } else {
+      // One statement: the settings and the quota go ahead of the insert in one write, and it
+      // commits on its own (withRoleStatement), so the usage row it locks is held only while
+      // the server runs it and commits.
+      const { text, values } = insertStatement(row, false);
+      const quota = quotaSetting(limits.quotaBytes);
+      inserted = (await withRoleStatement(project.sql, caller, text, values, request, { settings: quota })).count > 0;
+    }
     const committed = inserted
-      ? {
-          object:
-            ((readBack && rowsOf(readBack)[0]) as unknown as ObjectRow | undefined) || insertedRow(row, new Date()),
-        }
+      ? { object: readBack ?? insertedRow(row, new Date()) }
       : // Name taken (nothing was written): a replay when the visible object holds these bytes.
         { taken: await findObjectAs(project.sql, caller, row.bucket, row.name, request) };
     if ('taken' in committed) {
