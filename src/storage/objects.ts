@@ -53,6 +53,26 @@ export async function findObject(tx: Tx | postgres.Sql, bucket: string, name: st
 }
 
 /**
+ * A public download's only statement, on the platform's connection: the
+ * bucket's public flag and the object's row (undefined when the name is not
+ * stored) together; undefined when there is no such bucket.
+ */
+export async function findInBucket(
+  sql: postgres.Sql,
+  bucket: string,
+  name: string,
+): Promise<{ isPublic: boolean; object: ObjectRow | undefined } | undefined> {
+  const [row] = await sql.unsafe(
+    `select b.public as bucket_public, o.* from storage.buckets b left join (${FIND}) o on true where b.id = $1`,
+    [bucket, name],
+    { prepare: true },
+  );
+  if (!row) return undefined;
+  const { bucket_public: isPublic, ...object } = row;
+  return { isPublic: isPublic as boolean, object: object.id === null ? undefined : (object as unknown as ObjectRow) };
+}
+
+/**
  * findObject in a transaction of its own under the caller's role, sent with
  * BEGIN, the role settings and COMMIT in one round trip: a download's only query.
  */

@@ -5,11 +5,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../http/envelopes.ts';
-import { getBucket } from './buckets.ts';
+import { bucketNotFound } from './buckets.ts';
 import type { StorageContext } from './context.ts';
 import { readUploadBody } from './http-body.ts';
 import { authOf, isUpsert, requestInfo, sendObject, type Params } from './http-common.ts';
-import { findObject, findObjectAs, objectNotFound, type ObjectRow } from './objects.ts';
+import { findInBucket, findObject, findObjectAs, objectNotFound, type ObjectRow } from './objects.ts';
 import { unreadable } from './read-refusal.ts';
 import { checkObjectName } from './rules.ts';
 import { verifyToken } from './signed.ts';
@@ -133,15 +133,11 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
   };
 
   const publicObject = async (request: FastifyRequest<Route>, reply: FastifyReply) => {
-    // Bucket and object are read together (one round trip, not two); the bucket's answer comes first.
-    const [bucket, o] = await Promise.allSettled([
-      getBucket(request.hearth.project.sql, request.params.bucket),
-      asPlatform(request),
-    ]);
-    if (bucket.status === 'rejected') throw bucket.reason;
-    if (!bucket.value.public) throw objectNotFound();
-    if (o.status === 'rejected') throw o.reason;
-    return sendObject(s, request, reply, request.hearth.project, o.value);
+    // Bucket and object are read in one statement; the bucket's answer comes first.
+    const found = await findInBucket(request.hearth.project.sql, request.params.bucket, request.params['*']);
+    if (!found) throw bucketNotFound();
+    if (!found.isPublic || !found.object) throw objectNotFound();
+    return sendObject(s, request, reply, request.hearth.project, found.object);
   };
   download('/object/public/:bucket/*', publicObject, true);
 
