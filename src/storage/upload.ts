@@ -77,7 +77,7 @@ async function gather(body: Readable): Promise<Buffer> {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
-export const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
+const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
 
 export const duplicate = () => fail('duplicate');
 
