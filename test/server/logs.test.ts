@@ -4,71 +4,9 @@
  * HEARTH_ACCESS_LOG=1 one line per request without the query's values.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { after, test } from 'node:test';
-import postgres from 'postgres';
-import { withDatabase } from '../../src/db/pools.ts';
-import { randomToken } from '../../src/secrets.ts';
-import { dropEverything, serverUrl } from '../helpers/hearth.ts';
-import { freePorts } from '../helpers/ports.ts';
+import { test } from 'node:test';
 import { pathWithoutValues } from '../../src/server/logger.ts';
-
-const runs: { controlDb: string; dataDir: string }[] = [];
-
-after(async () => {
-  for (const { controlDb, dataDir } of runs) {
-    const control = postgres(withDatabase(serverUrl(), controlDb), { max: 1, onnotice: () => {} });
-    const projects = await control`select db_name, owner_role from platform.projects`.catch(() => []);
-    await control.end();
-    await dropEverything(
-      controlDb,
-      projects.map((r) => ({ db: r.db_name as string, role: r.owner_role as string })),
-    );
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-});
-
-/** Starts `hearth start` with these variables; resolves once it is ready, with its output so far. */
-async function start(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const run = {
-    controlDb: `hearth_t_${randomToken(10, 'abcdefghijklmnopqrstuvwxyz')}`,
-    dataDir: mkdtempSync(path.join(tmpdir(), 'hearth-logs-')),
-  };
-  runs.push(run);
-  const [port] = await freePorts(1);
-  const child = spawn(process.execPath, ['bin/hearth.js', 'start'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: serverUrl(),
-      HEARTH_CONTROL_DB: run.controlDb,
-      HEARTH_DATA_DIR: run.dataDir,
-      HEARTH_PORT: String(port),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      out += c;
-      if (out.includes('Ctrl-C stops')) resolve();
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`hearth start exited ${code}:\n${out}`)));
-  });
-  return { child, url: `http://127.0.0.1:${port}`, output: () => out };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  child.removeAllListeners('exit');
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
+import { startSpawned as start, stopSpawned as stop } from '../helpers/spawned-hearth.ts';
 
 test('the query values are dropped from logged paths', () => {
   assert.equal(pathWithoutValues('/rest/v1/items?select=*&id=eq.5&order'), '/rest/v1/items?select&id&order');

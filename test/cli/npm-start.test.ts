@@ -1,0 +1,31 @@
+/**
+ * `npm start`, the README's way to run Hearth: npm's shell execs node (no `sh`
+ * left in the process group), with the memory settings of package.json's
+ * start script (docs/architecture.md, "Memory"): glibc's malloc keeps two
+ * arenas and a fixed mmap threshold, V8 an 8 MB semi-space and a 1.5 heap
+ * growing factor.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { startSpawned, stopSpawned } from '../helpers/spawned-hearth.ts';
+
+const procText = (pid: number, file: string) => readFileSync(`/proc/${pid}/${file}`, 'latin1').split('\0');
+
+test('npm start runs node directly with the memory settings, and answers /health', { timeout: 120_000 }, async () => {
+  const h = await startSpawned({ HEARTH_LOG_FORMAT: 'json' }, ['npm', 'start']);
+  try {
+    assert.equal((await fetch(`${h.url}/health`)).status, 200);
+    // npm's child: the shell exec'd env, which exec'd node, so npm's child is the server itself.
+    const children = readFileSync(`/proc/${h.child.pid}/task/${h.child.pid}/children`, 'utf8').trim().split(/\s+/);
+    assert.equal(children.length, 1);
+    const server = Number(children[0]);
+    const argv = procText(server, 'cmdline');
+    assert.ok(argv[0]!.endsWith('node'), `the server is node, not a shell: ${argv.join(' ')}`);
+    assert.ok(argv.includes('--max-semi-space-size=8') && argv.includes('--heap-growing-percent=50'), argv.join(' '));
+    const env = procText(server, 'environ');
+    assert.ok(env.includes('MALLOC_ARENA_MAX=2') && env.includes('MALLOC_MMAP_THRESHOLD_=131072'));
+  } finally {
+    await stopSpawned(h.child);
+  }
+});
