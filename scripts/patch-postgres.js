@@ -334,25 +334,17 @@ const edits = [
   [
     'connection.js',
     `    return q.options.simple
-      ? b().Q().str(q.statement.string + b.N).end()
-      : q.describeFirst
-        ? Buffer.concat([describe(q), Flush])
-        : q.prepare
-          ? q.prepared
-            ? prepared(q)
-            : Buffer.concat([describe(q), prepared(q)])
-          : unnamed(q)
+      ? b().Q().str(q.statement.string + b.N).end()`,
+    `    const main = q.options.simple ${MARK}: prelude
+      ? b().Q().str(q.statement.string + b.N).end()`,
+  ],
+  [
+    'connection.js',
+    `          : unnamed(q)
   }
-`,
-    `    const main = q.options.simple
-      ? b().Q().str(q.statement.string + b.N).end()
-      : q.describeFirst
-        ? Buffer.concat([describe(q), Flush])
-        : q.prepare
-          ? q.prepared
-            ? prepared(q)
-            : Buffer.concat([describe(q), prepared(q)])
-          : unnamed(q)
+
+  function describe(q) {`,
+    `          : unnamed(q)
     return q.options.prelude ? Buffer.concat([prelude(q), main]) : main
   }
 
@@ -381,7 +373,8 @@ const edits = [
     x === 49 && (query.preludeParse = false) // ParseComplete: the statement exists on the server
     x === 67 && (query.preludePending = false) // CommandComplete: what follows is the query's
   }
-`,
+
+  function describe(q) {`,
   ],
   [
     'connection.js',
