@@ -549,15 +549,19 @@ describe('Hearth Studio', () => {
     await page.getByRole('link', { name: 'Hearth Studio' }).click();
     await page.getByRole('button', { name: 'Delete project Scratch' }).focus();
     await page.keyboard.press('Enter');
+    // The dialog opens in an effect, after the next frame: wait for it to take focus.
+    const confirmFocused = () =>
+      page.waitForFunction(
+        () => document.activeElement?.closest('dialog') && document.activeElement.tagName === 'INPUT',
+      );
+    await confirmFocused();
     assert.equal(await page.getByLabel(/Type .* to confirm/).evaluate((el) => el === document.activeElement), true);
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     assert.equal(await focused(), 'Delete project Scratch');
     await page.keyboard.press('Enter');
     // Keys go where focus is: type only once the dialog has put it in the confirm field.
-    await page.waitForFunction(
-      () => document.activeElement?.closest('dialog') && document.activeElement.tagName === 'INPUT',
-    );
+    await confirmFocused();
     await page.keyboard.type(scratch);
     await page.keyboard.press('Enter');
     // Dropping a database can take a while on a loaded machine.
