@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbedded } from '../src/db/embedded.ts';
-import { freePorts } from '../test/helpers/ports.ts';
+import { embeddedStartEnv } from '../test/helpers/ports.ts';
 import { load } from './lib.ts';
 
 const bin = path.resolve('bin/hearth.js');
@@ -36,15 +36,7 @@ function timedRun(args: string[]): number {
 
 export async function benchProcess(): Promise<string[]> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-bench-process-'));
-  const [port, dbPort] = await freePorts(2);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HEARTH_DATA_DIR: dataDir,
-    HEARTH_PORT: String(port),
-    HEARTH_DB_PORT: String(dbPort),
-    HEARTH_LOG_LEVEL: 'warn',
-  };
-  delete env.DATABASE_URL;
+  const { env, port } = await embeddedStartEnv(dataDir);
   const base = `http://127.0.0.1:${port}`;
   spawnSync(process.execPath, [bin, '--help'], { stdio: 'ignore' }); // a current build first (rebuilt if src/ changed)
 
@@ -109,7 +101,7 @@ export async function benchProcess(): Promise<string[]> {
     const pgStarts: number[] = [];
     for (let i = 0; i < 3; i++) {
       const started = performance.now();
-      const cluster = await startEmbedded(dataDir, dbPort, { info: () => {}, warn: () => {} });
+      const cluster = await startEmbedded(dataDir, Number(env.HEARTH_DB_PORT), { info: () => {}, warn: () => {} });
       pgStarts.push(performance.now() - started);
       await cluster.stop();
     }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { until } from '../helpers/poll.ts';
-import { freePorts } from '../helpers/ports.ts';
+import { embeddedStartEnv } from '../helpers/ports.ts';
 
 const bin = path.resolve('bin/hearth.js');
 const manifest = path.resolve('dist/server/build.json');
@@ -19,15 +19,7 @@ const manifest = path.resolve('dist/server/build.json');
 const hooks = `export async function load(url, context, next) { if (/\\.tsx?$/.test(new URL(url).pathname)) throw new Error('loaded TypeScript: ' + url); return next(url, context); }`;
 const noTypeScript = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`)}`;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-compiled-'));
-const [port, dbPort] = await freePorts(2);
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  HEARTH_DATA_DIR: dataDir,
-  HEARTH_PORT: String(port),
-  HEARTH_DB_PORT: String(dbPort),
-  HEARTH_LOG_LEVEL: 'warn',
-};
-delete env.DATABASE_URL;
+const { env, port } = await embeddedStartEnv(dataDir);
 
 const hearth = (args: string[]) =>
   spawnSync(process.execPath, ['--import', noTypeScript, bin, ...args], { env, encoding: 'utf8' });

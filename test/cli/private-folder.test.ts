@@ -11,7 +11,7 @@ import { tmpdir, userInfo } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { freePorts } from '../helpers/ports.ts';
+import { embeddedStartEnv, freePorts } from '../helpers/ports.ts';
 
 const asRoot = userInfo().uid === 0;
 const privateDir = mkdtempSync(path.join(tmpdir(), 'hearth-private-'));
@@ -39,15 +39,7 @@ test('a checkout in a 0700 folder starts (as root: PostgreSQL runs as the postgr
   ) as { version: string };
   if (asRoot) rmSync(path.join(COPIES, `pg-${pkg.version}`), { recursive: true, force: true }); // make this start place the copy
 
-  const [port, dbPort] = await freePorts(2);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HEARTH_DATA_DIR: dataDir,
-    HEARTH_PORT: String(port),
-    HEARTH_DB_PORT: String(dbPort),
-    HEARTH_LOG_LEVEL: 'warn',
-  };
-  delete env.DATABASE_URL;
+  const { env, port } = await embeddedStartEnv(dataDir);
   const child = spawn(process.execPath, ['bin/hearth.js', 'start'], {
     cwd: app,
     env,

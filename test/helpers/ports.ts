@@ -21,3 +21,20 @@ export async function freePorts(n: number): Promise<number[]> {
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
   return ports;
 }
+
+/**
+ * The environment of a `hearth start` child on the embedded PostgreSQL (no
+ * DATABASE_URL): its data folder, a free HTTP port and database port, quiet logs.
+ */
+export async function embeddedStartEnv(dataDir: string): Promise<{ env: NodeJS.ProcessEnv; port: number }> {
+  const [port, dbPort] = await freePorts(2);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HEARTH_DATA_DIR: dataDir,
+    HEARTH_PORT: String(port),
+    HEARTH_DB_PORT: String(dbPort),
+    HEARTH_LOG_LEVEL: 'warn',
+  };
+  delete env.DATABASE_URL;
+  return { env, port: port! };
+}
