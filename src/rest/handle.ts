@@ -9,7 +9,7 @@
  */
 import type postgres from 'postgres';
 import { fail } from '../errors.ts';
-import { type Caller, withRole, withRoleStatement } from '../db/with-role.ts';
+import { type Caller, type RequestInfo, withRole, withRoleStatement } from '../db/with-role.ts';
 import { isObject, renderRestError } from './errors.ts';
 import {
   type MediaType,
@@ -214,6 +214,14 @@ interface Outcome<Body extends string | Buffer = string> {
   inserted: number | null;
 }
 
+/** What withRole tells the statement of the request (request.method, request.path, request.headers) and how to run it. */
+const requestInfo = (req: RestRequest, readOnly: boolean): RequestInfo => ({
+  method: req.method,
+  path: `/rest/v1/${req.path}`,
+  headers: req.headers,
+  readOnly,
+});
+
 /** Thrown out of withRole's callback to end the transaction in ROLLBACK (Prefer: tx=rollback) and carry the result out. */
 class RolledBack<T> {
   constructor(readonly result: T) {}
@@ -265,7 +273,7 @@ async function runInTransaction(
   plan: Plan,
   opts: RunOptions,
 ): Promise<Outcome & { planned: number | null }> {
-  const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: opts.readOnly };
+  const request = requestInfo(req, opts.readOnly);
   if (!opts.explain && !opts.check && !opts.rollback && !opts.timezone) {
     // Nothing to decide between the statement and COMMIT: all of it in one round trip.
     const rows = await withRoleStatement(deps.sql, deps.caller, plan.statement.text, plan.statement.values, request);
@@ -320,7 +328,7 @@ async function explainPlan(
     `FORMAT ${explain.format === 'json' ? 'JSON' : 'TEXT'}`,
     ...explain.options.map((o) => `${o.toUpperCase()} TRUE`),
   ].join(', ');
-  const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly };
+  const request = requestInfo(req, readOnly);
   let rows: postgres.Row[];
   try {
     await withRole(
@@ -480,7 +488,7 @@ async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<R
  * the way out (a 100-row page with embeds is some 60 KB per request).
  */
 async function readBytes(deps: RestDeps, req: RestRequest, plan: Plan): Promise<Outcome<Buffer> & { planned: null }> {
-  const request = { method: req.method, path: `/rest/v1/${req.path}`, headers: req.headers, readOnly: true };
+  const request = requestInfo(req, true);
   const rows = await withRoleStatement(deps.sql, deps.caller, plan.statement.text, plan.statement.values, request, {
     raw: true,
   });
