@@ -3,13 +3,13 @@
  * by openssl for this run. It records every request; /ok answers 200, /fail
  * answers 500.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { selfSignedCert } from '../helpers/tls.ts';
 
 export interface Received {
   path: string;
@@ -28,29 +28,7 @@ export interface Receiver {
 
 export async function startReceiver(): Promise<Receiver> {
   const dir = mkdtempSync(path.join(tmpdir(), 'hearth-cron-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      path.join(dir, 'key.pem'),
-      '-out',
-      path.join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  const cert = readFileSync(path.join(dir, 'cert.pem'));
-  const key = readFileSync(path.join(dir, 'key.pem'));
+  const { cert, key } = selfSignedCert(dir);
   rmSync(dir, { recursive: true, force: true });
 
   const received: Received[] = [];

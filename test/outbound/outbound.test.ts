@@ -2,14 +2,15 @@
 // with a self-signed certificate made by openssl for this run, and a plain
 // HTTP "internal service" on 127.0.0.2 that nothing may reach.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { selfSignedCert } from '../helpers/tls.ts';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllowList, refusalReason } from '../../src/outbound/address.ts';
@@ -50,29 +51,8 @@ function verify(r: Received): boolean {
 
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'hearth-outbound-'));
-  certPath = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      path.join(dir, 'key.pem'),
-      '-out',
-      certPath,
-    ],
-    { stdio: 'ignore' },
-  );
-  cert = readFileSync(certPath);
+  let key: Buffer;
+  ({ certPath, cert, key } = selfSignedCert(dir, 'IP:127.0.0.1,DNS:localhost'));
 
   internal = http.createServer((_req, res) => {
     internalHits++;
@@ -80,7 +60,7 @@ before(async () => {
   });
   internalUrl = `http://127.0.0.2:${await listen(internal, '127.0.0.2')}/`;
 
-  receiver = https.createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert }, (req, res) => {
+  receiver = https.createServer({ key, cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
