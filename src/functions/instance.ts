@@ -14,7 +14,7 @@ import readline from 'node:readline';
 import { Readable } from 'node:stream';
 import { fail } from '../errors.ts';
 import type { LogLevel } from './store.ts';
-import { workerdFiles, type WorkerdSpec } from './workerd-config.ts';
+import { CF_HEADER, workerdFiles, type WorkerdSpec } from './workerd-config.ts';
 
 // The npm package's main export is the path of the platform binary.
 const WORKERD_BIN = (createRequire(import.meta.url)('workerd') as { default: string }).default;
@@ -151,7 +151,7 @@ class SocketPool extends http.Agent {
 /** True once the worker answers: a listening socket alone does not mean the module loaded. */
 function probe(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = http.request({ socketPath, path: '/', headers: { 'x-hearth-probe': '1' }, agent: false }, (res) => {
+    const req = http.request({ socketPath, path: '/', headers: { [CF_HEADER]: '{"probe":true}' }, agent: false }, (res) => {
       res.resume();
       resolve(res.statusCode === 204);
     });
@@ -279,7 +279,7 @@ export class Instance {
       if (name === 'content-length') length = raw[i + 1]!;
       else headers.push(name, raw[i + 1]!);
     }
-    headers.push('host', invocation.host, 'x-hearth-invocation', invocationId);
+    headers.push('host', invocation.host, CF_HEADER, `{"invocation":"${invocationId}"}`);
     const body = invocation.body && (await readHead(invocation.body));
     if (body?.rest === null) headers.push('content-length', String(body.head.length));
     else if (body && length !== null) headers.push('content-length', length);

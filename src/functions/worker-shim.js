@@ -53,18 +53,21 @@ function failure(code) {
   return new Response(null, { status: 500, headers: { 'x-hearth-error': code } });
 }
 
-/** Called by the entry module for every request the host forwards. */
+/**
+ * Called by the entry module for every request the host forwards. The host
+ * sends its own values in the cf blob header (see workerd-config.ts), which
+ * workerd takes off the request and hands over as `request.cf`, so the
+ * function's request goes on as it came, without a copy. Callers cannot send
+ * that header: the host strips x-hearth-* from their requests.
+ */
 export function handle(user, request, env, ctx) {
-  // The host's readiness check; it strips x-hearth-* from callers' requests, so only it can send this.
-  if (request.headers.has('x-hearth-probe')) return new Response(null, { status: 204 });
-  const id = request.headers.get('x-hearth-invocation');
-  const headers = new Headers(request.headers);
-  headers.delete('x-hearth-invocation');
-  const req = new Request(request, { headers });
-  const untouched = req.body === null ? () => false : watchBody(req);
-  return invocation.run(id, async () => {
-    const response = await respond(user, req, env, ctx);
-    if (untouched() && !req.bodyUsed) await discard(bodyOf(req));
+  const cf = request.cf;
+  // The host's readiness check.
+  if (cf?.probe) return new Response(null, { status: 204 });
+  const untouched = request.body === null ? () => false : watchBody(request);
+  return invocation.run(cf?.invocation ?? null, async () => {
+    const response = await respond(user, request, env, ctx);
+    if (untouched() && !request.bodyUsed) await discard(bodyOf(request));
     return response;
   });
 }

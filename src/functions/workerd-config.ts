@@ -10,6 +10,8 @@ import type { NetworkPolicy } from './network.ts';
 
 // Pinned so a workerd upgrade cannot change behaviour under deployed functions.
 const COMPATIBILITY_DATE = '2025-09-01';
+/** The request header whose JSON workerd turns into `request.cf` (and removes): how the host tells the shim the invocation id. */
+export const CF_HEADER = 'x-hearth-cf';
 const SHIM = readFileSync(new URL('./worker-shim.js', import.meta.url), 'utf8');
 
 const ENTRY = `import './hearth-shim.js';
@@ -56,7 +58,7 @@ const config :Workerd.Config = (
     (name = "fn", worker = .fn),
     (name = "internet", network = (allow = [${spec.network.allow.map(quote).join(', ')}], deny = [${spec.network.deny.map(quote).join(', ')}])),
   ],
-  sockets = [(name = "http", address = ${quote(`unix:${spec.socketPath}`)}, http = (), service = "fn")],
+  sockets = [(name = "http", address = ${quote(`unix:${spec.socketPath}`)}, http = (cfBlobHeader = ${quote(CF_HEADER)}), service = "fn")],
   v8Flags = [${quote(`--max-old-space-size=${spec.memoryLimitMb}`)}],
 );
 const fn :Workerd.Worker = (

@@ -147,6 +147,33 @@ Deno.serve(async (req: Request) => {
     assert.equal(await head.text(), '');
   });
 
+  test("the runtime's own header never reaches the function, and a caller cannot send it", async () => {
+    await deploy(h, main.ref, 'inner', {
+      source: `Deno.serve((req) => { console.log('in'); return Response.json({ names: [...req.headers.keys()], cf: req.cf }); });`,
+    });
+    const res = await call(main, 'inner', {
+      headers: { 'x-hearth-cf': '{"probe":true,"invocation":"forged"}', 'x-custom': 'yes' },
+    });
+    assert.equal(res.status, 200);
+    const { names, cf } = (await res.json()) as { names: string[]; cf: { invocation: string } };
+    assert.ok(names.includes('x-custom'));
+    assert.deepEqual(
+      names.filter((n) => n.startsWith('x-hearth')),
+      [],
+    );
+    // request.cf holds the invocation id the function's log lines carry.
+    assert.match(cf.invocation, /^[0-9a-f-]{36}$/);
+    const logs = await until(
+      async () =>
+        (await h.api('GET', `/v1/projects/${main.ref}/functions/inner/logs`)).body as {
+          message: string;
+          invocation_id: string;
+        }[],
+      (l) => l.some((e) => e.message === 'in'),
+    );
+    assert.equal(logs.find((e) => e.message === 'in')!.invocation_id, cf.invocation);
+  });
+
   test('other methods (WebDAV and the like) reach the function; the few workerd cannot carry are 405 with Allow', async () => {
     await deploy(h, main.ref, 'davecho', { source: ECHO });
     const res = await call(main, 'davecho/cal?depth=1', {
