@@ -147,16 +147,27 @@ Deno.serve(async (req: Request) => {
     assert.equal(await head.text(), '');
   });
 
-  test("the runtime's own header never reaches the function, and a caller cannot send it", async () => {
+  test("the runtime's own header never reaches the function, and a caller cannot send it; the request's headers are immutable", async () => {
     await deploy(h, main.ref, 'inner', {
-      source: `Deno.serve((req) => { console.log('in'); return Response.json({ names: [...req.headers.keys()], cf: req.cf }); });`,
+      source: `Deno.serve((req) => {
+  console.log('in');
+  let immutable = false;
+  try { req.headers.set('x-set', '1'); } catch { immutable = true; }
+  return Response.json({ names: [...req.headers.keys()], cf: req.cf, immutable });
+});`,
     });
     const res = await call(main, 'inner', {
       headers: { 'x-hearth-cf': '{"probe":true,"invocation":"forged"}', 'x-custom': 'yes' },
     });
     assert.equal(res.status, 200);
-    const { names, cf } = (await res.json()) as { names: string[]; cf: { invocation: string } };
+    const { names, cf, immutable } = (await res.json()) as {
+      names: string[];
+      cf: { invocation: string };
+      immutable: boolean;
+    };
     assert.ok(names.includes('x-custom'));
+    // As in Deno.serve and Workers: the incoming request's headers cannot be changed.
+    assert.equal(immutable, true);
     assert.deepEqual(
       names.filter((n) => n.startsWith('x-hearth')),
       [],
