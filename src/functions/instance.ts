@@ -151,10 +151,13 @@ class SocketPool extends http.Agent {
 /** True once the worker answers: a listening socket alone does not mean the module loaded. */
 function probe(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = http.request({ socketPath, path: '/', headers: { [CF_HEADER]: '{"probe":true}' }, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 204);
-    });
+    const req = http.request(
+      { socketPath, path: '/', headers: { [CF_HEADER]: '{"probe":true}' }, agent: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 204);
+      },
+    );
     req.on('error', () => resolve(false));
     req.end();
   });
