@@ -46,7 +46,7 @@ const REFERENCES: Record<string, string> = {
   cli: 'the same SQL over one direct connection, and `hearth --help` for start-up',
   studio: 'the same page on a 10-row table (what the row count costs)',
   process:
-    "strict floor: a bare `node` idling (RSS), and `node -e 0` plus the embedded PostgreSQL's own start (restart time)",
+    "strict floor: a bare `node` idling (RSS), `node -e 0` plus the embedded PostgreSQL's own start (restart time), and a bare node:http server streaming the same 10 MiB from a file (downloads)",
 };
 
 const only = process.argv.slice(2);
