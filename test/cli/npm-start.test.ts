@@ -1,9 +1,9 @@
 /**
  * `npm start`, the README's way to run Hearth: npm's shell execs node (no `sh`
  * left in the process group), with the memory settings of package.json's
- * start script (docs/architecture.md, "Memory"): glibc's malloc keeps two
- * arenas and a fixed mmap threshold, V8 an 8 MB semi-space and a 1.5 heap
- * growing factor.
+ * start script (docs/architecture.md, "Memory under load"): glibc's malloc
+ * keeps two arenas and its own dynamic mmap threshold, V8 an 8 MB semi-space
+ * and a 1.5 heap growing factor.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
