@@ -267,6 +267,9 @@ function outcomeOf(rows: postgres.RowList<postgres.Row[]>): Outcome {
   };
 }
 
+/** Nothing to decide between the statement and COMMIT (no EXPLAIN, check, rollback or time zone): all of it in one round trip. */
+const isStatementAlone = (opts: RunOptions) => !opts.explain && !opts.check && !opts.rollback && !opts.timezone;
+
 async function runInTransaction(
   deps: RestDeps,
   req: RestRequest,
@@ -274,8 +277,7 @@ async function runInTransaction(
   opts: RunOptions,
 ): Promise<Outcome & { planned: number | null }> {
   const request = requestInfo(req, opts.readOnly);
-  if (!opts.explain && !opts.check && !opts.rollback && !opts.timezone) {
-    // Nothing to decide between the statement and COMMIT: all of it in one round trip.
+  if (isStatementAlone(opts)) {
     const rows = await withRoleStatement(deps.sql, deps.caller, plan.statement.text, plan.statement.values, request);
     return { ...outcomeOf(rows), planned: null };
   }
@@ -469,16 +471,13 @@ async function read(deps: RestDeps, req: RestRequest, rel: Relation): Promise<Re
 async function runRead(deps: RestDeps, req: RestRequest, r: ReadPlan): Promise<RestResponse> {
   if (r.explain) return explainPlan(deps, req, r.plan, r.explain, true);
   const { prefs } = r;
-  const explain = prefs.count === 'planned' || prefs.count === 'estimated';
-  const o =
-    explain || prefs.tx === 'rollback' || prefs.timezone
-      ? await run(deps, req, r.plan, {
-          readOnly: true,
-          explain,
-          rollback: prefs.tx === 'rollback',
-          timezone: prefs.timezone,
-        })
-      : await readBytes(deps, req, r.plan);
+  const opts: RunOptions = {
+    readOnly: true,
+    explain: prefs.count === 'planned' || prefs.count === 'estimated',
+    rollback: prefs.tx === 'rollback',
+    timezone: prefs.timezone,
+  };
+  const o = isStatementAlone(opts) ? await readBytes(deps, req, r.plan) : await run(deps, req, r.plan, opts);
   return readResponse(req, r.media, prefs, r.offset, r.plan, o, { count: prefs.count, ...common(prefs, null) });
 }
 

@@ -11,19 +11,15 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import postgres from 'postgres';
 import { until } from '../helpers/poll.ts';
-import { freePorts } from '../helpers/ports.ts';
+import { embeddedStartEnv } from '../helpers/ports.ts';
 
 const bin = path.resolve('bin/hearth.js');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-cli-'));
-const [port, dbPort, otherPort] = await freePorts(3);
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  HEARTH_DATA_DIR: dataDir,
-  HEARTH_PORT: String(port),
-  HEARTH_DB_PORT: String(dbPort),
-  HEARTH_LOG_LEVEL: 'warn',
-};
-delete env.DATABASE_URL;
+const {
+  env,
+  port,
+  spare: [otherPort],
+} = await embeddedStartEnv(dataDir, 1);
 let running: ChildProcess | null = null;
 
 function start(): Promise<{ child: ChildProcess; output: string }> {

@@ -24,10 +24,14 @@ export async function freePorts(n: number): Promise<number[]> {
 
 /**
  * The environment of a `hearth start` child on the embedded PostgreSQL (no
- * DATABASE_URL): its data folder, a free HTTP port and database port, quiet logs.
+ * DATABASE_URL): its data folder, a free HTTP port and database port, quiet logs;
+ * and `spare` more free ports, distinct from those two.
  */
-export async function embeddedStartEnv(dataDir: string): Promise<{ env: NodeJS.ProcessEnv; port: number }> {
-  const [port, dbPort] = await freePorts(2);
+export async function embeddedStartEnv(
+  dataDir: string,
+  spare = 0,
+): Promise<{ env: NodeJS.ProcessEnv; port: number; spare: number[] }> {
+  const [port, dbPort, ...others] = await freePorts(2 + spare);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HEARTH_DATA_DIR: dataDir,
@@ -36,5 +40,5 @@ export async function embeddedStartEnv(dataDir: string): Promise<{ env: NodeJS.P
     HEARTH_LOG_LEVEL: 'warn',
   };
   delete env.DATABASE_URL;
-  return { env, port: port! };
+  return { env, port: port!, spare: others };
 }
