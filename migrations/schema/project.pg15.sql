@@ -1828,6 +1828,14 @@ CREATE TABLE storage.objects (
     metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    bucket_id text GENERATED ALWAYS AS (bucket) STORED,
+    owner_id text GENERATED ALWAYS AS (owner_sub) STORED,
+    owner uuid GENERATED ALWAYS AS (
+CASE
+    WHEN (owner_sub ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'::text) THEN (owner_sub)::uuid
+    ELSE NULL::uuid
+END) STORED,
+    path_tokens text[] GENERATED ALWAYS AS (string_to_array(name, '/'::text)) STORED,
     CONSTRAINT objects_size_check CHECK ((size >= 0))
 );
 

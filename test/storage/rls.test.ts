@@ -11,6 +11,7 @@ before(async () => {
   await t.service.storage.createBucket('private');
   await t.service.storage.createBucket('homes');
   await t.service.storage.createBucket('vip');
+  await t.service.storage.createBucket('avatars');
 });
 after(async () => {
   await t?.close();
@@ -125,6 +126,42 @@ describe('storage RLS', () => {
       ['lounge.txt'],
     );
     assert.deepEqual((await free.storage.from('vip').list()).data, []);
+  });
+  test("Supabase's column names work in policies: bucket_id, owner, owner_id, path_tokens", async () => {
+    // Policies as Supabase's storage guides write them, unchanged.
+    await t.owner.unsafe(`
+      create policy "avatar insert" on storage.objects for insert to authenticated
+        with check (bucket_id = 'avatars' and (storage.foldername(name))[1] = (select auth.uid()::text));
+      create policy "avatar read" on storage.objects for select to authenticated
+        using (bucket_id = 'avatars' and owner_id = (select auth.uid()::text));
+      create policy "avatar update" on storage.objects for update to authenticated
+        using (bucket_id = 'avatars' and (select auth.uid()) = owner);
+      create policy "avatar delete" on storage.objects for delete to authenticated
+        using (bucket_id = 'avatars' and path_tokens[1] = (select auth.uid()::text));`);
+    const alice = await t.as(ALICE);
+    const bob = await t.as(BOB);
+    const mine = `${ALICE}/me.png`;
+    assert.equal((await alice.storage.from('avatars').upload(mine, Buffer.from('v1'))).error, null);
+    assert.equal(status(await alice.storage.from('avatars').upload(`${BOB}/me.png`, Buffer.from('x'))), 403);
+    const [row] = await t.owner`select bucket_id, owner, owner_id, path_tokens from storage.objects
+      where bucket = 'avatars' and name = ${mine}`;
+    assert.deepEqual(
+      { ...row },
+      { bucket_id: 'avatars', owner: ALICE, owner_id: ALICE, path_tokens: [ALICE, 'me.png'] },
+    );
+    assert.equal(await (await alice.storage.from('avatars').download(mine)).data!.text(), 'v1');
+    assert.equal(status(await bob.storage.from('avatars').download(mine)), 403, 'Bob reads none of the bucket');
+    assert.equal((await alice.storage.from('avatars').upload(mine, Buffer.from('v2'), { upsert: true })).error, null);
+    assert.equal(await (await alice.storage.from('avatars').download(mine)).data!.text(), 'v2');
+    assert.equal((await alice.storage.from('avatars').remove([mine])).data!.length, 1);
+    // They follow the columns they mirror and cannot be written.
+    await t.service.storage.from('avatars').upload('by-service.txt', Buffer.from('s'));
+    const [service] = await t.owner`select owner, owner_id from storage.objects where name = 'by-service.txt'`;
+    assert.deepEqual({ ...service }, { owner: null, owner_id: null });
+    await assert.rejects(
+      t.owner`update storage.objects set bucket_id = 'homes' where name = 'by-service.txt'`,
+      /can only be updated to DEFAULT/,
+    );
   });
 });
 
