@@ -370,7 +370,7 @@ export const CATALOGUE = {
     areas: ['storage'],
     message: 'The bucket still holds objects: empty it first (POST /storage/v1/bucket/{id}/empty).',
   },
-  bucket_not_found: { status: 404, areas: ['storage'], message: 'Bucket not found.' },
+  bucket_not_found: { status: 404, areas: ['storage'], message: 'Bucket not found' },
   duplicate: {
     status: 409,
     areas: ['storage'],

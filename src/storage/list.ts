@@ -215,9 +215,9 @@ export async function listObjectsV2(tx: postgres.TransactionSql, bucket: string,
   const folders = [];
   const objects = [];
   for (const r of page) {
-    const key = r.key as string;
-    // Without the delimiter every object is listed and named by its full path; with it, by its last segment.
-    const name = o.delimiter ? lastSegment(key) : key;
+    // As Supabase Storage answers: `name` is the full path (a folder's ends in `/`), `key` its last segment.
+    const name = r.key as string;
+    const key = lastSegment(name);
     if (r.id === null) folders.push({ name, key });
     else objects.push({ ...fileEntry(r, name), key });
   }

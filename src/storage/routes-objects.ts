@@ -259,7 +259,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
   );
 }
 
-/** The info() answer (storage-js FileObjectV2). */
+/** The info() answer (storage-js FileObjectV2): as Supabase Storage's, the time of the last write is `last_modified` only. */
 function infoOf(o: ObjectRow) {
   return {
     id: o.id,
@@ -269,7 +269,6 @@ function infoOf(o: ObjectRow) {
     owner: o.owner_sub,
     created_at: o.created_at,
     last_modified: o.updated_at,
-    updated_at: o.updated_at,
     size: o.size,
     cache_control: o.cache_control,
     content_type: o.content_type,

@@ -62,7 +62,7 @@ describe('buckets (secret key only)', () => {
       'the bytes of emptied objects are removed',
     );
     assert.equal((await s.deleteBucket('photos')).error, null);
-    assert.equal((await s.getBucket('photos')).error?.message, 'Bucket not found.');
+    assert.equal((await s.getBucket('photos')).error?.message, 'Bucket not found');
   });
 
   test('publishable key and user tokens cannot manage buckets (403 forbidden)', async () => {

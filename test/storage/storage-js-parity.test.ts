@@ -56,31 +56,31 @@ describe('listV2 (POST /object/list-v2/{bucket})', () => {
       ['a/1.txt', 'a/2.txt', 'a/b.txt', 'a/sub/x.txt', 'a/sub/y.txt', 'a/sub2/z.txt'],
     );
     const first = data!.objects[0]!;
-    assert.equal(first.key, 'a/1.txt');
+    assert.equal(first.key, '1.txt');
     assert.match(first.id, /^[0-9a-f-]{36}$/);
     assert.equal(first.metadata!.size, 7);
     assert.equal(first.metadata!.mimetype, 'text/plain');
     assert.deepEqual((first as unknown as { user_metadata: unknown }).user_metadata, { of: 'a/1.txt' });
   });
 
-  test('with_delimiter: sub-folders become {name, key} entries, objects are the direct children', async () => {
+  test('with_delimiter: sub-folders become {name, key} entries, objects are the direct children, named by full path as Supabase Storage names them', async () => {
     const { data, error } = await t.service.storage.from('tree').listV2({ prefix: 'a/', with_delimiter: true });
     assert.equal(error, null);
     assert.deepEqual(data!.folders, [
-      { name: 'sub', key: 'a/sub/' },
-      { name: 'sub2', key: 'a/sub2/' },
+      { name: 'a/sub/', key: 'sub' },
+      { name: 'a/sub2/', key: 'sub2' },
     ]);
     assert.deepEqual(
       data!.objects.map((o) => [o.name, o.key]),
       [
-        ['1.txt', 'a/1.txt'],
-        ['2.txt', 'a/2.txt'],
-        ['b.txt', 'a/b.txt'],
+        ['a/1.txt', '1.txt'],
+        ['a/2.txt', '2.txt'],
+        ['a/b.txt', 'b.txt'],
       ],
     );
     const root = (await t.service.storage.from('tree').listV2({ with_delimiter: true })).data!;
     assert.deepEqual(
-      root.folders.map((f) => f.key),
+      root.folders.map((f) => f.name),
       ['a/', 'folder/'],
     );
     assert.deepEqual(
@@ -94,7 +94,7 @@ describe('listV2 (POST /object/list-v2/{bucket})', () => {
     const pages: string[][] = [];
     let page = (await s.listV2({ prefix: 'a/', with_delimiter: true, limit: 2 })).data as Page;
     for (let i = 0; i < 10; i++) {
-      pages.push([...page.folders.map((f) => f.key!), ...page.objects.map((o) => o.key!)]);
+      pages.push([...page.folders.map((f) => f.name), ...page.objects.map((o) => o.name)]);
       if (!page.hasNext) break;
       assert.equal(typeof page.nextCursor, 'string');
       const next = await s.listV2({ prefix: 'a/', limit: 2, cursor: page.nextCursor });
@@ -119,18 +119,18 @@ describe('listV2 (POST /object/list-v2/{bucket})', () => {
     assert.equal(first.hasNext, true);
     assert.deepEqual(
       first.folders.map((f) => f.name),
-      ['sub2', 'sub'],
+      ['a/sub2/', 'a/sub/'],
     );
     assert.deepEqual(
       first.objects.map((o) => o.name),
-      ['b.txt'],
+      ['a/b.txt'],
     );
     const second = (await s.listV2({ ...opts, cursor: first.nextCursor })).data as Page;
     assert.equal(second.hasNext, false);
     assert.deepEqual(second.folders, []);
     assert.deepEqual(
       second.objects.map((o) => o.name),
-      ['2.txt', '1.txt'],
+      ['a/2.txt', 'a/1.txt'],
     );
   });
 
@@ -187,7 +187,7 @@ describe('listV2 (POST /object/list-v2/{bucket})', () => {
       ['a/sub/x.txt', 'a/sub/y.txt'],
     );
     const nested = await alice.storage.from('tree').listV2({ with_delimiter: true });
-    assert.deepEqual(nested.data, { hasNext: false, folders: [{ name: 'a', key: 'a/' }], objects: [] });
+    assert.deepEqual(nested.data, { hasNext: false, folders: [{ name: 'a/', key: 'a' }], objects: [] });
   });
 });
 
@@ -200,6 +200,22 @@ describe("info under Supabase Storage's other routes", () => {
     const body = await auth.json();
     assert.equal(body.id, viaJs.data!.id);
     assert.equal(body.size, 7);
+    // Supabase Storage's fields (plus owner); the last write is last_modified, with no updated_at beside it.
+    assert.deepEqual(Object.keys(body).sort(), [
+      'bucket_id',
+      'cache_control',
+      'content_type',
+      'created_at',
+      'etag',
+      'id',
+      'last_modified',
+      'metadata',
+      'name',
+      'owner',
+      'size',
+      'version',
+    ]);
+    assert.equal('updatedAt' in viaJs.data!, false);
 
     await t.service.storage.from('open').upload('pic.txt', Buffer.from('public'), { contentType: 'text/plain' });
     const open = await t.raw('GET', '/object/info/public/open/pic.txt', { token: null });

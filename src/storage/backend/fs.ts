@@ -100,7 +100,7 @@ export class FsBackend implements BytesBackend {
     try {
       await copyFile(this.file(from), target);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw fail('not_found', 'Object not found.');
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw fail('not_found', 'Object not found');
       throw err;
     }
   }

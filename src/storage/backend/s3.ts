@@ -147,7 +147,7 @@ export class S3Backend implements BytesBackend {
         }),
       );
     } catch (err) {
-      if ((err as { name?: string }).name === 'NoSuchKey') throw fail('not_found', 'Object not found.');
+      if ((err as { name?: string }).name === 'NoSuchKey') throw fail('not_found', 'Object not found');
       throw err;
     }
   }
