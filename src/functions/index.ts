@@ -9,7 +9,7 @@ import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
 import { projectApiKeys } from '../platform/projects.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
-import { projectBaseUrl } from '../platform/urls.ts';
+import { listenerAddress, projectBaseUrl } from '../platform/urls.ts';
 import { DbFunctionStore } from './db-store.ts';
 import { createFunctionsRuntime, type FunctionsRuntime, type FunctionsRuntimeOptions } from './runtime.ts';
 
@@ -66,6 +66,8 @@ export async function startFunctions(
       const project = await registry.byReference(ref);
       return project ? functionEnv(p, project) : {};
     },
+    // A worker-role process serves no HTTP: its functions reach the API over the network.
+    ownApi: () => (p.config.role === 'worker' ? null : listenerAddress(p.config)),
     ...options,
   });
   const service: FunctionsService = {

@@ -27,6 +27,13 @@ export interface FunctionsRuntimeOptions {
   idleMs?: number;
   /** Variables every function of a project sees besides its secrets (SUPABASE_URL, keys, ...). */
   platformEnv?: (projectRef: string) => Record<string, string> | Promise<Record<string, string>>;
+  /**
+   * `host:port` of this process's own HTTP listener, asked when an instance
+   * starts: a function's requests to its SUPABASE_URL go there directly (the
+   * network policy refuses loopback, where a local Hearth listens). Null or
+   * absent: they take the public network like any other request.
+   */
+  ownApi?: () => string | null;
 }
 
 export interface FunctionInfo {
@@ -403,7 +410,13 @@ export class FunctionsRuntime {
       ready: null,
       instance: Instance.start(
         runDir,
-        { bundle: record.bundle, bindings, network: this.network, memoryLimitMb: this.memoryLimitMb },
+        {
+          bundle: record.bundle,
+          bindings,
+          network: this.network,
+          memoryLimitMb: this.memoryLimitMb,
+          ownApi: this.options.ownApi?.() ?? null,
+        },
         onLog,
       ),
     };

@@ -27,6 +27,28 @@ addEventListener('unhandledrejection', (event) => {
 const vars = new Map(Object.entries(bindings).filter(([, v]) => typeof v === 'string'));
 let served = null;
 
+// A request to the project's own SUPABASE_URL goes to the Hearth process
+// through its service binding (the host names it in the config): the
+// network a function may use refuses loopback, where a local Hearth listens.
+const ownApi = bindings.HEARTH_OWN_API;
+const ownOrigin = ownApi && vars.has('SUPABASE_URL') ? new URL(vars.get('SUPABASE_URL')).origin : null;
+if (ownOrigin) {
+  const publicFetch = globalThis.fetch;
+  globalThis.fetch = function fetch(input, init) {
+    const request = new Request(input, init);
+    return new URL(request.url).origin === ownOrigin ? ownApi.fetch(request) : publicFetch(request);
+  };
+}
+/** What `export default { fetch(req, env) }` sees as env: the bindings, without the host's own. */
+let userEnv = null;
+const envOf = (env) => {
+  if (!userEnv) {
+    userEnv = { ...env };
+    delete userEnv.HEARTH_OWN_API;
+  }
+  return userEnv;
+};
+
 globalThis.Deno = {
   env: {
     get: (name) => vars.get(name),
@@ -114,7 +136,7 @@ async function respond(user, req, env, ctx) {
   try {
     const target = user.default;
     let response;
-    if (typeof target?.fetch === 'function') response = await target.fetch(req, env, ctx);
+    if (typeof target?.fetch === 'function') response = await target.fetch(req, envOf(env), ctx);
     else if (served)
       response = await served(req, {
         remoteAddr: { transport: 'tcp', hostname: '127.0.0.1', port: 0 },

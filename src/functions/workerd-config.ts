@@ -33,7 +33,12 @@ export interface WorkerdSpec {
   bindings: Record<string, string>;
   network: NetworkPolicy;
   memoryLimitMb: number;
+  /** `host:port` of the Hearth process's own HTTP listener, bound as OWN_API_BINDING; null: none. */
+  ownApi: string | null;
 }
+
+/** The service binding through which the shim sends a function's requests to its own SUPABASE_URL. */
+export const OWN_API_BINDING = 'HEARTH_OWN_API';
 
 const quote = (s: string) => JSON.stringify(s);
 
@@ -52,11 +57,16 @@ export function workerdFiles(spec: WorkerdSpec): WorkerdFiles {
     files[file] = spec.bindings[name];
     return `(name = ${quote(name)}, text = embed ${quote(file)})`;
   });
+  // One fixed address, the platform's own API: reaching it needs no loopback in the network policy.
+  const ownApiService = spec.ownApi
+    ? `\n    (name = "own-api", external = (address = ${quote(spec.ownApi)}, http = ())),`
+    : '';
+  if (spec.ownApi) bindings.push(`(name = ${quote(OWN_API_BINDING)}, service = "own-api")`);
   files['config.capnp'] = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
     (name = "fn", worker = .fn),
-    (name = "internet", network = (allow = [${spec.network.allow.map(quote).join(', ')}], deny = [${spec.network.deny.map(quote).join(', ')}])),
+    (name = "internet", network = (allow = [${spec.network.allow.map(quote).join(', ')}], deny = [${spec.network.deny.map(quote).join(', ')}])),${ownApiService}
   ],
   sockets = [(name = "http", address = ${quote(`unix:${spec.socketPath}`)}, http = (cfBlobHeader = ${quote(CF_HEADER)}), service = "fn")],
   v8Flags = [${quote(`--max-old-space-size=${spec.memoryLimitMb}`)}],

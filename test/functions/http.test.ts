@@ -774,6 +774,61 @@ describe('isolation through HTTP', () => {
   });
 });
 
+describe("the project's own API from a function", () => {
+  test("fetch to SUPABASE_URL reaches this Hearth (REST under the caller's token, auth, another project's path), though loopback stays refused", async () => {
+    const sql = h.hearth.p.dbs.project(h.hearth.project.db_name);
+    await sql.unsafe(`create table public.fn_notes (id int primary key, owner uuid, body text);
+      alter table public.fn_notes enable row level security;
+      create policy "own notes" on public.fn_notes for select to authenticated using (owner = auth.uid());
+      grant select on public.fn_notes to anon, authenticated;`);
+    const alice = client();
+    const email = `fn-own-api-${Date.now()}@example.com`;
+    const signed = await alice.auth.signUp({ email, password: 'Quiet-harbour-lantern-42' });
+    assert.equal(signed.error, null);
+    const uid = signed.data.user!.id;
+    await sql`insert into public.fn_notes values (1, ${uid}, 'mine'), (2, gen_random_uuid(), 'theirs')`;
+    await sql`notify pgrst, 'reload schema'`;
+    // The pattern of Supabase's guides: call the project's API with the caller's own Authorization.
+    const SOURCE = `Deno.serve(async (req) => {
+  const base = Deno.env.get('SUPABASE_URL');
+  const headers = { apikey: Deno.env.get('SUPABASE_ANON_KEY'), authorization: req.headers.get('authorization') };
+  const notes = await fetch(base + '/rest/v1/fn_notes?select=id,body', { headers });
+  const user = await fetch(new Request(base + '/auth/v1/user', { headers }));
+  let loopback;
+  try { loopback = 'REACHED ' + (await fetch('http://127.0.0.1:5432/', { signal: AbortSignal.timeout(3000) })).status; }
+  catch (e) { loopback = 'refused'; }
+  return Response.json({ notes: await notes.json(), user: (await user.json()).email, loopback });
+});`;
+    await deploy(h, main.ref, 'own-api', { source: SOURCE });
+    const got = await until(
+      async () => (await alice.functions.invoke('own-api', { body: {} })).data,
+      (d) => Array.isArray(d?.notes),
+    );
+    assert.deepEqual(got, { notes: [{ id: 1, body: 'mine' }], user: email, loopback: 'refused' });
+
+    // Another project's base URL is a path on the same server: its functions reach it the same way.
+    await deploy(h, other.ref, 'own-api', {
+      source: `Deno.serve(async () => {
+  const res = await fetch(Deno.env.get('SUPABASE_URL') + '/auth/v1/settings', { headers: { apikey: Deno.env.get('SUPABASE_ANON_KEY') } });
+  return Response.json({ status: res.status, settings: await res.json() });
+});`,
+    });
+    const theirs = await client(other).functions.invoke('own-api', { body: {} });
+    assert.equal(theirs.error, null);
+    assert.equal(theirs.data.status, 200);
+    assert.equal(typeof theirs.data.settings.external, 'object');
+  });
+
+  test('the binding behind it is not among the env a module-style function is given', async () => {
+    await deploy(h, main.ref, 'env-keys', {
+      source: 'export default { fetch: (req, env) => Response.json(Object.keys(env).sort()) };',
+    });
+    const { data } = await client().functions.invoke('env-keys', { body: {} });
+    assert.ok(data.includes('SUPABASE_URL'), JSON.stringify(data));
+    assert.ok(!data.some((name: string) => name.startsWith('HEARTH_')), JSON.stringify(data));
+  });
+});
+
 describe('logs and errors', () => {
   test('console output and one record per invocation are readable through the API, newest first', async () => {
     await deploy(h, main.ref, 'chatty', {
