@@ -2,8 +2,14 @@
  * Turns a deploy's file map (TypeScript or JavaScript, one file or several)
  * into one ES module. The bundler only ever sees the deployed files: every
  * import is resolved inside the map, so a deploy cannot pull a host file into
- * its bundle (`import x from "/etc/passwd"` is a 400 here, not a leak).
+ * its bundle (`import x from "/etc/passwd"` is a 400 here, not a leak). The
+ * two remote modules nearly every Supabase function imports are the
+ * exception, served from Hearth's own copies (nothing is fetched): Deno
+ * std's `serve` and supabase-js 2.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Message, Plugin } from 'esbuild';
 import { lazy } from '../lazy.ts';
 
@@ -37,15 +43,55 @@ function findFile(files: Record<string, string>, base: string): string | undefin
   return undefined;
 }
 
+/** `https://deno.land/std@0.168.0/http/server.ts`, the import of Supabase's first function template. */
+const STD_HTTP_SERVER = /^https:\/\/deno\.land\/std(@[^/]+)?\/http\/server\.ts$/;
+// std's serve(handler, options) on Deno.serve. Its promise settles when the
+// server closes; this one settles at once, so a top-level `await serve(...)`
+// cannot hold the module's evaluation (workerd serves only once it is done).
+const STD_HTTP_SERVER_MODULE = `export function serve(handler, options = {}) {
+  Deno.serve(options, handler);
+  return Promise.resolve();
+}`;
+/** supabase-js as npm:, jsr:, esm.sh or jsDelivr name it; group 1 is the version asked for. */
+const SUPABASE_JS =
+  /^(?:npm:|jsr:|https:\/\/esm\.sh\/(?:v\d+\/)?|https:\/\/cdn\.jsdelivr\.net\/npm\/)@supabase\/supabase-js(?:@([^/?#]+))?(?:\/\+esm)?(?:\?[^#]*)?$/;
+const supabaseJsEntry = lazy(async () => fileURLToPath(import.meta.resolve('@supabase/supabase-js')));
+const supabaseJsVersion = lazy(
+  async () =>
+    JSON.parse(readFileSync(path.join(path.dirname(await supabaseJsEntry()), '../package.json'), 'utf8'))
+      .version as string,
+);
+
+async function providedModule(spec: string) {
+  if (STD_HTTP_SERVER.test(spec)) return { path: spec, namespace: 'std-http-server' };
+  const supabaseJs = SUPABASE_JS.exec(spec);
+  if (!supabaseJs) return null;
+  const asked = supabaseJs[1] === undefined ? '2' : decodeURIComponent(supabaseJs[1]);
+  if (!/^[\^~]?2(\.|$)/.test(asked)) {
+    return {
+      errors: [
+        {
+          text: `Cannot resolve import "${spec}": Hearth provides @supabase/supabase-js ${await supabaseJsVersion()} for imports of version 2 (npm:, jsr:, esm.sh or jsDelivr); bundle other versions into the deploy.`,
+        },
+      ],
+    };
+  }
+  return { path: await supabaseJsEntry(), namespace: 'file' };
+}
+
 function deployedFiles(files: Record<string, string>): Plugin {
   return {
     name: 'hearth-deployed-files',
     setup(b) {
-      b.onResolve({ filter: /.*/ }, (args) => {
+      b.onResolve({ filter: /.*/ }, async (args) => {
         // Type-only modules such as jsr:@supabase/functions-js/edge-runtime.d.ts have no runtime content.
         if (args.path.endsWith('.d.ts')) return { path: args.path, namespace: 'empty' };
         if (/^(node|cloudflare):/.test(args.path)) return { path: args.path, external: true };
         if (args.kind === 'entry-point') return { path: args.path, namespace: 'deployed' };
+        // Imports inside a provided package (only providedModule puts a file there) resolve as in node_modules.
+        if (args.namespace === 'file') return undefined;
+        const provided = await providedModule(args.path);
+        if (provided) return provided;
         if (args.path.startsWith('./') || args.path.startsWith('../')) {
           const base = join(args.importer, args.path);
           const found = base === null ? undefined : findFile(files, base);
@@ -54,7 +100,7 @@ function deployedFiles(files: Record<string, string>): Plugin {
         return {
           errors: [
             {
-              text: `Cannot resolve import "${args.path}": a function may import its own deployed files (relative paths), node:* and cloudflare:* modules. Remote (npm:, jsr:, https:) and absolute imports are not fetched; bundle them into the deploy.`,
+              text: `Cannot resolve import "${args.path}": a function may import its own deployed files (relative paths), node:* and cloudflare:* modules, Deno std's http/server.ts and @supabase/supabase-js 2. Other remote (npm:, jsr:, https:) and absolute imports are not fetched; bundle them into the deploy.`,
             },
           ],
         };
@@ -64,6 +110,10 @@ function deployedFiles(files: Record<string, string>): Plugin {
         loader: loaderOf(args.path),
       }));
       b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: '', loader: 'js' }));
+      b.onLoad({ filter: /.*/, namespace: 'std-http-server' }, () => ({
+        contents: STD_HTTP_SERVER_MODULE,
+        loader: 'js',
+      }));
     },
   };
 }
@@ -88,6 +138,9 @@ export async function bundleFunction(files: Record<string, string>, entrypoint: 
       write: false,
       format: 'esm',
       platform: 'neutral',
+      // For the provided packages: their ES module builds, as a browser or worker takes them.
+      mainFields: ['module', 'main'],
+      conditions: ['worker', 'browser'],
       target: 'es2022',
       tsconfigRaw: '{}',
       logLevel: 'silent',

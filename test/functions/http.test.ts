@@ -819,6 +819,49 @@ describe("the project's own API from a function", () => {
     assert.equal(typeof theirs.data.settings.external, 'object');
   });
 
+  test("Supabase's classic template deploys unchanged: std's serve and supabase-js 2 come from Hearth's own copies", async () => {
+    const alice = client();
+    const email = `fn-template-${Date.now()}@example.com`;
+    const signed = await alice.auth.signUp({ email, password: 'Quiet-harbour-lantern-42' });
+    assert.equal(signed.error, null);
+    const uid = signed.data.user!.id;
+    const sql = h.hearth.p.dbs.project(h.hearth.project.db_name);
+    await sql`insert into public.fn_notes values (3, ${uid}, 'template')`;
+    const template = (supabaseJs: string) => `import { serve } from 'https://deno.land/std@0.168.0/http/server.ts';
+import { createClient } from '${supabaseJs}';
+
+serve(async (req) => {
+  const token = req.headers.get('Authorization')!.replace('Bearer ', '');
+  const supabase = createClient(Deno.env.get('SUPABASE_URL')!, Deno.env.get('SUPABASE_ANON_KEY')!, {
+    global: { headers: { Authorization: req.headers.get('Authorization')! } },
+  });
+  const { data: { user } } = await supabase.auth.getUser(token);
+  const { data, error } = await supabase.from('fn_notes').select('id, body');
+  return new Response(JSON.stringify({ email: user?.email ?? null, data, error }), {
+    headers: { 'Content-Type': 'application/json' },
+  });
+});`;
+    const specs = [
+      'jsr:@supabase/supabase-js@2',
+      'npm:@supabase/supabase-js@2.39.3',
+      'https://esm.sh/@supabase/supabase-js@2',
+      'https://cdn.jsdelivr.net/npm/@supabase/supabase-js@2/+esm',
+    ];
+    for (const spec of specs) {
+      await deploy(h, main.ref, 'template', { source: template(spec) });
+      const { data, error } = await alice.functions.invoke('template', { body: {} });
+      assert.equal(error, null, spec);
+      assert.deepEqual(data, { email, data: [{ id: 3, body: 'template' }], error: null }, spec);
+    }
+    // Another major version is not provided: the deploy says which one is.
+    const v1 = await h.api('PUT', `/v1/projects/${main.ref}/functions/template`, {
+      body: { source: template('npm:@supabase/supabase-js@1') },
+    });
+    assert.equal(v1.status, 400);
+    assert.equal(v1.body.error.code, 'function_bundle_failed');
+    assert.match(v1.body.error.message, /provides @supabase\/supabase-js 2\.\d+\.\d+ for imports of version 2/);
+  });
+
   test('the binding behind it is not among the env a module-style function is given', async () => {
     await deploy(h, main.ref, 'env-keys', {
       source: 'export default { fetch: (req, env) => Response.json(Object.keys(env).sort()) };',
