@@ -3181,6 +3181,13 @@ REVOKE ALL ON FUNCTION storage.usage_within_quota() FROM PUBLIC;
 
 
 --
+-- Name: TABLE users; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT TRIGGER ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
 -- Name: COLUMN users.id; Type: ACL; Schema: auth; Owner: postgres
 --
 

@@ -130,6 +130,55 @@ describe('row-level security with auth.uid()', () => {
     assert.equal(anon.length, 0);
   });
 
+  test("the owner's triggers on auth.users: Supabase's handle_new_user makes a profile per sign-up; a before-insert check refuses one", async () => {
+    // Word for word as Supabase's user-management guide writes it, over the owner's own connection.
+    await owner.unsafe(`
+      create table public.profiles (id uuid not null references auth.users on delete cascade primary key, full_name text, avatar_url text);
+      create function public.handle_new_user() returns trigger set search_path = '' as $$
+      begin
+        insert into public.profiles (id, full_name, avatar_url)
+        values (new.id, new.raw_user_meta_data->>'full_name', new.raw_user_meta_data->>'avatar_url');
+        return new;
+      end;
+      $$ language plpgsql security definer;
+      create trigger on_auth_user_created after insert on auth.users for each row execute procedure public.handle_new_user();`);
+    const email = uniqueEmail('profiled');
+    const { data, error } = await client(h).auth.signUp({
+      email,
+      password: goodPassword(),
+      options: { data: { full_name: 'Ada Lovelace', avatar_url: 'ada.png' } },
+    });
+    assert.equal(error, null);
+    assert.deepEqual(
+      [...(await owner`select id, full_name, avatar_url from public.profiles where id = ${data.user!.id}`)],
+      [{ id: data.user!.id, full_name: 'Ada Lovelace', avatar_url: 'ada.png' }],
+    );
+
+    await owner.unsafe(`
+      create function public.only_example_com() returns trigger language plpgsql as $$
+      begin
+        if new.email not like '%@example.com' then raise exception 'sign-ups are for example.com addresses'; end if;
+        return new;
+      end $$;
+      create trigger only_example_com before insert on auth.users for each row execute function public.only_example_com();`);
+    const refused = await authApi(h, 'POST', '/signup', {
+      body: { email: 'someone@elsewhere.org', password: goodPassword() },
+    });
+    assert.equal(refused.status, 500);
+    assert.equal(
+      (await owner`select count(*)::int as n from auth.users where email = 'someone@elsewhere.org'`)[0]!.n,
+      0,
+    );
+    // DROP TRIGGER needs the table's owner; dropping the trigger's function with cascade removes it.
+    await assert.rejects(owner.unsafe('drop trigger only_example_com on auth.users'), /must be owner/);
+    await owner.unsafe(`
+      create or replace trigger on_auth_user_created after insert on auth.users for each row execute procedure public.handle_new_user();
+      drop function public.only_example_com() cascade;
+      drop function public.handle_new_user() cascade;`);
+    const left = await owner`select tgname from pg_trigger where tgrelid = 'auth.users'::regclass and not tgisinternal`;
+    assert.deepEqual([...left], []);
+  });
+
   test("a deleted user's still-valid access token gets 403 user_not_found on /user (GoTrue's answer)", async () => {
     const { data } = await client(h).auth.signUp({ email: uniqueEmail('gone'), password: goodPassword() });
     const project = (await h.hearth.registry.defaultProject())!;
