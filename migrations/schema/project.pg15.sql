@@ -106,6 +106,13 @@ CREATE SCHEMA supabase_migrations;
 ALTER SCHEMA supabase_migrations OWNER TO hearth_<ref>_owner;
 
 --
+-- Name: moddatetime; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS moddatetime WITH SCHEMA extensions;
+
+
+--
 -- Name: message_record; Type: TYPE; Schema: pgmq; Owner: postgres
 --
 

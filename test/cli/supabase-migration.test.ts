@@ -1,0 +1,110 @@
+/**
+ * A migration written for a Supabase project, as Supabase's guides write one,
+ * pushed with `hearth db push` unchanged: extensions in the extensions schema
+ * called unqualified (uuid_generate_v4, moddatetime), the handle_new_user
+ * trigger on auth.users, a bucket inserted in SQL with policies on
+ * storage.objects by bucket_id, a table added to supabase_realtime. Then the
+ * app uses it through supabase-js.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { createClient } from '@supabase/supabase-js';
+import WebSocket from 'ws';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { remoteEnv, runHearth } from './run.ts';
+
+let th: TestHearth;
+const app = mkdtempSync(path.join(tmpdir(), 'hearth-supabase-app-'));
+before(async () => {
+  th = await startTestHearth();
+});
+after(async () => {
+  await th.close();
+  rmSync(app, { recursive: true, force: true });
+});
+
+const MIGRATION = `create extension if not exists "uuid-ossp" with schema extensions;
+create extension if not exists moddatetime schema extensions;
+
+create table public.profiles (
+  id uuid references auth.users on delete cascade not null primary key,
+  updated_at timestamp with time zone,
+  full_name text,
+  avatar_url text
+);
+alter table public.profiles enable row level security;
+create policy "Public profiles are viewable by everyone." on profiles for select using (true);
+create policy "Users can update own profile." on profiles for update using ((select auth.uid()) = id);
+
+create function public.handle_new_user()
+returns trigger
+set search_path = ''
+as $$
+begin
+  insert into public.profiles (id, full_name, avatar_url)
+  values (new.id, new.raw_user_meta_data->>'full_name', new.raw_user_meta_data->>'avatar_url');
+  return new;
+end;
+$$ language plpgsql security definer;
+create trigger on_auth_user_created
+  after insert on auth.users
+  for each row execute procedure public.handle_new_user();
+
+create table public.todos (
+  id uuid default uuid_generate_v4() primary key,
+  user_id uuid references auth.users not null default auth.uid(),
+  task text not null,
+  updated_at timestamptz not null default now()
+);
+alter table public.todos enable row level security;
+create policy "Own todos" on todos for all to authenticated
+  using ((select auth.uid()) = user_id) with check ((select auth.uid()) = user_id);
+create trigger handle_updated_at before update on todos
+  for each row execute procedure moddatetime (updated_at);
+alter publication supabase_realtime add table todos;
+
+insert into storage.buckets (id, name) values ('avatars', 'avatars');
+create policy "Avatar images are publicly accessible." on storage.objects
+  for select using (bucket_id = 'avatars');
+create policy "Anyone can upload an avatar." on storage.objects
+  for insert with check (bucket_id = 'avatars');
+`;
+
+test("a Supabase project's migration pushes unchanged, and the app works on it", async () => {
+  mkdirSync(path.join(app, 'hearth', 'migrations'), { recursive: true });
+  writeFileSync(path.join(app, 'hearth', 'migrations', '20260101000000_init.sql'), MIGRATION);
+  const pushed = await runHearth(['db', 'push'], { env: remoteEnv(th), cwd: app });
+  assert.equal(pushed.status, 0, pushed.stderr);
+
+  const sb = createClient(th.info.BASE_URL, th.info.PUBLISHABLE_KEY, {
+    realtime: { transport: WebSocket as never },
+    auth: { persistSession: false, autoRefreshToken: false },
+  });
+  const email = `ada-${Date.now()}@example.com`;
+  const { data: signed, error } = await sb.auth.signUp({
+    email,
+    password: 'Quiet-harbour-lantern-42',
+    options: { data: { full_name: 'Ada Lovelace', avatar_url: 'ada.png' } },
+  });
+  assert.equal(error, null);
+  const uid = signed.user!.id;
+  // handle_new_user made the profile.
+  const profile = await sb.from('profiles').select('full_name, avatar_url').eq('id', uid).single();
+  assert.deepEqual(profile.data, { full_name: 'Ada Lovelace', avatar_url: 'ada.png' });
+
+  // uuid_generate_v4() as the default; moddatetime moves updated_at on update.
+  const todo = await sb.from('todos').insert({ task: 'write' }).select().single();
+  assert.equal(todo.error, null);
+  assert.match(todo.data.id, /^[0-9a-f-]{36}$/);
+  const updated = await sb.from('todos').update({ task: 'written' }).eq('id', todo.data.id).select().single();
+  assert.ok(new Date(updated.data.updated_at) > new Date(todo.data.updated_at));
+
+  // The bucket and its policies by bucket_id.
+  const up = await sb.storage.from('avatars').upload(`${uid}.png`, Buffer.from('png'), { contentType: 'image/png' });
+  assert.equal(up.error, null);
+  const down = await sb.storage.from('avatars').download(`${uid}.png`);
+  assert.equal(await down.data!.text(), 'png');
+});
