@@ -5,6 +5,7 @@ import postgres from 'postgres';
 import { purgeExpiredAuthRows } from '../../src/auth/maintenance.ts';
 import { withRole } from '../../src/db/with-role.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { HANDLE_NEW_USER } from '../helpers/supabase-guides.ts';
 import { authApi, client, codeIn, goodPassword, linkIn, uniqueEmail } from './helpers.ts';
 
 let h: TestHearth;
@@ -134,14 +135,7 @@ describe('row-level security with auth.uid()', () => {
     // Word for word as Supabase's user-management guide writes it, over the owner's own connection.
     await owner.unsafe(`
       create table public.profiles (id uuid not null references auth.users on delete cascade primary key, full_name text, avatar_url text);
-      create function public.handle_new_user() returns trigger set search_path = '' as $$
-      begin
-        insert into public.profiles (id, full_name, avatar_url)
-        values (new.id, new.raw_user_meta_data->>'full_name', new.raw_user_meta_data->>'avatar_url');
-        return new;
-      end;
-      $$ language plpgsql security definer;
-      create trigger on_auth_user_created after insert on auth.users for each row execute procedure public.handle_new_user();`);
+      ${HANDLE_NEW_USER}`);
     const email = uniqueEmail('profiled');
     const { data, error } = await client(h).auth.signUp({
       email,

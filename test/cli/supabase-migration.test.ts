@@ -14,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { createClient } from '@supabase/supabase-js';
 import WebSocket from 'ws';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { HANDLE_NEW_USER } from '../helpers/supabase-guides.ts';
 import { remoteEnv, runHearth } from './run.ts';
 
 let th: TestHearth;
@@ -39,20 +40,7 @@ alter table public.profiles enable row level security;
 create policy "Public profiles are viewable by everyone." on profiles for select using (true);
 create policy "Users can update own profile." on profiles for update using ((select auth.uid()) = id);
 
-create function public.handle_new_user()
-returns trigger
-set search_path = ''
-as $$
-begin
-  insert into public.profiles (id, full_name, avatar_url)
-  values (new.id, new.raw_user_meta_data->>'full_name', new.raw_user_meta_data->>'avatar_url');
-  return new;
-end;
-$$ language plpgsql security definer;
-create trigger on_auth_user_created
-  after insert on auth.users
-  for each row execute procedure public.handle_new_user();
-
+${HANDLE_NEW_USER}
 create table public.todos (
   id uuid default uuid_generate_v4() primary key,
   user_id uuid references auth.users not null default auth.uid(),
