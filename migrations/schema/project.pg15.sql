@@ -3209,6 +3209,20 @@ GRANT SELECT(email) ON TABLE auth.users TO hearth_<ref>_owner;
 
 
 --
+-- Name: COLUMN users.email_confirmed_at; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(email_confirmed_at) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.email_change; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(email_change) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
 -- Name: COLUMN users.is_anonymous; Type: ACL; Schema: auth; Owner: postgres
 --
 
@@ -3220,6 +3234,13 @@ GRANT SELECT(is_anonymous) ON TABLE auth.users TO hearth_<ref>_owner;
 --
 
 GRANT SELECT(raw_user_meta_data) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.raw_app_meta_data; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(raw_app_meta_data) ON TABLE auth.users TO hearth_<ref>_owner;
 
 
 --
@@ -3241,6 +3262,27 @@ GRANT SELECT(created_at) ON TABLE auth.users TO hearth_<ref>_owner;
 --
 
 GRANT SELECT(updated_at) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.banned_until; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(banned_until) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.invited_at; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(invited_at) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.deleted_at; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(deleted_at) ON TABLE auth.users TO hearth_<ref>_owner;
 
 
 --

@@ -137,12 +137,17 @@ describe('row-level security with auth.uid()', () => {
       create table public.profiles (id uuid not null references auth.users on delete cascade primary key, full_name text, avatar_url text);
       ${HANDLE_NEW_USER}`);
     const email = uniqueEmail('profiled');
+    // Every column but the password hash is readable (app metadata feeds is_admin()-style checks).
     const { data, error } = await client(h).auth.signUp({
       email,
       password: goodPassword(),
       options: { data: { full_name: 'Ada Lovelace', avatar_url: 'ada.png' } },
     });
     assert.equal(error, null);
+    const [row] =
+      await owner`select raw_app_meta_data, email_confirmed_at, banned_until from auth.users where id = ${data.user!.id}`;
+    assert.deepEqual(row!.raw_app_meta_data, { provider: 'email', providers: ['email'] });
+    await assert.rejects(owner`select encrypted_password from auth.users limit 1`, /permission denied/);
     assert.deepEqual(
       [...(await owner`select id, full_name, avatar_url from public.profiles where id = ${data.user!.id}`)],
       [{ id: data.user!.id, full_name: 'Ada Lovelace', avatar_url: 'ada.png' }],
