@@ -79,28 +79,74 @@ async function providedModule(spec: string) {
   return { path: await supabaseJsEntry(), namespace: 'file' };
 }
 
-function deployedFiles(files: Record<string, string>): Plugin {
+/** Deno's import map of a deploy: the folder of the file that holds it, and its `imports`. */
+interface ImportMap {
+  dir: string;
+  imports: Record<string, string>;
+}
+
+/**
+ * The `imports` of a deno.json or import_map.json beside the entrypoint (a
+ * Supabase function's own config), else at the deploy's root (the shared
+ * import_map.json of older Supabase projects), as Deno would use it.
+ */
+function importMapOf(files: Record<string, string>, entrypoint: string): ImportMap | null {
+  const folder = entrypoint.slice(0, entrypoint.lastIndexOf('/') + 1);
+  for (const dir of folder ? [folder, ''] : ['']) {
+    for (const name of ['deno.json', 'import_map.json']) {
+      const text = files[dir + name];
+      if (text === undefined) continue;
+      let imports: unknown;
+      try {
+        imports = (JSON.parse(text) as { imports?: unknown } | null)?.imports;
+      } catch (e) {
+        throw fail('function_bundle_failed', `${dir}${name} is not valid JSON: ${(e as Error).message}`);
+      }
+      if (imports === undefined) continue;
+      if (typeof imports !== 'object' || imports === null || Object.values(imports).some((v) => typeof v !== 'string'))
+        throw fail('function_bundle_failed', `${dir}${name}: "imports" must map specifiers to strings.`);
+      return { dir, imports: imports as Record<string, string> };
+    }
+  }
+  return null;
+}
+
+/** What the map makes of `spec`: its own entry, else the longest entry ending in "/" that starts it; null when none. */
+function mapped(map: ImportMap | null, spec: string): string | null {
+  if (!map) return null;
+  if (Object.hasOwn(map.imports, spec)) return map.imports[spec]!;
+  const prefix = Object.keys(map.imports)
+    .filter((k) => k.endsWith('/') && spec.startsWith(k))
+    .sort((a, b) => b.length - a.length)[0];
+  return prefix === undefined ? null : map.imports[prefix] + spec.slice(prefix.length);
+}
+
+function deployedFiles(files: Record<string, string>, map: ImportMap | null): Plugin {
   return {
     name: 'hearth-deployed-files',
     setup(b) {
       b.onResolve({ filter: /.*/ }, async (args) => {
-        // Type-only modules such as jsr:@supabase/functions-js/edge-runtime.d.ts have no runtime content.
-        if (args.path.endsWith('.d.ts')) return { path: args.path, namespace: 'empty' };
-        if (/^(node|cloudflare):/.test(args.path)) return { path: args.path, external: true };
         if (args.kind === 'entry-point') return { path: args.path, namespace: 'deployed' };
         // Imports inside a provided package (only providedModule puts a file there) resolve as in node_modules.
         if (args.namespace === 'file') return undefined;
-        const provided = await providedModule(args.path);
+        const target = mapped(map, args.path);
+        const spec = target ?? args.path;
+        // A relative target of the import map is a path from the map's folder.
+        const importer = target === null ? args.importer : `${map!.dir}deno.json`;
+        // Type-only modules such as jsr:@supabase/functions-js/edge-runtime.d.ts have no runtime content.
+        if (spec.endsWith('.d.ts')) return { path: spec, namespace: 'empty' };
+        if (/^(node|cloudflare):/.test(spec)) return { path: spec, external: true };
+        const provided = await providedModule(spec);
         if (provided) return provided;
-        if (args.path.startsWith('./') || args.path.startsWith('../')) {
-          const base = join(args.importer, args.path);
+        if (spec.startsWith('./') || spec.startsWith('../')) {
+          const base = join(importer, spec);
           const found = base === null ? undefined : findFile(files, base);
           if (found) return { path: found, namespace: 'deployed' };
         }
         return {
           errors: [
             {
-              text: `Cannot resolve import "${args.path}": a function may import its own deployed files (relative paths), node:* and cloudflare:* modules, Deno std's http/server.ts and @supabase/supabase-js 2. Other remote (npm:, jsr:, https:) and absolute imports are not fetched; bundle them into the deploy.`,
+              text: `Cannot resolve import "${args.path}"${target === null ? '' : ` (mapped to "${target}")`}: a function may import its own deployed files (relative paths), node:* and cloudflare:* modules, Deno std's http/server.ts and @supabase/supabase-js 2. Other remote (npm:, jsr:, https:) and absolute imports are not fetched; bundle them into the deploy.`,
             },
           ],
         };
@@ -130,6 +176,7 @@ function describe(errors: Message[]): string {
 }
 
 export async function bundleFunction(files: Record<string, string>, entrypoint: string): Promise<string> {
+  const map = importMapOf(files, entrypoint);
   try {
     bundlerStarted = true;
     const out = await (await esbuild()).build({
@@ -144,7 +191,7 @@ export async function bundleFunction(files: Record<string, string>, entrypoint: 
       target: 'es2022',
       tsconfigRaw: '{}',
       logLevel: 'silent',
-      plugins: [deployedFiles(files)],
+      plugins: [deployedFiles(files, map)],
     });
     return out.outputFiles[0].text;
   } catch (e) {

@@ -862,6 +862,40 @@ serve(async (req) => {
     assert.match(v1.body.error.message, /provides @supabase\/supabase-js 2\.\d+\.\d+ for imports of version 2/);
   });
 
+  test("a function's deno.json (or import_map.json) maps bare specifiers, as Deno reads it", async () => {
+    await deploy(h, main.ref, 'mapped', {
+      files: {
+        'index.ts': `import { createClient } from '@supabase/supabase-js';
+import { greet } from 'lib/greet.ts';
+Deno.serve(() => Response.json({ greeting: greet(), client: typeof createClient }));`,
+        'deno.json': JSON.stringify({
+          imports: { '@supabase/supabase-js': 'jsr:@supabase/supabase-js@^2.49.1', 'lib/': './shared/' },
+        }),
+        'shared/greet.ts': "export const greet = () => 'hello from the map';",
+      },
+    });
+    const { data, error } = await client().functions.invoke('mapped', { body: {} });
+    assert.equal(error, null);
+    assert.deepEqual(data, { greeting: 'hello from the map', client: 'function' });
+    // A bare specifier the map does not name, or names as something not provided, is a bundle error naming both.
+    const refused = await h.api('PUT', `/v1/projects/${main.ref}/functions/mapped`, {
+      body: {
+        files: {
+          'index.ts': "import x from 'left-pad'; Deno.serve(() => new Response(x));",
+          'deno.json': JSON.stringify({ imports: { 'left-pad': 'npm:left-pad@1' } }),
+        },
+      },
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, 'function_bundle_failed');
+    assert.match(refused.body.error.message, /Cannot resolve import "left-pad" \(mapped to "npm:left-pad@1"\)/);
+    const broken = await h.api('PUT', `/v1/projects/${main.ref}/functions/mapped`, {
+      body: { files: { 'index.ts': 'Deno.serve(() => new Response(""));', 'deno.json': '{ "imports": ' } },
+    });
+    assert.equal(broken.status, 400);
+    assert.match(broken.body.error.message, /deno\.json is not valid JSON/);
+  });
+
   test('the binding behind it is not among the env a module-style function is given', async () => {
     await deploy(h, main.ref, 'env-keys', {
       source: 'export default { fetch: (req, env) => Response.json(Object.keys(env).sort()) };',
