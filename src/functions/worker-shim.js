@@ -8,6 +8,7 @@ import { format } from 'node:util';
 import { env as bindings } from 'cloudflare:workers';
 
 const MAX_MESSAGE = 8192;
+/** The request being handled: `{ id, ctx }` (its invocation id, workerd's execution context). */
 const invocation = new AsyncLocalStorage();
 const write = console.log.bind(console);
 
@@ -16,7 +17,7 @@ const write = console.log.bind(console);
 function emit(level, args) {
   let message = format(...args);
   if (message.length > MAX_MESSAGE) message = `${message.slice(0, MAX_MESSAGE)}… (truncated)`;
-  write(LOG_PREFIX + JSON.stringify({ i: invocation.getStore() ?? null, l: level, m: message }));
+  write(LOG_PREFIX + JSON.stringify({ i: invocation.getStore()?.id ?? null, l: level, m: message }));
 }
 for (const level of ['log', 'info', 'debug', 'warn', 'error']) console[level] = (...args) => emit(level, args);
 addEventListener('unhandledrejection', (event) => {
@@ -71,6 +72,16 @@ globalThis.Deno = {
   },
 };
 
+// Supabase's global for background work: the promise may outlive the
+// response, and workerd keeps the instance on it (ctx.waitUntil).
+globalThis.EdgeRuntime = {
+  waitUntil(promise) {
+    const current = invocation.getStore();
+    if (!current) throw new TypeError('EdgeRuntime.waitUntil() is for use while a request is being handled.');
+    current.ctx.waitUntil(Promise.resolve(promise));
+  },
+};
+
 function failure(code) {
   return new Response(null, { status: 500, headers: { 'x-hearth-error': code } });
 }
@@ -87,7 +98,7 @@ export function handle(user, request, env, ctx) {
   // The host's readiness check.
   if (cf?.probe) return new Response(null, { status: 204 });
   const untouched = request.body === null ? () => false : watchBody(request);
-  return invocation.run(cf?.invocation ?? null, async () => {
+  return invocation.run({ id: cf?.invocation ?? null, ctx }, async () => {
     const response = await respond(user, request, env, ctx);
     if (untouched() && !request.bodyUsed) await discard(bodyOf(request));
     return response;

@@ -992,6 +992,31 @@ describe('logs and errors', () => {
     }
   });
 
+  test("EdgeRuntime.waitUntil: background work runs on after the response, logged under the request's invocation", async () => {
+    await deploy(h, main.ref, 'background', {
+      source: `Deno.serve((req) => {
+  EdgeRuntime.waitUntil(new Promise((resolve) => setTimeout(() => { console.log('background done'); resolve(); }, 2500)));
+  return new Response('accepted', { status: 202, headers: { 'x-invocation': req.cf.invocation } });
+});`,
+    });
+    const res = await call(main, 'background', { method: 'POST', body: '{}' });
+    assert.equal(res.status, 202);
+    assert.equal(await res.text(), 'accepted');
+    const invocation = res.headers.get('x-invocation');
+    type Log = { message: string; invocation_id: string | null; status?: number };
+    // The answer came first: its record is written, the background line not yet.
+    const first = await until(
+      async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/background/logs`)).body as Log[],
+      (l) => l.some((e) => e.status === 202),
+    );
+    assert.ok(!first.some((e) => e.message === 'background done'));
+    const logs = await until(
+      async () => (await h.api('GET', `/v1/projects/${main.ref}/functions/background/logs`)).body as Log[],
+      (l) => l.some((e) => e.message === 'background done'),
+    );
+    assert.equal(logs.find((e) => e.message === 'background done')!.invocation_id, invocation);
+  });
+
   test('a throwing function is 500 function_error; a module that fails to load is 503 function_boot_error', async () => {
     await deploy(h, main.ref, 'thrower', { source: "Deno.serve(() => { throw new Error('kaput'); });" });
     const res = await call(main, 'thrower');
