@@ -1,5 +1,6 @@
 // Runs inside workerd as the module evaluated before the function's own code
-// (the host prepends `const LOG_PREFIX = "<random>";`). It gives Supabase-style
+// (the host prepends `const LOG_PREFIX = "<random>";` and the name of its
+// own-API binding, OWN_API_BINDING). It gives Supabase-style
 // functions the Deno APIs they use (Deno.serve, Deno.env), tags console output
 // with the invocation it belongs to, and turns both handler forms into the one
 // fetch handler workerd calls. Plain JavaScript: workerd runs it as is.
@@ -31,7 +32,7 @@ let served = null;
 // A request to the project's own SUPABASE_URL goes to the Hearth process
 // through its service binding (the host names it in the config): the
 // network a function may use refuses loopback, where a local Hearth listens.
-const ownApi = bindings.HEARTH_OWN_API;
+const ownApi = bindings[OWN_API_BINDING];
 const ownOrigin = ownApi && vars.has('SUPABASE_URL') ? new URL(vars.get('SUPABASE_URL')).origin : null;
 if (ownOrigin) {
   const publicFetch = globalThis.fetch;
@@ -45,7 +46,7 @@ let userEnv = null;
 const envOf = (env) => {
   if (!userEnv) {
     userEnv = { ...env };
-    delete userEnv.HEARTH_OWN_API;
+    delete userEnv[OWN_API_BINDING];
   }
   return userEnv;
 };

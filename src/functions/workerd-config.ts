@@ -38,7 +38,7 @@ export interface WorkerdSpec {
 }
 
 /** The service binding through which the shim sends a function's requests to its own SUPABASE_URL. */
-export const OWN_API_BINDING = 'HEARTH_OWN_API';
+const OWN_API_BINDING = 'HEARTH_OWN_API';
 
 const quote = (s: string) => JSON.stringify(s);
 
@@ -46,7 +46,7 @@ export function workerdFiles(spec: WorkerdSpec): WorkerdFiles {
   const logPrefix = `@hearth-${randomBytes(12).toString('hex')}:`;
   const files: Record<string, string> = {
     'entry.js': ENTRY,
-    'hearth-shim.js': `const LOG_PREFIX = ${quote(logPrefix)};\n${SHIM}`,
+    'hearth-shim.js': `const LOG_PREFIX = ${quote(logPrefix)};\nconst OWN_API_BINDING = ${quote(OWN_API_BINDING)};\n${SHIM}`,
     'user.js': spec.bundle,
   };
   // Values are embedded from files rather than written as literals, so no
