@@ -47,6 +47,13 @@ export class RateLimited extends HearthError {
 
 /** Rows whose tat is this far behind are full buckets; the requests that pass sweep them. */
 const SWEEP_AFTER = '1 hour';
+/**
+ * How far a request's `now` may trail the requests before it and still be
+ * the same clock: each reads the time when it arrives, and one that then
+ * waits for a connection reaches the table after later ones. Beyond this, the
+ * clock has gone back.
+ */
+const CLOCK_SLACK = '1 minute';
 
 /**
  * One request of a bucket as a statement fragment: the common table
@@ -62,10 +69,12 @@ export function rateHit(sql: postgres.Sql, b: TokenBucket, now: Date) {
   const interval = b.limit > 0 ? b.refillMs / b.limit : b.refillMs;
   const burst = b.limit > 0 ? b.refillMs - interval : -1;
   const step = sql`make_interval(secs => ${interval / 1000}::float8)`;
-  // Where the bucket stands now. No admitted request puts tat more than refillMs ahead, so a
-  // tat beyond that means the clock has gone back since; the bucket then starts full again.
-  const start = sql`case when b.tat > ${now}::timestamptz + make_interval(secs => ${b.refillMs / 1000}::float8) then ${now}::timestamptz
-    else greatest(b.tat, ${now}::timestamptz) end`;
+  // Where the bucket stands now. No admitted request puts tat more than refillMs ahead of its
+  // own now, so a tat beyond that (and CLOCK_SLACK, for requests whose now came a little
+  // earlier but whose turn came later) means the clock has gone back; the bucket then starts
+  // full again. Without the slack, such a late request would reset a spent bucket.
+  const start = sql`case when b.tat > ${now}::timestamptz + make_interval(secs => ${b.refillMs / 1000}::float8) + ${CLOCK_SLACK}::interval
+    then ${now}::timestamptz else greatest(b.tat, ${now}::timestamptz) end`;
   // The update re-reads the locked row, so concurrent requests for one key each spend their share.
   return sql`
     rate_sweep as (
