@@ -22,7 +22,7 @@ test('npm start runs node directly with the memory settings, and answers /health
     const server = Number(children[0]);
     const argv = procText(server, 'cmdline');
     assert.ok(argv[0]!.endsWith('node'), `the server is node, not a shell: ${argv.join(' ')}`);
-    assert.ok(argv.includes('--max-semi-space-size=8') && argv.includes('--heap-growing-percent=50'), argv.join(' '));
+    assert.ok(argv.includes('--max-semi-space-size=8') && argv.includes('--heap-growing-percent=75'), argv.join(' '));
     const env = procText(server, 'environ');
     assert.ok(env.includes('MALLOC_ARENA_MAX=2'));
     // A fixed mmap threshold made every large read buffer a mapping of its own (docs/architecture.md).
