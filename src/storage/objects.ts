@@ -5,7 +5,6 @@
  */
 import type postgres from 'postgres';
 import { type Caller, type RequestInfo, withRole, withRoleStatement } from '../db/with-role.ts';
-import { fail } from '../errors.ts';
 
 type Tx = postgres.TransactionSql;
 
@@ -41,7 +40,7 @@ export interface NewObject {
 /** The hash's hex digits, quoted: the algorithm is ours to change, not the client's to parse. */
 export const etagOf = (o: ObjectRow) => `"${o.content_hash.slice(o.content_hash.indexOf(':') + 1)}"`;
 
-export const objectNotFound = () => fail('not_found', 'Object not found');
+export { objectNotFound } from './backend/types.ts';
 
 const COLUMNS = `id, bucket, name, owner_sub, version, size::int as size, content_type, cache_control, content_hash, metadata, created_at, updated_at`;
 

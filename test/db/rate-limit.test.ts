@@ -1,35 +1,29 @@
 /**
- * The token buckets of src/db/rate-limit.ts against a real table: a burst
- * takes exactly `limit`, whatever order the requests' clocks reach the
- * database in; only a clock that really went back starts a bucket afresh.
+ * The token buckets of src/db/rate-limit.ts against a project database's
+ * auth.rate_buckets: a burst takes exactly `limit`, whatever order the
+ * requests' clocks reach the database in; only a clock that really went back
+ * starts a bucket afresh.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import postgres from 'postgres';
-import { withDatabase } from '../../src/db/pools.ts';
 import { takeToken, type TokenBucket } from '../../src/db/rate-limit.ts';
-import { randomToken } from '../../src/secrets.ts';
-import { serverUrl } from '../helpers/hearth.ts';
+import { createProjectDb, type ProjectDb } from '../helpers/project-db.ts';
 
-const db = `hearth_t_rate_${randomToken(8, 'abcdefghijklmnopqrstuvwxyz')}`;
-const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+let db: ProjectDb;
 let sql: postgres.Sql;
 
 before(async () => {
-  await admin.unsafe(`create database "${db}"`);
-  sql = postgres(withDatabase(serverUrl(), db), { max: 4, onnotice: () => {} });
-  // The shape of the control database's bucket table, in a database of its own.
-  await sql.unsafe(`create schema platform;
-    create table platform.rate_buckets (bucket text not null, subject text not null, tat timestamptz not null, primary key (bucket, subject))`);
+  db = await createProjectDb();
+  sql = postgres(db.adminUrl, { max: 4, onnotice: () => {} });
 });
 after(async () => {
   await sql?.end();
-  await admin.unsafe(`drop database if exists "${db}" with (force)`);
-  await admin.end();
+  await db?.drop();
 });
 
 const bucket = (key: string): TokenBucket => ({
-  table: { name: 'platform.rate_buckets', keyColumn: 'subject' },
+  table: { name: 'auth.rate_buckets', keyColumn: 'client_ip' },
   bucket: 'login_account',
   key,
   limit: 5,

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { fail } from '../../errors.ts';
-import type { ByteRange, BytesBackend } from './types.ts';
+import { type ByteRange, type BytesBackend, objectNotFound } from './types.ts';
 
 /**
  * Bytes a file stream moves per system call. Node's defaults (16 KiB written,
@@ -100,7 +100,7 @@ export class FsBackend implements BytesBackend {
     try {
       await copyFile(this.file(from), target);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw fail('not_found', 'Object not found');
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw objectNotFound();
       throw err;
     }
   }

@@ -21,7 +21,7 @@ import {
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config.ts';
 import { fail } from '../../errors.ts';
-import type { ByteRange, BytesBackend } from './types.ts';
+import { type ByteRange, type BytesBackend, objectNotFound } from './types.ts';
 
 const PART_SIZE = 8 * 1024 * 1024;
 
@@ -147,7 +147,7 @@ export class S3Backend implements BytesBackend {
         }),
       );
     } catch (err) {
-      if ((err as { name?: string }).name === 'NoSuchKey') throw fail('not_found', 'Object not found');
+      if ((err as { name?: string }).name === 'NoSuchKey') throw objectNotFound();
       throw err;
     }
   }

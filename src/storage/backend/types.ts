@@ -4,6 +4,10 @@
  * half-written object under a key a row points at.
  */
 import type { Readable } from 'node:stream';
+import { fail } from '../../errors.ts';
+
+/** A missing object, as the API reports it (Supabase Storage's words): a backend's read or copy of a key that holds nothing too. */
+export const objectNotFound = () => fail('not_found', 'Object not found');
 
 export interface ByteRange {
   start: number;
