@@ -25,10 +25,13 @@ const DRIVER_CODES = new Set([
 ]);
 
 export function isDatabaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: unknown; severity?: unknown } | null;
+  const e = err as { code?: unknown; severity?: unknown; syscall?: unknown } | null;
   const code = e?.code;
   if (typeof code !== 'string') return false;
   if (DRIVER_CODES.has(code)) return true;
+  // The embedded cluster's Unix socket is gone while its server is stopped (a TCP URL gives
+  // ECONNREFUSED instead); only a connect says so: a file missing elsewhere is no outage.
+  if (code === 'ENOENT' && e!.syscall === 'connect') return true;
   // From the server only when it ended the session (FATAL): a function may RAISE any SQLSTATE
   // at ERROR level, and the data plane renders that as PostgREST does.
   return (

@@ -168,14 +168,33 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   assert.match(second.output, /ready in \d+\.\d s/);
 
   assert.deepEqual(await (await fetch(`${info.API_URL}/health`)).json(), { status: 'ok' });
+  // PostgreSQL stopped under Hearth (a fast shutdown, as `pg_ctl stop` does: its Unix socket, which
+  // the pools use, is gone too): /health and every area answer 503 database_unavailable, never 500.
   const pid = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  process.kill(pid, 'SIGKILL');
+  process.kill(pid, 'SIGINT');
   let code = 0;
   for (let i = 0; i < 50 && code !== 503; i++) {
     code = (await fetch(`${info.API_URL}/health`)).status;
     if (code !== 503) await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(code, 503);
+  await until(
+    async () => existsSync(path.join(dataDir, 'pg', 'postmaster.pid')),
+    (running) => !running,
+    10_000,
+  );
+  const key = { apikey: info.SECRET_KEY, authorization: `Bearer ${info.SECRET_KEY}` };
+  for (const [url, headers] of [
+    [`${info.BASE_URL}/rest/v1/anything?select=*`, key],
+    [`${info.BASE_URL}/storage/v1/bucket`, key],
+    [`${info.API_URL}/v1/projects`, { authorization: `Bearer ${info.MANAGEMENT_TOKEN}` }],
+  ] as const) {
+    const res = await fetch(url, { headers });
+    const body = JSON.stringify(await res.json());
+    assert.equal(res.status, 503, `${url}: ${body}`);
+    assert.match(body, /database_unavailable/, url);
+    assert.equal(res.headers.get('retry-after'), '2', url);
+  }
   await stop(second.child);
 });
 
