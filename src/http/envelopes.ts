@@ -76,7 +76,12 @@ export function toHearthError(err: unknown): HearthError | null {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const area = areaOf(request.url);
-  let e = toHearthError(err);
+  // The only path parameters of /storage/v1 are bucket ids, and none is over 63 characters: one
+  // past Fastify's 100-character limit is a bucket that does not exist, as a 64-100 one is.
+  let e =
+    area === 'storage' && (err as FastifyError)?.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? fail('bucket_not_found')
+      : toHearthError(err);
   if (!e) {
     request.log.error({ err }, 'unhandled error');
     e = fail('internal_error');

@@ -26,7 +26,7 @@ import {
 } from './objects.ts';
 import { storageError } from './pg-errors.ts';
 import { checkContentType, checkObjectName } from './rules.ts';
-import { checkQuotaEarly, discard, duplicate, limitsFor, stage } from './upload.ts';
+import { checkQuotaEarly, discard, limitsFor, stage } from './upload.ts';
 
 export interface CopyRequest {
   bucket: string;
@@ -65,6 +65,22 @@ export function checkCopyBody(body: unknown): {
   };
 }
 
+/** A copy or move onto an object that exists: 409, saying what the caller can do about it. */
+function destinationTaken(c: CopyRequest, moving: boolean) {
+  if (c.toBucket === c.bucket && c.to === c.from) {
+    return fail(
+      'duplicate',
+      'sourceKey and destinationKey name the same object: copy it to another name, or send x-upsert: true to rewrite it in place.',
+    );
+  }
+  return fail(
+    'duplicate',
+    moving
+      ? 'An object already exists at destinationKey: a move does not overwrite it. Remove it first, or choose another destinationKey.'
+      : 'An object already exists at destinationKey: copy with x-upsert: true to replace it, or choose another destinationKey.',
+  );
+}
+
 export async function copyObject(
   s: StorageContext,
   project: ProjectRuntime,
@@ -78,7 +94,12 @@ export async function copyObject(
   const limits = await limitsFor(project, dest);
   checkContentType(source.content_type, dest.allowed_mime_types);
   if (source.size > limits.maxBytes) throw tooLarge(limits.maxBytes);
-  await checkQuotaEarly(project.sql, limits.quotaBytes, source.size);
+  await checkQuotaEarly(
+    project.sql,
+    limits.quotaBytes,
+    source.size,
+    c.replace ? () => findObjectAs(project.sql, c.caller, dest.id, c.to, c.request) : null,
+  );
 
   const version = await stage(s, project);
   const row: NewObject = {
@@ -101,7 +122,7 @@ export async function copyObject(
       async (tx) => {
         // The usage is checked against it when this commits (migration 032).
         await limitToQuota(tx, limits.quotaBytes);
-        if (!(await insertObject(tx, row, c.replace))) throw duplicate();
+        if (!(await insertObject(tx, row, c.replace))) throw destinationTaken(c, removeSource);
         if (removeSource && (await deleteObjects(tx, c.bucket, [c.from])).length === 0) throw objectNotFound();
         return (c.replace && (await findObject(tx, row.bucket, row.name))) || insertedRow(row, new Date());
       },
@@ -125,6 +146,6 @@ export async function moveObject(s: StorageContext, project: ProjectRuntime, c: 
     const row = await withRole(project.sql, c.caller, (tx) => renameObject(tx, c.bucket, c.from, c.to), c.request);
     if (!row) throw objectNotFound();
   } catch (err) {
-    throw storageError(err);
+    throw (err as { code?: string }).code === '23505' ? destinationTaken(c, true) : storageError(err);
   }
 }

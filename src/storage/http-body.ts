@@ -32,9 +32,22 @@ export function declaredLength(request: FastifyRequest): number | null {
   return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
 }
 
+/** A boundary parameter with a value (RFC 2046: 1-70 characters, quoted or not). */
+const BOUNDARY = /;\s*boundary\s*=\s*("[^"]+"|[^\s;"]+)/i;
+
 export function readUploadBody(request: FastifyRequest): Promise<UploadBody> {
   const contentType = header(request, 'content-type') ?? 'application/octet-stream';
-  if (!/^multipart\/form-data\s*;/i.test(contentType)) {
+  const multipart = /^\s*multipart\/form-data\s*(;|$)/i.test(contentType);
+  // Without its boundary a form cannot be read: stored as raw bytes it would be a broken object.
+  if (multipart && !BOUNDARY.test(contentType)) {
+    return Promise.reject(
+      fail(
+        'invalid_request',
+        'A multipart/form-data body needs the boundary parameter in its Content-Type ("multipart/form-data; boundary=..."); to store raw bytes, send their own Content-Type.',
+      ),
+    );
+  }
+  if (!multipart) {
     return Promise.resolve({
       body: request.raw,
       contentType,

@@ -39,6 +39,13 @@ export async function bucketRoutes(app: FastifyInstance, opts: { s: StorageConte
   app.post<{ Body: BucketInput & { id?: unknown; name?: unknown } }>('/bucket', async (request) => {
     requireService(request);
     const body = bucketBody(request.body);
+    // A bucket's name is its id (storage-js sends both, equal): a different name would be dropped.
+    if (body.id !== undefined && body.name !== undefined && body.id !== body.name) {
+      throw fail(
+        'invalid_request',
+        "id and name differ: a bucket's name is its id in Hearth. Send one of them, or both with the same value.",
+      );
+    }
     const bucket = await createBucket(request.hearth.project.sql, body.id ?? body.name, body);
     return { name: bucket.name };
   });

@@ -26,7 +26,7 @@ import { mapped } from './pg-errors.ts';
 import { unreadable } from './read-refusal.ts';
 import { checkObjectName } from './rules.ts';
 import { checkExpiresIn, signToken, UPLOAD_TOKEN_SECONDS } from './signed.ts';
-import { discard, dryRun, stage } from './upload.ts';
+import { discard, dryRunSignedUpload, stage } from './upload.ts';
 
 type Bucket = { Params: { bucket: string } };
 
@@ -140,7 +140,8 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     );
   });
 
-  // Minting runs the same RLS dry run as an upload: only a caller who may insert the object gets a URL.
+  // Minting runs an RLS dry run of the insert: only a caller who may insert the object gets a URL,
+  // and a name already taken is refused now, as the upload would refuse it (SPEC 4.2).
   app.post<{ Params: Params }>('/object/upload/sign/:bucket/*', async (request) => {
     const { project } = request.hearth;
     const auth = authOf(request);
@@ -150,7 +151,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const version = await stage(s, project);
     try {
       await mapped(() =>
-        dryRun(
+        dryRunSignedUpload(
           project,
           { kind: 'caller', caller: auth.caller, request: requestInfo(request) },
           {
@@ -165,8 +166,6 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
             contentHash: '',
             metadata: {},
           },
-          false,
-          null,
         ),
       );
     } finally {

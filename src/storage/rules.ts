@@ -51,20 +51,26 @@ export function checkObjectName(name: unknown): string {
   return name;
 }
 
+/** Decimal places each unit can absorb: "1.5KB" is 1500 bytes, "1.5" or "1.0005KB" no whole number of bytes. */
+const UNIT_PLACES = { b: 0, kb: 3, mb: 6, gb: 9 };
+
 /**
  * `1024`, `"1024"`, `"10MB"`, `"1.5 GB"` → bytes; null clears the limit.
  * Units are decimal (1KB = 1000, 1MB = 10^6), as Supabase Storage reads them,
- * so a limit written for Supabase admits exactly the same uploads here.
+ * so a limit written for Supabase admits exactly the same uploads here. A
+ * value that is no whole number of bytes is refused, never rounded. The digits
+ * are shifted as text, so no float rounding decides that.
  */
 export function parseSizeLimit(value: unknown): number | null {
   if (value === null || value === undefined) return null;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(String(value));
-  const unit = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9 }[(m?.[2] ?? 'b').toLowerCase() as 'b'];
-  const bytes = m ? Math.round(Number(m[1]) * unit) : NaN;
+  const m = /^\s*(\d+)(?:\.(\d+))?\s*(b|kb|mb|gb)?\s*$/i.exec(String(value));
+  const places = UNIT_PLACES[(m?.[3] ?? 'b').toLowerCase() as 'b'];
+  const fraction = (m?.[2] ?? '').replace(/0+$/, '');
+  const bytes = m && fraction.length <= places ? Number(m[1] + fraction.padEnd(places, '0')) : NaN;
   if (!Number.isFinite(bytes) || bytes < 1 || bytes > MAX_OBJECT_BYTES) {
     throw fail(
       'invalid_file_size_limit',
-      `file_size_limit must be a size between 1 byte and 50 MiB (52428800; e.g. 1000000 or "5MB"), got ${JSON.stringify(value)}.`,
+      `file_size_limit must be a whole number of bytes between 1 and 50 MiB (52428800; e.g. 1000000 or "5MB"), got ${JSON.stringify(value)}.`,
     );
   }
   return bytes;

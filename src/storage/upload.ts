@@ -79,7 +79,14 @@ async function gather(body: Readable): Promise<Buffer> {
 
 const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
 
-export const duplicate = () => fail('duplicate');
+const duplicate = () => fail('duplicate');
+
+/** SPEC 4.2: a signed upload URL never overwrites, so x-upsert or PUT is no way out here. */
+const takenForSignedUpload = () =>
+  fail(
+    'duplicate',
+    'An object of that name already exists, and a signed upload URL cannot overwrite it (x-upsert does not apply). Delete the object first, or sign a URL for another name.',
+  );
 
 export interface Limits {
   maxBytes: number;
@@ -94,15 +101,32 @@ export async function limitsFor(project: ProjectRuntime, bucket: Bucket): Promis
   };
 }
 
-/** The quota check before any byte moves; the binding one is in the commit. */
-function refuseOverQuota(usedBytes: number, adding: number, quotaBytes: number): void {
-  if (usedBytes + adding > quotaBytes) throw storageError({ code: 'HS001' });
+/**
+ * The quota check before any byte moves; the binding one is in the commit. A
+ * replace frees the bytes of the object it replaces: `replaced` reads that
+ * object only when the check would otherwise refuse (near the quota), under
+ * the caller's role, so a size the caller may not read never changes the answer.
+ */
+async function refuseOverQuota(
+  usedBytes: number,
+  adding: number,
+  quotaBytes: number,
+  replaced: (() => Promise<ObjectRow | undefined>) | null,
+): Promise<void> {
+  if (usedBytes + adding <= quotaBytes) return;
+  const freed = (replaced && (await replaced())?.size) ?? 0;
+  if (usedBytes - freed + adding > quotaBytes) throw storageError({ code: 'HS001' });
 }
 
 /** refuseOverQuota on the project's byte total read now (copies, which stage on their own). */
-export async function checkQuotaEarly(sql: Sql, quotaBytes: number, adding: number): Promise<void> {
+export async function checkQuotaEarly(
+  sql: Sql,
+  quotaBytes: number,
+  adding: number,
+  replaced: (() => Promise<ObjectRow | undefined>) | null,
+): Promise<void> {
   const [row] = await sql`select bytes::float8 as bytes from storage.usage`;
-  refuseOverQuota(row!.bytes as number, adding, quotaBytes);
+  await refuseOverQuota(row!.bytes as number, adding, quotaBytes, replaced);
 }
 
 export async function stage(
@@ -136,7 +160,7 @@ export async function discard(s: StorageContext, project: ProjectRuntime, versio
  * for a taken name, the read of what holds it go out with the ROLLBACK in one
  * round trip (withRoleStatements).
  */
-export async function dryRun(
+async function dryRun(
   project: ProjectRuntime,
   by: Extract<Uploader, { kind: 'caller' }>,
   row: NewObject,
@@ -156,6 +180,28 @@ export async function dryRun(
   // only a visible object of the same size may turn out to be a replay.
   const visible = rowsOf(find!)[0] as unknown as ObjectRow | undefined;
   if (!visible || (length !== null && visible.size !== length)) throw duplicate();
+}
+
+/**
+ * Minting a signed upload URL: the RLS dry run of inserting `row`, rolled
+ * back. Postgres checks the insert policy before the name's uniqueness, so no
+ * row written means the caller may insert and the name is taken: 409 whether
+ * or not the caller can read what holds it, as the upload would answer.
+ */
+export async function dryRunSignedUpload(
+  project: ProjectRuntime,
+  by: Extract<Uploader, { kind: 'caller' }>,
+  row: NewObject,
+): Promise<void> {
+  const [insert] = await withRoleStatements(
+    project.sql,
+    by.caller,
+    [insertStatement(row, false)],
+    'rollback',
+    by.request,
+    0,
+  );
+  if (rowsOf(insert!).count === 0) throw takenForSignedUpload();
 }
 
 /**
@@ -208,7 +254,15 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
     const limits = await limitsFor(project, bucket);
     checkContentType(u.contentType, bucket.allowed_mime_types);
     if (u.length !== null && u.length > limits.maxBytes) throw tooLarge(limits.maxBytes);
-    refuseOverQuota(usedBytes, u.length ?? 0, limits.quotaBytes);
+    const by = u.by;
+    await refuseOverQuota(
+      usedBytes,
+      u.length ?? 0,
+      limits.quotaBytes,
+      u.replace && by.kind === 'caller'
+        ? () => findObjectAs(project.sql, by.caller, bucket.id, u.name, by.request)
+        : null,
+    );
     const row: NewObject = {
       id: randomUUID(),
       bucket: bucket.id,
@@ -286,7 +340,8 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
       : // Name taken (nothing was written): a replay when the visible object holds these bytes.
         { taken: await findObjectAs(project.sql, caller, row.bucket, row.name, request) };
     if ('taken' in committed) {
-      if (!committed.taken || !(await holdsSameBytes(s, project, committed.taken, row))) throw duplicate();
+      if (!committed.taken || !(await holdsSameBytes(s, project, committed.taken, row)))
+        throw u.by.kind === 'signed' ? takenForSignedUpload() : duplicate();
       await discard(s, project, version);
       return { object: committed.taken, replayed: true };
     }

@@ -98,6 +98,12 @@ describe('buckets (secret key only)', () => {
       [{ name: 'okay', public: 'yes' }, 400, 'invalid_request'],
       [{ name: 'okay', file_size_limit: '53MB' }, 400, 'invalid_file_size_limit'],
       [{ name: 'okay', file_size_limit: 'lots' }, 400, 'invalid_file_size_limit'],
+      // No whole number of bytes: refused, not rounded.
+      [{ name: 'okay', file_size_limit: 1.5 }, 400, 'invalid_file_size_limit'],
+      [{ name: 'okay', file_size_limit: '1.5' }, 400, 'invalid_file_size_limit'],
+      [{ name: 'okay', file_size_limit: '1.0005KB' }, 400, 'invalid_file_size_limit'],
+      // id and name are one thing: a different name would be dropped.
+      [{ id: 'idx', name: 'namey' }, 400, 'invalid_request'],
       [{ name: 'okay', allowed_mime_types: ['not a type'] }, 400, 'invalid_mime_types'],
       [{ name: 'zz-private' }, 409, 'bucket_exists'],
     ];
@@ -120,6 +126,15 @@ describe('buckets (secret key only)', () => {
     }
     const badList = await t.raw('GET', '/bucket?sortColumn=owner');
     assert.equal(badList.status, 400);
+    assert.equal((await t.raw('GET', '/bucket/idx')).status, 404, 'a refused create makes nothing');
+    // storage-js sends id and name, equal; either alone names the bucket too.
+    for (const body of [{ id: 'same', name: 'same' }, { id: 'only-id' }, { name: 'only-name' }]) {
+      const res = await t.raw('POST', '/bucket', { json: body });
+      assert.equal(res.status, 200, JSON.stringify(body));
+      const name = body.id ?? body.name;
+      assert.deepEqual(await res.json(), { name });
+      assert.equal((await t.service.storage.getBucket(name!)).data!.name, name);
+    }
   });
 });
 
@@ -157,6 +172,14 @@ describe('bucket rules as Supabase reads them', () => {
 
     assert.equal((await s.updateBucket('decimal', { public: false, fileSizeLimit: '1.5KB' })).error, null);
     assert.equal((await s.getBucket('decimal')).data!.file_size_limit, 1500);
+    assert.equal((await s.updateBucket('decimal', { public: false, fileSizeLimit: '1.100KB' })).error, null);
+    assert.equal((await s.getBucket('decimal')).data!.file_size_limit, 1100);
+    assert.equal((await s.updateBucket('decimal', { public: false, fileSizeLimit: '0.000001 GB' })).error, null);
+    assert.equal((await s.getBucket('decimal')).data!.file_size_limit, 1000);
+    const fraction = await t.raw('PUT', '/bucket/decimal', { json: { file_size_limit: 1.5 } });
+    assert.equal(fraction.status, 400);
+    assert.equal(await errorCode(fraction), 'invalid_file_size_limit');
+    assert.equal((await s.getBucket('decimal')).data!.file_size_limit, 1000, 'a refused update changes nothing');
     // "50MB" (50,000,000) is under the 50 MiB ceiling; "53MB" is over it.
     assert.equal((await s.updateBucket('decimal', { public: false, fileSizeLimit: '50MB' })).error, null);
     const tooBig = await t.raw('PUT', '/bucket/decimal', { json: { file_size_limit: '53MB' } });

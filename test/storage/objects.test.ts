@@ -197,10 +197,58 @@ describe('upload', () => {
     }
   });
 
+  test('a multipart Content-Type without a boundary is 400 invalid_request; nothing is stored', async () => {
+    for (const type of [
+      'multipart/form-data',
+      'multipart/form-data; charset=utf-8',
+      'multipart/form-data; boundary=',
+    ]) {
+      const res = await t.raw('POST', '/object/files/no-boundary.bin', {
+        body: 'raw',
+        headers: { 'content-type': type },
+      });
+      assert.equal(res.status, 400, type);
+      const body = await res.json();
+      assert.equal(body.error.code, 'invalid_request', type);
+      assert.match(body.message, /boundary/, type);
+    }
+    assert.equal((await t.service.storage.from('files').exists('no-boundary.bin')).data, false);
+    assert.equal(await rowCount(t, 'pending_bytes'), 0);
+  });
+
   test('unknown bucket is 404 bucket_not_found', async () => {
     const res = await t.raw('POST', '/object/nowhere/x.txt', { body: 'x' });
     assert.equal(res.status, 404);
     assert.equal(await errorCode(res), 'bucket_not_found');
+  });
+
+  test("a bucket id past Fastify's 100-character parameter limit is 404 bucket_not_found, as a 64-100 one is", async () => {
+    for (const length of [64, 100, 101, 120, 1000]) {
+      const id = 'a'.repeat(length);
+      for (const [method, path, json] of [
+        ['GET', `/bucket/${id}`],
+        ['PUT', `/bucket/${id}`, {}],
+        ['POST', `/object/list/${id}`, {}],
+        ['POST', `/object/copy`, { bucketId: id, sourceKey: 'a', destinationKey: 'b' }],
+      ] as [string, string, unknown?][]) {
+        const res = await t.raw(method, path, { json });
+        assert.equal(res.status, 404, `${method} ${path.slice(0, 20)} ${length}`);
+        assert.equal(await errorCode(res), 'bucket_not_found', `${method} ${path.slice(0, 20)} ${length}`);
+      }
+      const upload = await t.raw('POST', `/object/${id}/x.txt`, { body: 'x' });
+      assert.equal(upload.status, 404, `upload ${length}`);
+      assert.equal(await errorCode(upload), 'bucket_not_found', `upload ${length}`);
+      // A download from a bucket that does not exist is 404 (its code says not_found up to 100 characters).
+      assert.equal((await t.raw('GET', `/object/${id}/x.txt`)).status, 404, `download ${length}`);
+    }
+    // Object paths are no such parameter: long names and long segments work.
+    const name = `${'d'.repeat(150)}/${'n'.repeat(300)}.txt`;
+    const stored = await t.raw('POST', `/object/files/${name}`, {
+      body: 'long',
+      headers: { 'content-type': 'text/plain' },
+    });
+    assert.equal(stored.status, 201);
+    assert.equal(await (await t.raw('GET', `/object/files/${name}`)).text(), 'long');
   });
 });
 
@@ -291,6 +339,55 @@ describe('limits', () => {
     } finally {
       await t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/storage`, { body: { quota_bytes: null } });
     }
+  });
+});
+
+describe('quota and replaces', () => {
+  const usage = async () => Number((await projectSql(t.h)`select bytes from storage.usage`)[0]!.bytes);
+  const setQuota = (quota_bytes: number | null) =>
+    t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/storage`, { body: { quota_bytes } });
+
+  test('a replace near the quota counts the bytes it frees (PUT, x-upsert, copy); a real overrun is still 422', async () => {
+    const s = t.service.storage.from('files');
+    assert.equal((await s.upload('near/big.bin', Buffer.alloc(200_000, 1))).error, null);
+    assert.equal((await s.upload('near/copy.bin', Buffer.alloc(220_000, 1))).error, null);
+    const base = await usage();
+    assert.equal((await setQuota(base + 50_000)).status, 200);
+    try {
+      // Content-Length is sent: the early check sees 200 KB coming, and 200 KB going.
+      const put = await t.raw('PUT', '/object/files/near/big.bin', { body: Buffer.alloc(200_000, 2) });
+      assert.equal(put.status, 200);
+      const upsert = await t.raw('POST', '/object/files/near/big.bin', {
+        body: Buffer.alloc(230_000, 3),
+        headers: { 'x-upsert': 'true' },
+      });
+      assert.equal(upsert.status, 201);
+      assert.equal(await usage(), base + 30_000);
+      // 290 KB replacing 230 KB would take usage to base + 90 KB, over the quota.
+      const over = await t.raw('PUT', '/object/files/near/big.bin', { body: Buffer.alloc(290_000, 4) });
+      assert.equal(over.status, 422);
+      assert.equal(await errorCode(over), 'quota_exceeded');
+      const overChunked = await t.raw('PUT', '/object/files/near/big.bin', {
+        body: new Blob([Buffer.alloc(290_000, 4)]).stream() as never,
+      });
+      assert.equal(overChunked.status, 422, 'the commit refuses what the early check cannot see');
+
+      // A copy over an existing object frees its bytes too: 230 KB over 220 KB is +10 KB.
+      const copy = { bucketId: 'files', sourceKey: 'near/big.bin' };
+      const copied = await t.raw('POST', '/object/copy', {
+        json: { ...copy, destinationKey: 'near/copy.bin' },
+        headers: { 'x-upsert': 'true' },
+      });
+      assert.equal(copied.status, 200);
+      assert.equal(await usage(), base + 40_000);
+      const fresh = await t.raw('POST', '/object/copy', { json: { ...copy, destinationKey: 'near/third.bin' } });
+      assert.equal(fresh.status, 422);
+      assert.equal(await errorCode(fresh), 'quota_exceeded');
+      assert.equal(await usage(), base + 40_000);
+    } finally {
+      await setQuota(null);
+    }
+    await eventually(async () => (await rowCount(t, 'pending_bytes')) === 0, 'refused writes leave nothing');
   });
 });
 
@@ -501,7 +598,15 @@ describe('list, copy, move, remove', () => {
       json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'copies/one.txt' },
     });
     assert.equal(dupe.status, 409);
-    assert.equal(await errorCode(dupe), 'duplicate');
+    const dupeBody = await dupe.json();
+    assert.equal(dupeBody.error.code, 'duplicate');
+    // A copy is no upload: no word of "different bytes" or PUT.
+    assert.match(dupeBody.message, /already exists at destinationKey: copy with x-upsert: true to replace it/);
+    const ontoItself = await t.raw('POST', '/object/copy', {
+      json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'orig.txt' },
+    });
+    assert.equal(ontoItself.status, 409);
+    assert.match((await ontoItself.json()).message, /name the same object/);
     const missing = await t.raw('POST', '/object/copy', {
       json: { bucketId: 'files', sourceKey: 'none.txt', destinationKey: 'x.txt' },
     });
@@ -516,6 +621,19 @@ describe('list, copy, move, remove', () => {
       json: { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'moved/one.txt' },
     });
     assert.equal(clash.status, 409);
+    const clashBody = await clash.json();
+    assert.equal(clashBody.error.code, 'duplicate');
+    assert.match(clashBody.message, /a move does not overwrite it/);
+    // Onto itself: as Supabase Storage, a move that changes nothing succeeds once the
+    // caller may update the source, and a missing source is 404.
+    const inPlace = { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'orig.txt' };
+    const same = await t.raw('POST', '/object/move', { json: inPlace });
+    assert.equal(same.status, 200);
+    assert.equal(await (await s.download('orig.txt')).data!.text(), 'original');
+    const sameMissing = await t.raw('POST', '/object/move', {
+      json: { ...inPlace, sourceKey: 'none.txt', destinationKey: 'none.txt' },
+    });
+    assert.equal(sameMissing.status, 404);
 
     assert.equal((await s.move('moved/one.txt', 'from-files.txt', { destinationBucket: 'pub' })).error, null);
     assert.equal(

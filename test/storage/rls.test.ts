@@ -291,6 +291,34 @@ describe('signed URLs', () => {
     assert.equal(bad.status, 400);
   });
 
+  test('minting a signed upload URL for a taken name is 409 whether or not the caller can read the object', async () => {
+    await t.service.storage.createBucket('dropbox');
+    // Anyone signed in may drop files in; only the uploader reads them.
+    await t.owner.unsafe(`
+      create policy "dropbox insert" on storage.objects for insert to authenticated with check (bucket = 'dropbox');
+      create policy "dropbox read own" on storage.objects for select to authenticated
+        using (bucket = 'dropbox' and owner_sub = auth.uid()::text);
+    `);
+    const alice = await t.as(ALICE);
+    const bob = await t.as(BOB);
+    assert.equal((await alice.storage.from('dropbox').upload('report.pdf', Buffer.from('alice'))).error, null);
+    assert.equal((await bob.storage.from('dropbox').download('report.pdf')).error !== null, true, 'bob cannot read it');
+    for (const [who, client] of [
+      ['the owner, who can read it', alice],
+      ['bob, who cannot', bob],
+    ] as const) {
+      const minted = await client.storage.from('dropbox').createSignedUploadUrl('report.pdf');
+      assert.equal(status(minted), 409, who);
+      assert.match(minted.error!.message, /signed upload URL cannot overwrite it/, who);
+    }
+    // A free name still mints, and a caller who may not insert is refused for a taken name and a free one alike.
+    assert.equal((await bob.storage.from('dropbox').createSignedUploadUrl('free.pdf')).error, null);
+    for (const name of ['report.pdf', 'free.pdf']) {
+      const anon = await t.raw('POST', `/object/upload/sign/dropbox/${name}`, { token: t.h.info.PUBLISHABLE_KEY });
+      assert.equal(anon.status, 403, name);
+    }
+  });
+
   test('signed upload URLs: insert only, owner is the minting user, no Authorization on the PUT, 2 hours', async () => {
     const alice = await t.as(ALICE);
     const bob = await t.as(BOB);
@@ -312,6 +340,10 @@ describe('signed URLs', () => {
       headers: { 'content-type': 'text/plain', 'x-upsert': 'true' },
     });
     assert.equal(again.status, 409);
+    const againBody = await again.json();
+    assert.equal(againBody.error.code, 'duplicate');
+    // Not the upload's advice: x-upsert and PUT cannot replace through a signed URL.
+    assert.match(againBody.message, /signed upload URL cannot overwrite it/);
     // Bound to one object.
     const elsewhere = await fetch(minted.data!.signedUrl.replace('upload.txt', 'elsewhere.txt'), {
       method: 'PUT',
