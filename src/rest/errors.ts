@@ -80,7 +80,6 @@ const GENERIC: Record<string, string> = {
   '23505': 'A row with the same unique value already exists.',
   '23514': 'The row does not satisfy a check constraint.',
   '23P01': 'The row conflicts with an existing row (exclusion constraint).',
-  '25006': 'This request cannot write: GET and HEAD run read-only. Use POST.',
   '42501': 'Permission denied.',
   '42803':
     'With aggregate functions in select, order only by the plain columns selected with them: those are grouped by.',
@@ -96,7 +95,8 @@ const GENERIC_CLASS: Record<string, string> = {
   '53': 'The database is out of resources; retry later.',
 };
 
-function genericMessage(e: DatabaseError): string {
+function genericMessage(e: DatabaseError, readOnly: string): string {
+  if (e.code === '25006') return `This request cannot write: ${readOnly}`;
   if (e.code === '42501' && /row-level security/.test(e.message)) return 'new row violates row-level security policy';
   // RAISE EXCEPTION text is the application's own message to its clients.
   if (e.code === 'P0001' || e.code.startsWith('PT')) return e.message;
@@ -190,8 +190,18 @@ function raisedResponse(e: DatabaseError): RenderedError {
   };
 }
 
+export interface RenderOptions {
+  anonymous: boolean;
+  /** The secret key: database detail is shown. */
+  detailed: boolean;
+  /** Why the request ran READ ONLY: what a 25006 (a write there) says, or its hint when the database's text is shown. */
+  readOnly?: string;
+}
+
+const READ_ONLY = 'GET and HEAD run read-only. Use POST.';
+
 /** Renders a HearthError or a database error; anything else is not ours to render. */
-export function renderRestError(err: unknown, opts: { anonymous: boolean; detailed: boolean }): RenderedError | null {
+export function renderRestError(err: unknown, opts: RenderOptions): RenderedError | null {
   // A lost connection or a database that refuses connections: every area's 503 (db/unavailable.ts).
   if (isDatabaseUnavailable(err)) err = new DatabaseUnavailable();
   if (err instanceof HearthError) {
@@ -214,12 +224,14 @@ export function renderRestError(err: unknown, opts: { anonymous: boolean; detail
   const status = statusForSqlstate(err.code, opts.anonymous, err.message);
   // As PostgREST: a 401 from the database (42501 for anon, PT401) challenges for a token.
   const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+  const readOnly = opts.readOnly ?? READ_ONLY;
   if (opts.detailed) {
-    return {
-      status,
-      headers,
-      body: { message: err.message, code: err.code, details: err.detail ?? null, hint: err.hint ?? null },
-    };
+    const hint = err.hint ?? (err.code === '25006' ? readOnly : null);
+    return { status, headers, body: { message: err.message, code: err.code, details: err.detail ?? null, hint } };
   }
-  return { status, headers, body: { message: genericMessage(err), code: err.code, details: null, hint: null } };
+  return {
+    status,
+    headers,
+    body: { message: genericMessage(err, readOnly), code: err.code, details: null, hint: null },
+  };
 }

@@ -91,6 +91,10 @@ export async function handleRest(deps: RestDeps, req: RestRequest): Promise<Rest
     const rendered = renderRestError(err, {
       anonymous: deps.caller.role === 'anon',
       detailed: deps.keyType === 'secret' || deps.caller.role === 'service_role',
+      // Other than GET and HEAD, only a POST to a STABLE or IMMUTABLE function runs read-only.
+      readOnly: isRead(req.method.toUpperCase())
+        ? undefined
+        : 'the function is declared STABLE or IMMUTABLE, so it runs read-only. Declare it VOLATILE if it writes.',
     });
     if (!rendered) throw err;
     return {
@@ -107,11 +111,11 @@ export async function handleRest(deps: RestDeps, req: RestRequest): Promise<Rest
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
-/** Accept-Profile names the schema of a read, Content-Profile (else Accept-Profile) that of a write. */
+const WRITES = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+
+/** As PostgREST: Content-Profile names the schema of a POST, PATCH, PUT or DELETE, Accept-Profile that of any other request. */
 const profileOf = (req: RestRequest) =>
-  (isRead(req.method)
-    ? req.headers['accept-profile']
-    : (req.headers['content-profile'] ?? req.headers['accept-profile'])) || undefined;
+  req.headers[WRITES.has(req.method) ? 'content-profile' : 'accept-profile'] || undefined;
 
 /** pg_timezone_names per database pool: the server's zone list, read once, on the first timezone preference. */
 const timezoneNames = new WeakMap<postgres.Sql, Promise<ReadonlySet<string>>>();
@@ -132,7 +136,16 @@ async function preferences(deps: RestDeps, req: RestRequest): Promise<Preference
   return wantsTimezone(header) ? parsePrefer(header, await timezonesOf(deps.sql)) : parsePrefer(header);
 }
 
-const queryParams = (req: RestRequest) => (typeof req.query === 'string' ? new URLSearchParams(req.query) : req.query);
+/** The query's parameters; a key without "=" (`?flag`) is no parameter, as PostgREST reads the query string. */
+const queryParams = (req: RestRequest) =>
+  typeof req.query === 'string'
+    ? new URLSearchParams(
+        req.query
+          .split('&')
+          .filter((p) => p.includes('='))
+          .join('&'),
+      )
+    : req.query;
 
 function route(deps: RestDeps, req: RestRequest): Promise<RestResponse> {
   if (!deps.planEnabled && req.headers.accept?.includes('vnd.pgrst.plan') && planRequest(req.headers.accept)) {
@@ -745,8 +758,7 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
   const accept = explain ? explain.for : req.headers.accept;
   const media = negotiate(accept, ['json', 'object', 'csv']);
   const prefs = await preferences(deps, req);
-  const argNames = new Set(fns.flatMap((f) => f.args.map((a) => a.name)).filter((n) => n));
-  const parsed = parseQuery(queryParams(req), isRead(req.method) ? argNames : new Set());
+  const parsed = parseQuery(queryParams(req), isRead(req.method));
   const wholeBody = !isRead(req.method) && prefs.params === 'single-object';
 
   const callableNames = () =>
@@ -789,12 +801,6 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
       else throw invalidBody('Send the arguments as one JSON object of named values.');
     }
   }
-  if (isRead(req.method) && fn.volatility === 'volatile') {
-    throw fail('PGRST101', `The function ${schema}.${name} is volatile: call it with POST`, {
-      hint: 'Mark it STABLE or IMMUTABLE if it only reads, to allow GET.',
-    });
-  }
-
   // max-affected limits the rows a set-returning call answers (after limit/offset).
   const max = maxAffected(prefs);
   if (max !== null && !fn.returnsSet) {
@@ -808,6 +814,8 @@ async function rpc(deps: RestDeps, req: RestRequest, schema: string, name: strin
     limit,
     offset,
   });
+  // As PostgREST: GET and HEAD of any function, and POST of a STABLE or IMMUTABLE
+  // one, run READ ONLY; only a function that then writes fails (405 25006).
   const readOnly = isRead(req.method) || fn.volatility !== 'volatile';
   if (explain) return explainPlan(deps, req, plan, explain, readOnly);
   const o = await run(deps, req, plan, {

@@ -117,11 +117,36 @@ const MEDIA: Record<string, MediaType> = {
   'application/openapi+json': 'openapi',
 };
 
-/** The first acceptable media type of the Accept header (q-values are not ranked; clients send one). */
+/**
+ * The Accept header's media types, most preferred first, ranked as PostgREST
+ * ranks them (wai-extra's parseHttpAccept): by q-value (1 when absent or
+ * unreadable), then by specificity (parameters count for, wildcards
+ * against), then in the order written.
+ */
+function rankAccept(accept: string): string[] {
+  return accept
+    .split(',')
+    .map((part, index) => {
+      const [type, ...params] = part.split(';').map((x) => x.trim());
+      const q = params.find((x) => /^q=/i.test(x));
+      const quality = q === undefined ? 1 : Number.parseFloat(q.slice(2));
+      const others = params.length - (q === undefined ? 0 : 1);
+      return {
+        type,
+        quality: Number.isNaN(quality) ? 1 : quality,
+        specificity: others - (type.match(/\*/g)?.length ?? 0),
+        index,
+      };
+    })
+    .sort((a, b) => b.quality - a.quality || b.specificity - a.specificity || a.index - b.index)
+    .map((m) => m.type);
+}
+
+/** The most preferred media type of the Accept header that the resource can answer. */
 export function negotiate(accept: string | undefined, allowed: readonly MediaType[]): MediaType {
   if (!accept || accept.trim() === '') return allowed[0];
-  for (const part of accept.split(',')) {
-    const type = MEDIA[part.split(';')[0].trim().toLowerCase()];
+  for (const part of rankAccept(accept)) {
+    const type = MEDIA[part.toLowerCase()];
     if (type && allowed.includes(type)) return type;
     if (type === 'json' && allowed.includes('openapi')) return 'openapi';
   }

@@ -479,10 +479,26 @@ export const MAX_LIMIT = 1000;
 export const DEFAULT_LIMIT = 100;
 
 /**
- * Splits the query string into parameters per embed path. `argNames` (for
- * GET /rpc/fn) are top-level keys that are function arguments, not filters.
+ * A filter's value on GET /rpc/fn, read as PostgREST reads it: an operator
+ * expression (`eq.1`, `not.in.(1,2)`) filters the function's result; anything
+ * else is an argument, unless it starts like one and is malformed (`not.`,
+ * `in.`, `is.`, `isdistinct.` followed by nonsense is 400, as there).
  */
-export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string> = new Set()): ParsedQuery {
+function rpcFilterOrArgument(key: string, value: string): ReturnType<typeof parseOperation> | null {
+  try {
+    return parseOperation(value, `filter ${key}`);
+  } catch (err) {
+    if (/^(not|in|is|isdistinct)\./.test(value)) throw err;
+    return null;
+  }
+}
+
+/**
+ * Splits the query string into parameters per embed path. With `rpcRead` (GET
+ * /rpc/fn) a top-level parameter whose value is not an operator expression is
+ * a function argument, not a filter.
+ */
+export function parseQuery(query: URLSearchParams, rpcRead = false): ParsedQuery {
   const parsed: ParsedQuery = {
     select: [{ type: 'star' }],
     nodes: new Map(),
@@ -522,15 +538,12 @@ export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string>
       parsed.onConflict = parseNameList('on_conflict parameter', value);
       continue;
     }
-    if (argNames.has(key)) {
-      parsed.args.set(key, [...(parsed.args.get(key) ?? []), value]);
-      continue;
-    }
     const { path, last } = splitKey(key);
     const target = node(path);
     if (last === 'order') target.order = parseOrder(value);
-    else if (last === 'limit') target.limit = parseCount('limit', value);
-    else if (last === 'offset') target.offset = parseCount('offset', value);
+    // An empty limit or offset is no limit or offset, as in PostgREST.
+    else if (last === 'limit') target.limit = value === '' ? null : parseCount('limit', value);
+    else if (last === 'offset') target.offset = value === '' ? null : parseCount('offset', value);
     else if (/^(not\.)?(and|or)$/.test(last)) {
       const negate = last.startsWith('not.');
       target.conditions.push(
@@ -538,8 +551,9 @@ export function parseQuery(query: URLSearchParams, argNames: ReadonlySet<string>
       );
     } else {
       const field = parseFilterField(last, key);
-      const { negate, operation } = parseOperation(value, `filter ${key}`);
-      target.conditions.push({ type: 'filter', field, negate, operation });
+      const filter = rpcRead && path === '' ? rpcFilterOrArgument(key, value) : parseOperation(value, `filter ${key}`);
+      if (filter) target.conditions.push({ type: 'filter', field, ...filter });
+      else parsed.args.set(key, [...(parsed.args.get(key) ?? []), value]);
     }
   }
   return parsed;

@@ -49,7 +49,8 @@ before(async () => {
     create table public.items (id int primary key, list_id int not null references public.lists(id), label text);
     insert into public.lists values (1, 'groceries'), (2, 'chores');
     insert into public.items values (1, 1, 'milk'), (2, 1, 'eggs'), (3, 2, 'dishes');
-    create function public.add(a int, b int) returns int language sql immutable as 'select a + b';`);
+    create function public.add(a int, b int) returns int language sql immutable as 'select a + b';
+    create function public.list_count() returns int language sql as 'select count(*)::int from public.lists';`);
 });
 after(async () => {
   await owner?.end();
@@ -234,5 +235,57 @@ describe('supabase-js against /rest/v1', () => {
     });
     const none = await owner.unsafe(`select count(*)::int as n from public.lists where id = 9`);
     assert.equal(none[0].n, 0);
+  });
+
+  test('GET of a volatile function runs it read-only, as PostgREST does', async () => {
+    // create function's default volatility is VOLATILE; this one only reads.
+    const { data, error } = await client().rpc('list_count', {}, { get: true });
+    assert.equal(error, null);
+    assert.equal(data, 2);
+  });
+
+  test('query parameters as PostgREST reads them: arguments by name, empty limit, keys without a value', async () => {
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      fetch(`${h.info.BASE_URL}/rest/v1/${path}`, { headers: { apikey: h.info.PUBLISHABLE_KEY, ...headers } });
+    // A parameter that is no operator expression is an argument: no add(a, b, c), no nosuch(x).
+    for (const path of ['rpc/add?a=1&b=2&c=3', 'rpc/nosuch?x=1']) {
+      const res = await get(path);
+      assert.equal(res.status, 404, path);
+      assert.equal((await res.json()).code, 'PGRST202');
+    }
+    const added = await get('rpc/add?a=1&b=2');
+    assert.equal(await added.text(), '3');
+    // An empty limit or offset is none; a key without "=" is no parameter.
+    const lists = await get('lists?select=id&order=id&limit=&offset=&nocache');
+    assert.equal(lists.status, 200);
+    assert.deepEqual(await lists.json(), [{ id: 1 }, { id: 2 }]);
+  });
+
+  test('Accept is ranked by q-value; Content-Profile alone names the schema of a write', async () => {
+    const one = await fetch(`${h.info.BASE_URL}/rest/v1/lists?id=eq.1&select=name`, {
+      headers: {
+        apikey: h.info.PUBLISHABLE_KEY,
+        accept: 'application/json;q=0.9, application/vnd.pgrst.object+json',
+      },
+    });
+    assert.equal(one.status, 200);
+    assert.match(one.headers.get('content-type') ?? '', /^application\/vnd\.pgrst\.object\+json/);
+    assert.deepEqual(await one.json(), { name: 'groceries' });
+
+    // Accept-Profile does not choose the schema of a POST: an unexposed one is not even looked at.
+    const written = await fetch(`${h.info.BASE_URL}/rest/v1/lists`, {
+      method: 'POST',
+      headers: { apikey: h.info.SECRET_KEY, 'content-type': 'application/json', 'accept-profile': 'nope' },
+      body: JSON.stringify({ id: 3, name: 'errands' }),
+    });
+    assert.equal(written.status, 201);
+    const refused = await fetch(`${h.info.BASE_URL}/rest/v1/lists`, {
+      method: 'POST',
+      headers: { apikey: h.info.SECRET_KEY, 'content-type': 'application/json', 'content-profile': 'nope' },
+      body: JSON.stringify({ id: 4, name: 'never' }),
+    });
+    assert.equal(refused.status, 406);
+    assert.equal((await refused.json()).code, 'PGRST106');
+    await owner.unsafe('delete from public.lists where id = 3');
   });
 });

@@ -361,7 +361,7 @@ describe('order', () => {
 });
 
 test('rpc arguments are taken out of the filters', () => {
-  const p = parseQuery(new URLSearchParams('a=1&b=x&id=eq.3&a=2'), new Set(['a', 'b']));
+  const p = parseQuery(new URLSearchParams('a=1&b=x&id=eq.3&a=2'), true);
   // Every value of a repeated argument is kept: a VARIADIC one takes them all.
   assert.deepEqual(
     [...p.args],
@@ -371,4 +371,42 @@ test('rpc arguments are taken out of the filters', () => {
     ],
   );
   assert.equal(p.nodes.get('')!.conditions.length, 1);
+});
+
+describe('GET /rpc parameters, as PostgREST tells arguments from filters', () => {
+  // [query, arguments, number of root filters]
+  const cases: [string, [string, string[]][], number][] = [
+    ['_=12345', [['_', ['12345']]], 0],
+    ['id=', [['id', ['']]], 0],
+    ['q=hello world&n=eq.1', [['q', ['hello world']]], 1],
+    ['a=eq', [['a', ['eq']]], 0],
+    [
+      'a=not&b=isdistinct',
+      [
+        ['a', ['not']],
+        ['b', ['isdistinct']],
+      ],
+      0,
+    ],
+    ['a=fts(bad config).x', [['a', ['fts(bad config).x']]], 0],
+    ['a=not.eq.1&b=in.(1,2)', [], 2],
+    ['limit=&offset=', [], 0],
+  ];
+  for (const [query, args, filters] of cases) {
+    test(query, () => {
+      const p = parseQuery(new URLSearchParams(query), true);
+      assert.deepEqual([...p.args], args);
+      assert.equal(p.nodes.get('')!.conditions.length, filters);
+    });
+  }
+  // Started as an operator expression and malformed: a filter that fails, as in PostgREST.
+  for (const query of ['a=not.x', 'a=in.1', 'a=is.maybe', 'x.a=1']) {
+    test(`${query} is PGRST100`, () =>
+      assert.throws(() => parseQuery(new URLSearchParams(query), true), { code: 'PGRST100' }));
+  }
+});
+
+test('an empty limit or offset is none', () => {
+  const root = parseQuery(new URLSearchParams('limit=&offset=')).nodes.get('')!;
+  assert.deepEqual([root.limit, root.offset], [null, null]);
 });

@@ -10,6 +10,8 @@ before(async () => {
   p = await createProject();
   await p.admin.unsafe(`set role ${OWNER};
     create function sum_all(variadic nums int[]) returns int language sql immutable as 'select sum(n)::int from unnest(nums) n';
+    create function log_count() returns int language sql as 'select count(*)::int from logs';
+    create function sneaky_log(msg text) returns int language sql stable as 'select log_it(msg)';
     reset role`);
   await p.reload();
 });
@@ -57,7 +59,12 @@ describe('rpc', () => {
     ['POST', 'rpc/nope', {}, 404, 'PGRST202'],
     ['POST', 'rpc/add_numbers', { c: 1 }, 404, 'PGRST202'],
     ['POST', 'rpc/add_numbers', {}, 404, 'PGRST202'],
-    ['GET', 'rpc/log_it?msg=x', undefined, 405, 'PGRST101'],
+    ['GET', 'rpc/log_it?msg=x', undefined, 405, '25006'],
+    ['HEAD', 'rpc/log_it?msg=x', undefined, 405, '25006'],
+    ['POST', 'rpc/sneaky_log', { msg: 'x' }, 405, '25006'],
+    ['GET', 'rpc/add_numbers?a=1&b=2&c=3', undefined, 404, 'PGRST202'],
+    ['GET', 'rpc/add_numbers?a=1&_=12345', undefined, 404, 'PGRST202'],
+    ['GET', 'rpc/nosuch?x=1', undefined, 404, 'PGRST202'],
     ['PATCH', 'rpc/add_numbers', {}, 405, 'PGRST101'],
     ['GET', 'rpc/hidden', undefined, 401, '42501'],
     ['POST', 'rpc/add_numbers', { a: 'x' }, 400, '22P02'],
@@ -70,6 +77,35 @@ describe('rpc', () => {
       assert.equal((res.json as { code: string }).code, code);
     });
   }
+
+  test('GET of a volatile function runs it READ ONLY: reading works, writing is 405 25006 and keeps nothing', async () => {
+    const read = await p.call('anon', 'GET', 'rpc/log_count');
+    assert.equal(read.status, 200, read.body ?? '');
+    const before = Number(read.body);
+    const write = await p.call('anon', 'GET', 'rpc/log_it?msg=via-get');
+    assert.deepEqual(write.json, {
+      message: 'This request cannot write: GET and HEAD run read-only. Use POST.',
+      code: '25006',
+      details: null,
+      hint: null,
+    });
+    assert.equal((await p.call('anon', 'GET', 'rpc/log_count')).body, String(before));
+  });
+
+  test('POST of a STABLE function that writes says why it ran read-only', async () => {
+    const anon = await p.call('anon', 'POST', 'rpc/sneaky_log', { body: { msg: 'x' } });
+    assert.equal(anon.status, 405);
+    const why = 'the function is declared STABLE or IMMUTABLE, so it runs read-only. Declare it VOLATILE if it writes.';
+    assert.equal((anon.json as { message: string }).message, `This request cannot write: ${why}`);
+    // The secret key sees the database's own message, and the reason as the hint.
+    const secret = await p.call('service', 'POST', 'rpc/sneaky_log', { body: { msg: 'x' } });
+    assert.deepEqual(secret.json, {
+      message: 'cannot execute INSERT in a read-only transaction',
+      code: '25006',
+      details: null,
+      hint: why,
+    });
+  });
 
   test('a volatile function runs with POST and writes', async () => {
     const res = await p.call('service', 'POST', 'rpc/log_it', { body: { msg: 'from rpc' } });
