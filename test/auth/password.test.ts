@@ -443,3 +443,22 @@ describe('rate limits per client IP', () => {
     assert.equal(url.status, 400);
   });
 });
+
+describe('JWKS', () => {
+  test('is public: whatever credentials come with the request, even bad ones, are ignored', async () => {
+    const url = `${h.info.BASE_URL}/auth/v1/.well-known/jwks.json`;
+    const bare = await fetch(url);
+    assert.equal(bare.status, 200);
+    const keys = await bare.json();
+    assert.equal(keys.keys.length > 0, true);
+    for (const headers of <Record<string, string>[]>[
+      { apikey: 'sb_publishable_not-a-key' },
+      { authorization: 'Bearer not.a.jwt' },
+      { apikey: 'nonsense', authorization: 'Basic QWxhZGRpbjpvcGVu' },
+    ]) {
+      const res = await fetch(url, { headers });
+      assert.equal(res.status, 200, JSON.stringify(headers));
+      assert.deepEqual(await res.json(), keys);
+    }
+  });
+});
