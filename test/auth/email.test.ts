@@ -211,6 +211,30 @@ describe('magic links', () => {
     }
   });
 
+  test('allowlist globs match as Supabase: * stays within one host label or path segment, ** crosses both', async () => {
+    await configureAuth(h, { uri_allow_list: 'http://*.app.test/*,http://deep.test/**,http://v?.app.test/x' });
+    try {
+      const cases: [string, number][] = [
+        ['http://x.app.test/a', 200],
+        ['http://x.y.app.test/a', 400], // * does not cross '.' in the host
+        ['http://x.app.test/a/b', 400], // nor '/' in the path
+        ['http://x.app.test/index.html', 400], // nor '.' in the path
+        ['http://deep.test/a/b.c/d', 200], // ** crosses both
+        ['http://v1.app.test/x', 200],
+        ['http://v.1.app.test/x', 400], // ? is not '.'
+      ];
+      for (const [target, status] of cases) {
+        const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(target)}`, {
+          body: { email: uniqueEmail('glob') },
+        });
+        assert.equal(res.status, status, target);
+        if (status === 400) assert.equal(res.body.error.code, 'bad_redirect', target);
+      }
+    } finally {
+      await configureAuth(h, { uri_allow_list: `${APP}/*,${APP}/deep/**` });
+    }
+  });
+
   test('with an empty allowlist any redirect_to but site_url is refused; links default to site_url', async () => {
     await configureAuth(h, { uri_allow_list: '' });
     try {
