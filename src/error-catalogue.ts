@@ -7,8 +7,8 @@
  * (test/errors/catalogue.test.ts).
  *
  * One code, one status. A second status is kept only where GoTrue, PostgREST
- * or Supabase Storage answer the same code with it, and `otherStatuses` says
- * where. PGRST codes and the SQLSTATEs Hearth itself answers (42703, 42712,
+ * or Supabase Storage answer the same code with it, or on a Hearth-only route
+ * (one the upstream lacks), and `otherStatuses` says where. PGRST codes and the SQLSTATEs Hearth itself answers (42703, 42712,
  * 21000) are here; database errors relayed as they are keep their SQLSTATE
  * and PostgREST's status mapping (src/rest/errors.ts) and are not.
  */
@@ -247,6 +247,9 @@ export const CATALOGUE = {
     status: 403,
     areas: ['auth'],
     message: 'The session of this access token has ended (signed out or revoked); sign in again.',
+    otherStatuses: {
+      404: 'Hearth-only route DELETE /auth/v1/sessions/{id}: an unknown or foreign session id, as an unknown factor id is mfa_factor_not_found 404.',
+    },
   },
   single_identity_not_deletable: {
     status: 422,

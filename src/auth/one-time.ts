@@ -1,8 +1,8 @@
 /**
  * E-mailed secrets (SPEC 3.1, 8). Each message carries a 6-digit code and a
  * link token, stored hashed in one auth.one_time_tokens row that either of
- * them consumes. Codes and links live 10 minutes; a code is locked after 5
- * wrong tries; a newer message for the same user and purpose supersedes the
+ * them consumes. Codes and links live 10 minutes; 5 wrong tries lock the
+ * code and with it the link; a newer message for the same user and purpose supersedes the
  * older one. A 6-digit code has only a million values, so its hash is salted
  * with the row id: a leaked table row alone does not give the code away
  * without a per-row search, and the 10-minute life bounds that search.
@@ -85,12 +85,17 @@ export async function redeemCode(
   return row as unknown as RedeemedToken;
 }
 
-/** Redeems a link token (single use, 10 minutes); null when bad, used or expired. */
+/**
+ * Redeems a link token (single use, 10 minutes); null when bad, used, expired
+ * or locked. The lock of the mail's code covers its link too: five wrong
+ * codes mean someone is guessing at this mail, so none of it signs in.
+ */
 export async function redeemLink(ctx: AuthContext, token: string, purposes: Purpose[]): Promise<RedeemedToken | null> {
   const sql = ctx.project.sql;
   const t = now(ctx);
   const [row] = await sql`update auth.one_time_tokens set consumed_at = ${t}
     where link_hash = ${sha256(token)} and purpose in ${sql(purposes)} and consumed_at is null and expires_at > ${t}
+      and attempts < ${MAX_CODE_ATTEMPTS}
     returning id, user_id, purpose, email, flow_state_id`;
   return (row as unknown as RedeemedToken | undefined) ?? null;
 }

@@ -1,8 +1,10 @@
 /**
  * The redirect allowlist (SPEC 5): config/auth `uri_allow_list`, comma
- * separated glob patterns as in Supabase: `*` matches within one path
- * segment (never crosses `/`), `**` matches anything, `?` one character
- * other than `/`. A pattern is matched against scheme://host[:port]/path of
+ * separated glob patterns matched as Supabase's (gobwas/glob with the
+ * separators `.` and `/`): `*` matches within one host label or path segment
+ * (never crosses `.` or `/`, so `https://*.app.test` does not allow
+ * `https://x.y.app.test`), `**` matches anything, `?` one character other
+ * than `.` and `/`. A pattern is matched against scheme://host[:port]/path of
  * the target (query and fragment ignored, so an app may add its own query).
  * An empty list allows nothing but site_url itself: without redirect_to,
  * links lead to site_url (and carry it as their redirect_to), which is always
@@ -18,8 +20,8 @@ export function globToRegExp(glob: string): RegExp {
     if (c === '*' && glob[i + 1] === '*') {
       out += '.*';
       i++;
-    } else if (c === '*') out += '[^/]*';
-    else if (c === '?') out += '[^/]';
+    } else if (c === '*') out += '[^./]*';
+    else if (c === '?') out += '[^./]';
     else out += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
   }
   return new RegExp(`^${out}$`);

@@ -1,4 +1,6 @@
-import { httpUrl, outboundHost, outboundUrl, type AreaSpec } from '../platform/settings-schema.ts';
+import { isIP } from 'node:net';
+import { httpUrl, outboundHost, outboundUrl, type AreaSpec, type CheckContext } from '../platform/settings-schema.ts';
+import { isEmailAddress } from './validate.ts';
 
 function rpId(v: string): string | null {
   return v === '' || /^[a-z0-9.-]+$/i.test(v)
@@ -17,6 +19,54 @@ function originList(v: string): string | null {
   return null;
 }
 
+/**
+ * smtp_admin_email, the sender of every auth mail: a bare address. Anything
+ * else is saved fine but refused by the SMTP server at every sending (501),
+ * where nobody sees it; a display name belongs in smtp_sender_name.
+ */
+function senderAddress(v: string): string | null {
+  if (v === '') return null;
+  return isEmailAddress(v) && !/[<>()[\]\\,;:"]/.test(v)
+    ? null
+    : 'must be an e-mail address such as auth@example.com (the name goes in smtp_sender_name)';
+}
+
+/**
+ * smtp_host: a host name or IP address, then the outbound guard. A scheme,
+ * port or path (`smtp://mail.example.com:587`) would make every sending fail
+ * at the DNS lookup; the port is smtp_port.
+ */
+function smtpHost(v: string, ctx: CheckContext): string | null {
+  const host = v.trim();
+  if (host !== '' && !isIP(host.replace(/^\[(.*)\]$/, '$1')) && !/^[\p{L}\p{N}_.-]+$/u.test(host))
+    return 'must be a host name or IP address such as smtp.example.com (no scheme, port or path: the port is smtp_port)';
+  return outboundHost(v, ctx);
+}
+
+/**
+ * uri_allow_list: comma-separated URL patterns (src/auth/redirects.ts). A
+ * target is compared as scheme://host[:port]/path, so an entry that is not
+ * such a URL once its wildcards are filled in ("not a url", "localhost:3000")
+ * could never match and would silently allow nothing.
+ */
+function redirectPatterns(v: string): string | null {
+  for (const pattern of v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const why = `"${pattern.slice(0, 200)}" is not a URL or URL pattern such as https://app.example.com/**, https://*.example.com/** or myapp://callback`;
+    if (!/^[a-z][a-z0-9+.-]*:\/\/\S*$/i.test(pattern)) return why;
+    try {
+      const url = new URL(pattern.replace(/\*\*|\*|\?/g, '0'));
+      // Never a redirect target (src/auth/redirects.ts refuses them whatever the list says).
+      if (url.protocol === 'javascript:' || url.protocol === 'data:') return why;
+    } catch {
+      return why;
+    }
+  }
+  return null;
+}
+
 /** Social sign-in provider fields, named as in Supabase: external_<provider>_enabled, _client_id, _secret, _url. */
 function provider(name: string): AreaSpec {
   return {
@@ -31,17 +81,17 @@ function provider(name: string): AreaSpec {
 /** config/auth fields; names follow the Supabase Management API. */
 export const authSettings: AreaSpec = {
   site_url: { type: 'string', default: 'http://localhost:3000', maxLength: 2048, check: httpUrl },
-  uri_allow_list: { type: 'string', default: '', maxLength: 8192 },
+  uri_allow_list: { type: 'string', default: '', maxLength: 8192, check: redirectPatterns },
   // Per client IP: this many at once, refilling at this many per 10 s (src/auth/rate-limit.ts).
   rate_limit_signups: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
   rate_limit_anonymous_users: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
   /** /otp, /recover, /resend, /reauthenticate and admin mails (each may send one e-mail). */
   rate_limit_email_sent: { type: 'integer', default: 60, min: 0, max: 1_000_000 },
-  smtp_host: { type: 'string', default: null, maxLength: 255, check: outboundHost },
+  smtp_host: { type: 'string', default: null, maxLength: 255, check: smtpHost },
   smtp_port: { type: 'integer', default: 587, min: 1, max: 65535 },
   smtp_user: { type: 'string', default: null, maxLength: 255 },
   smtp_pass: { type: 'string', default: null, maxLength: 1024, secret: true },
-  smtp_admin_email: { type: 'string', default: null, maxLength: 320 },
+  smtp_admin_email: { type: 'string', default: null, maxLength: 320, check: senderAddress },
   smtp_sender_name: { type: 'string', default: null, maxLength: 255 },
   /** Passkeys: the relying party. Nothing WebAuthn works (422 webauthn_not_configured) until rp_id and rp_origins are set. */
   webauthn_rp_id: { type: 'string', default: null, maxLength: 253, check: rpId },

@@ -28,8 +28,12 @@ export async function listSessions(ctx: AuthContext, userId: string, currentSess
 export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string): Promise<void> {
   const gone = await ctx.project
     .sql`delete from auth.sessions where id = ${sessionId} and user_id = ${userId} returning id`;
+  // 404, as for an unknown factor id: the id names nothing the caller has (the 403 of
+  // sessionEnded is about the caller's own session having ended).
   if (gone.length === 0)
-    throw fail('session_not_found', 'No session with this id belongs to you (it may already have ended).');
+    throw fail('session_not_found', 'No session with this id belongs to you (it may already have ended).', {
+      status: 404,
+    });
 }
 
 export const sessionEnded = () => fail('session_not_found');

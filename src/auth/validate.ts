@@ -74,10 +74,13 @@ export function requiredString(body: Record<string, unknown>, name: string): str
   return v;
 }
 
+/** The shape every e-mail address Hearth takes must have (at most 320 characters). */
+export const isEmailAddress = (v: string): boolean => v.length <= 320 && EMAIL.test(v);
+
 /** Lower-cased and trimmed; 400 validation_failed when it is not an address. */
 export function normaliseEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
-  if (email.length > 320 || !EMAIL.test(email))
+  if (!isEmailAddress(email))
     throw invalid(`Unable to validate email address: invalid format ("${raw.slice(0, 80)}").`);
   return email;
 }

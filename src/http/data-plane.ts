@@ -4,8 +4,9 @@
  * src/realtime/server.ts). The project is the default one at the server
  * root, {ref} under /project/{ref}/, or {ref}.{HEARTH_PROJECT_DOMAIN}.
  * Each route states with `config: { public: true }` that it needs no key
- * (JWKS, public downloads, signed URLs); every other route needs a key or
- * token of the addressed project.
+ * (credentials sent anyway are still checked), or with `ignoreCredentials`
+ * that it does not look at them (JWKS, public downloads, signed URLs);
+ * every other route needs a key or token of the addressed project.
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';

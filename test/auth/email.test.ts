@@ -111,6 +111,27 @@ describe('e-mail codes (signInWithOtp + verifyOtp)', () => {
     assert.equal(locked.body.error.code, 'otp_locked');
   });
 
+  test('the lock covers the whole mail: its link and token_hash no longer sign in', async () => {
+    const email = uniqueEmail('locklink');
+    await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(`${APP}/welcome`)}`, { body: { email } });
+    const mail = await inbox.next(email);
+    const code = codeIn(mail);
+    const link = linkIn(mail);
+    const wrong = code === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) await authApi(h, 'POST', '/verify', { body: { type: 'email', email, token: wrong } });
+    const tokenHash = new URL(link).searchParams.get('token')!;
+    const byHash = await authApi(h, 'POST', '/verify', { body: { type: 'magiclink', token_hash: tokenHash } });
+    assert.equal(byHash.status, 403);
+    assert.equal(byHash.body.error.code, 'otp_expired');
+    const followed = await follow(link);
+    assert.equal(followed.status, 302);
+    assert.ok(followed.location.startsWith(`${APP}/welcome#`), followed.location);
+    const f = fragment(followed.location);
+    assert.equal(f.get('error'), 'access_denied');
+    assert.equal(f.get('error_code'), 'otp_expired');
+    assert.equal(f.get('access_token'), null);
+  });
+
   test('four wrong tries still leave the right code usable', async () => {
     const email = uniqueEmail('four');
     await authApi(h, 'POST', '/otp', { body: { email } });
@@ -185,6 +206,30 @@ describe('magic links', () => {
     try {
       const now = await fetch(link, { redirect: 'manual' });
       assert.equal(now.status, 400, 'the allowlist changed since issue');
+    } finally {
+      await configureAuth(h, { uri_allow_list: `${APP}/*,${APP}/deep/**` });
+    }
+  });
+
+  test('allowlist globs match as Supabase: * stays within one host label or path segment, ** crosses both', async () => {
+    await configureAuth(h, { uri_allow_list: 'http://*.app.test/*,http://deep.test/**,http://v?.app.test/x' });
+    try {
+      const cases: [string, number][] = [
+        ['http://x.app.test/a', 200],
+        ['http://x.y.app.test/a', 400], // * does not cross '.' in the host
+        ['http://x.app.test/a/b', 400], // nor '/' in the path
+        ['http://x.app.test/index.html', 400], // nor '.' in the path
+        ['http://deep.test/a/b.c/d', 200], // ** crosses both
+        ['http://v1.app.test/x', 200],
+        ['http://v.1.app.test/x', 400], // ? is not '.'
+      ];
+      for (const [target, status] of cases) {
+        const res = await authApi(h, 'POST', `/otp?redirect_to=${encodeURIComponent(target)}`, {
+          body: { email: uniqueEmail('glob') },
+        });
+        assert.equal(res.status, status, target);
+        if (status === 400) assert.equal(res.body.error.code, 'bad_redirect', target);
+      }
     } finally {
       await configureAuth(h, { uri_allow_list: `${APP}/*,${APP}/deep/**` });
     }

@@ -442,4 +442,73 @@ describe('rate limits per client IP', () => {
     });
     assert.equal(url.status, 400);
   });
+
+  const configPath = () => `/v1/projects/${h.info.PROJECT_REF}/config/auth`;
+
+  // Each value would be saved, then make every mail or redirect fail where nobody sees it.
+  const refused: [string, string][] = [
+    ['smtp_admin_email', 'nope'],
+    ['smtp_admin_email', 'Auth <auth@example.com>'],
+    ['smtp_admin_email', 'auth@example.com, other@example.com'],
+    ['smtp_admin_email', 'auth@example.com\r\nBcc: victim@example.com'],
+    ['uri_allow_list', 'not a url'],
+    ['uri_allow_list', 'http://app.test/**,not a url'],
+    ['uri_allow_list', 'localhost:3000'],
+    ['uri_allow_list', 'https://app .test/**'],
+    ['uri_allow_list', 'javascript://alert(1)'],
+    ['uri_allow_list', 'https://[::1/**'],
+    ['smtp_host', 'smtp://smtp.example.com'],
+    ['smtp_host', 'smtp.example.com:587'],
+    ['smtp_host', 'smtp.example.com/relay'],
+    ['site_url', 'not a url'],
+    ['webauthn_rp_origins', 'https://app.example.com/path'],
+    ['external_oidc_url', 'issuer.example.com'],
+  ];
+  for (const [field, value] of refused) {
+    test(`config/auth ${field} ${JSON.stringify(value)} is 400 invalid_field naming the field, nothing saved`, async () => {
+      const before = await h.api('GET', configPath());
+      const res = await h.api('PATCH', configPath(), { body: { [field]: value } });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error.code, 'invalid_field');
+      assert.ok(res.body.error.message.startsWith(`config/auth.${field} `), res.body.error.message);
+      assert.deepEqual((await h.api('GET', configPath())).body, before.body);
+    });
+  }
+
+  test('config/auth takes addresses, hosts and redirect patterns in the forms Supabase projects use', async () => {
+    const good = {
+      smtp_admin_email: 'no-reply+auth@mail.example.com',
+      smtp_host: 'smtp.example.com',
+      uri_allow_list:
+        'https://*.example.com/**, myapp://callback, com.example.app://auth/callback, http://localhost:*/**, https://app.example.com/?',
+    };
+    const res = await h.api('PATCH', configPath(), { body: good });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    for (const [field, value] of Object.entries(good)) assert.equal(res.body[field], value);
+    // Empty clears, as before.
+    const cleared = await h.api('PATCH', configPath(), {
+      body: { smtp_admin_email: '', smtp_host: null, uri_allow_list: '' },
+    });
+    assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
+    assert.equal(cleared.body.smtp_host, null);
+  });
+});
+
+describe('JWKS', () => {
+  test('is public: whatever credentials come with the request, even bad ones, are ignored', async () => {
+    const url = `${h.info.BASE_URL}/auth/v1/.well-known/jwks.json`;
+    const bare = await fetch(url);
+    assert.equal(bare.status, 200);
+    const keys = await bare.json();
+    assert.equal(keys.keys.length > 0, true);
+    for (const headers of <Record<string, string>[]>[
+      { apikey: 'sb_publishable_not-a-key' },
+      { authorization: 'Bearer not.a.jwt' },
+      { apikey: 'nonsense', authorization: 'Basic QWxhZGRpbjpvcGVu' },
+    ]) {
+      const res = await fetch(url, { headers });
+      assert.equal(res.status, 200, JSON.stringify(headers));
+      assert.deepEqual(await res.json(), keys);
+    }
+  });
 });

@@ -3,6 +3,7 @@
  * ending every other session of the user.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
@@ -50,7 +51,7 @@ describe('sessions', () => {
     assert.equal(anon.body.error_code, 'no_authorization');
   });
 
-  test("DELETE /sessions/{id} ends that session's refresh tokens; another user's session is 403 session_not_found, GoTrue's status for the code", async () => {
+  test("DELETE /sessions/{id} ends that session's refresh tokens; an ended, unknown or another user's session is 404 session_not_found", async () => {
     const { sessions } = await threeSessions();
     const victim = decodeJwt(sessions[0].access_token).session_id as string;
     const res = await authApi(h, 'DELETE', `/sessions/${victim}`, { token: sessions[2].access_token });
@@ -58,13 +59,16 @@ describe('sessions', () => {
     assert.equal((await refresh(sessions[0].refresh_token)).body.error_code, 'invalid_grant');
     assert.equal((await refresh(sessions[1].refresh_token)).status, 200);
     const again = await authApi(h, 'DELETE', `/sessions/${victim}`, { token: sessions[2].access_token });
-    assert.equal(again.status, 403);
+    assert.equal(again.status, 404);
     assert.equal(again.body.error_code, 'session_not_found');
+    const unknown = await authApi(h, 'DELETE', `/sessions/${randomUUID()}`, { token: sessions[2].access_token });
+    assert.deepEqual([unknown.status, unknown.body.error_code], [404, 'session_not_found']);
     const other = await threeSessions();
-    const foreign = await authApi(h, 'DELETE', `/sessions/${decodeJwt(other.sessions[0].access_token).session_id}`, {
-      token: sessions[2].access_token,
-    });
-    assert.equal(foreign.status, 403);
+    const foreignId = decodeJwt(other.sessions[0].access_token).session_id;
+    const foreign = await authApi(h, 'DELETE', `/sessions/${foreignId}`, { token: sessions[2].access_token });
+    assert.deepEqual([foreign.status, foreign.body.error_code], [404, 'session_not_found']);
+    // The other user's session is untouched.
+    assert.equal((await refresh(other.sessions[0].refresh_token)).status, 200);
     assert.equal((await authApi(h, 'DELETE', '/sessions/not-a-uuid', { token: sessions[2].access_token })).status, 404);
   });
 

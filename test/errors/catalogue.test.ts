@@ -80,11 +80,15 @@ describe('docs/errors.md follows the error catalogue', () => {
     }
   });
 
-  test('a second status always says which upstream answers so', () => {
+  test('a second status always says which upstream answers so, or which Hearth-only route', () => {
     for (const [code, entry] of Object.entries(catalogue)) {
       for (const [status, why] of Object.entries(entry.otherStatuses ?? {})) {
         assert.notEqual(Number(status), entry.status, code);
-        assert.match(why, /^(GoTrue|PostgREST|Supabase Storage): /, `${code} ${status}: the reason names the upstream`);
+        assert.match(
+          why,
+          /^(GoTrue|PostgREST|Supabase Storage|Hearth-only route [A-Z]+ \/\S+): /,
+          `${code} ${status}: the reason names the upstream or the Hearth-only route`,
+        );
       }
     }
   });

@@ -152,10 +152,7 @@ describe('organizations, members and projects', () => {
     const ref = created.body.ref;
     const keys = await h.api('GET', `/v1/projects/${ref}/api-keys`);
     const key = keys.body[0].api_key;
-    assert.equal(
-      (await fetch(`${h.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } })).status,
-      200,
-    );
+    assert.equal((await fetch(`${h.url}/project/${ref}/auth/v1/health`, { headers: { apikey: key } })).status, 200);
 
     const unconfirmed = await h.api('DELETE', `/v1/projects/${ref}`, { body: {} });
     assert.equal(unconfirmed.status, 400);
@@ -164,9 +161,9 @@ describe('organizations, members and projects', () => {
     assert.equal(del.status, 200);
     assert.equal((await h.api('GET', `/v1/projects/${ref}`)).status, 404);
 
-    const gone = await fetch(`${h.url}/project/${ref}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } });
+    const gone = await fetch(`${h.url}/project/${ref}/auth/v1/health`, { headers: { apikey: key } });
     assert.equal(gone.status, 404);
-    const wrongProject = await fetch(`${h.url}/auth/v1/.well-known/jwks.json`, { headers: { apikey: key } });
+    const wrongProject = await fetch(`${h.url}/auth/v1/health`, { headers: { apikey: key } });
     assert.equal(wrongProject.status, 401);
     const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
     try {
