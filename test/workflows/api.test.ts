@@ -124,6 +124,16 @@ describe('definitions', () => {
     ['missing target', { steps: [{ key: 'q', kind: 'enqueue' }] }, /step "q".*target/],
     ['bad queue name', { steps: [{ key: 'q', kind: 'enqueue', target: 'Bad-Queue' }] }, /step "q"/],
     ['webhook not http', { steps: [{ key: 'w', kind: 'webhook', target: 'ftp://x' }] }, /step "w".*http/],
+    [
+      'webhook URL with a user name and password',
+      { steps: [{ key: 'w', kind: 'webhook', target: 'https://user:pw@hooks.example.com/' }] },
+      /step "w".*no user name or password/,
+    ],
+    [
+      'compensating webhook URL with a user name',
+      { steps: [{ ...SQL, compensate: { kind: 'webhook', target: 'https://user@hooks.example.com/' } }] },
+      /step "one".*no user name or password/,
+    ],
     ['sleep without sleep_for', { steps: [{ key: 's', kind: 'sleep' }] }, /step "s".*sleep_for/],
     [
       'sleep_for not a duration',
