@@ -86,6 +86,15 @@ export async function sendMessage(sql: postgres.Sql, queue: string, msg: unknown
   return row.id as string;
 }
 
+/**
+ * A msg id as a JSON output (`{msg_id}` of a workflow enqueue step and of a cron enqueue run): a number,
+ * as pgmq.send returns it; only an id beyond 2^53, which a number would round, stays a string.
+ */
+export function msgIdJson(id: string): number | string {
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : id;
+}
+
 export async function queueExists(sql: postgres.Sql, queue: string): Promise<boolean> {
   if (!isValidQueueName(queue)) return false;
   const [row] = await sql`select exists (select 1 from pgmq.meta where queue_name = ${queue}) as found`;
