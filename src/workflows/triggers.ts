@@ -11,7 +11,9 @@
  *
  * Row binding: installs the capture trigger of migrations/project/050 on the
  * table; matching changes are drained into runs keyed by
- * `row:<binding id>:<change id>`, deleted after the run is committed.
+ * `row:<binding id>:<change id>`, deleted after the run is committed. A
+ * change drained while its workflow is disabled is dropped (logged once);
+ * one that cannot start a run otherwise is retried MAX_READS times.
  *
  * Neither drain runs for a project whose workflows are off.
  */
@@ -312,12 +314,22 @@ async function drainQueue(
   return started;
 }
 
+/**
+ * Row bindings whose workflow was found disabled at the last pass, so that dropping their changes is
+ * logged once rather than once per change. Only logging depends on it.
+ */
+const disabledBindings = new Set<string>();
+
 async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id: string }): Promise<number> {
-  const bindings = new Map(
-    (await p.dbs.control`select id, workflow from platform.workflow_row_triggers where project_id = ${project.id}`).map(
-      (r) => [r.id as string, r.workflow as string],
-    ),
-  );
+  const rows = await p.dbs.control`select t.id, t.workflow, exists (select 1 from platform.workflow_definitions d
+      where d.project_id = t.project_id and d.name = t.workflow and d.enabled) as enabled
+    from platform.workflow_row_triggers t where t.project_id = ${project.id}`;
+  const bindings = new Map(rows.map((r) => [r.id as string, r.workflow as string]));
+  const disabled = new Set<string>();
+  for (const r of rows) {
+    if (r.enabled) disabledBindings.delete(r.id as string);
+    else disabled.add(r.id as string);
+  }
   return (await sql.begin(async (tx) => {
     const changes =
       await tx`select id::text, binding_id, action, table_name, record, old, ts from hearth_workflows.changes
@@ -325,6 +337,18 @@ async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id
     let started = 0;
     for (const c of changes) {
       const workflow = bindings.get(c.binding_id as string);
+      if (disabled.has(c.binding_id as string)) {
+        // Disabling stops new runs from every trigger (SPEC 4.6): the change is dropped, not retried
+        // until the workflow is enabled again (which would start runs for changes made while it was off).
+        await tx`delete from hearth_workflows.changes where id = ${c.id as string}`;
+        if (!disabledBindings.has(c.binding_id as string))
+          p.log.warn(
+            { binding: c.binding_id, workflow },
+            'row changes dropped: the bound workflow is disabled (logged once until it is enabled again)',
+          );
+        disabledBindings.add(c.binding_id as string);
+        continue;
+      }
       try {
         if (!workflow) throw new Error('the binding no longer exists');
         const input = {

@@ -323,6 +323,44 @@ describe('row bindings without a filter, and tables that cannot be bound', () =>
   });
 });
 
+describe('a row binding of a disabled workflow', () => {
+  const changes = () =>
+    h.hearth.p.dbs.project(h.hearth.project.db_name)`select count(*)::int as n from hearth_workflows.changes`;
+
+  test('changes drained while the workflow is disabled are dropped and logged once; after enabling, changes start runs', async () => {
+    await owner`create table gated_rows (id int primary key)`;
+    await wf(h).put('gated', { steps: [{ key: 's', kind: 'sql', target: 'select 1' }] });
+    const res = await h.api('POST', rBase, { body: { table: 'gated_rows', events: ['insert'], workflow: 'gated' } });
+    assert.equal(res.status, 201);
+    const gated = `/v1/projects/${h.info.PROJECT_REF}/workflows/gated`;
+    assert.equal((await h.api('PATCH', gated, { body: { enabled: false } })).status, 204);
+    const dropped = () => warnings.filter((w) => w.binding === res.body.id && /dropped/.test(String(w.msg)));
+    await owner`insert into gated_rows values (1), (2)`;
+    await drain();
+    await owner`insert into gated_rows values (3)`;
+    await drain();
+    assert.equal((await changes())[0]!.n, 0, 'nothing is kept to be retried');
+    assert.equal(dropped().length, 1, 'logged once, not once per change or per pass');
+    // Enabling starts nothing for what changed while the workflow was off; later changes start runs.
+    assert.equal((await h.api('PATCH', gated, { body: { enabled: true } })).status, 204);
+    await drain();
+    assert.equal((await runsOf('gated')).length, 0);
+    await owner`insert into gated_rows values (4)`;
+    await drain();
+    assert.deepEqual(
+      (await runsOf('gated')).map((r) => r.input.record),
+      [{ id: 4 }],
+    );
+    // Disabled again: logged again.
+    await h.api('PATCH', gated, { body: { enabled: false } });
+    await owner`insert into gated_rows values (5)`;
+    await drain();
+    assert.equal(dropped().length, 2);
+    assert.equal((await runsOf('gated')).length, 1);
+    assert.equal((await h.api('DELETE', `${rBase}/${res.body.id}`)).status, 204);
+  });
+});
+
 describe('log drain', () => {
   test('PUT/DELETE log-drain; run and step events are shipped with source workflow and no payload', async () => {
     const { url, got, close } = await startDrainReceiver();
