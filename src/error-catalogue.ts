@@ -494,7 +494,7 @@ export const CATALOGUE = {
   unauthorized: { status: 401, areas: ['management'], message: 'Missing or invalid credentials.' },
   unknown_field: {
     status: 400,
-    areas: ['management', 'functions', 'cron'],
+    areas: ['management', 'functions', 'workflows', 'cron'],
     message: 'The request has a field this route does not know.',
   },
 

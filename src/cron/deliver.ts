@@ -6,7 +6,7 @@
 import type { Platform } from '../context.ts';
 import { createOutboundClient, type OutboundClient } from '../outbound/index.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { sendMessage } from '../queues/index.ts';
+import { msgIdJson, sendMessage } from '../queues/index.ts';
 import type { TargetKind } from './jobs.ts';
 import { startWorkflowRunForCron } from './workflow-target.ts';
 
@@ -72,7 +72,7 @@ async function attempt(p: Platform, registry: ProjectRegistry, deps: DeliveryDep
   if (!project) return failed(`Project ${fire.projectRef} no longer exists.`);
   if (fire.kind === 'enqueue') {
     const msgId = await sendMessage(project.sql, fire.target, fire.payload);
-    return { status: 'succeeded', httpStatus: null, result: { msg_id: msgId }, error: null };
+    return { status: 'succeeded', httpStatus: null, result: { msg_id: msgIdJson(msgId) }, error: null };
   }
   const run = await startWorkflowRunForCron(p, project, fire.target, fire.payload);
   return { status: 'succeeded', httpStatus: null, result: run, error: null };

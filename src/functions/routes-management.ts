@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
-import { managementAccess, objectBody, requireSession } from '../http/management-access.ts';
+import { managementAccess, objectBody, refuseUnknownFields, requireSession } from '../http/management-access.ts';
 import { unstorableText } from '../platform/text.ts';
 import { functionsRuntime } from './index.ts';
 import type { FunctionInfo } from './runtime.ts';
@@ -56,13 +56,6 @@ const missing = (name: string) =>
 
 const DEPLOY_FIELDS = ['source', 'files', 'entrypoint', 'verify_jwt'];
 const SECRET_FIELDS = ['name', 'value'];
-
-/** A misspelt field (`verifyJwt`) must not deploy with the default it meant to change. */
-function refuseUnknownFields(body: object, known: string[], what: string): void {
-  const unknown = Object.keys(body).find((f) => !known.includes(f));
-  if (unknown !== undefined)
-    throw fail('unknown_field', `${what} has no field "${unknown}"; it takes ${known.join(', ')}.`);
-}
 
 /** `{source}` (one module) or `{files, entrypoint?}` (a bundle), plus `verify_jwt?`. */
 function deployBody(request: FastifyRequest): FunctionSource {

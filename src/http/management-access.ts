@@ -23,6 +23,13 @@ export function objectBody(request: FastifyRequest): Record<string, unknown> {
   return b as Record<string, unknown>;
 }
 
+/** A misspelt field (`verifyJwt`, `queue_name`) must not be ignored, leaving the default it meant to change. */
+export function refuseUnknownFields(body: object, known: readonly string[], what: string): void {
+  const unknown = Object.keys(body).find((f) => !known.includes(f));
+  if (unknown !== undefined)
+    throw fail('unknown_field', `${what} has no field "${unknown}"; it takes ${known.join(', ')}.`);
+}
+
 export interface ManagementAccess {
   /** The signed-in account; throws 401 without a valid session. */
   account(request: FastifyRequest): Account;

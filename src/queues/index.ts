@@ -23,6 +23,12 @@ export interface QueueMessage {
   vt: Date;
   message: unknown;
   headers: unknown;
+  /**
+   * The OID of the queue's table, as a string: it names this incarnation of the queue. A queue
+   * that is dropped and created again (or whose table the owner re-created) numbers its
+   * messages from 1 again, so a msg id alone does not name a message for good.
+   */
+  generation: string;
 }
 
 export function isValidQueueName(name: unknown): name is string {
@@ -80,6 +86,15 @@ export async function sendMessage(sql: postgres.Sql, queue: string, msg: unknown
   return row.id as string;
 }
 
+/**
+ * A msg id as a JSON output (`{msg_id}` of a workflow enqueue step and of a cron enqueue run): a number,
+ * as pgmq.send returns it; only an id beyond 2^53, which a number would round, stays a string.
+ */
+export function msgIdJson(id: string): number | string {
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : id;
+}
+
 export async function queueExists(sql: postgres.Sql, queue: string): Promise<boolean> {
   if (!isValidQueueName(queue)) return false;
   const [row] = await sql`select exists (select 1 from pgmq.meta where queue_name = ${queue}) as found`;
@@ -93,11 +108,15 @@ export async function readMessages(
   vtSeconds: number,
   qty: number,
 ): Promise<QueueMessage[]> {
-  const rows = await asQueueOwner(
-    sql,
-    queue,
-    (tx) => tx`select msg_id::text, read_ct, enqueued_at, vt, message, headers
-      from pgmq.read(${queue}::text, ${vtSeconds}::integer, ${qty}::integer)`,
+  const [rows, [table]] = await asQueueOwner(sql, queue, (tx) =>
+    // Pipelined, in this order: the read's lock on the queue table lasts until COMMIT, so the
+    // name still names the table just read when the second statement looks it up (no drop
+    // and re-create can slip in between).
+    Promise.all([
+      tx`select msg_id::text, read_ct, enqueued_at, vt, message, headers
+        from pgmq.read(${queue}::text, ${vtSeconds}::integer, ${qty}::integer)`,
+      tx`select to_regclass(${`pgmq.q_${queue}`})::oid::text as oid`,
+    ]),
   );
   return rows.map((r) => ({
     msgId: r.msg_id as string,
@@ -106,6 +125,7 @@ export async function readMessages(
     vt: r.vt as Date,
     message: r.message,
     headers: r.headers,
+    generation: table!.oid as string,
   }));
 }
 

@@ -337,7 +337,9 @@ async function subworkflow(pass: Pass, step: Step, row: StepRow, deadline: Date)
         p,
         { id: run.project_id },
         step.target!,
-        {},
+        // SPEC 2.9: the payload is delivered verbatim to the step, so it is the child's input; a step
+        // without one (null) starts the child with {}, as a run started without input.
+        step.payload ?? {},
         {
           idempotencyKey: `subworkflow:${run.id}:${step.key}`,
           trigger: 'subworkflow',

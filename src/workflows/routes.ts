@@ -9,7 +9,13 @@ import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../http/management-access.ts';
+import {
+  managementAccess,
+  objectBody,
+  refuseNonJsonBodies,
+  refuseUnknownFields,
+  requireSession,
+} from '../http/management-access.ts';
 import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, setEnabled } from './definitions.ts';
 import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
 import {
@@ -77,6 +83,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
 
   app.patch<{ Params: Params }>(`${W}/:name`, async (request, reply) => {
     const project = await gate(request);
+    refuseUnknownFields(objectBody(request), ['enabled'], 'A workflow PATCH');
     await setEnabled(p, project.id, named(request), request.body);
     return reply.code(204).send();
   });
@@ -86,6 +93,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
     const name = named(request);
     // Every field is optional, so a start may come without a body at all.
     const body = request.body === undefined || request.body === null ? {} : objectBody(request);
+    refuseUnknownFields(body, ['input', 'idempotency_key'], 'A run start');
     const key = checkIdempotencyKey(body.idempotency_key);
     // Only an absent input defaults to {}: an explicit null is valid JSON input and is kept.
     const input = checkRequestJson(body.input === undefined ? {} : body.input, 'input');
@@ -107,6 +115,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
 
   app.post<{ Params: Params }>(`${W}/:name/runs/:id/signals`, async (request, reply) => {
     const project = await gate(request);
+    refuseUnknownFields(objectBody(request), ['signal', 'payload', 'idempotency_key'], 'A signal');
     const out = await sendSignal(p, project.id, named(request), request.params.id, request.body);
     return reply.code(out.created ? 201 : 200).send(out.signal);
   });
@@ -115,7 +124,9 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
   app.get<{ Params: Params }>(Q, async (request) => listQueueTriggers(p, (await gate(request)).id));
   app.post<{ Params: Params }>(Q, async (request, reply) => {
     const project = await gate(request);
-    return reply.code(201).send(await createQueueTrigger(p, registry, project, objectBody(request)));
+    const body = objectBody(request);
+    refuseUnknownFields(body, ['queue', 'workflow'], 'A queue trigger');
+    return reply.code(201).send(await createQueueTrigger(p, registry, project, body));
   });
   app.delete<{ Params: Params }>(`${Q}/:id`, async (request, reply) => {
     await deleteQueueTrigger(p, (await gate(request)).id, request.params.id);
@@ -126,7 +137,9 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
   app.get<{ Params: Params }>(R, async (request) => listRowTriggers(p, (await gate(request)).id));
   app.post<{ Params: Params }>(R, async (request, reply) => {
     const project = await gate(request);
-    return reply.code(201).send(await createRowTrigger(p, registry, project, objectBody(request)));
+    const body = objectBody(request);
+    refuseUnknownFields(body, ['table', 'events', 'filter', 'workflow'], 'A row trigger');
+    return reply.code(201).send(await createRowTrigger(p, registry, project, body));
   });
   app.delete<{ Params: Params }>(`${R}/:id`, async (request, reply) => {
     const project = await gate(request);
@@ -136,7 +149,9 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
 
   app.put<{ Params: Params }>('/v1/projects/:ref/log-drain', async (request) => {
     const project = await gate(request, false);
-    return setLogDrain(p, project.id, objectBody(request).url);
+    const body = objectBody(request);
+    refuseUnknownFields(body, ['url'], 'A log drain');
+    return setLogDrain(p, project.id, body.url);
   });
   app.get<{ Params: Params }>('/v1/projects/:ref/log-drain', async (request) => {
     return getLogDrain(p, (await gate(request, false)).id);

@@ -2,20 +2,23 @@
  * Trigger bindings (SPEC 2.12, 2.13, 4.6).
  *
  * Queue binding: each message of the bound pgmq queue starts a run with the
- * message body as input and `queue:<queue>:<msg_id>` as idempotency key; the
- * message is deleted only after the run is committed, so delivery is
- * at-least-once under the visibility timeout and a redelivery finds the same
- * run. A message that cannot start a run is left to reappear after the
+ * message body as input and `queue:<queue>:<generation>:<msg_id>` as
+ * idempotency key (the generation is the queue table's OID, new whenever the
+ * queue is re-created, since msg ids then restart at 1); the message is
+ * deleted only after the run is committed, so delivery is at-least-once under
+ * the visibility timeout and a redelivery finds the same run. A message that cannot start a run is left to reappear after the
  * visibility timeout and archived at its MAX_READS-th read.
  *
  * Row binding: installs the capture trigger of migrations/project/050 on the
  * table; matching changes are drained into runs keyed by
- * `row:<binding id>:<change id>`, deleted after the run is committed.
+ * `row:<binding id>:<change id>`, deleted after the run is committed. A
+ * change drained while its workflow is disabled is dropped (logged once);
+ * one that cannot start a run otherwise is retried MAX_READS times.
  *
  * Neither drain runs for a project whose workflows are off.
  */
 import type { Platform } from '../context.ts';
-import { fail } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import { projectsWithSettingOn } from '../platform/project-config.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
@@ -248,6 +251,12 @@ async function enabledBindings(p: Platform) {
     from unnest(${enabled.map((e) => e.id)}::uuid[], ${enabled.map((e) => e.ref)}::text[]) as pr(id, ref)`;
 }
 
+/**
+ * Bound queues (project id:queue) found missing at the last pass, so that a missing queue is
+ * reported once rather than on every tick. Only logging depends on it.
+ */
+const missingQueues = new Set<string>();
+
 /** One pass of the queue and row drains; returns how many runs were started or found. */
 export async function drainTriggers(p: Platform, registry: ProjectRegistry): Promise<number> {
   let started = 0;
@@ -255,10 +264,20 @@ export async function drainTriggers(p: Platform, registry: ProjectRegistry): Pro
     const runtime = await registry.byReference(b.ref as string);
     if (!runtime) continue;
     for (const q of b.queues as { queue: string; workflow: string }[]) {
-      started += await drainQueue(p, runtime.sql, { id: b.project_id as string }, q.queue, q.workflow).catch((err) => {
-        p.log.warn({ err, queue: q.queue }, 'queue trigger drain failed');
-        return 0;
-      });
+      const bound = `${b.project_id}:${q.queue}`;
+      started += await drainQueue(p, runtime.sql, { id: b.project_id as string }, q.queue, q.workflow).then(
+        (n) => {
+          missingQueues.delete(bound);
+          return n;
+        },
+        (err) => {
+          // A dropped bound queue would otherwise log the same warning on every tick until it is back.
+          const missing = err instanceof HearthError && err.code === 'not_found';
+          if (!missing || !missingQueues.has(bound)) p.log.warn({ err, queue: q.queue }, 'queue trigger drain failed');
+          if (missing) missingQueues.add(bound);
+          return 0;
+        },
+      );
     }
     if (b.rows)
       started += await drainRows(p, runtime.sql, { id: b.project_id as string }).catch((err) => {
@@ -280,7 +299,9 @@ async function drainQueue(
   for (const m of await readMessages(sql, queue, QUEUE_VT_SECONDS, QUEUE_BATCH)) {
     try {
       await startRun(p, project, workflow, m.message, {
-        idempotencyKey: `queue:${queue}:${m.msgId}`,
+        // The generation tells a message of a re-created queue (whose ids start at 1 again) from the
+        // old queue's message of the same id, which would otherwise hand back the old run.
+        idempotencyKey: `queue:${queue}:${m.generation}:${m.msgId}`,
         trigger: 'queue',
       });
       await deleteMessage(sql, queue, m.msgId);
@@ -293,12 +314,22 @@ async function drainQueue(
   return started;
 }
 
+/**
+ * Row bindings whose workflow was found disabled at the last pass, so that dropping their changes is
+ * logged once rather than once per change. Only logging depends on it.
+ */
+const disabledBindings = new Set<string>();
+
 async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id: string }): Promise<number> {
-  const bindings = new Map(
-    (await p.dbs.control`select id, workflow from platform.workflow_row_triggers where project_id = ${project.id}`).map(
-      (r) => [r.id as string, r.workflow as string],
-    ),
-  );
+  const rows = await p.dbs.control`select t.id, t.workflow, exists (select 1 from platform.workflow_definitions d
+      where d.project_id = t.project_id and d.name = t.workflow and d.enabled) as enabled
+    from platform.workflow_row_triggers t where t.project_id = ${project.id}`;
+  const bindings = new Map(rows.map((r) => [r.id as string, r.workflow as string]));
+  const disabled = new Set<string>();
+  for (const r of rows) {
+    if (r.enabled) disabledBindings.delete(r.id as string);
+    else disabled.add(r.id as string);
+  }
   return (await sql.begin(async (tx) => {
     const changes =
       await tx`select id::text, binding_id, action, table_name, record, old, ts from hearth_workflows.changes
@@ -306,6 +337,18 @@ async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id
     let started = 0;
     for (const c of changes) {
       const workflow = bindings.get(c.binding_id as string);
+      if (disabled.has(c.binding_id as string)) {
+        // Disabling stops new runs from every trigger (SPEC 4.6): the change is dropped, not retried
+        // until the workflow is enabled again (which would start runs for changes made while it was off).
+        await tx`delete from hearth_workflows.changes where id = ${c.id as string}`;
+        if (!disabledBindings.has(c.binding_id as string))
+          p.log.warn(
+            { binding: c.binding_id, workflow },
+            'row changes dropped: the bound workflow is disabled (logged once until it is enabled again)',
+          );
+        disabledBindings.add(c.binding_id as string);
+        continue;
+      }
       try {
         if (!workflow) throw new Error('the binding no longer exists');
         const input = {

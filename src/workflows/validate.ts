@@ -123,6 +123,11 @@ function checkTarget(where: string, kind: Kind, target: unknown, allow: AllowLis
       }
       if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
         throw invalid(`${where}: target "${target}" is not an http(s) URL.`);
+      // As for a cron webhook job: credentials in a URL end up in logs and in every read of the definition.
+      if (url.username || url.password)
+        throw invalid(
+          `${where}: put no user name or password in the webhook URL; give the step a secret, and the receiver verifies the X-Service-Signature header instead.`,
+        );
       // The check every saved outbound target gets; names are judged again at each delivery.
       const refused = targetRefusal(url.hostname, allow);
       if (refused)

@@ -93,7 +93,8 @@ describe('what a fire does', () => {
     assert.equal(j.last_run.http_status, null);
     assert.equal(j.last_run.error, null);
     assert.equal(j.runs.length, 1);
-    assert.deepEqual(j.runs[0].result, { msg_id: messages[0]!.msg_id });
+    // A number, as a workflow enqueue step's output (SPEC 2.9).
+    assert.deepEqual(j.runs[0].result, { msg_id: Number(messages[0]!.msg_id) });
     assert.equal(j.runs[0].status, 'succeeded');
     assert.equal(j.runs[0].started_at, at(0).toISOString());
     await h.api('DELETE', `${base}/enq`);

@@ -388,6 +388,40 @@ describe('privileges', () => {
     }
   });
 
+  it('archive needs select and delete on q_<queue>, select and insert on a_<queue> (docs/queues.md)', async () => {
+    await owner.query(`select pgmq.create('outbox')`);
+    const id = (await rows<{ id: string }>(owner, `select pgmq.send('outbox', '{"n": 1}') as id`))[0]!.id;
+    const archiveAsUser = async () => {
+      await owner.query('begin');
+      try {
+        await owner.query('set local role authenticated');
+        return await rows(owner, 'select pgmq_public.archive($1, $2::bigint) as ok', ['outbox', id]);
+      } finally {
+        await owner.query('rollback');
+      }
+    };
+    await owner.query(`grant usage on schema pgmq_public to authenticated;
+      grant execute on function pgmq_public.archive(text, bigint) to authenticated;
+      grant delete on pgmq.q_outbox to authenticated;
+      grant insert on pgmq.a_outbox to authenticated`);
+    try {
+      // The archive statement finds the message by id and returns what it moved: it reads both tables.
+      const refused = async (table: string) => {
+        const err = await sqlError(archiveAsUser());
+        assert.equal(err.code, '42501');
+        assert.equal(err.message, `permission denied for table ${table}`);
+      };
+      await refused('a_outbox');
+      await owner.query(`grant select on pgmq.a_outbox to authenticated`);
+      await refused('q_outbox');
+      await owner.query(`grant select on pgmq.q_outbox to authenticated`);
+      assert.deepEqual(await archiveAsUser(), [{ ok: true }]);
+    } finally {
+      await owner.query(`revoke all on pgmq.q_outbox, pgmq.a_outbox from authenticated;
+        revoke execute on function pgmq_public.archive(text, bigint) from authenticated`);
+    }
+  });
+
   it('refuses a connected role that was granted nothing', async () => {
     const stranger = `${project.owner}_stranger`;
     const admin = await connect(project.adminUrl);

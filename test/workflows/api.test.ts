@@ -124,6 +124,16 @@ describe('definitions', () => {
     ['missing target', { steps: [{ key: 'q', kind: 'enqueue' }] }, /step "q".*target/],
     ['bad queue name', { steps: [{ key: 'q', kind: 'enqueue', target: 'Bad-Queue' }] }, /step "q"/],
     ['webhook not http', { steps: [{ key: 'w', kind: 'webhook', target: 'ftp://x' }] }, /step "w".*http/],
+    [
+      'webhook URL with a user name and password',
+      { steps: [{ key: 'w', kind: 'webhook', target: 'https://user:pw@hooks.example.com/' }] },
+      /step "w".*no user name or password/,
+    ],
+    [
+      'compensating webhook URL with a user name',
+      { steps: [{ ...SQL, compensate: { kind: 'webhook', target: 'https://user@hooks.example.com/' } }] },
+      /step "one".*no user name or password/,
+    ],
     ['sleep without sleep_for', { steps: [{ key: 's', kind: 'sleep' }] }, /step "s".*sleep_for/],
     [
       'sleep_for not a duration',
@@ -408,5 +418,48 @@ describe('runs', () => {
     const late = await w.signal('many', id, { signal: 'approved' });
     assert.equal(late.status, 409);
     assert.equal(late.body.error.code, 'run_finished');
+  });
+});
+
+describe('unknown body fields', () => {
+  test('every route that takes a body refuses a field it does not know with 400 unknown_field, and changes nothing', async () => {
+    const w = wf(h);
+    await w.put('strict', { steps: [{ key: 'wait', kind: 'wait_for_signal', signal: 'go' }] });
+    const run = (await w.start('strict', {})).body.id;
+    const ref = h.info.PROJECT_REF;
+    const cases: [string, string, Record<string, unknown>, string][] = [
+      ['PATCH', `${base}/strict`, { enabled: false, extra: 1 }, 'enabled'],
+      ['POST', `${base}/strict/runs`, { input: {}, inptu: { order: 1 } }, 'input, idempotency_key'],
+      ['POST', `${base}/strict/runs/${run}/signals`, { signal: 'go', extra: 1 }, 'signal, payload, idempotency_key'],
+      [
+        'POST',
+        `/v1/projects/${ref}/workflow-queue-triggers`,
+        { queue: 'q', workflow: 'strict', extra: 1 },
+        'queue, workflow',
+      ],
+      [
+        'POST',
+        `/v1/projects/${ref}/workflow-row-triggers`,
+        { table: 't', events: ['insert'], workflow: 'strict', extra: 1 },
+        'table, events, filter, workflow',
+      ],
+      ['PUT', `/v1/projects/${ref}/log-drain`, { url: 'https://logs.example.com/', extra: 1 }, 'url'],
+    ];
+    for (const [method, path, body, known] of cases) {
+      const res = await h.api(method, path, { body });
+      assert.equal(res.status, 400, `${method} ${path}`);
+      assert.equal(res.body.error.code, 'unknown_field', `${method} ${path}`);
+      assert.match(res.body.error.message, new RegExp(`has no field "(extra|inptu)"; it takes ${known}\\.$`));
+    }
+    const [signals] = await h.hearth.p.dbs
+      .control`select count(*)::int as n from platform.workflow_signals where run_id = ${run}`;
+    assert.equal(signals!.n, 0, 'no signal was stored');
+    assert.equal((await h.api('GET', `${base}/strict/runs`)).body.length, 1, 'no run was started');
+    assert.equal((await h.api('GET', `${base}`)).body.find((d: { name: string }) => d.name === 'strict').enabled, true);
+    assert.deepEqual((await h.api('GET', `/v1/projects/${ref}/workflow-queue-triggers`)).body, []);
+    assert.deepEqual((await h.api('GET', `/v1/projects/${ref}/workflow-row-triggers`)).body, []);
+    assert.equal((await h.api('GET', `/v1/projects/${ref}/log-drain`)).body.url, null);
+    // A body with only known fields still works.
+    assert.equal((await h.api('PATCH', `${base}/strict`, { body: { enabled: true } })).status, 204);
   });
 });

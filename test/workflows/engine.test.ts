@@ -311,11 +311,25 @@ describe('fan-out, join, sub-workflows', () => {
     const child = await w().run('child', childId);
     assert.equal(child.status, 'succeeded');
     assert.equal(child.parent_run_id, id);
+    assert.deepEqual(child.input, {}, 'a step without payload starts the child with {}');
     assert.ok(
       (await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/workflows/child/runs`)).body.some(
         (r: { id: string }) => r.id === childId,
       ),
     );
+  });
+
+  test("a subworkflow step's payload is the child run's input", async () => {
+    await w().put('echo', { steps: [{ key: 'c', kind: 'sql', target: 'select 1' }] });
+    const id = await w().go('with-payload', [
+      { key: 'sub', kind: 'subworkflow', target: 'echo', payload: { order: 7, lines: ['a', 'b'] } },
+      { key: 'zero', kind: 'subworkflow', target: 'echo', payload: 0 },
+    ]);
+    const run = await settle(h, 'with-payload', id);
+    assert.equal(run.status, 'succeeded');
+    const [sub, zero] = run.steps.map((s: { output: { run_id: string } }) => s.output.run_id);
+    assert.deepEqual((await w().run('echo', sub)).input, { order: 7, lines: ['a', 'b'] });
+    assert.equal((await w().run('echo', zero)).input, 0);
   });
 
   test('a cancelled child fails the parent step without retries', async () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
 import postgres from 'postgres';
 import { migrate } from '../../src/db/migrate.ts';
 import { startRun } from '../../src/workflows/runs.ts';
@@ -9,6 +11,8 @@ import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 import { enableWorkflows, settle, startDrainReceiver, wf } from './helpers.ts';
 
 let h: TestHearth;
+/** The server's warnings, as JSON lines. */
+const warnings: Record<string, unknown>[] = [];
 let owner: postgres.Sql;
 let qBase: string;
 let rBase: string;
@@ -18,7 +22,16 @@ const runsOf = (workflow: string) =>
     .control`select id, input, idempotency_key from platform.workflow_runs where workflow = ${workflow} order by created_at`;
 
 before(async () => {
-  h = await startTestHearth({ env: { HEARTH_WORKFLOW_TICK_MS: '3600000', HEARTH_OUTBOUND_ALLOW: '127.0.0.1/32' } });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) warnings.push(JSON.parse(line));
+      done();
+    },
+  });
+  h = await startTestHearth({
+    env: { HEARTH_WORKFLOW_TICK_MS: '3600000', HEARTH_OUTBOUND_ALLOW: '127.0.0.1/32' },
+    log: pino({ level: 'warn' }, sink),
+  });
   owner = postgres(h.info.DB_URL, { max: 2, onnotice: () => {} });
   await owner.unsafe(`select pgmq.create('orders'); select pgmq.create('other');
     create table items (id serial primary key, status text, note text);`);
@@ -70,7 +83,7 @@ describe('queue bindings', () => {
       runs.map((r) => r.input).sort((a, b) => a.n - b.n),
       [{ n: 0 }, { n: 1 }],
     );
-    assert.ok(runs.every((r) => /^queue:orders:\d+$/.test(r.idempotency_key as string)));
+    assert.ok(runs.every((r) => /^queue:orders:\d+:\d+$/.test(r.idempotency_key as string)));
     const [left] = await owner`select count(*)::int as n from pgmq.q_orders`;
     assert.equal(left!.n, 0);
     // A worker that died after starting the run but before deleting: same key, same run.
@@ -102,6 +115,60 @@ describe('queue bindings', () => {
     const list = await h.api('GET', qBase);
     assert.equal((await h.api('DELETE', `${qBase}/${list.body[0].id}`)).status, 204);
     assert.equal((await h.api('DELETE', `${qBase}/${list.body[0].id}`)).status, 404);
+  });
+});
+
+describe('a bound queue dropped and created again', () => {
+  const tq = () => h.api('GET', qBase).then((r) => r.body.find((t: { queue: string }) => t.queue === 'tq'));
+
+  test('every message of the new queue starts its run, though its msg ids start at 1 again', async () => {
+    await owner`select pgmq.create('tq')`;
+    await wf(h).put('tq_flow', { steps: [{ key: 's', kind: 'sql', target: 'select 1' }] });
+    assert.equal((await h.api('POST', qBase, { body: { queue: 'tq', workflow: 'tq_flow' } })).status, 201);
+    for (const n of [1, 2, 3]) await owner`select pgmq.send('tq', ${owner.json({ order: n })})`;
+    await drain();
+    assert.equal((await runsOf('tq_flow')).length, 3);
+    // One transaction, so the new queue even has the old one's creation time.
+    await owner.unsafe(
+      `select pgmq.drop_queue('tq'); select pgmq.create('tq'); select pgmq.send('tq', '{"order": "new"}')`,
+    );
+    await drain();
+    const runs = await runsOf('tq_flow');
+    assert.deepEqual(
+      runs.map((r) => r.input),
+      [{ order: 1 }, { order: 2 }, { order: 3 }, { order: 'new' }],
+    );
+    assert.notEqual(runs[3]!.idempotency_key, runs[0]!.idempotency_key);
+    const [left] = await owner`select count(*)::int as n from pgmq.q_tq`;
+    assert.equal(left!.n, 0);
+  });
+
+  test('a redelivered message of the new queue finds its run again', async () => {
+    await owner`select pgmq.send('tq', '{"order": "again"}')`;
+    // A worker died after starting the run, before deleting the message: save the message, drain, put it back.
+    const [msg] = await owner`select * from pgmq.q_tq`;
+    await drain();
+    const count = (await runsOf('tq_flow')).length;
+    await owner`insert into pgmq.q_tq (msg_id, read_ct, enqueued_at, vt, message, headers) overriding system value
+      values (${msg!.msg_id}, 0, ${msg!.enqueued_at}, now(), ${owner.json(msg!.message)}, null)`;
+    await drain();
+    assert.equal((await runsOf('tq_flow')).length, count, 'no second run');
+    const [left] = await owner`select count(*)::int as n from pgmq.q_tq`;
+    assert.equal(left!.n, 0);
+  });
+
+  test('a missing bound queue is reported once, not on every pass, and again after it came back', async () => {
+    const missing = () => warnings.filter((w) => w.queue === 'tq' && /does not exist/.test(JSON.stringify(w.err)));
+    await owner`select pgmq.drop_queue('tq')`;
+    for (let i = 0; i < 3; i++) await drain();
+    assert.equal(missing().length, 1);
+    await owner`select pgmq.create('tq')`;
+    await drain();
+    await owner`select pgmq.drop_queue('tq')`;
+    await drain();
+    await drain();
+    assert.equal(missing().length, 2);
+    assert.equal((await h.api('DELETE', `${qBase}/${(await tq()).id}`)).status, 204);
   });
 });
 
@@ -253,6 +320,44 @@ describe('row bindings without a filter, and tables that cannot be bound', () =>
     assert.equal(catalog.status, 400);
     assert.equal(catalog.body.error.code, 'invalid_table');
     assert.deepEqual((await h.api('GET', rBase)).body, [], 'a refused binding leaves no row');
+  });
+});
+
+describe('a row binding of a disabled workflow', () => {
+  const changes = () =>
+    h.hearth.p.dbs.project(h.hearth.project.db_name)`select count(*)::int as n from hearth_workflows.changes`;
+
+  test('changes drained while the workflow is disabled are dropped and logged once; after enabling, changes start runs', async () => {
+    await owner`create table gated_rows (id int primary key)`;
+    await wf(h).put('gated', { steps: [{ key: 's', kind: 'sql', target: 'select 1' }] });
+    const res = await h.api('POST', rBase, { body: { table: 'gated_rows', events: ['insert'], workflow: 'gated' } });
+    assert.equal(res.status, 201);
+    const gated = `/v1/projects/${h.info.PROJECT_REF}/workflows/gated`;
+    assert.equal((await h.api('PATCH', gated, { body: { enabled: false } })).status, 204);
+    const dropped = () => warnings.filter((w) => w.binding === res.body.id && /dropped/.test(String(w.msg)));
+    await owner`insert into gated_rows values (1), (2)`;
+    await drain();
+    await owner`insert into gated_rows values (3)`;
+    await drain();
+    assert.equal((await changes())[0]!.n, 0, 'nothing is kept to be retried');
+    assert.equal(dropped().length, 1, 'logged once, not once per change or per pass');
+    // Enabling starts nothing for what changed while the workflow was off; later changes start runs.
+    assert.equal((await h.api('PATCH', gated, { body: { enabled: true } })).status, 204);
+    await drain();
+    assert.equal((await runsOf('gated')).length, 0);
+    await owner`insert into gated_rows values (4)`;
+    await drain();
+    assert.deepEqual(
+      (await runsOf('gated')).map((r) => r.input.record),
+      [{ id: 4 }],
+    );
+    // Disabled again: logged again.
+    await h.api('PATCH', gated, { body: { enabled: false } });
+    await owner`insert into gated_rows values (5)`;
+    await drain();
+    assert.equal(dropped().length, 2);
+    assert.equal((await runsOf('gated')).length, 1);
+    assert.equal((await h.api('DELETE', `${rBase}/${res.body.id}`)).status, 204);
   });
 });
 
