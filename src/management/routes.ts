@@ -25,13 +25,8 @@ import { envelope } from '../http/envelopes.ts';
 import { parseAllowList } from '../outbound/address.ts';
 import { RateLimited } from '../db/rate-limit.ts';
 import { configAudit, patchSettings, readSettings, redact } from '../platform/project-config.ts';
-import {
-  createProject,
-  deleteProject,
-  projectApiKeys,
-  projectsOfAccount,
-  type ProjectRow,
-} from '../platform/projects.ts';
+import { createApiKey, projectApiKeys, revokeApiKey, updateApiKey } from '../platform/api-keys.ts';
+import { createProject, deleteProject, projectsOfAccount, type ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { usageOf } from '../platform/request-usage.ts';
 import { checkDisplayName } from '../platform/text.ts';
@@ -154,6 +149,25 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   app.get<{ Params: { ref: string } }>('/v1/projects/:ref/api-keys', async (request) => {
     const { project } = await access.project(request, request.params.ref);
     return projectApiKeys(p, project.id);
+  });
+
+  // Keys are replaced by creating a new one and revoking the old (docs/management-api.md "API keys").
+  app.post<{ Params: { ref: string } }>('/v1/projects/:ref/api-keys', async (request, reply) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    return reply.code(201).send(await createApiKey(p, project.id, objectBody(request)));
+  });
+
+  app.patch<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    return updateApiKey(p, project.id, request.params.id, objectBody(request));
+  });
+
+  app.delete<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    const revoked = await revokeApiKey(p, project.id, request.params.id);
+    // The NOTIFY reaches this process too, but a moment later: forget the key here at once.
+    registry.onChange({ kind: 'keys', projectId: project.id });
+    return revoked;
   });
 
   app.get<{ Params: { ref: string } }>('/v1/projects/:ref/config/audit', async (request) => {
