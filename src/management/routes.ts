@@ -29,7 +29,7 @@ import { createApiKey, projectApiKeys, revokeApiKey, updateApiKey } from '../pla
 import { createProject, deleteProject, projectsOfAccount, type ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { usageOf } from '../platform/request-usage.ts';
-import { checkDisplayName } from '../platform/text.ts';
+import { checkDisplayName, refuseUnknownFields } from '../platform/text.ts';
 import { projectBaseUrl, serverUrl } from '../platform/urls.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -73,6 +73,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.post('/v1/organizations', async (request, reply) => {
     const body = objectBody(request);
+    refuseUnknownFields(body, ['name'], 'A new organization');
     const name = checkDisplayName(body.name);
     return reply.code(201).send(await createOrganization(p.dbs.control, name, access.account(request).id));
   });
@@ -98,8 +99,11 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     const role = await orgRole(request, request.params.id);
     if (role === 'developer') throw fail('forbidden', 'Only owners and admins add members.');
     const body = objectBody(request);
-    const newRole = body.role ?? 'developer';
-    if (!MEMBER_ROLES.includes(newRole as MemberRole)) throw fail('invalid_role');
+    refuseUnknownFields(body, ['email', 'password', 'role'], 'A new member');
+    // Required (issue #2: `{email, password, role}`): a missing role must not quietly make a developer.
+    const newRole = body.role;
+    if (!MEMBER_ROLES.includes(newRole as MemberRole))
+      throw fail('invalid_role', 'role is required and must be "owner", "admin" or "developer".');
     if (newRole === 'owner' && role !== 'owner') throw fail('forbidden', 'Only an owner can add another owner.');
     const member = await addMember(
       p.dbs.control,
@@ -118,6 +122,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.post('/v1/projects', async (request, reply) => {
     const body = objectBody(request);
+    refuseUnknownFields(body, ['name', 'organization_id'], 'A new project');
     const name = checkDisplayName(body.name);
     const orgId = body.organization_id;
     if (typeof orgId !== 'string' || !UUID.test(orgId)) throw fail('invalid_organization');

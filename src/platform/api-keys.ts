@@ -12,7 +12,7 @@ import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import { randomToken, sha256 } from '../secrets.ts';
 import { announce } from './changes.ts';
-import { unstorableText } from './text.ts';
+import { refuseUnknownFields, unstorableText } from './text.ts';
 
 export type ApiKeyType = 'publishable' | 'secret';
 
@@ -57,12 +57,6 @@ export async function projectApiKeys(p: Platform, projectId: string): Promise<Ap
   return rows.map((r) => toApiKey(p, r));
 }
 
-function refuseUnknownFields(body: Record<string, unknown>, known: readonly string[]): void {
-  const unknown = Object.keys(body).find((f) => !known.includes(f));
-  if (unknown !== undefined)
-    throw fail('unknown_field', `An API key has no field "${unknown}"; this route takes ${known.join(', ')}.`);
-}
-
 function checkName(name: unknown): string {
   if (typeof name !== 'string' || !NAME.test(name))
     throw fail(
@@ -87,7 +81,7 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 
 /** `{type, name, description?}` → the new key with its full value. */
 export async function createApiKey(p: Platform, projectId: string, body: Record<string, unknown>): Promise<ApiKey> {
-  refuseUnknownFields(body, ['type', 'name', 'description']);
+  refuseUnknownFields(body, ['type', 'name', 'description'], 'A new API key');
   const type = body.type as ApiKeyType;
   if (!TYPES.includes(type)) throw fail('invalid_field', 'type must be "publishable" or "secret".');
   const name = checkName(body.name);
@@ -115,7 +109,7 @@ export async function updateApiKey(
   body: Record<string, unknown>,
 ): Promise<ApiKey> {
   if (!UUID.test(id)) throw missingKey(id);
-  refuseUnknownFields(body, ['name', 'description']);
+  refuseUnknownFields(body, ['name', 'description'], 'An API key change');
   const name = body.name === undefined ? null : checkName(body.name);
   const description = body.description === undefined ? undefined : checkDescription(body.description);
   try {

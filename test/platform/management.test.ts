@@ -306,6 +306,35 @@ describe('bad input', () => {
     });
     assert.equal(badRole.body.error.code, 'invalid_role');
   });
+  test('a member without a role is 400 invalid_role, not a developer by default', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const res = await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, {
+      body: { email: 'no-role@b.test', password: 'long-enough-1' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'invalid_role');
+    const members = await h.api('GET', `/v1/organizations/${orgs.body[0].id}/members`);
+    assert.ok(!members.body.some((m: { email: string }) => m.email === 'no-role@b.test'));
+  });
+  test('unknown fields on the create routes are 400 unknown_field naming the field, and nothing is made', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const orgId = orgs.body[0].id;
+    const projects = (await h.api('GET', '/v1/projects')).body.length;
+    for (const [path, body] of [
+      ['/v1/organizations', { name: 'Extra Org', extra: 1 }],
+      ['/v1/projects', { name: 'Extra', organization_id: orgId, region: 'eu' }],
+      [`/v1/organizations/${orgId}/members`, { email: 'extra@b.test', password: 'long-enough-1', role: 'admin', x: 1 }],
+    ] as const) {
+      const res = await h.api('POST', path, { body });
+      assert.equal(res.status, 400, path);
+      assert.equal(res.body.error.code, 'unknown_field', path);
+      assert.match(res.body.error.message, /"(extra|region|x)"/);
+    }
+    assert.ok(!(await h.api('GET', '/v1/organizations')).body.some((o: { name: string }) => o.name === 'Extra Org'));
+    assert.equal((await h.api('GET', '/v1/projects')).body.length, projects);
+    const members = await h.api('GET', `/v1/organizations/${orgId}/members`);
+    assert.ok(!members.body.some((m: { email: string }) => m.email === 'extra@b.test'));
+  });
   test('unknown project ref is 404; unknown route is 404', async () => {
     assert.equal((await h.api('GET', '/v1/projects/abcdefghijabcdefghij')).status, 404);
     assert.equal((await h.api('GET', '/v1/projects/DROP TABLE')).status, 404);
@@ -374,7 +403,7 @@ describe('odd names, strings and races the management API refuses cleanly', () =
       assert.equal(project.body.error.code, 'invalid_name');
     }
     const member = await h.api('POST', `/v1/organizations/${orgId}/members`, {
-      body: { email: 'x\u0000@example.com', password: 'a-long-password' },
+      body: { email: 'x\u0000@example.com', password: 'a-long-password', role: 'developer' },
     });
     assert.equal(member.status, 400);
     assert.equal(member.body.error.code, 'invalid_email');
@@ -399,7 +428,7 @@ describe('odd names, strings and races the management API refuses cleanly', () =
       Promise.all(
         [1, 2, 3, 4].map(() =>
           h.api('POST', `/v1/organizations/${orgId}/members`, {
-            body: { email: 'race@example.com', password: 'a-long-password' },
+            body: { email: 'race@example.com', password: 'a-long-password', role: 'developer' },
           }),
         ),
       );
