@@ -24,7 +24,7 @@ import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from '../platfor
 import { envelope } from '../http/envelopes.ts';
 import { parseAllowList } from '../outbound/address.ts';
 import { RateLimited } from '../db/rate-limit.ts';
-import { configAudit, patchSettings, readSettings, redact } from '../platform/project-config.ts';
+import { configAudit, patchSettings, projectSchemas, readSettings, redact } from '../platform/project-config.ts';
 import { createApiKey, projectApiKeys, revokeApiKey, updateApiKey } from '../platform/api-keys.ts';
 import { createProject, deleteProject, projectsOfAccount, type ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
@@ -193,6 +193,8 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.patch<{ Params: { ref: string; area: string } }>('/v1/projects/:ref/config/:area', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
+    const setsSchemas =
+      request.params.area === 'api' && typeof (request.body as { db_schema?: unknown })?.db_schema === 'string';
     const settings = await patchSettings(
       p.dbs.control,
       project.id,
@@ -201,6 +203,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
       access.account(request).id,
       {
         outboundAllow: parseAllowList(p.config.outboundAllow),
+        projectSchemas: setsSchemas ? await projectSchemas(p.dbs.project(project.db_name)) : undefined,
       },
     );
     registry.onChange({ kind: 'config', projectId: project.id, area: request.params.area });

@@ -237,6 +237,23 @@ describe('project configuration', () => {
     assert.equal(typeof storage.body.quota_bytes, 'number');
   });
 
+  test('config/api db_schema naming a schema the project database lacks is 400 invalid_field naming it', async () => {
+    const before = await h.api('GET', `/v1/projects/${ref()}/config/api`);
+    const res = await h.api('PATCH', `/v1/projects/${ref()}/config/api`, { body: { db_schema: 'public, nosuch' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'invalid_field');
+    assert.match(
+      res.body.error.message,
+      /config\/api\.db_schema names "nosuch", which the project database does not have/,
+    );
+    assert.deepEqual((await h.api('GET', `/v1/projects/${ref()}/config/api`)).body, before.body);
+    // Existing schemas are accepted.
+    const ok = await h.api('PATCH', `/v1/projects/${ref()}/config/api`, { body: { db_schema: 'public,storage' } });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.db_schema, 'public,storage');
+    await h.api('PATCH', `/v1/projects/${ref()}/config/api`, { body: { db_schema: null } });
+  });
+
   const bad: [string, string, unknown, number, string][] = [
     ['unknown field', 'auth', { nope: 1 }, 400, 'unknown_field'],
     ['wrong type', 'auth', { rate_limit_signups: 'many' }, 400, 'invalid_field'],
