@@ -5,7 +5,7 @@
  * `hearth status`); project API keys are refused with 401.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { managementAccess, objectBody, requireSession } from '../http/management-access.ts';
+import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../http/management-access.ts';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import {
@@ -53,6 +53,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   const access = managementAccess(p);
   const ADMINS = ['owner', 'admin'] as const;
 
+  refuseNonJsonBodies(app);
   const session = requireSession(p);
   app.addHook('onRequest', async (request) => {
     if (request.url === '/v1/login' || request.url.startsWith('/v1/login?')) return;

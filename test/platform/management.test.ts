@@ -284,6 +284,28 @@ describe('bad input', () => {
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'invalid_request');
   });
+  test('a body that is not JSON is 400 invalid_request on every /v1 route alike (SPEC 7), whatever its Content-Type', async () => {
+    const ref = h.info.PROJECT_REF;
+    const routes: [string, string, string | null | undefined][] = [
+      ['POST', '/v1/login', null],
+      ['POST', '/v1/organizations', undefined],
+      ['POST', '/v1/projects', undefined],
+      ['PATCH', `/v1/projects/${ref}/config/api`, undefined],
+      ['POST', `/v1/projects/${ref}/api-keys`, undefined],
+      ['POST', `/v1/projects/${ref}/database/query`, undefined],
+      ['POST', `/v1/projects/${ref}/config/auth/smtp-test`, undefined],
+      ['PUT', `/v1/projects/${ref}/functions/hello`, undefined],
+      ['POST', `/v1/projects/${ref}/cron-jobs`, undefined],
+    ];
+    for (const [method, path, token] of routes) {
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+        const res = await h.api(method, path, { token, raw: '{"name": "x"}', headers: { 'content-type': type } });
+        assert.equal(res.status, 400, `${method} ${path} ${type}`);
+        assert.equal(res.body.error.code, 'invalid_request', `${method} ${path} ${type}`);
+        assert.match(res.body.error.message, /Content-Type: application\/json/, `${method} ${path} ${type}`);
+      }
+    }
+  });
   test('Content-Type: application/json with no body is a request without a body, not malformed JSON', async () => {
     const ref = h.info.PROJECT_REF;
     const json = { 'content-type': 'application/json' };
