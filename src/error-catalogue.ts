@@ -447,6 +447,11 @@ export const CATALOGUE = {
     areas: ['management'],
     message: 'This person is already a member of this organization.',
   },
+  api_key_exists: {
+    status: 409,
+    areas: ['management'],
+    message: 'The project already has an API key of this type with this name.',
+  },
   confirmation_required: {
     status: 400,
     areas: ['management'],
@@ -467,7 +472,7 @@ export const CATALOGUE = {
     areas: ['management'],
     message: 'email must be an e-mail address such as ada@example.com.',
   },
-  invalid_field: { status: 400, areas: ['management'], message: 'A config field has a value it cannot take.' },
+  invalid_field: { status: 400, areas: ['management'], message: 'A field has a value it cannot take.' },
   invalid_name: {
     status: 400,
     areas: ['management', 'workflows', 'cron'],
@@ -484,6 +489,11 @@ export const CATALOGUE = {
     message: 'password must be a string of 10 to 128 characters.',
   },
   invalid_role: { status: 400, areas: ['management'], message: 'role must be owner, admin or developer.' },
+  last_api_key: {
+    status: 409,
+    areas: ['management'],
+    message: "The project's last publishable or last secret key cannot be revoked; create another first.",
+  },
   over_request_quota: {
     status: 429,
     areas: ['management'],

@@ -76,6 +76,7 @@ CREATE TABLE platform.api_keys (
     key_hash bytea NOT NULL,
     key_sealed text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    description text,
     CONSTRAINT api_keys_type_check CHECK ((type = ANY (ARRAY['publishable'::text, 'secret'::text])))
 );
 

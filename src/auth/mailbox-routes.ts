@@ -12,13 +12,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import { managementAccess, requireSession } from '../http/management-access.ts';
+import { managementAccess, refuseNonJsonBodies, requireSession } from '../http/management-access.ts';
 import { authContext } from './context.ts';
 import { listMailbox, mailerConfigured, sendSmtp } from './mailer.ts';
 import { normaliseEmail } from './validate.ts';
 
 export async function mailboxRoutes(app: FastifyInstance, opts: { p: Platform; registry: ProjectRegistry }) {
   const access = managementAccess(opts.p);
+  refuseNonJsonBodies(app);
   app.addHook('onRequest', requireSession(opts.p));
   app.get<{ Params: { ref: string }; Querystring: { limit?: string } }>(
     '/v1/projects/:ref/mailbox',

@@ -7,7 +7,7 @@
  */
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
-import { projectApiKeys } from '../platform/projects.ts';
+import { projectApiKeys } from '../platform/api-keys.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { listenerAddress, projectBaseUrl } from '../platform/urls.ts';
 import { DbFunctionStore } from './db-store.ts';

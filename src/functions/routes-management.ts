@@ -8,8 +8,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
-import { managementAccess, objectBody, refuseUnknownFields, requireSession } from '../http/management-access.ts';
-import { unstorableText } from '../platform/text.ts';
+import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../http/management-access.ts';
+import { refuseUnknownFields, unstorableText } from '../platform/text.ts';
 import { functionsRuntime } from './index.ts';
 import type { FunctionInfo } from './runtime.ts';
 import { parseLogCursor, type FunctionLogEntry } from './store.ts';
@@ -136,6 +136,7 @@ export async function functionManagementRoutes(app: FastifyInstance, opts: { p: 
   const access = managementAccess(p);
   const runtime = () => functionsRuntime(p);
 
+  refuseNonJsonBodies(app);
   app.addHook('onRequest', requireSession(p));
 
   app.get<Ref>('/v1/projects/:ref/functions', async (request) => {

@@ -23,13 +23,6 @@ export function objectBody(request: FastifyRequest): Record<string, unknown> {
   return b as Record<string, unknown>;
 }
 
-/** A misspelt field (`verifyJwt`, `queue_name`) must not be ignored, leaving the default it meant to change. */
-export function refuseUnknownFields(body: object, known: readonly string[], what: string): void {
-  const unknown = Object.keys(body).find((f) => !known.includes(f));
-  if (unknown !== undefined)
-    throw fail('unknown_field', `${what} has no field "${unknown}"; it takes ${known.join(', ')}.`);
-}
-
 export interface ManagementAccess {
   /** The signed-in account; throws 401 without a valid session. */
   account(request: FastifyRequest): Account;
@@ -63,11 +56,17 @@ export function managementAccess(p: Platform): ManagementAccess {
 /**
  * SPEC 7: a body that is not JSON is 400 invalid_request. Without this,
  * Fastify answers a Content-Type it has no parser for (a form post, such as
- * `curl -d` sends by default) with 415. Empty bodies stay bodiless, so a
- * cancel sent with any Content-Type still works. For workflow and cron routes.
+ * `curl -d` sends by default) with 415, and hands a text/plain body over as
+ * a string. Every /v1 plugin calls it, so all management routes answer a
+ * non-JSON body alike. Empty bodies stay bodiless, so a cancel sent with any
+ * Content-Type still works.
  */
 export function refuseNonJsonBodies(app: FastifyInstance): void {
-  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+  const refuse = (
+    request: FastifyRequest,
+    body: string | Buffer,
+    done: (err: Error | null, body?: unknown) => void,
+  ) => {
     if ((body as string).trim() === '') return done(null, undefined);
     const type = request.headers['content-type'] ?? 'none';
     done(
@@ -76,7 +75,10 @@ export function refuseNonJsonBodies(app: FastifyInstance): void {
         `The body must be JSON sent with Content-Type: application/json (got Content-Type: ${type}).`,
       ),
     );
-  });
+  };
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, refuse);
+  app.addContentTypeParser('*', { parseAs: 'string' }, refuse);
 }
 
 /**

@@ -5,7 +5,7 @@
  * `hearth status`); project API keys are refused with 401.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { managementAccess, objectBody, requireSession } from '../http/management-access.ts';
+import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../http/management-access.ts';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import {
@@ -24,17 +24,12 @@ import { auditQuery, checkQueryInput, runOwnerQuery, SqlError } from '../platfor
 import { envelope } from '../http/envelopes.ts';
 import { parseAllowList } from '../outbound/address.ts';
 import { RateLimited } from '../db/rate-limit.ts';
-import { configAudit, patchSettings, readSettings, redact } from '../platform/project-config.ts';
-import {
-  createProject,
-  deleteProject,
-  projectApiKeys,
-  projectsOfAccount,
-  type ProjectRow,
-} from '../platform/projects.ts';
+import { configAudit, patchSettings, projectSchemas, readSettings, redact } from '../platform/project-config.ts';
+import { createApiKey, projectApiKeys, revokeApiKey, updateApiKey } from '../platform/api-keys.ts';
+import { createProject, deleteProject, projectsOfAccount, type ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { usageOf } from '../platform/request-usage.ts';
-import { checkDisplayName } from '../platform/text.ts';
+import { checkDisplayName, refuseUnknownFields } from '../platform/text.ts';
 import { projectBaseUrl, serverUrl } from '../platform/urls.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -58,6 +53,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   const access = managementAccess(p);
   const ADMINS = ['owner', 'admin'] as const;
 
+  refuseNonJsonBodies(app);
   const session = requireSession(p);
   app.addHook('onRequest', async (request) => {
     if (request.url === '/v1/login' || request.url.startsWith('/v1/login?')) return;
@@ -78,6 +74,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.post('/v1/organizations', async (request, reply) => {
     const body = objectBody(request);
+    refuseUnknownFields(body, ['name'], 'A new organization');
     const name = checkDisplayName(body.name);
     return reply.code(201).send(await createOrganization(p.dbs.control, name, access.account(request).id));
   });
@@ -103,8 +100,11 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     const role = await orgRole(request, request.params.id);
     if (role === 'developer') throw fail('forbidden', 'Only owners and admins add members.');
     const body = objectBody(request);
-    const newRole = body.role ?? 'developer';
-    if (!MEMBER_ROLES.includes(newRole as MemberRole)) throw fail('invalid_role');
+    refuseUnknownFields(body, ['email', 'password', 'role'], 'A new member');
+    // Required (issue #2: `{email, password, role}`): a missing role must not quietly make a developer.
+    const newRole = body.role;
+    if (!MEMBER_ROLES.includes(newRole as MemberRole))
+      throw fail('invalid_role', 'role is required and must be "owner", "admin" or "developer".');
     if (newRole === 'owner' && role !== 'owner') throw fail('forbidden', 'Only an owner can add another owner.');
     const member = await addMember(
       p.dbs.control,
@@ -123,6 +123,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.post('/v1/projects', async (request, reply) => {
     const body = objectBody(request);
+    refuseUnknownFields(body, ['name', 'organization_id'], 'A new project');
     const name = checkDisplayName(body.name);
     const orgId = body.organization_id;
     if (typeof orgId !== 'string' || !UUID.test(orgId)) throw fail('invalid_organization');
@@ -156,6 +157,25 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     return projectApiKeys(p, project.id);
   });
 
+  // Keys are replaced by creating a new one and revoking the old (docs/management-api.md "API keys").
+  app.post<{ Params: { ref: string } }>('/v1/projects/:ref/api-keys', async (request, reply) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    return reply.code(201).send(await createApiKey(p, project.id, objectBody(request)));
+  });
+
+  app.patch<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    return updateApiKey(p, project.id, request.params.id, objectBody(request));
+  });
+
+  app.delete<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {
+    const { project } = await access.project(request, request.params.ref, ADMINS);
+    const revoked = await revokeApiKey(p, project.id, request.params.id);
+    // The NOTIFY reaches this process too, but a moment later: forget the key here at once.
+    registry.onChange({ kind: 'keys', projectId: project.id });
+    return revoked;
+  });
+
   app.get<{ Params: { ref: string } }>('/v1/projects/:ref/config/audit', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
     return configAudit(p.dbs.control, project.id);
@@ -174,6 +194,8 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.patch<{ Params: { ref: string; area: string } }>('/v1/projects/:ref/config/:area', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
+    const setsSchemas =
+      request.params.area === 'api' && typeof (request.body as { db_schema?: unknown })?.db_schema === 'string';
     const settings = await patchSettings(
       p.dbs.control,
       project.id,
@@ -182,6 +204,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
       access.account(request).id,
       {
         outboundAllow: parseAllowList(p.config.outboundAllow),
+        projectSchemas: setsSchemas ? await projectSchemas(p.dbs.project(project.db_name)) : undefined,
       },
     );
     registry.onChange({ kind: 'config', projectId: project.id, area: request.params.area });

@@ -1,6 +1,6 @@
 /**
  * Cross-process cache invalidation. A change to a project (deleted, config
- * patched) is announced with NOTIFY inside the writing transaction, so every
+ * patched, an API key revoked) is announced with NOTIFY inside the writing transaction, so every
  * Hearth process that caches project data drops its copy on commit.
  */
 import type postgres from 'postgres';
@@ -9,7 +9,8 @@ import type { Sql } from '../db/pools.ts';
 export const CHANGES_CHANNEL = 'hearth_changes';
 
 export interface Change {
-  kind: 'project' | 'config';
+  /** `keys`: an API key was revoked (api-keys.ts). */
+  kind: 'project' | 'config' | 'keys';
   projectId: string;
   area?: string;
 }

@@ -6,7 +6,8 @@
 import type { Platform } from '../context.ts';
 import { withDatabase } from '../db/pools.ts';
 import { CLI_SESSION_SECONDS, createSession } from './accounts.ts';
-import { projectApiKeys, type ProjectRow } from './projects.ts';
+import { projectApiKeys } from './api-keys.ts';
+import type { ProjectRow } from './projects.ts';
 import { projectBaseUrl, serverUrl } from './urls.ts';
 
 export interface ConnectionInfo {

@@ -170,6 +170,11 @@ export async function patchSettings(
   return readSettings(control, projectId, area);
 }
 
+/** The schemas of a project's database (its pool), for checking config/api db_schema. */
+export async function projectSchemas(project: Sql): Promise<ReadonlySet<string>> {
+  return new Set((await project`select nspname from pg_namespace`).map((r) => r.nspname as string));
+}
+
 export async function configAudit(control: Sql, projectId: string, limit = 100) {
   return control`select a.id::text as id, a.area, a.changes, a.created_at, acc.email as changed_by
     from platform.config_audit a left join platform.accounts acc on acc.id = a.account_id

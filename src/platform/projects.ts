@@ -12,6 +12,7 @@ import type { Sql } from '../db/pools.ts';
 import { announce } from './changes.ts';
 import { randomToken, sha256 } from '../secrets.ts';
 import { newSigningKey } from './signing-keys.ts';
+import { newApiKey } from './api-keys.ts';
 import { quoteIdent } from '../db/ident.ts';
 
 export interface ProjectRow {
@@ -26,12 +27,6 @@ export interface ProjectRow {
   created_at: Date;
 }
 
-export interface ApiKey {
-  name: string;
-  type: 'publishable' | 'secret';
-  api_key: string;
-}
-
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 export const REF_PATTERN = /^[a-z]{20}$/;
 /**
@@ -40,10 +35,6 @@ export const REF_PATTERN = /^[a-z]{20}$/;
  * migrations themselves take turns with the platform too.
  */
 export const CREATE_LOCK = 7_212_003;
-
-export function newApiKey(type: 'publishable' | 'secret'): string {
-  return `sb_${type}_${randomToken(40)}`;
-}
 
 export async function createProject(
   p: Platform,
@@ -178,16 +169,6 @@ export async function listProjects(sql: Sql): Promise<Pick<ProjectRow, 'id' | 'r
 export async function defaultProject(sql: Sql): Promise<ProjectRow | undefined> {
   const [row] = await sql`select * from platform.projects where is_default`;
   return row as ProjectRow | undefined;
-}
-
-export async function projectApiKeys(p: Platform, projectId: string): Promise<ApiKey[]> {
-  const rows = await p.dbs.control`select name, type, key_sealed from platform.api_keys
-    where project_id = ${projectId} order by type`;
-  return rows.map((r) => ({
-    name: r.name as string,
-    type: r.type as ApiKey['type'],
-    api_key: p.master.decrypt(r.key_sealed as string),
-  }));
 }
 
 /** Migrates every project database to the newest project migrations (at start), one at a time on a connection closed right after. */

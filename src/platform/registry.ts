@@ -94,6 +94,11 @@ export class ProjectRegistry {
   });
   /** API keys resolved, misses included, for TTL_MS. */
   private readonly keys: Cache<string, { key: ResolvedKey | null }>;
+  /**
+   * Bumped whenever keys are forgotten: a lookup that began before a revocation
+   * (and may have read the revoked row) must not put its answer in the cache after it.
+   */
+  private keysGeneration = 0;
   private defaultRef: string | null = null;
 
   constructor(private readonly p: Platform) {
@@ -175,14 +180,19 @@ export class ProjectRegistry {
   async resolveKey(apiKey: string): Promise<ResolvedKey | null> {
     const known = this.knownKey(apiKey);
     if (known !== undefined) return known;
+    const generation = this.keysGeneration;
     const [row] = await this.p.dbs
       .control`select project_id, type from platform.api_keys where key_hash = ${sha256(apiKey)}`;
     const key = row ? { projectId: row.project_id as string, type: row.type as ResolvedKey['type'] } : null;
-    this.keys.set(apiKey, { key });
+    if (generation === this.keysGeneration) this.keys.set(apiKey, { key });
     return key;
   }
 
-  /** Applies a change announced by any process. */
+  /**
+   * Applies a change announced by any process. A deleted project or a revoked
+   * key drops the project's runtime (what was built from its keys, such as the
+   * publishable key its functions are given, is rebuilt) and its resolved keys.
+   */
   onChange(change: Change): void {
     for (const [ref, entry] of this.byRef) {
       void entry.then((rt) => {
@@ -191,7 +201,8 @@ export class ProjectRegistry {
         else if (this.byRef.peek(ref) === entry) this.byRef.delete(ref);
       });
     }
-    if (change.kind === 'project') {
+    if (change.kind !== 'config') {
+      this.keysGeneration++;
       for (const [apiKey, v] of this.keys) if (v.key?.projectId === change.projectId) this.keys.delete(apiKey);
     }
   }

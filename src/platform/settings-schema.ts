@@ -6,9 +6,12 @@
  */
 import { targetRefusal, type AllowList } from '../outbound/address.ts';
 
-/** What a field's check may need beyond the value: the platform's outbound allow list (HEARTH_OUTBOUND_ALLOW). */
+/** What a field's check may need beyond the value. */
 export interface CheckContext {
+  /** The platform's outbound allow list (HEARTH_OUTBOUND_ALLOW). */
   outboundAllow: AllowList;
+  /** The schemas of the project's database, read for a PATCH that sets config/api db_schema. */
+  projectSchemas?: ReadonlySet<string>;
 }
 
 export type FieldSpec =

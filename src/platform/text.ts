@@ -62,3 +62,10 @@ export function checkDisplayName(name: unknown): string {
   if (unstorable) throw fail('invalid_name', `name ${unstorable}.`);
   return name.trim();
 }
+
+/** A misspelt field (`organisation_id`, `descripton`) is refused rather than silently ignored. */
+export function refuseUnknownFields(body: object, known: readonly string[], what: string): void {
+  const unknown = Object.keys(body).find((f) => !known.includes(f));
+  if (unknown !== undefined)
+    throw fail('unknown_field', `${what} has no field "${unknown}"; it takes ${known.join(', ')}.`);
+}

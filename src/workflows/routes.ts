@@ -9,13 +9,8 @@ import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
-import {
-  managementAccess,
-  objectBody,
-  refuseNonJsonBodies,
-  refuseUnknownFields,
-  requireSession,
-} from '../http/management-access.ts';
+import { managementAccess, objectBody, refuseNonJsonBodies, requireSession } from '../http/management-access.ts';
+import { refuseUnknownFields } from '../platform/text.ts';
 import { checkWorkflowName, getDefinition, listDefinitions, publishDefinition, setEnabled } from './definitions.ts';
 import { getLogDrain, removeLogDrain, setLogDrain } from './drain.ts';
 import {

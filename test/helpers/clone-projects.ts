@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import postgres from 'postgres';
-import { newApiKey } from '../../src/platform/projects.ts';
+import { newApiKey } from '../../src/platform/api-keys.ts';
 import { randomToken, sha256 } from '../../src/secrets.ts';
 import { withDatabase } from '../../src/db/pools.ts';
 import type { TestHearth } from './hearth.ts';

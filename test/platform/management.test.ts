@@ -234,6 +234,23 @@ describe('project configuration', () => {
     assert.equal(typeof storage.body.quota_bytes, 'number');
   });
 
+  test('config/api db_schema naming a schema the project database lacks is 400 invalid_field naming it', async () => {
+    const before = await h.api('GET', `/v1/projects/${ref()}/config/api`);
+    const res = await h.api('PATCH', `/v1/projects/${ref()}/config/api`, { body: { db_schema: 'public, nosuch' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'invalid_field');
+    assert.match(
+      res.body.error.message,
+      /config\/api\.db_schema names "nosuch", which the project database does not have/,
+    );
+    assert.deepEqual((await h.api('GET', `/v1/projects/${ref()}/config/api`)).body, before.body);
+    // Existing schemas are accepted.
+    const ok = await h.api('PATCH', `/v1/projects/${ref()}/config/api`, { body: { db_schema: 'public,storage' } });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.db_schema, 'public,storage');
+    await h.api('PATCH', `/v1/projects/${ref()}/config/api`, { body: { db_schema: null } });
+  });
+
   const bad: [string, string, unknown, number, string][] = [
     ['unknown field', 'auth', { nope: 1 }, 400, 'unknown_field'],
     ['wrong type', 'auth', { rate_limit_signups: 'many' }, 400, 'invalid_field'],
@@ -263,6 +280,28 @@ describe('bad input', () => {
     });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'invalid_request');
+  });
+  test('a body that is not JSON is 400 invalid_request on every /v1 route alike (SPEC 7), whatever its Content-Type', async () => {
+    const ref = h.info.PROJECT_REF;
+    const routes: [string, string, string | null | undefined][] = [
+      ['POST', '/v1/login', null],
+      ['POST', '/v1/organizations', undefined],
+      ['POST', '/v1/projects', undefined],
+      ['PATCH', `/v1/projects/${ref}/config/api`, undefined],
+      ['POST', `/v1/projects/${ref}/api-keys`, undefined],
+      ['POST', `/v1/projects/${ref}/database/query`, undefined],
+      ['POST', `/v1/projects/${ref}/config/auth/smtp-test`, undefined],
+      ['PUT', `/v1/projects/${ref}/functions/hello`, undefined],
+      ['POST', `/v1/projects/${ref}/cron-jobs`, undefined],
+    ];
+    for (const [method, path, token] of routes) {
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+        const res = await h.api(method, path, { token, raw: '{"name": "x"}', headers: { 'content-type': type } });
+        assert.equal(res.status, 400, `${method} ${path} ${type}`);
+        assert.equal(res.body.error.code, 'invalid_request', `${method} ${path} ${type}`);
+        assert.match(res.body.error.message, /Content-Type: application\/json/, `${method} ${path} ${type}`);
+      }
+    }
   });
   test('Content-Type: application/json with no body is a request without a body, not malformed JSON', async () => {
     const ref = h.info.PROJECT_REF;
@@ -302,6 +341,35 @@ describe('bad input', () => {
       body: { email: 'a@b.test', password: 'long-enough-1', role: 'king' },
     });
     assert.equal(badRole.body.error.code, 'invalid_role');
+  });
+  test('a member without a role is 400 invalid_role, not a developer by default', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const res = await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, {
+      body: { email: 'no-role@b.test', password: 'long-enough-1' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'invalid_role');
+    const members = await h.api('GET', `/v1/organizations/${orgs.body[0].id}/members`);
+    assert.ok(!members.body.some((m: { email: string }) => m.email === 'no-role@b.test'));
+  });
+  test('unknown fields on the create routes are 400 unknown_field naming the field, and nothing is made', async () => {
+    const orgs = await h.api('GET', '/v1/organizations');
+    const orgId = orgs.body[0].id;
+    const projects = (await h.api('GET', '/v1/projects')).body.length;
+    for (const [path, body] of [
+      ['/v1/organizations', { name: 'Extra Org', extra: 1 }],
+      ['/v1/projects', { name: 'Extra', organization_id: orgId, region: 'eu' }],
+      [`/v1/organizations/${orgId}/members`, { email: 'extra@b.test', password: 'long-enough-1', role: 'admin', x: 1 }],
+    ] as const) {
+      const res = await h.api('POST', path, { body });
+      assert.equal(res.status, 400, path);
+      assert.equal(res.body.error.code, 'unknown_field', path);
+      assert.match(res.body.error.message, /"(extra|region|x)"/);
+    }
+    assert.ok(!(await h.api('GET', '/v1/organizations')).body.some((o: { name: string }) => o.name === 'Extra Org'));
+    assert.equal((await h.api('GET', '/v1/projects')).body.length, projects);
+    const members = await h.api('GET', `/v1/organizations/${orgId}/members`);
+    assert.ok(!members.body.some((m: { email: string }) => m.email === 'extra@b.test'));
   });
   test('unknown project ref is 404; unknown route is 404', async () => {
     assert.equal((await h.api('GET', '/v1/projects/abcdefghijabcdefghij')).status, 404);
@@ -371,7 +439,7 @@ describe('odd names, strings and races the management API refuses cleanly', () =
       assert.equal(project.body.error.code, 'invalid_name');
     }
     const member = await h.api('POST', `/v1/organizations/${orgId}/members`, {
-      body: { email: 'x\u0000@example.com', password: 'a-long-password' },
+      body: { email: 'x\u0000@example.com', password: 'a-long-password', role: 'developer' },
     });
     assert.equal(member.status, 400);
     assert.equal(member.body.error.code, 'invalid_email');
@@ -396,7 +464,7 @@ describe('odd names, strings and races the management API refuses cleanly', () =
       Promise.all(
         [1, 2, 3, 4].map(() =>
           h.api('POST', `/v1/organizations/${orgId}/members`, {
-            body: { email: 'race@example.com', password: 'a-long-password' },
+            body: { email: 'race@example.com', password: 'a-long-password', role: 'developer' },
           }),
         ),
       );
