@@ -145,7 +145,9 @@ function rankAccept(accept: string): string[] {
 /** The most preferred media type of the Accept header that the resource can answer. */
 export function negotiate(accept: string | undefined, allowed: readonly MediaType[]): MediaType {
   if (!accept || accept.trim() === '') return allowed[0];
-  for (const part of rankAccept(accept)) {
+  // One type (what clients send) needs no ranking: skip its allocations on every request.
+  const ranked = accept.includes(',') ? rankAccept(accept) : [accept.split(';')[0]!.trim()];
+  for (const part of ranked) {
     const type = MEDIA[part.toLowerCase()];
     if (type && allowed.includes(type)) return type;
     if (type === 'json' && allowed.includes('openapi')) return 'openapi';
