@@ -56,7 +56,7 @@ async function bundle(folder: AppFolder, name: string): Promise<string> {
   } catch (err) {
     if (err instanceof HearthError && err.code === 'function_bundle_failed') {
       const first = err.message.split('\n')[1] ?? err.message;
-      throw new CliError(`${relative(folder.functions)}/${first} (function ${name} was not deployed)`);
+      throw new CliError(`${relative(folder.functions)}/${first}`);
     }
     throw err;
   }
@@ -67,8 +67,48 @@ interface Change {
   detail: string;
 }
 
-async function deployFunctions(t: Target, folder: AppFolder, config: AppConfig, only?: string): Promise<Change[]> {
-  const names = only ? [only] : functionNames(folder);
+interface Bundle {
+  name: string;
+  source: string;
+  verifyJwt: boolean;
+  checksum: string;
+}
+
+/**
+ * Every function bundled before any is deployed: one without an entry point or
+ * that does not compile stops the command with nothing deployed, rather than
+ * leaving the project with some functions new and some old. `outcome` ends
+ * that error line (what was left untouched).
+ */
+async function bundleFunctions(
+  folder: AppFolder,
+  config: AppConfig,
+  names: string[],
+  outcome: string,
+): Promise<Bundle[]> {
+  const bundles: Bundle[] = [];
+  try {
+    for (const [i, name] of names.entries()) {
+      progress(`Bundling function ${i + 1}/${names.length}: ${name}`);
+      let source: string;
+      try {
+        source = await bundle(folder, name);
+      } catch (err) {
+        if (err instanceof CliError) throw new CliError(`${err.message.replace(/\.$/, '')}; ${outcome}.`);
+        throw err;
+      }
+      const verifyJwt = config.functions[name]?.verify_jwt ?? true;
+      bundles.push({ name, source, verifyJwt, checksum: checksumOf({ source, verifyJwt }) });
+    }
+  } finally {
+    progressDone();
+    await stopBundler();
+  }
+  return bundles;
+}
+
+/** Deploys each bundle whose source or options changed since the CLI last deployed it. */
+async function deployBundles(t: Target, bundles: Bundle[]): Promise<Change[]> {
   const state = await deployedState(t, 'function');
   const remote = new Map(
     (await t.api.call<{ name: string; version: number }[]>('GET', `${t.path}/functions`)).map((f) => [
@@ -78,17 +118,13 @@ async function deployFunctions(t: Target, folder: AppFolder, config: AppConfig, 
   );
   const changes: Change[] = [];
   try {
-    for (const [i, name] of names.entries()) {
-      progress(`Bundling function ${i + 1}/${names.length}: ${name}`);
-      const source = await bundle(folder, name);
-      const verifyJwt = config.functions[name]?.verify_jwt ?? true;
-      const checksum = checksumOf({ source, verifyJwt });
+    for (const [i, { name, source, verifyJwt, checksum }] of bundles.entries()) {
       const before = state.get(name);
       if (before && before.checksum === checksum && remote.get(name) === before.version) {
         changes.push({ what: `function ${name}`, detail: `unchanged (version ${before.version})` });
         continue;
       }
-      progress(`Deploying function ${i + 1}/${names.length}: ${name}`);
+      progress(`Deploying function ${i + 1}/${bundles.length}: ${name}`);
       const deployed = await t.api.call<{ version: number }>('PUT', `${t.path}/functions/${encodeURIComponent(name)}`, {
         source,
         verify_jwt: verifyJwt,
@@ -98,7 +134,6 @@ async function deployFunctions(t: Target, folder: AppFolder, config: AppConfig, 
     }
   } finally {
     progressDone();
-    await stopBundler();
   }
   return changes;
 }
@@ -150,12 +185,14 @@ async function deployWorkflows(t: Target, folder: AppFolder, only?: string): Pro
     }
     throw err;
   }
+  // Every file read before any is published: one that is not a workflow publishes none.
+  const bodies = chosen.map((f) => workflowBody(path.join(folder.workflows, f)));
   const changes: Change[] = [];
   try {
     for (const [i, f] of chosen.entries()) {
       const name = f.slice(0, -5);
       const file = path.join(folder.workflows, f);
-      const body = workflowBody(file);
+      const body = bodies[i]!;
       const checksum = checksumOf(body);
       const before = state.get(name);
       if (before && before.checksum === checksum && remote.get(name) === before.version) {
@@ -284,7 +321,10 @@ export function registerDeploys(program: Command): void {
             `${relative(folder.functions)}/ has no function folders: create ${relative(folder.functions)}/<name>/index.ts.`,
           );
         const t = await target(opts);
-        report(await deployFunctions(t, folder, config, name), opts.output);
+        const bundles = name
+          ? await bundleFunctions(folder, config, [name], `function ${name} was not deployed`)
+          : await bundleFunctions(folder, config, functionNames(folder), 'no function was deployed');
+        report(await deployBundles(t, bundles), opts.output);
       }),
     );
   examples(deploy, [
@@ -481,12 +521,14 @@ export function registerDeploys(program: Command): void {
         const folder = requireAppFolder(opts.workdir);
         const config = readAppConfig(folder);
         const t = await target(opts);
+        // Functions are bundled first: one that does not compile stops the push before anything changes.
+        const bundles = await bundleFunctions(folder, config, functionNames(folder), 'nothing was pushed');
         const migrations = await pushMigrations(t, folder);
         const changes: Change[] = migrations.length
           ? migrations.map((m) => ({ what: `migration ${path.basename(m.file)}`, detail: 'applied' }))
           : [{ what: 'migrations', detail: 'up to date' }];
         changes.push(...(await applySettings(t, config)));
-        if (functionNames(folder).length) changes.push(...(await deployFunctions(t, folder, config)));
+        if (bundles.length) changes.push(...(await deployBundles(t, bundles)));
         changes.push(...(await deployWorkflows(t, folder)));
         changes.push(...(await applyCron(t, config)));
         report(changes, opts.output);
