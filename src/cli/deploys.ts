@@ -14,9 +14,17 @@ import { readAppConfig, requireAppFolder, type AppConfig, type AppFolder, type C
 import { checksumOf, deployedState, forgetDeploy, recordDeploy } from './deploy-state.ts';
 import { pushMigrations } from './migrations.ts';
 import { CliError, print, progress, progressDone, type Output } from './output.ts';
-import { act, examples, optionsOf, outputOption } from './program.ts';
+import { accepts, acceptsEach, act, examples, integerBetween, optionsOf, outputOption } from './program.ts';
+import { isFunctionName } from '../functions/validate.ts';
+import { WORKFLOW_NAME } from '../workflows/validate.ts';
 
 const relative = (file: string) => path.relative(process.cwd(), file) || file;
+
+/** A function name argument: one the server could never take is a usage error, before any work. */
+const functionName = accepts(
+  isFunctionName,
+  (v) => `A function name is 1-64 characters a-z, 0-9, "_" and "-", starting with a letter or digit, not "${v}".`,
+);
 const SOURCE = /\.(ts|tsx|mts|js|mjs|jsx|json)$/;
 
 /** Function folders: hearth/functions/<name>/, except _shared-style folders (leading _ or .). */
@@ -306,7 +314,8 @@ export function registerDeploys(program: Command): void {
     ['hearth functions logs hello --follow', "stream a function's logs"],
   ]);
   const deploy = functions
-    .command('deploy [name]')
+    .command('deploy')
+    .argument('[name]', 'a folder of hearth/functions/', functionName)
     .description(
       'bundle hearth/functions/<name>/index.ts (with its imports) and deploy it; without a name, every function',
     )
@@ -348,7 +357,8 @@ export function registerDeploys(program: Command): void {
     );
   examples(list, [['hearth functions list -o json', 'for scripts']]);
   const del = functions
-    .command('delete <name>')
+    .command('delete')
+    .argument('<name>', 'the function', functionName)
     .description('delete a function, every version and its logs')
     .action(
       act(async (name: string, ...args) => {
@@ -367,9 +377,10 @@ export function registerDeploys(program: Command): void {
     );
   examples(del, [['hearth functions delete hello', 'removes it from the project']]);
   const logs = functions
-    .command('logs <name>')
+    .command('logs')
+    .argument('<name>', 'the function', functionName)
     .description("a function's recent log lines, oldest first")
-    .option('--limit <n>', 'how many lines (1-1000)', '100')
+    .option('--limit <n>', 'how many lines (1-1000)', integerBetween('--limit', 1, 1000), '100')
     .option('-f, --follow', 'keep printing new lines until Ctrl-C')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(
@@ -427,17 +438,25 @@ export function registerDeploys(program: Command): void {
     ['hearth secrets list', 'names and SHA-256 digests'],
   ]);
   const set = secrets
-    .command('set <NAME=value...>')
+    .command('set')
+    .argument(
+      '<NAME=value...>',
+      'each secret',
+      acceptsEach(
+        (p) => p.indexOf('=') > 0,
+        // Never the whole text: it may be a value typed without its name.
+        (p) =>
+          p.startsWith('=')
+            ? 'Write each secret as NAME=value: one has no NAME.'
+            : `Write each secret as NAME=value, not "${p.length > 40 ? `${p.slice(0, 3)}...` : p}".`,
+      ),
+    )
     .description('set secrets (all or nothing)')
     .action(
       act(async (pairs: string[], ...args) => {
         const opts = optionsOf(args);
         const items = pairs.map((p) => {
           const eq = p.indexOf('=');
-          if (eq < 1)
-            throw new CliError(
-              `Write each secret as NAME=value, not "${p.length > 40 ? `${p.slice(0, 3)}...` : p.split('=')[0]}".`,
-            );
           return { name: p.slice(0, eq), value: p.slice(eq + 1) };
         });
         const t = await target(opts);
@@ -477,7 +496,15 @@ export function registerDeploys(program: Command): void {
 
   const workflows = program.command('workflows').description('publish workflows from hearth/workflows/<name>.json');
   const wdeploy = workflows
-    .command('deploy [name]')
+    .command('deploy')
+    .argument(
+      '[name]',
+      'a file hearth/workflows/<name>.json',
+      accepts(
+        (v) => WORKFLOW_NAME.test(v),
+        (v) => `A workflow name is 1-64 characters a-z, 0-9, "_" and "-", starting with a letter or digit, not "${v}".`,
+      ),
+    )
     .description('publish each changed hearth/workflows/<name>.json ({enabled?, steps}) as a new version')
     .addOption(outputOption(['table', 'json'], 'table'))
     .action(
