@@ -212,7 +212,7 @@ export function registerAccess(program: Command): void {
 
   const keys = program
     .command('keys')
-    .description("the project's URL and API keys")
+    .description("the project's API keys (-o env: with its BASE_URL and PROJECT_REF, for an app's .env)")
     .addOption(outputOption(['table', 'env', 'json'], 'table'))
     .action(
       act(async (...args) => {
