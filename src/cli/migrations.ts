@@ -197,7 +197,7 @@ export async function pushMigrations(
         throw new CliError(`${relative(m.file)} was applied meanwhile by someone else: run \`hearth db push\` again.`);
       }
       const kept = applied.length
-        ? `The ${applied.length} migration${applied.length === 1 ? '' : 's'} before it stay applied; this one was rolled back.`
+        ? `${applied.length === 1 ? 'The 1 migration before it stays' : `The ${applied.length} migrations before it stay`} applied; this one was rolled back.`
         : 'It was rolled back.';
       throw sqlFailure(
         err,
