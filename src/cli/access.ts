@@ -8,7 +8,7 @@ import { appFolder, writeLink } from './app-folder.ts';
 import { Api, ApiError, connect, target, type ProjectJson } from './api.ts';
 import { forgetLogin, saveLogin } from './credentials.ts';
 import { CliError, print, type Output } from './output.ts';
-import { act, examples, optionsOf, outputOption } from './program.ts';
+import { accepts, act, examples, optionsOf, outputOption } from './program.ts';
 import { lazy } from '../lazy.ts';
 
 /** The terminal prompts (with their encoding tables): loaded only when a question is asked at a terminal, never by `hearth start`. */
@@ -36,10 +36,6 @@ async function checkToken(url: string, token: string): Promise<ProjectJson[]> {
 
 async function login(opts: { url: string; email?: string }): Promise<number> {
   const url = opts.url.replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(url))
-    throw new CliError(
-      `--url must be an http:// or https:// URL (the API_URL of \`hearth status\`), not "${opts.url}".`,
-    );
   let token = process.env.HEARTH_ACCESS_TOKEN || null;
   let email: string | null = null;
   let expiresAt: string | null = null;
@@ -99,7 +95,15 @@ export function registerAccess(program: Command): void {
   const loginCmd = program
     .command('login')
     .description('sign in to a Hearth (asks e-mail and password, or saves HEARTH_ACCESS_TOKEN)')
-    .option('--url <api_url>', 'the server root (API_URL of `hearth status`)', DEFAULT_URL)
+    .option(
+      '--url <api_url>',
+      'the server root (API_URL of `hearth status`)',
+      accepts(
+        (v) => /^https?:\/\/./.test(v),
+        (v) => `option --url must be an http:// or https:// URL (the API_URL of \`hearth status\`), not "${v}".`,
+      ),
+      DEFAULT_URL,
+    )
     .option('--email <email>', 'sign in as this account (in scripts, the password is read from stdin)')
     .action(act(async (...args) => login(optionsOf<{ url: string; email?: string }>(args))));
   examples(loginCmd, [
@@ -124,8 +128,9 @@ export function registerAccess(program: Command): void {
     .action(
       act(async (...args) => {
         const opts = optionsOf(args);
+        // A missing option the command needs: a usage error (exit 2) like a missing argument.
         if (!opts.projectRef)
-          throw new CliError(
+          (args.at(-1) as Command).error(
             'Say which project: `hearth link --project-ref <ref>` (`hearth projects list` shows them).',
           );
         const t = await target(opts);
@@ -207,7 +212,7 @@ export function registerAccess(program: Command): void {
 
   const keys = program
     .command('keys')
-    .description("the project's URL and API keys")
+    .description("the project's API keys (-o env: with its BASE_URL and PROJECT_REF, for an app's .env)")
     .addOption(outputOption(['table', 'env', 'json'], 'table'))
     .action(
       act(async (...args) => {

@@ -14,9 +14,17 @@ import { readAppConfig, requireAppFolder, type AppConfig, type AppFolder, type C
 import { checksumOf, deployedState, forgetDeploy, recordDeploy } from './deploy-state.ts';
 import { pushMigrations } from './migrations.ts';
 import { CliError, print, progress, progressDone, type Output } from './output.ts';
-import { act, examples, optionsOf, outputOption } from './program.ts';
+import { accepts, acceptsEach, act, examples, integerBetween, optionsOf, outputOption } from './program.ts';
+import { isFunctionName } from '../functions/validate.ts';
+import { WORKFLOW_NAME } from '../workflows/validate.ts';
 
 const relative = (file: string) => path.relative(process.cwd(), file) || file;
+
+/** A function name argument: one the server could never take is a usage error, before any work. */
+const functionName = accepts(
+  isFunctionName,
+  (v) => `A function name is 1-64 characters a-z, 0-9, "_" and "-", starting with a letter or digit, not "${v}".`,
+);
 const SOURCE = /\.(ts|tsx|mts|js|mjs|jsx|json)$/;
 
 /** Function folders: hearth/functions/<name>/, except _shared-style folders (leading _ or .). */
@@ -56,7 +64,7 @@ async function bundle(folder: AppFolder, name: string): Promise<string> {
   } catch (err) {
     if (err instanceof HearthError && err.code === 'function_bundle_failed') {
       const first = err.message.split('\n')[1] ?? err.message;
-      throw new CliError(`${relative(folder.functions)}/${first} (function ${name} was not deployed)`);
+      throw new CliError(`${relative(folder.functions)}/${first}`);
     }
     throw err;
   }
@@ -67,8 +75,48 @@ interface Change {
   detail: string;
 }
 
-async function deployFunctions(t: Target, folder: AppFolder, config: AppConfig, only?: string): Promise<Change[]> {
-  const names = only ? [only] : functionNames(folder);
+interface Bundle {
+  name: string;
+  source: string;
+  verifyJwt: boolean;
+  checksum: string;
+}
+
+/**
+ * Every function bundled before any is deployed: one without an entry point or
+ * that does not compile stops the command with nothing deployed, rather than
+ * leaving the project with some functions new and some old. `outcome` ends
+ * that error line (what was left untouched).
+ */
+async function bundleFunctions(
+  folder: AppFolder,
+  config: AppConfig,
+  names: string[],
+  outcome: string,
+): Promise<Bundle[]> {
+  const bundles: Bundle[] = [];
+  try {
+    for (const [i, name] of names.entries()) {
+      progress(`Bundling function ${i + 1}/${names.length}: ${name}`);
+      let source: string;
+      try {
+        source = await bundle(folder, name);
+      } catch (err) {
+        if (err instanceof CliError) throw new CliError(`${err.message.replace(/\.$/, '')}; ${outcome}.`);
+        throw err;
+      }
+      const verifyJwt = config.functions[name]?.verify_jwt ?? true;
+      bundles.push({ name, source, verifyJwt, checksum: checksumOf({ source, verifyJwt }) });
+    }
+  } finally {
+    progressDone();
+    await stopBundler();
+  }
+  return bundles;
+}
+
+/** Deploys each bundle whose source or options changed since the CLI last deployed it. */
+async function deployBundles(t: Target, bundles: Bundle[]): Promise<Change[]> {
   const state = await deployedState(t, 'function');
   const remote = new Map(
     (await t.api.call<{ name: string; version: number }[]>('GET', `${t.path}/functions`)).map((f) => [
@@ -78,17 +126,13 @@ async function deployFunctions(t: Target, folder: AppFolder, config: AppConfig, 
   );
   const changes: Change[] = [];
   try {
-    for (const [i, name] of names.entries()) {
-      progress(`Bundling function ${i + 1}/${names.length}: ${name}`);
-      const source = await bundle(folder, name);
-      const verifyJwt = config.functions[name]?.verify_jwt ?? true;
-      const checksum = checksumOf({ source, verifyJwt });
+    for (const [i, { name, source, verifyJwt, checksum }] of bundles.entries()) {
       const before = state.get(name);
       if (before && before.checksum === checksum && remote.get(name) === before.version) {
         changes.push({ what: `function ${name}`, detail: `unchanged (version ${before.version})` });
         continue;
       }
-      progress(`Deploying function ${i + 1}/${names.length}: ${name}`);
+      progress(`Deploying function ${i + 1}/${bundles.length}: ${name}`);
       const deployed = await t.api.call<{ version: number }>('PUT', `${t.path}/functions/${encodeURIComponent(name)}`, {
         source,
         verify_jwt: verifyJwt,
@@ -98,7 +142,6 @@ async function deployFunctions(t: Target, folder: AppFolder, config: AppConfig, 
     }
   } finally {
     progressDone();
-    await stopBundler();
   }
   return changes;
 }
@@ -150,12 +193,14 @@ async function deployWorkflows(t: Target, folder: AppFolder, only?: string): Pro
     }
     throw err;
   }
+  // Every file read before any is published: one that is not a workflow publishes none.
+  const bodies = chosen.map((f) => workflowBody(path.join(folder.workflows, f)));
   const changes: Change[] = [];
   try {
     for (const [i, f] of chosen.entries()) {
       const name = f.slice(0, -5);
       const file = path.join(folder.workflows, f);
-      const body = workflowBody(file);
+      const body = bodies[i]!;
       const checksum = checksumOf(body);
       const before = state.get(name);
       if (before && before.checksum === checksum && remote.get(name) === before.version) {
@@ -269,7 +314,8 @@ export function registerDeploys(program: Command): void {
     ['hearth functions logs hello --follow', "stream a function's logs"],
   ]);
   const deploy = functions
-    .command('deploy [name]')
+    .command('deploy')
+    .argument('[name]', 'a folder of hearth/functions/', functionName)
     .description(
       'bundle hearth/functions/<name>/index.ts (with its imports) and deploy it; without a name, every function',
     )
@@ -284,7 +330,10 @@ export function registerDeploys(program: Command): void {
             `${relative(folder.functions)}/ has no function folders: create ${relative(folder.functions)}/<name>/index.ts.`,
           );
         const t = await target(opts);
-        report(await deployFunctions(t, folder, config, name), opts.output);
+        const bundles = name
+          ? await bundleFunctions(folder, config, [name], `function ${name} was not deployed`)
+          : await bundleFunctions(folder, config, functionNames(folder), 'no function was deployed');
+        report(await deployBundles(t, bundles), opts.output);
       }),
     );
   examples(deploy, [
@@ -308,7 +357,8 @@ export function registerDeploys(program: Command): void {
     );
   examples(list, [['hearth functions list -o json', 'for scripts']]);
   const del = functions
-    .command('delete <name>')
+    .command('delete')
+    .argument('<name>', 'the function', functionName)
     .description('delete a function, every version and its logs')
     .action(
       act(async (name: string, ...args) => {
@@ -327,9 +377,10 @@ export function registerDeploys(program: Command): void {
     );
   examples(del, [['hearth functions delete hello', 'removes it from the project']]);
   const logs = functions
-    .command('logs <name>')
+    .command('logs')
+    .argument('<name>', 'the function', functionName)
     .description("a function's recent log lines, oldest first")
-    .option('--limit <n>', 'how many lines (1-1000)', '100')
+    .option('--limit <n>', 'how many lines (1-1000)', integerBetween('--limit', 1, 1000), '100')
     .option('-f, --follow', 'keep printing new lines until Ctrl-C')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(
@@ -387,17 +438,25 @@ export function registerDeploys(program: Command): void {
     ['hearth secrets list', 'names and SHA-256 digests'],
   ]);
   const set = secrets
-    .command('set <NAME=value...>')
+    .command('set')
+    .argument(
+      '<NAME=value...>',
+      'each secret',
+      acceptsEach(
+        (p) => p.indexOf('=') > 0,
+        // Never the whole text: it may be a value typed without its name.
+        (p) =>
+          p.startsWith('=')
+            ? 'Write each secret as NAME=value: one has no NAME.'
+            : `Write each secret as NAME=value, not "${p.length > 40 ? `${p.slice(0, 3)}...` : p}".`,
+      ),
+    )
     .description('set secrets (all or nothing)')
     .action(
       act(async (pairs: string[], ...args) => {
         const opts = optionsOf(args);
         const items = pairs.map((p) => {
           const eq = p.indexOf('=');
-          if (eq < 1)
-            throw new CliError(
-              `Write each secret as NAME=value, not "${p.length > 40 ? `${p.slice(0, 3)}...` : p.split('=')[0]}".`,
-            );
           return { name: p.slice(0, eq), value: p.slice(eq + 1) };
         });
         const t = await target(opts);
@@ -437,7 +496,15 @@ export function registerDeploys(program: Command): void {
 
   const workflows = program.command('workflows').description('publish workflows from hearth/workflows/<name>.json');
   const wdeploy = workflows
-    .command('deploy [name]')
+    .command('deploy')
+    .argument(
+      '[name]',
+      'a file hearth/workflows/<name>.json',
+      accepts(
+        (v) => WORKFLOW_NAME.test(v),
+        (v) => `A workflow name is 1-64 characters a-z, 0-9, "_" and "-", starting with a letter or digit, not "${v}".`,
+      ),
+    )
     .description('publish each changed hearth/workflows/<name>.json ({enabled?, steps}) as a new version')
     .addOption(outputOption(['table', 'json'], 'table'))
     .action(
@@ -481,12 +548,14 @@ export function registerDeploys(program: Command): void {
         const folder = requireAppFolder(opts.workdir);
         const config = readAppConfig(folder);
         const t = await target(opts);
+        // Functions are bundled first: one that does not compile stops the push before anything changes.
+        const bundles = await bundleFunctions(folder, config, functionNames(folder), 'nothing was pushed');
         const migrations = await pushMigrations(t, folder);
         const changes: Change[] = migrations.length
           ? migrations.map((m) => ({ what: `migration ${path.basename(m.file)}`, detail: 'applied' }))
           : [{ what: 'migrations', detail: 'up to date' }];
         changes.push(...(await applySettings(t, config)));
-        if (functionNames(folder).length) changes.push(...(await deployFunctions(t, folder, config)));
+        if (bundles.length) changes.push(...(await deployBundles(t, bundles)));
         changes.push(...(await deployWorkflows(t, folder)));
         changes.push(...(await applyCron(t, config)));
         report(changes, opts.output);

@@ -13,8 +13,7 @@ import {
   type CatalogRelation,
   type CatalogType,
 } from './catalog.ts';
-import { CliError } from './output.ts';
-import { act, examples, optionsOf } from './program.ts';
+import { accepts, act, examples, optionsOf, schemaNames, schemaOption } from './program.ts';
 
 const NUMBER = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'oid']);
 const STRING = new Set([
@@ -297,25 +296,20 @@ export function registerGen(program: Command): void {
   const gen = program.command('gen').description('generate code from the project');
   const types = gen
     .command('types')
-    .argument('<language>', 'only "typescript"')
+    .argument(
+      '<language>',
+      'only "typescript"',
+      accepts(
+        (v) => v === 'typescript',
+        (v) => `Only TypeScript types are generated: \`hearth gen types typescript\`, not "${v}".`,
+      ),
+    )
     .description('print the Database type of the project for createClient<Database>() (supabase gen types shape)')
-    .option('--schema <names>', 'comma-separated schemas', 'public')
+    .addOption(schemaOption('comma-separated schemas', 'public'))
     .action(
-      act(async (language: string, ...args) => {
+      act(async (_language: string, ...args) => {
         const opts = optionsOf<{ schema: string }>(args);
-        if (language !== 'typescript')
-          throw new CliError(
-            `Only TypeScript types are generated: \`hearth gen types typescript\`, not "${language}".`,
-          );
-        const schemas = [
-          ...new Set(
-            opts.schema
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean),
-          ),
-        ];
-        if (schemas.length === 0) throw new CliError('--schema needs at least one schema name.');
+        const schemas = schemaNames(opts.schema);
         const t = await target(opts);
         const catalog = await readCatalog(t, schemas);
         process.stdout.write(renderTypes(catalog, schemas));

@@ -12,7 +12,7 @@ import { registerDeploys } from './deploys.ts';
 import { registerGen } from './gen-types.ts';
 import { registerMigrations } from './migrations.ts';
 import { CliError, UsageError } from './output.ts';
-import { act, commandPath, examples, exitStatus, HearthCommand, outputOption } from './program.ts';
+import { act, commandPath, examples, exitStatus, HearthCommand, integerBetween, outputOption } from './program.ts';
 
 function buildProgram(): HearthCommand {
   const program = new HearthCommand('hearth');
@@ -41,7 +41,7 @@ function buildProgram(): HearthCommand {
     .command('start')
     .description('start Hearth (HTTP on HEARTH_HOST:HEARTH_PORT) until Ctrl-C')
     .addOption(new Option('--role <role>', 'which parts this process runs').choices(['all', 'api', 'worker']))
-    .option('--port <n>', 'HTTP port (HEARTH_PORT)')
+    .option('--port <n>', 'HTTP port (HEARTH_PORT)', integerBetween('--port', 0, 65535))
     .action(
       act(async (opts: { role?: Role; port?: string }) => {
         const env = { ...process.env };

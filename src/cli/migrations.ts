@@ -14,7 +14,7 @@ import { SqlError, sql, target, type Target } from './api.ts';
 import { appFolder, requireAppFolder, type AppFolder } from './app-folder.ts';
 import { dumpSchema } from './dump.ts';
 import { CliError, print, progress, progressDone, type Output } from './output.ts';
-import { act, examples, optionsOf, outputOption } from './program.ts';
+import { accepts, act, examples, optionsOf, outputOption, schemaNames, schemaOption } from './program.ts';
 import { lineOf, literal } from './sql-text.ts';
 
 export interface LocalMigration {
@@ -197,7 +197,7 @@ export async function pushMigrations(
         throw new CliError(`${relative(m.file)} was applied meanwhile by someone else: run \`hearth db push\` again.`);
       }
       const kept = applied.length
-        ? `The ${applied.length} migration${applied.length === 1 ? '' : 's'} before it stay applied; this one was rolled back.`
+        ? `${applied.length === 1 ? 'The 1 migration before it stays' : `The ${applied.length} migrations before it stay`} applied; this one was rolled back.`
         : 'It was rolled back.';
       throw sqlFailure(
         err,
@@ -290,6 +290,13 @@ function init(folder: AppFolder): string[] {
   return created;
 }
 
+/** A migration file's name part: lower case, spaces and dashes made underscores. */
+const migrationName = (name: string) =>
+  name
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
+
 function utcStamp(d = new Date()): string {
   return d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
 }
@@ -314,17 +321,20 @@ export function registerMigrations(program: Command): void {
     ['hearth migration list', 'local files against the project'],
   ]);
   const newCmd = migration
-    .command('new <name>')
+    .command('new')
+    .argument(
+      '<name>',
+      'letters, digits and underscores (spaces and dashes become underscores)',
+      accepts(
+        (v) => /^[a-z0-9_]{1,100}$/.test(migrationName(v)),
+        (v) => `A migration name uses letters, digits and underscores (at most 100), not "${v}".`,
+      ),
+    )
     .description('create hearth/migrations/<UTC timestamp>_<name>.sql')
     .action(
       act(async (name: string, ...args) => {
         const folder = requireAppFolder(optionsOf(args).workdir);
-        const clean = name
-          .trim()
-          .toLowerCase()
-          .replace(/[\s-]+/g, '_');
-        if (!/^[a-z0-9_]{1,100}$/.test(clean))
-          throw new CliError(`A migration name uses letters, digits and underscores (at most 100), not "${name}".`);
+        const clean = migrationName(name);
         mkdirSync(folder.migrations, { recursive: true });
         const file = path.join(folder.migrations, `${utcStamp()}_${clean}.sql`);
         if (existsSync(file))
@@ -431,20 +441,12 @@ export function registerMigrations(program: Command): void {
   const dump = db
     .command('dump')
     .description('print the schema (tables, types, functions, views, policies, ...) as SQL, from the catalog')
-    .option('--schema <names>', 'comma-separated schemas (default: every schema you own)')
+    .addOption(schemaOption('comma-separated schemas (default: every schema you own)'))
     .action(
       act(async (...args) => {
         const opts = optionsOf<{ schema?: string }>(args);
         const t = await target(opts);
-        process.stdout.write(
-          await dumpSchema(
-            t,
-            opts.schema
-              ?.split(',')
-              .map((s) => s.trim())
-              .filter(Boolean),
-          ),
-        );
+        process.stdout.write(await dumpSchema(t, opts.schema === undefined ? undefined : schemaNames(opts.schema)));
       }),
     );
   examples(dump, [

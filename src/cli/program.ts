@@ -3,7 +3,7 @@
  * command (exit 2), examples in `--help`, the common options, and actions whose
  * return value is the exit status.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError, type Output } from './output.ts';
 
 /** The flag the user typed among an option's spellings ('-o, --output <format>'), for messages. */
@@ -43,6 +43,8 @@ function usageMessage(cmd: Command, message: string, code: string | undefined): 
       if ((m = /option '([^']+)' argument '([^']*)' is invalid\. Allowed choices are (.*)\.$/.exec(text))) {
         return `option ${typedFlag(m[1]!)} must be ${m[3]}, not "${m[2]}".`;
       }
+      // A value refused by accepts(): its own sentence says what is accepted.
+      if ((m = / is invalid(?: for argument '[^']+')?\. (.+)$/s.exec(text))) return m[1]!;
       break;
   }
   return text;
@@ -72,6 +74,55 @@ export function examples(cmd: Command, lines: [string, string][]): Command {
     'after',
     `\nExamples:\n${lines.map(([c, what]) => `  $ ${c.padEnd(width)}  # ${what}`).join('\n')}`,
   );
+}
+
+/**
+ * The parser of an argument's or option's value: a value `ok` refuses is a
+ * usage error (exit 2) whose one line is `refusal(value)`, saying what is
+ * accepted, as a wrong option choice is.
+ */
+export function accepts(ok: (value: string) => boolean, refusal: (value: string) => string): (value: string) => string {
+  return (value) => {
+    if (!ok(value)) throw new InvalidArgumentError(refusal(value));
+    return value;
+  };
+}
+
+/** accepts() for a variadic argument (`<NAME=value...>`): each value is checked, the list kept. */
+export function acceptsEach(
+  ok: (value: string) => boolean,
+  refusal: (value: string) => string,
+): (value: string, previous: string[] | undefined) => string[] {
+  const one = accepts(ok, refusal);
+  return (value, previous = []) => [...previous, one(value)];
+}
+
+/** An integer option value from min to max (`--limit`, `--port`). */
+export const integerBetween = (flag: string, min: number, max: number) =>
+  accepts(
+    (v) => /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max,
+    (v) => `option ${flag} must be an integer from ${min} to ${max}, not "${v}".`,
+  );
+
+/** The names of a `--schema a,b` value, without blanks or repeats. */
+export const schemaNames = (value: string): string[] => [
+  ...new Set(
+    value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ),
+];
+
+/** `--schema <names>`: comma-separated schema names, at least one. */
+export function schemaOption(description: string, fallback?: string): Option {
+  const option = new Option('--schema <names>', description).argParser(
+    accepts(
+      (v) => schemaNames(v).length > 0,
+      () => 'option --schema needs at least one schema name (comma-separated).',
+    ),
+  );
+  return fallback === undefined ? option : option.default(fallback);
 }
 
 export function outputOption(choices: Output[] | string[], fallback: string): Option {

@@ -35,6 +35,10 @@ export function readOwnerCredentials(p: Platform): OwnerCredentials | null {
 export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; owner: OwnerCredentials }> {
   await ensureDatabase(p.dbs.admin, p.config.controlDb);
   await p.dbs.admin.unsafe(`revoke connect on database ${quoteIdent(p.config.controlDb)} from public`);
+  // On the cluster Hearth owns (embedded, no DATABASE_URL) no role but the superuser Hearth connects as
+  // needs the maintenance databases, which PostgreSQL opens to every role: a project's owner role could
+  // log in there. An operator's server is left as it is: its other users may rely on that default.
+  if (!p.config.databaseUrl) await p.dbs.admin`revoke connect on database postgres, template1 from public`;
   await migrate(p.dbs.control, 'control');
 
   const reserved = await p.dbs.control.reserve();

@@ -1,5 +1,7 @@
 /**
- * CORS for /auth/v1, /rest/v1 and /storage/v1, as Supabase's gateway answers
+ * CORS for /auth/v1, /rest/v1, /storage/v1 and /realtime/v1 (its HTTP
+ * broadcast API: supabase-js `httpSend()` and `send()`'s REST fallback; the
+ * WebSocket upgrade never reaches these hooks), as Supabase's gateway answers
  * it: any origin may call, because the keys and tokens in the headers (never
  * cookies) are what authorise a request. A preflight is answered here, before
  * the credential check, since browsers send it without the apikey.
@@ -10,8 +12,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
-/** /auth/v1, /rest/v1 and /storage/v1, alone or followed by / or ?. */
-const OPENED = /^\/(?:auth|rest|storage)\/v1(?:[/?]|$)/;
+/** /auth/v1, /rest/v1, /storage/v1 and /realtime/v1, alone or followed by / or ?. */
+const OPENED = /^\/(?:auth|rest|storage|realtime)\/v1(?:[/?]|$)/;
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 /** Asked for when the preflight names no headers; the ones supabase-js and its sub-clients send. */

@@ -69,7 +69,7 @@ test('help: no command, help, --help and -h after a command print the usage and 
   assert.equal(existsSync(dataDir), false, 'nothing was started');
 });
 
-test('usage errors exit 2 and name the problem: unknown command, unknown option, stray argument, missing or unknown value', () => {
+test('usage errors exit 2 and name the problem: unknown command, unknown option, stray argument, missing or refused value', () => {
   for (const [args, message] of [
     [['bogus'], /unknown command "bogus"/],
     [['status', '--bogus'], /unknown option "--bogus" for `hearth status`/],
@@ -81,6 +81,26 @@ test('usage errors exit 2 and name the problem: unknown command, unknown option,
     [['start', '--role=boss'], /option --role must be all, api, worker, not "boss"/],
     [['projects'], /^Usage: hearth projects \[options\] \[command\]/],
     [['migration', 'new'], /`hearth migration new` needs <name>/],
+    // A value an argument or option does not take.
+    [
+      ['gen', 'types', 'python'],
+      /^hearth: Only TypeScript types are generated: `hearth gen types typescript`, not "python"\.\n/,
+    ],
+    [['gen', 'types', 'typescript', '--schema', ','], /option --schema needs at least one schema name/],
+    [['db', 'dump', '--schema', ' '], /option --schema needs at least one schema name/],
+    [['secrets', 'set', 'A=1', 'API_KEY'], /^hearth: Write each secret as NAME=value, not "API_KEY"\.\n/],
+    [['secrets', 'set', '=x'], /Write each secret as NAME=value: one has no NAME/],
+    [
+      ['migration', 'new', 'drop!'],
+      /A migration name uses letters, digits and underscores \(at most 100\), not "drop!"/,
+    ],
+    [['functions', 'deploy', 'Hello'], /A function name is 1-64 characters .*, not "Hello"/],
+    [['functions', 'delete', '_shared'], /A function name is .*, not "_shared"/],
+    [['functions', 'logs', 'hello', '--limit', '0'], /option --limit must be an integer from 1 to 1000, not "0"/],
+    [['workflows', 'deploy', '../x'], /A workflow name is .*, not "\.\.\/x"/],
+    [['login', '--url', 'example.com'], /option --url must be an http:\/\/ or https:\/\/ URL .*, not "example\.com"/],
+    [['start', '--port', 'http'], /option --port must be an integer from 0 to 65535, not "http"/],
+    [['link'], /Say which project: `hearth link --project-ref <ref>`/],
   ] as const) {
     const r = hearth(...args);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);

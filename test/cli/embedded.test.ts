@@ -136,6 +136,15 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
     await sql`select current_setting('server_version_num')::int as v, (select rolsuper from pg_roles where rolname = current_user) as su`;
   assert.ok(pgVersion!.v >= 180000, 'the embedded PostgreSQL is version 18');
   assert.equal(pgVersion!.su, false);
+  // Least privilege on the cluster Hearth owns: the owner reaches its project's database only, neither
+  // the maintenance databases nor the control one (Hearth and `hearth status`, the superuser, still do).
+  for (const db of ['postgres', 'template1', env.HEARTH_CONTROL_DB ?? 'hearth']) {
+    const url = new URL(info.DB_URL);
+    url.pathname = `/${db}`;
+    const elsewhere = postgres(url.href, { max: 1, onnotice: () => {} });
+    await assert.rejects(elsewhere`select 1`, { code: '42501' }, db);
+    await elsewhere.end();
+  }
 
   // Ctrl-C while a request is in flight: the signal reaches Hearth's whole process group, yet
   // PostgreSQL (in a session of its own) keeps serving until Hearth has drained; then it stops.

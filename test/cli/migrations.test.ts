@@ -68,7 +68,7 @@ test('init, migration new, db push in order with history; a failing file stops t
   assert.equal(failed.status, 1);
   assert.equal(
     failed.stderr,
-    `hearth: hearth/migrations/20260101000002_app_schema.sql:5: relation "nosuch" does not exist (SQLSTATE 42P01). The 1 migration before it stay applied; this one was rolled back. Fix the file and run \`hearth db push\` again.\n`,
+    `hearth: hearth/migrations/20260101000002_app_schema.sql:5: relation "nosuch" does not exist (SQLSTATE 42P01). The 1 migration before it stays applied; this one was rolled back. Fix the file and run \`hearth db push\` again.\n`,
   );
   assert.deepEqual(await history(), ['20260101000001_todos']);
   assert.deepEqual(await query(`select to_regclass('todos')::text as todos, to_regnamespace('app') as app`), [
@@ -82,7 +82,7 @@ test('init, migration new, db push in order with history; a failing file stops t
   assert.equal(syntax.status, 1);
   assert.equal(
     syntax.stderr,
-    'hearth: hearth/migrations/20260101000003_broken.sql:2: syntax error at or near "selec" (SQLSTATE 42601). The 1 migration before it stay applied; this one was rolled back. Fix the file and run `hearth db push` again.\n',
+    'hearth: hearth/migrations/20260101000003_broken.sql:2: syntax error at or near "selec" (SQLSTATE 42601). The 1 migration before it stays applied; this one was rolled back. Fix the file and run `hearth db push` again.\n',
   );
   assert.deepEqual(await history(), ['20260101000001_todos', '20260101000002_app_schema']);
   assert.deepEqual(await query(`select to_regclass('partial') as t, to_regclass('app.things')::text as things`), [

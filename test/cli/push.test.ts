@@ -128,7 +128,7 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
   assert.equal(noEntry.status, 1);
   assert.equal(
     noEntry.stderr,
-    'hearth: hearth/functions/empty/ has no entry point: write hearth/functions/empty/index.ts (Deno.serve(...) or export default { fetch }).\n',
+    'hearth: hearth/functions/empty/ has no entry point: write hearth/functions/empty/index.ts (Deno.serve(...) or export default { fetch }); function empty was not deployed.\n',
   );
   writeFileSync(
     path.join(app, 'hearth/functions/empty/index.ts'),
@@ -138,9 +138,37 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
   assert.equal(broken.status, 1);
   assert.match(
     broken.stderr,
-    /^hearth: hearth\/functions\/empty\/index\.ts:1:\d+: Cannot resolve import "\.\/missing\.ts".* \(function empty was not deployed\)\n$/,
+    /^hearth: hearth\/functions\/empty\/index\.ts:1:\d+: Cannot resolve import "\.\/missing\.ts".*; function empty was not deployed\.\n$/,
   );
   rmSync(path.join(app, 'hearth/functions/empty'), { recursive: true });
+
+  // Several functions are all or nothing: one that fails (sorted after a changed, good one) deploys none,
+  // and `hearth push` stops before its migrations.
+  const greeting = path.join(app, 'hearth/functions/hello/greeting.ts');
+  const greetingText = readFileSync(greeting, 'utf8');
+  writeFileSync(greeting, "export const greeting = (name: string) => 'Hey ' + name;\n");
+  mkdirSync(path.join(app, 'hearth/functions/later'));
+  writeFileSync(path.join(app, 'hearth/functions/later/index.ts'), 'Deno.serve(() => new Response(1 +));\n');
+  const all = await hearth('functions', 'deploy');
+  assert.equal(all.status, 1);
+  assert.match(all.stderr, /^hearth: hearth\/functions\/later\/index\.ts:1:\d+: .*; no function was deployed\.\n$/);
+  rmSync(path.join(app, 'hearth/functions/later/index.ts'));
+  const migration = path.join(app, 'hearth/migrations/20270101000000_later.sql');
+  writeFileSync(migration, 'create table later (id int);\n');
+  const pushed = await hearth('push');
+  assert.equal(pushed.status, 1);
+  assert.match(pushed.stderr, /^hearth: hearth\/functions\/later\/ has no entry point: .*; nothing was pushed\.\n$/);
+  assert.deepEqual(
+    JSON.parse((await hearth('functions', 'list', '-o', 'json')).stdout).map(
+      (f: { name: string; version: number }) => `${f.name}@${f.version}`,
+    ),
+    ['hello@2'],
+  );
+  const history = JSON.parse((await hearth('migration', 'list', '-o', 'json')).stdout);
+  assert.equal(history.find((m: { version: string }) => m.version === '20270101000000').status, 'pending');
+  rmSync(path.join(app, 'hearth/functions/later'), { recursive: true });
+  rmSync(migration);
+  writeFileSync(greeting, greetingText);
 
   const set = await hearth('secrets', 'set', 'API_KEY=s3cret-value', 'OTHER=x');
   assert.equal(set.status, 0, set.stderr);

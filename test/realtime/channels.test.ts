@@ -120,6 +120,38 @@ describe('broadcast', () => {
     assert.equal(noKey.status, 401);
   });
 
+  test('HTTP from a browser on another origin: preflights are 204 without a key, answers allow any origin', async () => {
+    const origin = 'http://localhost:3000';
+    for (const path of ['/realtime/v1/api/broadcast', '/realtime/v1/api/broadcast/news/events/e?private=true']) {
+      const pre = await fetch(`${t.h.info.BASE_URL}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'apikey,authorization,content-type,x-client-info',
+        },
+      });
+      assert.equal(pre.status, 204, path);
+      assert.equal(pre.headers.get('access-control-allow-origin'), '*', path);
+      assert.match(pre.headers.get('access-control-allow-methods')!, /POST/);
+      assert.equal(pre.headers.get('access-control-allow-headers'), 'apikey,authorization,content-type,x-client-info');
+    }
+    const sent = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, {
+      method: 'POST',
+      headers: { origin, apikey: t.h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ topic: 'news', event: 'e', payload: {} }] }),
+    });
+    assert.equal(sent.status, 202);
+    assert.equal(sent.headers.get('access-control-allow-origin'), '*');
+    const refused = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: '{"messages":[]}',
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('access-control-allow-origin'), '*');
+  });
+
   test('SQL: realtime.send() and the realtime.broadcast_changes trigger helper', async () => {
     const c = await t.client();
     const inbox = new Inbox();
