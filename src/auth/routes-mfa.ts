@@ -87,11 +87,11 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
   });
 
   // Passkey-only sign-in: nobody is signed in yet, so no key is needed (SPEC 5, public calls).
-  app.post('/auth/v1/webauthn/authenticate/options', { config: { public: true } }, async (request) =>
+  app.post('/auth/v1/webauthn/authenticate/options', { config: { ignoreCredentials: true } }, async (request) =>
     passkeySignInOptions(await ctxOf(request)),
   );
 
-  app.post('/auth/v1/webauthn/authenticate', { config: { public: true } }, async (request) => {
+  app.post('/auth/v1/webauthn/authenticate', { config: { ignoreCredentials: true } }, async (request) => {
     const ctx = await ctxOf(request);
     // An unconfigured relying party is the answer whatever the body (SPEC 7: 422 webauthn_not_configured).
     relyingParty(ctx.settings);

@@ -54,13 +54,13 @@ export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) 
   const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
 
   // Followed by a browser: no API key (as in Supabase).
-  app.get('/auth/v1/authorize', { config: { public: true } }, async (request, reply: FastifyReply) => {
+  app.get('/auth/v1/authorize', { config: { ignoreCredentials: true } }, async (request, reply: FastifyReply) => {
     const ctx = await ctxOf(request);
     const url = await startAuthorization(ctx, startRequest(ctx, queryOf(request), null));
     return reply.redirect(url, 302);
   });
 
-  app.get('/auth/v1/callback', { config: { public: true } }, async (request, reply: FastifyReply) => {
+  app.get('/auth/v1/callback', { config: { ignoreCredentials: true } }, async (request, reply: FastifyReply) => {
     const outcome = await finishCallback(await ctxOf(request), queryOf(request));
     return reply.redirect(redirectFor(outcome), 302);
   });

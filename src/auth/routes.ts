@@ -211,7 +211,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   });
 
   // Opened from an e-mail in a browser: no API key.
-  app.get('/auth/v1/verify', { config: { public: true } }, async (request, reply: FastifyReply) => {
+  app.get('/auth/v1/verify', { config: { ignoreCredentials: true } }, async (request, reply: FastifyReply) => {
     const q = queryOf(request);
     const ctx = await ctxOf(request);
     const target = redirectTarget(ctx.settings, q.redirect_to);

@@ -5,7 +5,9 @@
  * root, {ref} under /project/{ref}/, or {ref}.{HEARTH_PROJECT_DOMAIN}.
  * Each route states with `config: { public: true }` that it needs no key
  * (credentials sent anyway are still checked), or with `ignoreCredentials`
- * that it does not look at them (JWKS, public downloads, signed URLs);
+ * that it does not look at them (SPEC 5's public calls: JWKS, passkey sign-in,
+ * public downloads, signed URLs; and the links a browser follows: verify,
+ * authorize, callback);
  * every other route needs a key or token of the addressed project.
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

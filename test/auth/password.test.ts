@@ -511,4 +511,23 @@ describe('JWKS', () => {
       assert.deepEqual(await res.json(), keys);
     }
   });
+
+  test('so are the other public calls of SPEC 5 and the links a browser follows: bad credentials do not turn them into 401', async () => {
+    const headers = { apikey: 'sb_publishable_not-a-key', authorization: 'Bearer not.a.jwt' };
+    const base = `${h.info.BASE_URL}/auth/v1`;
+    const options = await fetch(`${base}/webauthn/authenticate/options`, { method: 'POST', headers });
+    assert.equal(options.status, 422, 'passkey sign-in options: the project has no relying party yet');
+    assert.equal((await options.json()).error_code, 'webauthn_not_configured');
+    const signIn = await fetch(`${base}/webauthn/authenticate`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(signIn.status, 422);
+    const link = await fetch(`${base}/verify?type=magiclink&token=nope`, { headers, redirect: 'manual' });
+    assert.equal(link.status, 302);
+    assert.match(link.headers.get('location') ?? '', /error_code=otp_expired/);
+    const social = await fetch(`${base}/authorize?provider=github`, { headers, redirect: 'manual' });
+    assert.equal(social.status, 400, 'a disabled provider, not a refused key');
+  });
 });
