@@ -1381,7 +1381,7 @@ CREATE FUNCTION storage.usage_within_quota() RETURNS trigger
 declare
   quota bigint := nullif(current_setting('storage.quota_bytes', true), '')::bigint;
 begin
-  if quota is not null and new.bytes > quota then
+  if quota is not null and (select u.bytes from storage.usage u) > quota then
     raise exception using errcode = 'HS001', message = 'quota_exceeded';
   end if;
   return null;

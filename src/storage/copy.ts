@@ -97,7 +97,7 @@ export async function copyObject(
   await checkQuotaEarly(
     project.sql,
     limits.quotaBytes,
-    source.size,
+    removeSource ? 0 : source.size, // a move frees the source's bytes in the same transaction
     c.replace ? () => findObjectAs(project.sql, c.caller, dest.id, c.to, c.request) : null,
   );
 

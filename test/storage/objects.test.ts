@@ -384,6 +384,21 @@ describe('quota and replaces', () => {
       assert.equal(fresh.status, 422);
       assert.equal(await errorCode(fresh), 'quota_exceeded');
       assert.equal(await usage(), base + 40_000);
+
+      // A move to another bucket copies, then removes the source in the same transaction: the
+      // total it commits is unchanged, so 230 KB moves though the quota has 10 KB to spare.
+      assert.equal((await t.service.storage.createBucket('near-moves')).error, null);
+      const moved = await t.raw('POST', '/object/move', {
+        json: {
+          bucketId: 'files',
+          sourceKey: 'near/big.bin',
+          destinationBucket: 'near-moves',
+          destinationKey: 'big.bin',
+        },
+      });
+      assert.equal(moved.status, 200, await moved.clone().text());
+      assert.equal(await usage(), base + 40_000);
+      assert.equal((await t.raw('GET', '/object/near-moves/big.bin')).status, 200);
     } finally {
       await setQuota(null);
     }
