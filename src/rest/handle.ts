@@ -35,6 +35,8 @@ import {
   planRpc,
   planWrite,
   rootPage,
+  rowsOf,
+  withSourceText,
 } from './plan.ts';
 import { type Relation, type RestFunction, type SchemaCache, relationKey } from './schema-cache.ts';
 import { parseCsv } from './csv.ts';
@@ -545,18 +547,45 @@ function jsonBody(req: RestRequest): unknown {
     if (req.body === undefined || req.body === null) throw invalidBody('The request has no body.');
     return req.body;
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(req.body);
+    parsed = JSON.parse(req.body);
   } catch (e) {
     throw invalidBody((e as Error).message);
   }
+  // PostgreSQL reads the text itself (withSourceText), and a deep enough nesting exhausts its stack (500).
+  if (nestedDeeperThan(req.body, MAX_JSON_DEPTH)) {
+    throw fail(
+      'PGRST102',
+      `The JSON body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of arrays and objects.`,
+    );
+  }
+  return withSourceText(parsed, req.body);
+}
+
+const MAX_JSON_DEPTH = 1000;
+
+/** Whether valid JSON text nests arrays and objects deeper than `max` (brackets inside strings do not count). */
+function nestedDeeperThan(text: string, max: number): boolean {
+  if (text.length <= 2 * max) return false; // each level takes an opening and a closing bracket
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip a string: to its closing quote, past escaped characters.
+      for (i++; text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 function insertRows(
   body: unknown,
   columnsParam: string[] | null,
 ): { rows: Record<string, unknown>[]; columns: string[] } {
-  const rows = Array.isArray(body) ? body : [body];
+  const rows = rowsOf(body);
   if (!rows.every(isObject)) throw invalidBody('Send a JSON object or an array of JSON objects.');
   if (columnsParam) return { rows, columns: columnsParam };
   const columns = rows.length ? Object.keys(rows[0]) : [];
@@ -662,8 +691,7 @@ async function write(deps: RestDeps, req: RestRequest, rel: Relation): Promise<R
     );
   } else if (req.method === 'PUT') {
     const match = putKey(rel, parsed, req.headers.range);
-    const body = jsonBody(req);
-    const rows = Array.isArray(body) ? body : [body];
+    const rows = rowsOf(jsonBody(req));
     if (!rows.every(isObject)) throw invalidBody('PUT takes one JSON object: the whole row.');
     if (rows.length !== 1 || !rel.primaryKey.every((k) => k in rows[0])) throw putMismatch();
     const columns = Object.keys(rows[0]);

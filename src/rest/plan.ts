@@ -52,9 +52,35 @@ const qualified = (r: { schema: string; name: string }) => `${quoteIdent(r.schem
 
 /**
  * JSON travels as a text parameter cast in SQL: a parameter the server
- * describes as json would be JSON-encoded a second time by the driver.
+ * describes as json would be JSON-encoded a second time by the driver. A value
+ * parsed from the request body goes as the client's own text (withSourceText).
  */
-const jsonParam = (ctx: Context, value: unknown) => `${ctx.param(jsonText(value))}::text::json`;
+const jsonParam = (ctx: Context, value: unknown) =>
+  `${ctx.param((isObjectLike(value) && SOURCE.get(value)) || jsonText(value))}::text::json`;
+
+/** The JSON text each parsed request body was read from. */
+const SOURCE = new WeakMap<object, string>();
+
+const isObjectLike = (v: unknown): v is object => typeof v === 'object' && v !== null;
+
+/**
+ * Marks `value` as parsed from `text`, so the SQL gets the text itself, as
+ * PostgREST passes the body through: PostgreSQL then reads every number to its
+ * last digit (bigint, numeric, json and jsonb values) and a json column keeps
+ * the text as sent, where JSON.stringify of the parsed value would round
+ * numbers to doubles (9007199254740993 → ...992) and drop `1.50`'s zero.
+ */
+export function withSourceText<T>(value: T, text: string): T {
+  if (isObjectLike(value)) SOURCE.set(value, text);
+  return value;
+}
+
+/** A body as rows: an array as it is, one object as an array of it (keeping its text). */
+export function rowsOf(body: unknown): unknown[] {
+  if (Array.isArray(body)) return body;
+  const text = isObjectLike(body) ? SOURCE.get(body) : undefined;
+  return text === undefined ? [body] : withSourceText([body], `[${text}]`);
+}
 
 /** JSON.stringify recurses: a body nested thousands deep (which JSON.parse reads fine) overflows its stack. */
 function jsonText(value: unknown): string {

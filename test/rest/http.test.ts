@@ -289,3 +289,73 @@ describe('supabase-js against /rest/v1', () => {
     await owner.unsafe('delete from public.lists where id = 3');
   });
 });
+
+describe('numbers and JSON as sent', () => {
+  test('writes and RPC arguments keep every digit of a number and the text of a json value, as PostgREST passes the body through', async () => {
+    await owner.unsafe(`
+      create table public.exact (id int primary key, big bigint, num numeric, jb jsonb, j json);
+      grant all on public.exact to service_role;
+      create function public.echo_num(x numeric) returns numeric language sql immutable as 'select x';
+      create function public.echo_json(x json) returns json language sql immutable as 'select x';`);
+    const headers = {
+      apikey: h.info.SECRET_KEY,
+      authorization: `Bearer ${h.info.SECRET_KEY}`,
+      'content-type': 'application/json',
+      prefer: 'return=representation',
+    };
+    const post = async (path: string, body: string, method = 'POST') => {
+      const res = await fetch(`${h.info.BASE_URL}/rest/v1/${path}`, { method, headers, body });
+      const text = await res.text();
+      assert.ok(res.ok, `${path}: ${res.status} ${text}`);
+      return text;
+    };
+    // One object, an array, PUT and PATCH: each reaches PostgreSQL as the client's text.
+    await post(
+      'exact',
+      '{"id":1,"big":9223372036854775807,"num":12345678901234567890.12345678901234567890,"jb":{"x":9007199254740993,"y":1.50},"j":{"b":1,"a":1.0}}',
+    );
+    await post('exact', '[{"id":2,"big":9007199254740993,"num":1.50,"jb":null,"j":null}]');
+    await post('exact?id=eq.3', '{"id":3,"big":-9007199254740995,"num":0.1,"jb":null,"j":[1e400]}', 'PUT');
+    await post('exact?id=eq.2', '{"num":0.30000000000000000001}', 'PATCH');
+    const rows = await owner`select id, big::text, num::text, jb::text, j::text from public.exact order by id`;
+    assert.deepEqual(
+      rows.map((r) => ({ ...r })),
+      [
+        {
+          id: 1,
+          big: '9223372036854775807',
+          num: '12345678901234567890.12345678901234567890',
+          jb: '{"x": 9007199254740993, "y": 1.50}',
+          j: '{"b":1,"a":1.0}',
+        },
+        { id: 2, big: '9007199254740993', num: '0.30000000000000000001', jb: null, j: null },
+        { id: 3, big: '-9007199254740995', num: '0.1', jb: null, j: '[1e400]' },
+      ],
+    );
+    assert.equal(await post('rpc/echo_num', '{"x":0.1234567890123456789012345}'), '0.1234567890123456789012345');
+    assert.equal(
+      await post('rpc/echo_json', '{"x":{"a":1.50,"b":12345678901234567890}}'),
+      '{"a":1.50,"b":12345678901234567890}',
+    );
+  });
+
+  test('a body nested deeper than 1000 levels is 400 PGRST102, never PostgreSQL running out of stack', async () => {
+    const write = (depth: number) =>
+      fetch(`${h.info.BASE_URL}/rest/v1/exact`, {
+        method: 'POST',
+        headers: {
+          apikey: h.info.SECRET_KEY,
+          authorization: `Bearer ${h.info.SECRET_KEY}`,
+          'content-type': 'application/json',
+        },
+        // The row object is one level; brackets inside strings do not count.
+        body: `{"id":${depth},"j":{"s":"[[[{{"},"jb":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`,
+      });
+    assert.equal((await write(999)).status, 201);
+    for (const depth of [1001, 100_000]) {
+      const res = await write(depth);
+      assert.equal(res.status, 400, String(depth));
+      assert.equal((await res.json()).code, 'PGRST102');
+    }
+  });
+});
