@@ -12,7 +12,16 @@ import { registerDeploys } from './deploys.ts';
 import { registerGen } from './gen-types.ts';
 import { registerMigrations } from './migrations.ts';
 import { CliError, UsageError } from './output.ts';
-import { act, commandPath, examples, exitStatus, HearthCommand, integerBetween, outputOption } from './program.ts';
+import {
+  act,
+  commandPath,
+  examples,
+  exitStatus,
+  HearthCommand,
+  integerBetween,
+  optionsOf,
+  outputOption,
+} from './program.ts';
 
 function buildProgram(): HearthCommand {
   const program = new HearthCommand('hearth');
@@ -58,12 +67,13 @@ function buildProgram(): HearthCommand {
 
   const status = program
     .command('status')
-    .description('print the URLs and keys of the local default project (with a management token)')
+    .description('print the URLs and keys of the local default project, or of --project-ref (with a management token)')
     .addOption(outputOption(['text', 'env', 'json'], 'text'))
     .action(
-      act(async (opts: { output: string }) =>
-        (await import('./status.ts')).runStatus(loadConfig(process.env), opts.output),
-      ),
+      act(async (...args: unknown[]) => {
+        const opts = optionsOf<{ output: string }>(args);
+        return (await import('./status.ts')).runStatus(loadConfig(process.env), opts.output, opts.projectRef);
+      }),
     );
   examples(status, [
     ['hearth status', 'as a table'],

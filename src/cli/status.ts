@@ -6,16 +6,17 @@ import { Faults, systemClock, type Platform } from '../context.ts';
 import { Databases } from '../db/pools.ts';
 import { fail } from '../errors.ts';
 import { connectionInfo, type ConnectionInfo } from '../platform/connection-info.ts';
-import { defaultProject } from '../platform/projects.ts';
+import { defaultProject, findProject } from '../platform/projects.ts';
 import { MasterKey } from '../secrets.ts';
 import { firstOwner } from '../platform/accounts.ts';
 
 /**
- * The default project's connection details, read from the same data folder /
- * DATABASE_URL as the server (with a fresh management token): what `hearth
- * status` prints and how the other commands reach the local Hearth.
+ * The default project's connection details (or those of the project `ref`),
+ * read from the same data folder / DATABASE_URL as the server (with a fresh
+ * management token): what `hearth status` prints and how the other commands
+ * reach the local Hearth.
  */
-export async function localConnection(config: Config): Promise<ConnectionInfo> {
+export async function localConnection(config: Config, ref?: string): Promise<ConnectionInfo> {
   let url = config.databaseUrl;
   if (!url) {
     const pwFile = path.join(config.dataDir, 'pg-password');
@@ -35,12 +36,16 @@ export async function localConnection(config: Config): Promise<ConnectionInfo> {
     faults: new Faults(),
   };
   try {
-    const project = await defaultProject(dbs.control).catch((err) => {
-      throw fail(
-        'not_running',
-        `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`,
-      );
-    });
+    const project = await (ref === undefined ? defaultProject(dbs.control) : findProject(dbs.control, ref)).catch(
+      (err) => {
+        throw fail(
+          'not_running',
+          `Cannot reach Hearth's database (${(err as Error).message}). Is Hearth running? Start it with \`npm start\`.`,
+        );
+      },
+    );
+    if (!project && ref !== undefined)
+      throw fail('not_found', `This Hearth has no project "${ref}": \`hearth projects list\` shows them.`);
     if (!project) throw fail('not_started');
     return await connectionInfo(p, project, (await firstOwner(p.dbs.control, project.organization_id)).id);
   } finally {
@@ -48,9 +53,9 @@ export async function localConnection(config: Config): Promise<ConnectionInfo> {
   }
 }
 
-/** `hearth status`: the default project's details as text, env lines or JSON. */
-export async function runStatus(config: Config, output: string): Promise<number> {
-  const info = await localConnection(config);
+/** `hearth status`: the default project's details (or `ref`'s) as text, env lines or JSON. */
+export async function runStatus(config: Config, output: string, ref?: string): Promise<number> {
+  const info = await localConnection(config, ref);
   if (output === 'json') console.log(JSON.stringify(info, null, 2));
   else if (output === 'env')
     console.log(

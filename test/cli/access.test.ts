@@ -137,6 +137,16 @@ test('projects create, list, link, keys of the linked project, delete', async ()
   assert.match(keyTable.stdout, /^NAME\s+TYPE\s+API_KEY\n/);
   assert.ok(keyTable.stdout.includes(listed[0].api_key));
 
+  // The local server's status for that project, and a ref it does not have.
+  const status = await runHearth(['status', '-o', 'json', '--project-ref', project.ref], { env: localEnv(th) });
+  assert.equal(status.status, 0, status.stderr);
+  const info = JSON.parse(status.stdout);
+  assert.equal(info.PROJECT_REF, project.ref);
+  assert.equal(info.PUBLISHABLE_KEY, listed.find((k: { type: string }) => k.type === 'publishable').api_key);
+  const none = await runHearth(['status', '--project-ref', 'nosuchprojectatall00'], { env: localEnv(th) });
+  assert.equal(none.status, 1);
+  assert.match(none.stderr, /no project "nosuchprojectatall00"/);
+
   const refused = await runHearth(['projects', 'delete', project.ref], { env });
   assert.equal(refused.status, 1);
   assert.match(refused.stderr, /Pass --yes/);
