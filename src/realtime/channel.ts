@@ -91,7 +91,7 @@ export class Channel {
     }
     let bindings: Binding[];
     try {
-      bindings = await parseBindings(config.postgres_changes, caller.role, hub.relations);
+      bindings = await parseBindings(config.postgres_changes, caller.role, hub.relations, hub.sql);
     } catch (err) {
       if (err instanceof BindingError) throw new Refusal('InvalidPostgresChanges', err.message);
       throw err;

@@ -16,6 +16,7 @@ import type { Caller } from '../db/with-role.ts';
 import { bindingMatches, changeData, type Binding, type Change } from './postgres-changes.ts';
 import type { UserBroadcast } from './protocol.ts';
 import { RelationCache } from './relations.ts';
+import { parseExact, restoreNumbers } from './values.ts';
 
 export const RELAY_CHANNEL = 'hearth_realtime';
 
@@ -279,7 +280,9 @@ export class ProjectHub {
         leaves: (body.leaves ?? {}) as Metas,
       });
     } else if (body.k === 'c') {
-      this.onChange(body as unknown as Change);
+      // Parsed again when it holds numbers a JS number would round (bigint, long numeric).
+      const exact = parseExact(text);
+      this.onChange((exact ? { ...exact, exact: true } : body) as unknown as Change);
     }
   }
 
@@ -338,14 +341,15 @@ export class ProjectHub {
       // (JSON text cast in SQL: postgres.js would encode a string parameter typed jsonb once more.)
       const [row] = await this.sql.unsafe('select realtime.visible_to($1, $2::text::jsonb, $3::text::jsonb) as v', [
         rel.visibleSql,
-        JSON.stringify(pk),
+        c.exact ? restoreNumbers(JSON.stringify(pk)) : JSON.stringify(pk),
         `[${claims.join(',')}]`,
       ]);
       const ok = new Set((row!.v as number[]).map((i) => claims[i - 1]));
       for (const t of checked) if (ok.has(t.ch.claimsJson)) visible.add(t);
     }
     if (!visible.size) return null;
-    const data = JSON.stringify(changeData(c, rel));
+    const json = JSON.stringify(changeData(c, rel));
+    const data = c.exact ? restoreNumbers(json) : json;
     return () => {
       for (const t of visible) t.ch.pushRaw('postgres_changes', `{"ids":${JSON.stringify(t.ids)},"data":${data}}`);
     };

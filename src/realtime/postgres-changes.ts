@@ -4,20 +4,22 @@
  * payload realtime-js expects: {ids, data: {schema, table, commit_timestamp,
  * type, columns, record, old_record, errors}}.
  */
+import type { Sql } from '../db/pools.ts';
 import type { DbRole } from '../db/with-role.ts';
 import type { Relation, RelationCache } from './relations.ts';
+import { CastError, castValues, compareKeys, type Key, type Kind, kindOf, readKey } from './values.ts';
 
 export type ChangeEvent = 'INSERT' | 'UPDATE' | 'DELETE';
 const EVENTS = new Set(['INSERT', 'UPDATE', 'DELETE', '*']);
 const OPS = new Set(['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'in']);
-const NUMERIC = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'oid']);
 
 export interface Filter {
   column: string;
   op: string;
-  /** One value, or several for `in`. */
-  values: string[];
-  numeric: boolean;
+  /** How the column's values compare (by its PostgreSQL type). */
+  kind: Kind;
+  /** One value, or several for `in`, read as the column's type at join. */
+  keys: Key[];
 }
 
 export interface Binding {
@@ -39,6 +41,8 @@ export interface Change {
   ts: string;
   record?: Record<string, unknown>;
   old_record?: Record<string, unknown>;
+  /** Long numbers in the records are marked strings, to be restored when sent on (values.ts). */
+  exact?: boolean;
 }
 
 export class BindingError extends Error {}
@@ -52,29 +56,37 @@ function listValues(text: string): string[] {
   return m[1]!.split(',').map((v) => v.trim().replace(/^"(.*)"$/s, '$1'));
 }
 
-function parseFilter(text: string, rel: Relation | null): Filter {
+async function parseFilter(text: string, rel: Relation, sql: Sql): Promise<Filter> {
   const m = /^([^=]+)=([a-z]+)\.(.*)$/s.exec(text);
   if (!m || !OPS.has(m[2]!))
     throw new BindingError(
       `filter "${text.slice(0, 100)}" must be column=op.value with op one of eq, neq, lt, lte, gt, gte, in`,
     );
   const [, column, op, raw] = m as unknown as [string, string, string, string];
-  const col = rel?.columns.find((c) => c.name === column);
-  if (rel && !col)
+  const col = rel.columns.find((c) => c.name === column);
+  if (!col)
     throw new BindingError(`filter column "${column.slice(0, 100)}" does not exist in ${rel.schema}.${rel.table}`);
   const values = op === 'in' ? listValues(raw) : [raw];
-  const numeric = !!col && NUMERIC.has(col.type);
-  if (numeric && values.some((v) => v === '' || Number.isNaN(Number(v)))) {
-    throw new BindingError(`filter value for "${column}" must be a number`);
+  const kind = kindOf(col.type);
+  try {
+    return { column, op, kind, keys: await castValues(sql, col.type, kind, values) };
+  } catch (err) {
+    if (!(err instanceof CastError)) throw err;
+    throw new BindingError(`filter value for "${column}" is not a valid ${col.type}: ${err.message}`);
   }
-  return { column, op, values, numeric };
 }
 
 /**
  * The channel's bindings, each checked against the database: the table must
- * exist and the role may select it, the filter's column must exist.
+ * exist and the role may select it, the filter's column must exist and its
+ * value be one of the column's type.
  */
-export async function parseBindings(raw: unknown, role: DbRole, relations: RelationCache): Promise<Binding[]> {
+export async function parseBindings(
+  raw: unknown,
+  role: DbRole,
+  relations: RelationCache,
+  sql: Sql,
+): Promise<Binding[]> {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw new BindingError('config.postgres_changes must be a list');
   if (raw.length > 100) throw new BindingError('at most 100 postgres_changes bindings per channel');
@@ -112,7 +124,7 @@ export async function parseBindings(raw: unknown, role: DbRole, relations: Relat
       event: ev as Binding['event'],
       schema,
       table: tableName === '*' ? null : tableName,
-      filter: filter ? parseFilter(filter as string, rel) : null,
+      filter: filter && rel ? await parseFilter(filter as string, rel, sql) : null,
       echo: {
         event: event as string,
         schema,
@@ -124,19 +136,13 @@ export async function parseBindings(raw: unknown, role: DbRole, relations: Relat
   return out;
 }
 
-function compare(f: Filter, value: unknown, wanted: string): number | null {
-  if (value === null || value === undefined) return null;
-  if (f.numeric) return Number(value) - Number(wanted);
-  const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  return text < wanted ? -1 : text > wanted ? 1 : 0;
-}
-
 function matchesFilter(f: Filter, row: Record<string, unknown> | undefined): boolean {
   if (!row || !(f.column in row)) return false;
-  const v = row[f.column];
-  if (f.op === 'in') return f.values.some((w) => compare(f, v, w) === 0);
-  const c = compare(f, v, f.values[0]!);
-  if (c === null) return false;
+  // A null (SQL null) matches no comparison, as in SQL.
+  const v = readKey(f.kind, row[f.column]);
+  if (v === null) return false;
+  if (f.op === 'in') return f.keys.some((w) => compareKeys(f.kind, v, w) === 0);
+  const c = compareKeys(f.kind, v, f.keys[0]!);
   switch (f.op) {
     case 'eq':
       return c === 0;

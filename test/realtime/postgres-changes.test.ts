@@ -3,7 +3,7 @@
 // on one table each see their own rows), filters, old records, bad bindings.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Inbox, sleep, startRealtimeTest, subscribed, type RealtimeTest } from './setup.ts';
+import { Inbox, RawSocket, sleep, startRealtimeTest, subscribed, type RealtimeTest } from './setup.ts';
 
 let t: RealtimeTest;
 before(async () => {
@@ -16,7 +16,11 @@ before(async () => {
     alter table public_posts replica identity full;
     create table hidden (id int primary key);
     revoke all on hidden from anon, authenticated;
-    alter publication supabase_realtime add table messages, public_posts, hidden;`);
+    create table rt_ts (id int primary key, ts timestamptz, u uuid, ok boolean, amt numeric, big int8, wall timestamp, d date, f float8);
+    create table rt_big (id int8 primary key, n numeric, note text);
+    alter table rt_big enable row level security;
+    create policy all_rows on rt_big for select to authenticated using (true);
+    alter publication supabase_realtime add table messages, public_posts, hidden, rt_ts, rt_big;`);
 });
 after(() => t.close());
 
@@ -33,6 +37,8 @@ describe('postgres_changes', () => {
         ['hidden', 3],
         ['messages', 3],
         ['public_posts', 3],
+        ['rt_big', 3],
+        ['rt_ts', 3],
       ],
     );
     await t.owner`alter publication supabase_realtime drop table hidden`;
@@ -168,6 +174,86 @@ describe('postgres_changes', () => {
     }
   });
 
+  // Values are read as the column's type, as Supabase casts the filter value:
+  // row 1 is the one the filter names, row 2 differs by a little (1 µs, 1 in a bigint, ...).
+  const TYPED: [string, number[]][] = [
+    ['ts=eq.2024-06-01T10:00:00Z', [1]],
+    ['ts=eq.2024-06-01 10:00:00+00', [1]],
+    ['ts=gt.2024-06-01T11:00:00+02:00', [1, 2]],
+    ['ts=lte.2024-06-01T10:00:00Z', [1]],
+    ['ts=in.(2024-06-01T10:00:00.000001Z,2020-01-01)', [2]],
+    ['u=eq.A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', [1]],
+    ['u=eq.{a0eebc999c0b4ef8bb6d6bb9bd380a11}', [1]],
+    ['ok=eq.TRUE', [1]],
+    ['ok=eq.off', [2]],
+    ['ok=neq.y', [2]],
+    ['amt=eq.1.5', [1]],
+    ['amt=in.(1.50,3)', [1]],
+    ['amt=gt.1.499999999999999999999', [1, 2]],
+    ['amt=lt.1.500000000000000000001', [1]],
+    ['big=eq.9007199254740993', [2]],
+    ['big=eq.9007199254740992', [1]],
+    ['big=gt.9007199254740992', [2]],
+    ['wall=eq.2024-06-01T10:00:00+05:00', [1]],
+    ['d=eq.2024-06-01', [1]],
+    ['d=lt.2024-06-02', [1]],
+    ['f=gte.0.25', [2]],
+  ];
+  test('filters compare as the column type: timestamptz, uuid, boolean, numeric, bigint, timestamp, date, float', async () => {
+    const c = await t.client();
+    const inboxes = TYPED.map(() => new Inbox());
+    for (const [i, [filter]] of TYPED.entries()) {
+      const ch = c
+        .channel(`typed${i}`)
+        .on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'rt_ts', filter }, inboxes[i]!.push);
+      assert.equal((await subscribed(ch)).status, 'SUBSCRIBED', filter);
+    }
+    // The writer's session is not in UTC: the captured times carry its offset.
+    await t.owner.begin((tx) => [
+      tx`set local timezone to 'Asia/Kolkata'`,
+      tx`insert into rt_ts values
+        (1, '2024-06-01T10:00:00Z', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', true, 1.50, 9007199254740992, '2024-06-01 10:00:00', '2024-06-01', 0.125),
+        (2, '2024-06-01T10:00:00.000001Z', 'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', false, 2, 9007199254740993, '2024-06-01 10:00:01', '2024-06-02', 0.5),
+        (3, null, null, null, null, null, null, null, null)`,
+    ]);
+    await sleep(500);
+    for (const [i, [filter, want]] of TYPED.entries()) {
+      assert.deepEqual(
+        inboxes[i]!.items.map((x) => x.new.id),
+        want,
+        filter,
+      );
+    }
+  });
+
+  test('numbers of 16 digits or more go out with their exact digits (bigint, numeric), also through the RLS check', async () => {
+    const s = await RawSocket.open(
+      `${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}&vsn=1.0.0`,
+    );
+    const texts: string[] = [];
+    s.ws.on('message', (d) => texts.push(String(d)));
+    const binding = { event: 'INSERT', schema: 'public', table: 'rt_big', filter: 'id=eq.9223372036854775807' };
+    const token = await t.token(ALICE);
+    const join = await s.call(
+      'realtime:big',
+      'phx_join',
+      { config: { postgres_changes: [binding] }, access_token: token },
+      '1',
+    );
+    assert.equal(join.status, 'ok', JSON.stringify(join));
+    await t.owner.unsafe(`insert into rt_big values (9223372036854775806, 1, 'x'),
+      (9223372036854775807, 12345678901234567890.123456789, '9223372036854775807 in text, "quoted" 12345678901234567')`);
+    await s.inbox.atLeast(s.frames.filter((f) => f.event === 'postgres_changes').length + 1);
+    await sleep(200);
+    const changes = texts.filter((x) => x.includes('"postgres_changes"') && x.includes('"record"'));
+    assert.equal(changes.length, 1, changes.join('\n'));
+    assert.match(changes[0]!, /"id":9223372036854775807[,}]/);
+    assert.match(changes[0]!, /"n":12345678901234567890\.123456789[,}]/);
+    const record = JSON.parse(changes[0]!).payload.data.record;
+    assert.equal(record.note, '9223372036854775807 in text, "quoted" 12345678901234567');
+    s.close();
+  });
+
   test('schema-wide bindings, several bindings on one channel, and the ids in the join reply', async () => {
     const c = await t.client();
     const all = new Inbox();
@@ -205,7 +291,15 @@ describe('postgres_changes', () => {
         /filter column "ghost" does not exist/,
       ],
       [{ event: '*', schema: 'public', table: 'public_posts', filter: 'likes=like.1' }, /must be column=op.value/],
-      [{ event: '*', schema: 'public', table: 'public_posts', filter: 'likes=eq.abc' }, /must be a number/],
+      [
+        { event: '*', schema: 'public', table: 'public_posts', filter: 'likes=eq.abc' },
+        /filter value for "likes" is not a valid int4: invalid input syntax for type integer: "abc"/,
+      ],
+      [{ event: '*', schema: 'public', table: 'public_posts', filter: 'likes=eq.1.5' }, /not a valid int4/],
+      [{ event: '*', schema: 'public', table: 'rt_ts', filter: 'big=in.(1,99999999999999999999)' }, /out of range/],
+      [{ event: '*', schema: 'public', table: 'rt_ts', filter: 'ts=gt.yesterdayish' }, /not a valid timestamptz/],
+      [{ event: '*', schema: 'public', table: 'rt_ts', filter: 'u=eq.a0eebc99' }, /not a valid uuid/],
+      [{ event: '*', schema: 'public', table: 'rt_ts', filter: 'ok=eq.maybe' }, /not a valid bool/],
       [{ event: 'TRUNCATE', schema: 'public' }, /event must be one of/],
     ];
     for (const [i, [binding, reason]] of cases.entries()) {
