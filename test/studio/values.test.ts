@@ -1,0 +1,81 @@
+/**
+ * Hearth Studio with values JavaScript cannot hold as a number and with the
+ * edges the audit found: bigint keys past 2^53 and exact numerics in the
+ * table editor. One browser on the default project, signed in as an owner.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { startStudioBrowser, type StudioBrowser } from './browser.ts';
+
+let h: TestHearth;
+let b: StudioBrowser;
+let ref = '';
+const OWNER = { email: 'owner@values.test', password: 'Values-owner-pw-1' };
+
+const sql = async (query: string) => {
+  const r = await h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query } });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body;
+};
+
+before(async () => {
+  h = await startTestHearth();
+  ref = h.info.PROJECT_REF;
+  const [org] = (await h.api('GET', '/v1/organizations')).body;
+  assert.equal(
+    (await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { ...OWNER, role: 'owner' } })).status,
+    201,
+  );
+  b = await startStudioBrowser();
+  const { page } = b;
+  await page.goto(`${h.url}/dashboard`);
+  await page.getByLabel('E-mail').fill(OWNER.email);
+  await page.getByLabel('Password').fill(OWNER.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+});
+after(async () => {
+  await b?.close();
+  await h?.close();
+});
+
+describe('Hearth Studio values', () => {
+  test('a bigint key past 2^53 edits and deletes its own row; numeric shows every digit', async () => {
+    const { page } = b;
+    await sql(`create table big (id bigint primary key, label text, amount numeric);
+      insert into big values (9007199254740993, 'odd', 0.1000000000000000055511151231257827),
+                             (9007199254740992, 'even', 1)`);
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/big`);
+    const grid = page.getByRole('region', { name: 'Rows of big' });
+    await grid.getByRole('cell', { name: '9007199254740993' }).waitFor();
+    await grid.getByRole('cell', { name: '0.1000000000000000055511151231257827' }).waitFor();
+
+    const odd = grid.getByRole('row').filter({ hasText: 'odd' });
+    await odd.getByRole('button', { name: /^Edit row/ }).click();
+    assert.equal(await page.getByLabel(/^id/).inputValue(), '9007199254740993');
+    await page.getByLabel(/^label/).fill('odd edited');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await grid.getByRole('cell', { name: 'odd edited' }).waitFor();
+    assert.deepEqual(await sql('select id::text, label from big order by id'), [
+      { id: '9007199254740992', label: 'even' },
+      { id: '9007199254740993', label: 'odd edited' },
+    ]);
+
+    await grid
+      .getByRole('row')
+      .filter({ hasText: 'odd edited' })
+      .getByRole('button', { name: /^Edit row/ })
+      .click();
+    await page.getByRole('button', { name: 'Delete row' }).click();
+    await page.getByRole('dialog', { name: 'Delete this row?' }).getByRole('button', { name: 'Delete row' }).click();
+    await grid.getByRole('cell', { name: 'odd edited' }).waitFor({ state: 'detached' });
+    assert.deepEqual(await sql('select id::text, label from big order by id'), [
+      { id: '9007199254740992', label: 'even' },
+    ]);
+  });
+
+  test('no page had a CSP violation or a script error', () => {
+    assert.deepEqual(b.problems, []);
+  });
+});
