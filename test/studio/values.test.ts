@@ -75,6 +75,27 @@ describe('Hearth Studio values', () => {
     ]);
   });
 
+  test('the SQL editor shows every column of a repeated name, and values as PostgreSQL prints them', async () => {
+    const { page } = b;
+    await page.goto(`${h.url}/dashboard#/p/${ref}/sql`);
+    const editor = page.getByRole('textbox', { name: 'SQL query' });
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type("select 1 as a, 2 as a, 3, 4, '\\x0102'::bytea as b, '2020-01-01'::date as d");
+    await page.keyboard.press('Control+Enter');
+    const result = page.getByRole('region', { name: 'Result 1' });
+    await result.getByRole('cell', { name: '\\x0102' }).waitFor();
+    assert.deepEqual(await result.getByRole('columnheader').allTextContents(), [
+      'a',
+      'a',
+      '?column?',
+      '?column?',
+      'b',
+      'd',
+    ]);
+    assert.deepEqual(await result.getByRole('cell').allTextContents(), ['1', '2', '3', '4', '\\x0102', '2020-01-01']);
+  });
+
   test('no page had a CSP violation or a script error', () => {
     assert.deepEqual(b.problems, []);
   });
