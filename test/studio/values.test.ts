@@ -96,6 +96,21 @@ describe('Hearth Studio values', () => {
     assert.deepEqual(await result.getByRole('cell').allTextContents(), ['1', '2', '3', '4', '\\x0102', '2020-01-01']);
   });
 
+  test("a structure change PostgreSQL refuses shows its SQLSTATE, not database/query's sql_error", async () => {
+    const { page } = b;
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/big/structure`);
+    await page.getByRole('button', { name: 'Add column' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('broken');
+    await dialog.getByLabel('Type').fill('no_such_type');
+    await dialog.getByRole('button', { name: 'Run' }).click();
+    const alert = dialog.getByRole('alert').filter({ hasText: 'type "no_such_type" does not exist' });
+    await alert.waitFor();
+    assert.match((await alert.textContent())!, /\(42704\)/);
+    assert.doesNotMatch((await alert.textContent())!, /sql_error/);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+  });
+
   test('no page had a CSP violation or a script error', () => {
     assert.deepEqual(b.problems, []);
   });
