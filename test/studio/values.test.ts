@@ -111,6 +111,18 @@ describe('Hearth Studio values', () => {
     await dialog.getByRole('button', { name: 'Cancel' }).click();
   });
 
+  test('secret auth settings are password fields, also while unset', async () => {
+    const { page } = b;
+    await page.goto(`${h.url}/dashboard#/p/${ref}/auth`);
+    const auth = (await h.api('GET', `/v1/projects/${ref}/config/auth`)).body;
+    const secrets = Object.keys(auth).filter((k) => k === 'smtp_pass' || /^external_\w+_secret$/.test(k));
+    assert.ok(secrets.length > 1);
+    assert.equal(auth.smtp_pass, null);
+    for (const k of secrets)
+      assert.equal(await page.getByLabel(k, { exact: true }).getAttribute('type'), 'password', k);
+    assert.equal(await page.getByLabel('smtp_user', { exact: true }).getAttribute('type'), 'text');
+  });
+
   test('no page had a CSP violation or a script error', () => {
     assert.deepEqual(b.problems, []);
   });
