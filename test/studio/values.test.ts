@@ -123,6 +123,37 @@ describe('Hearth Studio values', () => {
     assert.equal(await page.getByLabel('smtp_user', { exact: true }).getAttribute('type'), 'text');
   });
 
+  test('the storage browser loads a folder past 1,000 entries a page at a time', async () => {
+    const { page } = b;
+    const storage = async (method: string, path: string, body: string) => {
+      const res = await fetch(`${h.url}/project/${ref}/storage/v1${path}`, {
+        method,
+        headers: {
+          apikey: h.info.SECRET_KEY,
+          authorization: `Bearer ${h.info.SECRET_KEY}`,
+          'content-type': path === '/bucket' ? 'application/json' : 'text/plain',
+        },
+        body,
+      });
+      assert.ok(res.ok, await res.text());
+    };
+    await storage('POST', '/bucket', JSON.stringify({ name: 'many' }));
+    const names = Array.from({ length: 1001 }, (_, i) => `f${String(i).padStart(4, '0')}.txt`);
+    for (let i = 0; i < names.length; i += 50)
+      await Promise.all(names.slice(i, i + 50).map((n) => storage('POST', `/object/many/${n}`, n)));
+
+    await page.goto(`${h.url}/dashboard#/p/${ref}/storage/many`);
+    await page.getByRole('status').filter({ hasText: '1,000 entries shown' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'f1000.txt' }).count(), 0);
+    await page.getByRole('button', { name: 'Load 1,000 more' }).click();
+    await page.getByRole('button', { name: 'f1000.txt' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^1,001 entries$/ })
+      .waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Load .* more$/ }).count(), 0);
+  });
+
   test('no page had a CSP violation or a script error', () => {
     assert.deepEqual(b.problems, []);
   });
