@@ -62,7 +62,12 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
     const cols = columns.data!;
     const select = cols.map((c) => (exactText(c.type) ? `${restName(c.name)}::text` : restName(c.name))).join(',');
     const q = new URLSearchParams({ select: select || '*', limit: String(PAGE), offset: String(page * PAGE) });
-    if (sorting.length) q.set('order', sorting.map((s) => `${restName(s.id)}.${s.desc ? 'desc' : 'asc'}`).join(','));
+    // With no header clicked, the primary key orders the rows (as Supabase's editor does): pages stay
+    // stable and an edited row keeps its place.
+    const order = sorting.length
+      ? sorting.map((s) => `${restName(s.id)}.${s.desc ? 'desc' : 'asc'}`)
+      : cols.filter((c) => c.pk).map((c) => `${restName(c.name)}.asc`);
+    if (order.length) q.set('order', order.join(','));
     for (const f of filters) q.append(f.column, `${f.op}.${filterValue(f.value)}`);
     return q.toString();
   };
