@@ -171,6 +171,27 @@ describe('Hearth Studio values', () => {
     assert.equal(await page.getByRole('button', { name: /^Load .* more$/ }).count(), 0);
   });
 
+  test('on a phone the navigation stacks above the content, which has the width, and nothing widens the page', async () => {
+    const { page } = b;
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const section of ['', 'tables/public/big', 'sql', 'users', 'auth', 'storage/many']) {
+        await page.goto(`${h.url}/dashboard#/p/${ref}/${section}`);
+        await page.reload();
+        const content = page.locator('.page');
+        await content.locator('h1, h2').first().waitFor();
+        const nav = (await page.getByRole('navigation', { name: 'Project' }).boundingBox())!;
+        const box = (await content.boundingBox())!;
+        assert.ok(box.width > 340, `${section}: content ${box.width} px wide`);
+        assert.ok(box.y >= nav.y + nav.height, `${section}: content beside the navigation`);
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(width <= 390, `${section}: the page is ${width} px wide`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
+
   test('no page had a CSP violation or a script error', () => {
     assert.deepEqual(b.problems, []);
   });
