@@ -185,7 +185,8 @@ export interface SqlResult {
   command: string;
   row_count: number | null;
   columns: { name: string; type_oid: number }[];
-  rows: Record<string, unknown>[];
+  /** Each row's values in the order of `columns` (format "arrays"). */
+  rows: unknown[][];
 }
 export interface SqlAnswer {
   results: SqlResult[];
@@ -195,7 +196,7 @@ export interface SqlAnswer {
 export const runSql = (ref: string, query: string, timeoutMs?: number) =>
   mgmt<SqlAnswer>('POST', `/v1/projects/${encodeURIComponent(ref)}/database/query`, {
     query,
-    format: 'results',
+    format: 'arrays',
     ...(timeoutMs ? { timeout_ms: timeoutMs } : {}),
   });
 /** The rows of the last statement. */

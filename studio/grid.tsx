@@ -13,7 +13,10 @@ export type Row = Record<string, unknown>;
 
 export interface GridProps {
   label: string;
+  /** Column ids: the keys of a row. */
   columns: string[];
+  /** The names shown in the header, when they are not the ids (default: the ids). */
+  headers?: string[];
   rows: Row[];
   sorting?: SortingState;
   onSort?: (s: SortingState) => void;
@@ -26,13 +29,13 @@ const ROW_HEIGHT = 30;
 export function Grid(props: GridProps) {
   const columns = useMemo<ColumnDef<Row>[]>(
     () =>
-      props.columns.map((name) => ({
+      props.columns.map((name, i) => ({
         id: name,
-        header: name,
+        header: props.headers?.[i] ?? name,
         accessorFn: (r: Row) => r[name],
         cell: (c) => cellText(c.getValue()),
       })),
-    [props.columns.join('\0')],
+    [props.columns.join('\0'), props.headers?.join('\0')],
   );
   const table = useReactTable({
     data: props.rows,

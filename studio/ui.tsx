@@ -36,7 +36,9 @@ export function errorText(error: unknown): string {
       error.body && typeof error.body === 'object'
         ? [error.body.details, error.body.detail, error.body.hint].filter(Boolean).join(' ')
         : '';
-    return `${error.message}${details ? ` ${details}` : ''} (${error.code})${hint}`;
+    // database/query's errors carry code sql_error and PostgreSQL's own code as sqlstate: show the one that says what failed.
+    const code = typeof error.body?.sqlstate === 'string' ? error.body.sqlstate : error.code;
+    return `${error.message}${details ? ` ${details}` : ''} (${code})${hint}`;
   }
   if (error instanceof TypeError) return 'The server could not be reached. Is Hearth still running?';
   return error instanceof Error ? error.message : String(error);

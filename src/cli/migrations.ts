@@ -64,7 +64,10 @@ async function appliedMigrations(t: Target): Promise<AppliedMigration[]> {
   try {
     return await sql<AppliedMigration>(
       t,
-      'select version, name, checksum, applied_at from supabase_migrations.schema_migrations order by version',
+      // applied_at in ISO 8601 UTC (database/query sends a timestamptz as PostgreSQL prints it, with a space).
+      `select version, name, checksum,
+              to_char(applied_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as applied_at
+         from supabase_migrations.schema_migrations order by version`,
     );
   } catch (err) {
     if (err instanceof SqlError && err.failure.sqlstate === '42P01') {

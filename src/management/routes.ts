@@ -220,7 +220,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     try {
       const out = await runOwnerQuery(p, project, input);
       await auditQuery(p, project.id, accountId, input.query, null);
-      return reply.code(201).send(input.format === 'results' ? out : (out.results.at(-1)?.rows ?? []));
+      return reply.code(201).send(input.format !== 'rows' ? out : (out.results.at(-1)?.rows ?? []));
     } catch (err) {
       if (!(err instanceof SqlError)) throw err;
       await auditQuery(p, project.id, accountId, input.query, err.sql.sqlstate);

@@ -27,10 +27,15 @@ export const QUERY_TIMEOUT_CAP_MS = 600_000;
 const MAX_QUERY_BYTES = 1024 * 1024;
 const AUDIT_TEXT = 4096;
 
+export const FORMATS = ['rows', 'results', 'arrays'] as const;
 export interface QueryInput {
   query: string;
-  /** 'rows' (default, as Supabase): the rows of the last statement; 'results': every statement's result. */
-  format: 'rows' | 'results';
+  /**
+   * 'rows' (default, as Supabase): the rows of the last statement; 'results': every
+   * statement's result; 'arrays': the same with each row an array in the order of
+   * `columns`, so a result with two columns of one name (`select 1 a, 2 a`) keeps both.
+   */
+  format: (typeof FORMATS)[number];
   timeoutMs: number;
 }
 
@@ -38,8 +43,28 @@ export interface StatementResult {
   command: string | null;
   row_count: number | null;
   columns: { name: string; type_oid: number }[];
-  rows: Record<string, unknown>[];
+  rows: Record<string, unknown>[] | unknown[][];
 }
+
+/**
+ * How values travel in JSON: as PostgreSQL prints them (text), except booleans
+ * (true/false), int2, int4, oid and finite float4/float8 (numbers, which a JSON
+ * number holds exactly) and json/jsonb (the JSON itself); arrays are JSON arrays
+ * of their elements by the same rule. So int8 and numeric keep every digit, a
+ * date is "2020-01-01" (never shifted by a time zone), a timestamptz is
+ * "2026-11-26 21:16:59.347+00", bytea is "\\x0102", an interval "1 day": what
+ * psql shows. postgres.js would make Date and Buffer objects of the first ones.
+ */
+const TEXT_VALUES: Record<string, postgres.PostgresType> = {
+  number: {
+    to: 0,
+    from: [21, 23, 26, 700, 701],
+    serialize: (x: unknown) => String(x),
+    parse: (x: string) => (Number.isFinite(+x) ? +x : x),
+  },
+  date: { to: 1184, from: [1082, 1114, 1184], serialize: (x: unknown) => String(x), parse: (x: string) => x },
+  bytea: { to: 17, from: [17], serialize: (x: unknown) => String(x), parse: (x: string) => x },
+};
 
 /** A failed statement, with what an editor needs to mark it. */
 export class SqlError extends HearthError {
@@ -67,7 +92,8 @@ export function checkQueryInput(body: Record<string, unknown>): QueryInput {
     throw fail('invalid_request', 'query must be a non-empty string of SQL.');
   if (Buffer.byteLength(query) > MAX_QUERY_BYTES) throw fail('invalid_request', 'query is longer than 1 MiB.');
   if (query.includes('\u0000')) throw fail('invalid_request', 'query must not contain NUL characters.');
-  if (format !== 'rows' && format !== 'results') throw fail('invalid_request', 'format must be "rows" or "results".');
+  if (!(FORMATS as readonly unknown[]).includes(format))
+    throw fail('invalid_request', 'format must be "rows", "results" or "arrays".');
   if (
     typeof timeout_ms !== 'number' ||
     !Number.isInteger(timeout_ms) ||
@@ -76,7 +102,7 @@ export function checkQueryInput(body: Record<string, unknown>): QueryInput {
   ) {
     throw fail('invalid_request', `timeout_ms must be an integer from 1 to ${QUERY_TIMEOUT_CAP_MS}.`);
   }
-  return { query, format, timeoutMs: timeout_ms };
+  return { query, format: format as QueryInput['format'], timeoutMs: timeout_ms };
 }
 
 function asSqlError(err: unknown): SqlError | null {
@@ -95,7 +121,7 @@ function asSqlError(err: unknown): SqlError | null {
 }
 
 /** A statement's result as the patched driver gives it with `everyResult`. */
-type StatementRows = postgres.RowList<Record<string, unknown>[]> & { columns: { name: string; type: number }[] };
+type StatementRows = unknown[][] & { command: string; count: number | null; columns: { name: string; type: number }[] };
 
 /**
  * COPY ... FROM STDIN or TO STDOUT resolves to a stream: there is no client
@@ -120,6 +146,7 @@ export async function runOwnerQuery(
   // max 1: the statements may open and end transactions of their own (BEGIN; ...; COMMIT).
   const sql = postgres(projectDbUrl(p, project), {
     max: 1,
+    types: TEXT_VALUES,
     onnotice: () => {},
     connection: {
       application_name: 'hearth database/query',
@@ -129,7 +156,10 @@ export async function runOwnerQuery(
   });
   try {
     const started = performance.now();
-    const raw: unknown = await sql.unsafe(input.query, [], { everyResult: true } as postgres.UnsafeQueryOptions);
+    // values(): rows as arrays, so two columns of one name are both kept.
+    const raw: unknown = await sql
+      .unsafe(input.query, [], { everyResult: true } as postgres.UnsafeQueryOptions)
+      .values();
     const duration_ms = Math.round((performance.now() - started) * 10) / 10;
     if (raw instanceof Writable || raw instanceof Readable) await refuseCopy(raw);
     const results = (raw as StatementRows[]).map((r) => ({
@@ -137,7 +167,9 @@ export async function runOwnerQuery(
       command: r.command ? r.command.split(' ')[0]! : null,
       row_count: r.count ?? null,
       columns: r.columns.map((c) => ({ name: c.name, type_oid: c.type })),
-      rows: [...r],
+      // As objects, a later column of a repeated name wins (as in pg and Supabase).
+      rows:
+        input.format === 'arrays' ? [...r] : r.map((v) => Object.fromEntries(r.columns.map((c, i) => [c.name, v[i]]))),
     }));
     return { results, duration_ms };
   } catch (err) {

@@ -17,6 +17,8 @@ const GROUPS: [string, RegExp][] = [
   ['Rate limits', /^rate_limit_/],
 ];
 const SECRET = '********';
+/** The fields config/auth keeps secret (src/auth/settings.ts, `secret: true`): typed hidden also while unset (null). */
+const SECRET_FIELD = /^(smtp_pass|external_\w+_secret)$/;
 
 export function AuthSettingsPage({ project }: { project: Project }) {
   const path = `/v1/projects/${encodeURIComponent(project.ref)}/config/auth`;
@@ -42,15 +44,16 @@ export function AuthSettingsPage({ project }: { project: Project }) {
           <input type="checkbox" checked={!!v} onChange={(e) => set(k, e.currentTarget.checked)} /> {k}
         </label>
       );
-    const secret = original === SECRET;
+    const secret = original === SECRET || SECRET_FIELD.test(k);
+    const isSet = original === SECRET;
     return (
       <div class="field" key={k}>
         <label for={id}>{k}</label>
         <input
           id={id}
           type={(secret ? 'password' : typeof original === 'number' ? 'number' : 'text') as 'text'}
-          value={secret && !(k in changes) ? '' : v === null ? '' : String(v)}
-          placeholder={secret ? 'set (type to replace)' : ''}
+          value={isSet && !(k in changes) ? '' : v === null ? '' : String(v)}
+          placeholder={isSet ? 'set (type to replace)' : ''}
           autocomplete="off"
           onInput={(e) => {
             const t = e.currentTarget.value;

@@ -1,6 +1,6 @@
 /**
  * The SQL editor: statements run as the project's owner role through
- * POST /v1/projects/{ref}/database/query (format "results"): every result
+ * POST /v1/projects/{ref}/database/query (format "arrays"): every result
  * set in a grid with its row count, the time taken, PostgreSQL's error with
  * its position underlined in the editor, a statement timeout, and the recent
  * queries of this browser tab (sessionStorage: a query may hold secrets).
@@ -117,7 +117,13 @@ export function SqlPage({ project }: { project: Project }) {
             {r.row_count !== null && ` · ${r.row_count} row${r.row_count === 1 ? '' : 's'}`}
           </h2>
           {r.columns.length > 0 && (
-            <Grid label={`Result ${i + 1}`} columns={r.columns.map((c) => c.name)} rows={r.rows} />
+            // Columns by position: a result may name two columns alike (select 1 a, 2 a).
+            <Grid
+              label={`Result ${i + 1}`}
+              columns={r.columns.map((_, n) => String(n))}
+              headers={r.columns.map((c) => c.name)}
+              rows={r.rows.map((v) => ({ ...v }))}
+            />
           )}
         </div>
       ))}

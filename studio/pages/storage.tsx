@@ -26,6 +26,8 @@ interface Entry {
 }
 
 const enc = (path: string) => path.split('/').map(encodeURIComponent).join('/');
+/** Entries a folder listing asks for at a time: the most /storage/v1/object/list gives. */
+const LIST_PAGE = 1000;
 const size = (n?: number) =>
   n === undefined
     ? ''
@@ -180,15 +182,24 @@ function Browser({
   onEdit: () => void;
   onChanged: () => void;
 }) {
-  const entries = useLoad(
-    async () =>
-      (
-        await data<Entry[]>(project.ref, 'POST', `/storage/v1/object/list/${encodeURIComponent(bucket.id)}`, {
-          body: { prefix, limit: 1000, offset: 0, sortBy: { column: 'name', order: 'asc' } },
-        })
-      ).body,
-    [project.ref, bucket.id, prefix],
-  );
+  // How many pages of the folder are shown ("Load more" adds one); a new folder starts at one.
+  const [shown, setShown] = useState({ prefix, pages: 1 });
+  const pages = shown.prefix === prefix ? shown.pages : 1;
+  const entries = useLoad(async () => {
+    // Every shown page again (a reload after an upload or a move sees the change); a short page is the last.
+    const all: Entry[] = [];
+    for (let page = 0; page < pages; page++) {
+      const { body } = await data<Entry[]>(
+        project.ref,
+        'POST',
+        `/storage/v1/object/list/${encodeURIComponent(bucket.id)}`,
+        { body: { prefix, limit: LIST_PAGE, offset: page * LIST_PAGE, sortBy: { column: 'name', order: 'asc' } } },
+      );
+      all.push(...body);
+      if (body.length < LIST_PAGE) return { entries: all, more: false };
+    }
+    return { entries: all, more: true };
+  }, [project.ref, bucket.id, prefix, pages]);
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [dragging, setDragging] = useState(false);
   const [selected, setSelected] = useState<Entry | null>(null);
@@ -296,8 +307,8 @@ function Browser({
       )}
       <ErrorNote error={entries.error} />
       {entries.loading && !entries.data && <Loading what="files" />}
-      {entries.data?.length === 0 && <Empty>This folder is empty: drop files above.</Empty>}
-      {entries.data && entries.data.length > 0 && (
+      {entries.data?.entries.length === 0 && <Empty>This folder is empty: drop files above.</Empty>}
+      {entries.data && entries.data.entries.length > 0 && (
         <table class="list">
           <caption class="sr-only">Files in /{prefix}</caption>
           <thead>
@@ -309,7 +320,7 @@ function Browser({
             </tr>
           </thead>
           <tbody>
-            {entries.data.map((e) => (
+            {entries.data.entries.map((e) => (
               <tr key={e.name}>
                 <td>
                   {e.id === null ? (
@@ -327,6 +338,18 @@ function Browser({
             ))}
           </tbody>
         </table>
+      )}
+      {entries.data && entries.data.entries.length > 0 && (
+        <p class="pager">
+          <span role="status">
+            {entries.data.entries.length.toLocaleString('en')} entries{entries.data.more ? ' shown' : ''}
+          </span>
+          {entries.data.more && (
+            <button type="button" disabled={entries.loading} onClick={() => setShown({ prefix, pages: pages + 1 })}>
+              {entries.loading ? 'Loading…' : `Load ${LIST_PAGE.toLocaleString('en')} more`}
+            </button>
+          )}
+        </p>
       )}
       {selected && (
         <ObjectDialog

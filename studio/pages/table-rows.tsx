@@ -37,6 +37,14 @@ const isJson = (type: string) => type === 'json' || type === 'jsonb';
 const count = (n: number) => n.toLocaleString('en');
 /** A PostgREST filter value: commas, parentheses and quotes need the value in double quotes. */
 const filterValue = (v: string) => (/[,()"\\:]/.test(v) ? `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : v);
+/** A column name in a PostgREST select or order list, quoted (backslash escapes) so any name parses. */
+const restName = (n: string) => `"${n.replace(/[\\"]/g, '\\$&')}"`;
+/**
+ * bigint and numeric values past 2^53 or 15 digits lose digits as JSON numbers
+ * (JavaScript doubles): such columns are read as text (`"id"::text`, which
+ * PostgREST still names `id`), so the grid shows and a row filter names the exact value.
+ */
+const exactText = (type: string) => /^(bigint|numeric)(\(\d+(,\d+)?\))?$/.test(type);
 
 export function TableRows({ project, table }: { project: Project; table: TableEntry }) {
   const columns = useLoad(
@@ -51,12 +59,21 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
   const profile: Record<string, string> = table.schema === 'public' ? {} : { 'accept-profile': table.schema };
 
   const query = () => {
-    const q = new URLSearchParams({ select: '*', limit: String(PAGE), offset: String(page * PAGE) });
-    if (sorting.length) q.set('order', sorting.map((s) => `${s.id}.${s.desc ? 'desc' : 'asc'}`).join(','));
+    const cols = columns.data!;
+    const select = cols.map((c) => (exactText(c.type) ? `${restName(c.name)}::text` : restName(c.name))).join(',');
+    const q = new URLSearchParams({ select: select || '*', limit: String(PAGE), offset: String(page * PAGE) });
+    // With no header clicked, the primary key orders the rows (as Supabase's editor does): pages stay
+    // stable and an edited row keeps its place.
+    const order = sorting.length
+      ? sorting.map((s) => `${restName(s.id)}.${s.desc ? 'desc' : 'asc'}`)
+      : cols.filter((c) => c.pk).map((c) => `${restName(c.name)}.asc`);
+    if (order.length) q.set('order', order.join(','));
     for (const f of filters) q.append(f.column, `${f.op}.${filterValue(f.value)}`);
     return q.toString();
   };
   const rows = useLoad(async () => {
+    // The select list comes from the columns (bigint and numeric as text): wait for them.
+    if (!columns.data) return null;
     const { body, res } = await data<Row[]>(
       project.ref,
       'GET',
@@ -65,7 +82,7 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
     );
     const total = Number(res.headers.get('content-range')?.split('/')[1]);
     return { rows: body, total: Number.isFinite(total) ? total : null };
-  }, [project.ref, table.name, page, JSON.stringify(sorting), JSON.stringify(filters)]);
+  }, [project.ref, table.name, columns.data, page, JSON.stringify(sorting), JSON.stringify(filters)]);
 
   const cols = columns.data ?? [];
   const pk = cols.filter((c) => c.pk);
@@ -137,7 +154,7 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
         </ul>
       )}
       <ErrorNote error={columns.error ?? rows.error} />
-      {rows.loading && <Loading what="rows" />}
+      {(columns.loading || rows.loading) && <Loading what="rows" />}
       {rows.data && rows.data.rows.length === 0 && (
         <Empty>No rows{filters.length ? ' match these filters' : ' yet'}.</Empty>
       )}

@@ -104,8 +104,52 @@ describe('POST /v1/projects/{ref}/database/query', () => {
       [20, 1007, 3802, 1082, 1700],
     );
     assert.deepEqual(res.body.results[5].rows, [
-      { id: '1', tags: [1, 2], doc: { a: 1 }, day: '2024-02-03T00:00:00.000Z', price: '1.50' },
+      { id: '1', tags: [1, 2], doc: { a: 1 }, day: '2024-02-03', price: '1.50' },
     ]);
+  });
+
+  test('values come as PostgreSQL prints them (exact digits, no time zone shift, bytea in hex); numbers, booleans and JSON as JSON', async () => {
+    const res = await h.api('POST', path, {
+      body: {
+        query: `set timezone = 'UTC'; select '\\x0102'::bytea as b, '2026-11-26 21:16:59.347+00'::timestamptz as ts,
+          '2020-01-01'::date as d, '2020-01-01 10:00'::timestamp as t, '1 day 02:00'::interval as i,
+          9007199254740993::int8 as big, 0.1000000000000000055511151231257827::numeric as num,
+          'NaN'::float8 as nan, 1.5::float8 as f, 7::int2 as small, true as yes, '{"a":[1]}'::jsonb as j,
+          array['2020-01-01'::date] as days, null::int as nothing`,
+      },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.deepEqual(res.body, [
+      {
+        b: '\\x0102',
+        ts: '2026-11-26 21:16:59.347+00',
+        d: '2020-01-01',
+        t: '2020-01-01 10:00:00',
+        i: '1 day 02:00:00',
+        big: '9007199254740993',
+        num: '0.1000000000000000055511151231257827',
+        nan: 'NaN',
+        f: 1.5,
+        small: 7,
+        yes: true,
+        j: { a: [1] },
+        days: ['2020-01-01'],
+        nothing: null,
+      },
+    ]);
+  });
+
+  test('format "arrays" keeps every column of a repeated name, each row an array in the order of columns', async () => {
+    const query = 'select 1 as a, 2 as a, 3, 4';
+    const res = await h.api('POST', path, { body: { format: 'arrays', query } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.results[0].columns.map((c: { name: string }) => c.name),
+      ['a', 'a', '?column?', '?column?'],
+    );
+    assert.deepEqual(res.body.results[0].rows, [[1, 2, 3, 4]]);
+    // The object forms are unchanged: a later column of the name wins.
+    assert.deepEqual((await h.api('POST', path, { body: { query } })).body, [{ a: 2, '?column?': 4 }]);
   });
 
   test('COPY from STDIN or to STDOUT is 400 invalid_request (no client to send or take the data), and the next query runs', async () => {

@@ -1,0 +1,198 @@
+/**
+ * Hearth Studio with values JavaScript cannot hold as a number and with the
+ * edges the audit found: bigint keys past 2^53 and exact numerics in the
+ * table editor. One browser on the default project, signed in as an owner.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { startStudioBrowser, type StudioBrowser } from './browser.ts';
+
+let h: TestHearth;
+let b: StudioBrowser;
+let ref = '';
+const OWNER = { email: 'owner@values.test', password: 'Values-owner-pw-1' };
+
+const sql = async (query: string) => {
+  const r = await h.api('POST', `/v1/projects/${ref}/database/query`, { body: { query } });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body;
+};
+
+before(async () => {
+  h = await startTestHearth();
+  ref = h.info.PROJECT_REF;
+  const [org] = (await h.api('GET', '/v1/organizations')).body;
+  assert.equal(
+    (await h.api('POST', `/v1/organizations/${org.id}/members`, { body: { ...OWNER, role: 'owner' } })).status,
+    201,
+  );
+  b = await startStudioBrowser();
+  const { page } = b;
+  await page.goto(`${h.url}/dashboard`);
+  await page.getByLabel('E-mail').fill(OWNER.email);
+  await page.getByLabel('Password').fill(OWNER.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+});
+after(async () => {
+  await b?.close();
+  await h?.close();
+});
+
+describe('Hearth Studio values', () => {
+  test('a bigint key past 2^53 edits and deletes its own row; numeric shows every digit', async () => {
+    const { page } = b;
+    await sql(`create table big (id bigint primary key, label text, amount numeric);
+      insert into big values (9007199254740993, 'odd', 0.1000000000000000055511151231257827),
+                             (9007199254740992, 'even', 1)`);
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/big`);
+    const grid = page.getByRole('region', { name: 'Rows of big' });
+    await grid.getByRole('cell', { name: '9007199254740993' }).waitFor();
+    await grid.getByRole('cell', { name: '0.1000000000000000055511151231257827' }).waitFor();
+
+    const odd = grid.getByRole('row').filter({ hasText: 'odd' });
+    await odd.getByRole('button', { name: /^Edit row/ }).click();
+    assert.equal(await page.getByLabel(/^id/).inputValue(), '9007199254740993');
+    await page.getByLabel(/^label/).fill('odd edited');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await grid.getByRole('cell', { name: 'odd edited' }).waitFor();
+    assert.deepEqual(await sql('select id::text, label from big order by id'), [
+      { id: '9007199254740992', label: 'even' },
+      { id: '9007199254740993', label: 'odd edited' },
+    ]);
+
+    await grid
+      .getByRole('row')
+      .filter({ hasText: 'odd edited' })
+      .getByRole('button', { name: /^Edit row/ })
+      .click();
+    await page.getByRole('button', { name: 'Delete row' }).click();
+    await page.getByRole('dialog', { name: 'Delete this row?' }).getByRole('button', { name: 'Delete row' }).click();
+    await grid.getByRole('cell', { name: 'odd edited' }).waitFor({ state: 'detached' });
+    assert.deepEqual(await sql('select id::text, label from big order by id'), [
+      { id: '9007199254740992', label: 'even' },
+    ]);
+  });
+
+  test('rows are ordered by the primary key until a header is clicked; an edited row keeps its place', async () => {
+    const { page } = b;
+    await sql(`create table ordered (id int primary key, label text);
+      insert into ordered values (3, 'c'), (1, 'a'), (2, 'b')`);
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/ordered`);
+    await page.reload(); // a new hash alone keeps the table list loaded before the table was made
+    const grid = page.getByRole('region', { name: 'Rows of ordered' });
+    const labels = () => grid.locator('tbody tr[data-index] td:nth-child(3)').allTextContents();
+    await grid.getByRole('cell', { name: 'c', exact: true }).waitFor();
+    assert.deepEqual(await labels(), ['a', 'b', 'c']);
+    await grid.getByRole('button', { name: 'Edit row 1' }).click();
+    await page.getByLabel(/^label/).fill('a edited');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await grid.getByRole('cell', { name: 'a edited' }).waitFor();
+    assert.deepEqual(await labels(), ['a edited', 'b', 'c']);
+  });
+
+  test('the SQL editor shows every column of a repeated name, and values as PostgreSQL prints them', async () => {
+    const { page } = b;
+    await page.goto(`${h.url}/dashboard#/p/${ref}/sql`);
+    const editor = page.getByRole('textbox', { name: 'SQL query' });
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type("select 1 as a, 2 as a, 3, 4, '\\x0102'::bytea as b, '2020-01-01'::date as d");
+    await page.keyboard.press('Control+Enter');
+    const result = page.getByRole('region', { name: 'Result 1' });
+    await result.getByRole('cell', { name: '\\x0102' }).waitFor();
+    assert.deepEqual(await result.getByRole('columnheader').allTextContents(), [
+      'a',
+      'a',
+      '?column?',
+      '?column?',
+      'b',
+      'd',
+    ]);
+    assert.deepEqual(await result.getByRole('cell').allTextContents(), ['1', '2', '3', '4', '\\x0102', '2020-01-01']);
+  });
+
+  test("a structure change PostgreSQL refuses shows its SQLSTATE, not database/query's sql_error", async () => {
+    const { page } = b;
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/big/structure`);
+    await page.getByRole('button', { name: 'Add column' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('broken');
+    await dialog.getByLabel('Type').fill('no_such_type');
+    await dialog.getByRole('button', { name: 'Run' }).click();
+    const alert = dialog.getByRole('alert').filter({ hasText: 'type "no_such_type" does not exist' });
+    await alert.waitFor();
+    assert.match((await alert.textContent())!, /\(42704\)/);
+    assert.doesNotMatch((await alert.textContent())!, /sql_error/);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  test('secret auth settings are password fields, also while unset', async () => {
+    const { page } = b;
+    await page.goto(`${h.url}/dashboard#/p/${ref}/auth`);
+    const auth = (await h.api('GET', `/v1/projects/${ref}/config/auth`)).body;
+    const secrets = Object.keys(auth).filter((k) => k === 'smtp_pass' || /^external_\w+_secret$/.test(k));
+    assert.ok(secrets.length > 1);
+    assert.equal(auth.smtp_pass, null);
+    for (const k of secrets)
+      assert.equal(await page.getByLabel(k, { exact: true }).getAttribute('type'), 'password', k);
+    assert.equal(await page.getByLabel('smtp_user', { exact: true }).getAttribute('type'), 'text');
+  });
+
+  test('the storage browser loads a folder past 1,000 entries a page at a time', async () => {
+    const { page } = b;
+    const storage = async (method: string, path: string, body: string) => {
+      const res = await fetch(`${h.url}/project/${ref}/storage/v1${path}`, {
+        method,
+        headers: {
+          apikey: h.info.SECRET_KEY,
+          authorization: `Bearer ${h.info.SECRET_KEY}`,
+          'content-type': path === '/bucket' ? 'application/json' : 'text/plain',
+        },
+        body,
+      });
+      assert.ok(res.ok, await res.text());
+    };
+    await storage('POST', '/bucket', JSON.stringify({ name: 'many' }));
+    const names = Array.from({ length: 1001 }, (_, i) => `f${String(i).padStart(4, '0')}.txt`);
+    for (let i = 0; i < names.length; i += 50)
+      await Promise.all(names.slice(i, i + 50).map((n) => storage('POST', `/object/many/${n}`, n)));
+
+    await page.goto(`${h.url}/dashboard#/p/${ref}/storage/many`);
+    await page.getByRole('status').filter({ hasText: '1,000 entries shown' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'f1000.txt' }).count(), 0);
+    await page.getByRole('button', { name: 'Load 1,000 more' }).click();
+    await page.getByRole('button', { name: 'f1000.txt' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^1,001 entries$/ })
+      .waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Load .* more$/ }).count(), 0);
+  });
+
+  test('on a phone the navigation stacks above the content, which has the width, and nothing widens the page', async () => {
+    const { page } = b;
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const section of ['', 'tables/public/big', 'sql', 'users', 'auth', 'storage/many']) {
+        await page.goto(`${h.url}/dashboard#/p/${ref}/${section}`);
+        await page.reload();
+        const content = page.locator('.page');
+        await content.locator('h1, h2').first().waitFor();
+        const nav = (await page.getByRole('navigation', { name: 'Project' }).boundingBox())!;
+        const box = (await content.boundingBox())!;
+        assert.ok(box.width > 340, `${section}: content ${box.width} px wide`);
+        assert.ok(box.y >= nav.y + nav.height, `${section}: content beside the navigation`);
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(width <= 390, `${section}: the page is ${width} px wide`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
+
+  test('no page had a CSP violation or a script error', () => {
+    assert.deepEqual(b.problems, []);
+  });
+});
