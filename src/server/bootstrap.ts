@@ -4,7 +4,7 @@
  * account, the default organization and the default project. Later starts
  * find them and only apply new migrations.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Platform } from '../context.ts';
 import { migrate } from '../db/migrate.ts';
@@ -49,6 +49,8 @@ export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; own
     if (!project) {
       if (!owner) {
         owner = { email: 'owner@hearth.local', password: randomToken(20) };
+        // With DATABASE_URL and HEARTH_MASTER_KEY nothing else has made the data folder yet.
+        mkdirSync(p.config.dataDir, { recursive: true, mode: 0o700 });
         writeFileSync(ownerFile(p), `${JSON.stringify(owner, null, 2)}\n`, { mode: 0o600 });
       }
       const account =

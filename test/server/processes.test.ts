@@ -1,22 +1,31 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 import { until } from '../helpers/poll.ts';
 
-// Two Hearth processes (role api and role all) on one control database serve the same projects.
+// Two Hearth processes (role api and role all) on one control database serve the same projects,
+// started as docs/configuration.md has a deployment do it: one HEARTH_MASTER_KEY, given to both,
+// and a data folder that does not exist yet (nothing but the first start makes it then).
 let first: TestHearth;
 let second: TestHearth;
+const parent = mkdtempSync(path.join(tmpdir(), 'hearth-processes-'));
 before(async () => {
-  first = await startTestHearth();
+  const shared = { HEARTH_MASTER_KEY: randomBytes(32).toString('base64') };
+  first = await startTestHearth({ dataDir: path.join(parent, 'not-yet', 'data'), env: shared });
   second = await startTestHearth({
     controlDb: first.config.controlDb,
     dataDir: first.config.dataDir,
-    env: { HEARTH_ROLE: 'api' },
+    env: { ...shared, HEARTH_ROLE: 'api' },
   });
 });
 after(async () => {
   await second?.close();
   await first?.close();
+  rmSync(parent, { recursive: true, force: true });
 });
 
 test('both processes serve the same default project and keys', async () => {
