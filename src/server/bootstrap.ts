@@ -4,6 +4,7 @@
  * account, the default organization and the default project. Later starts
  * find them and only apply new migrations.
  */
+import { fail } from '../errors.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Platform } from '../context.ts';
@@ -59,6 +60,16 @@ export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; own
       const org = await createOrganization(p.dbs.control, 'Default organization', account.id);
       project = await createProject(p, { name: 'Default project', organizationId: org.id, isDefault: true });
       p.log.info({ ref: project.ref }, 'created the default project');
+    }
+    // A process given another deployment's master key would otherwise listen, then fail on
+    // every sealed value it reads (keys, passwords) with "unable to authenticate data".
+    try {
+      p.master.decrypt(project.owner_password_sealed);
+    } catch {
+      throw fail(
+        'invalid_config',
+        `HEARTH_MASTER_KEY (or ${p.config.dataDir}/master.key) is not the key this deployment's database was sealed with: every Hearth process of one deployment needs the same master key.`,
+      );
     }
     await migrateAllProjects(p);
     return { project, owner: owner ?? { email: await firstOwnerEmail(p, project), password: null } };

@@ -78,3 +78,15 @@ test('a config change through one process is seen by the other', async () => {
   );
   assert.equal(settings.enabled, true);
 });
+
+test('a process given another master key refuses to start, saying so, before it listens', async () => {
+  await assert.rejects(
+    startTestHearth({
+      controlDb: first.config.controlDb,
+      dataDir: first.config.dataDir,
+      env: { HEARTH_MASTER_KEY: randomBytes(32).toString('base64'), HEARTH_ROLE: 'api' },
+    }),
+    (err: Error & { code?: string }) =>
+      err.code === 'invalid_config' && /not the key this deployment's database was sealed with/.test(err.message),
+  );
+});
