@@ -435,6 +435,12 @@ export const CATALOGUE = {
   },
   row_level_security: { status: 403, areas: ['storage'], message: 'new row violates row-level security policy' },
   signed_url_expired: { status: 400, areas: ['storage'], message: 'The signed URL has expired; ask for a new one.' },
+  storage_unavailable: {
+    status: 503,
+    areas: ['storage'],
+    message:
+      "The storage backend (the S3-compatible store holding the objects' bytes) is not reachable right now; retry shortly.",
+  },
   upload_interrupted: {
     status: 503,
     areas: ['storage'],

@@ -87,6 +87,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     e = fail('internal_error');
   }
   drainRefusedBody(request, reply, err);
-  if (e instanceof DatabaseUnavailable) reply.header('retry-after', String(e.retryAfterSeconds));
+  // A passing condition (the database's, or the storage backend's): when to try again.
+  const retryAfter = (e as { retryAfterSeconds?: number }).retryAfterSeconds;
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
   return reply.code(e.status).type('application/json; charset=utf-8').send(envelope(area, e));
 }

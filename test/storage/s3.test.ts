@@ -126,4 +126,29 @@ describe('S3 backend', () => {
     assert.deepEqual(await storeKeys(), []);
     assert.equal(await rowCount(t, 'pending_bytes'), 0);
   });
+
+  test('with the store down, downloads and uploads are 503 storage_unavailable (not the database), and serve again once it is back', async () => {
+    assert.equal((await t.service.storage.from('s3b').upload('kept.bin', pattern(100))).error, null);
+    const port = Number(new URL(endpoint).port);
+    await s3.close();
+    try {
+      for (const res of [
+        await t.raw('GET', '/object/s3b/kept.bin'),
+        await t.raw('POST', '/object/s3b/new.bin', {
+          body: pattern(100),
+          headers: { 'content-type': 'application/octet-stream' },
+        }),
+      ]) {
+        assert.equal(res.status, 503);
+        assert.equal((await res.json()).error.code, 'storage_unavailable');
+        assert.equal(res.headers.get('retry-after'), '2');
+      }
+    } finally {
+      s3 = new S3rver({ port, address: '127.0.0.1', silent: true, allowMismatchedSignatures: true, directory: s3dir });
+      await s3.run();
+    }
+    const back = await t.raw('GET', '/object/s3b/kept.bin');
+    assert.equal(back.status, 200);
+    assert.deepEqual(Buffer.from(await back.arrayBuffer()), Buffer.from(pattern(100)));
+  });
 });

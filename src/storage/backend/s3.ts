@@ -21,7 +21,7 @@ import {
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config.ts';
 import { fail } from '../../errors.ts';
-import { type ByteRange, type BytesBackend, objectNotFound } from './types.ts';
+import { type ByteRange, type BytesBackend, objectNotFound, StorageUnavailable } from './types.ts';
 
 const PART_SIZE = 8 * 1024 * 1024;
 
@@ -47,7 +47,7 @@ export class S3Backend implements BytesBackend {
 
   async write(key: string, body: Readable | Buffer, length: number | null): Promise<void> {
     if (Buffer.isBuffer(body) || length !== null) {
-      await this.client.send(
+      await this.send(
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: key,
@@ -69,10 +69,9 @@ export class S3Backend implements BytesBackend {
       const chunk = Buffer.concat(pending, pendingBytes);
       pending = [];
       pendingBytes = 0;
-      uploadId ??= (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key })))
-        .UploadId;
+      uploadId ??= (await this.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }))).UploadId;
       const PartNumber = parts.length + 1;
-      const res = await this.client.send(
+      const res = await this.send(
         new UploadPartCommand({
           Bucket: this.bucket,
           Key: key,
@@ -92,13 +91,13 @@ export class S3Backend implements BytesBackend {
       }
       if (!uploadId) {
         const whole = Buffer.concat(pending, pendingBytes);
-        await this.client.send(
+        await this.send(
           new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: whole, ContentLength: whole.length }),
         );
         return;
       }
       if (pendingBytes > 0) await flush();
-      await this.client.send(
+      await this.send(
         new CompleteMultipartUploadCommand({
           Bucket: this.bucket,
           Key: key,
@@ -108,16 +107,16 @@ export class S3Backend implements BytesBackend {
       );
     } catch (err) {
       if (uploadId)
-        await this.client
-          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
-          .catch(() => {});
+        await this.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(
+          () => {},
+        );
       throw err;
     }
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
     try {
-      const res = await this.client.send(
+      const res = await this.send(
         new GetObjectCommand({
           Bucket: this.bucket,
           Key: key,
@@ -134,12 +133,12 @@ export class S3Backend implements BytesBackend {
   }
 
   async remove(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    await this.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
   async copy(from: string, to: string): Promise<void> {
     try {
-      await this.client.send(
+      await this.send(
         new CopyObjectCommand({
           Bucket: this.bucket,
           Key: to,
@@ -152,7 +151,36 @@ export class S3Backend implements BytesBackend {
     }
   }
 
+  /** The client's send, where a store that cannot be reached, or answers 5xx, is 503 storage_unavailable. */
+  private readonly send = (async (command: Parameters<S3Client['send']>[0]) => {
+    try {
+      return await this.client.send(command);
+    } catch (err) {
+      throw unreachable(err) ? new StorageUnavailable() : err;
+    }
+  }) as S3Client['send'];
+
   close(): void {
     this.client.destroy();
   }
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+function unreachable(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; $metadata?: { httpStatusCode?: number } } | null;
+  return (
+    (typeof e?.code === 'string' && NETWORK_CODES.has(e.code)) ||
+    e?.name === 'TimeoutError' ||
+    (e?.$metadata?.httpStatusCode ?? 0) >= 500
+  );
 }

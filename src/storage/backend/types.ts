@@ -4,10 +4,23 @@
  * half-written object under a key a row points at.
  */
 import type { Readable } from 'node:stream';
-import { fail } from '../../errors.ts';
+import { RETRY_AFTER_SECONDS } from '../../db/unavailable.ts';
+import { fail, HearthError } from '../../errors.ts';
 
 /** A missing object, as the API reports it (Supabase Storage's words): a backend's read or copy of a key that holds nothing too. */
 export const objectNotFound = () => fail('not_found', 'Object not found');
+
+/**
+ * The bytes' store cannot serve right now (an S3 endpoint down or answering
+ * 5xx): a passing condition, so 503 with Retry-After, named as the store's and
+ * not the database's (the network error codes are the same).
+ */
+export class StorageUnavailable extends HearthError {
+  readonly retryAfterSeconds = RETRY_AFTER_SECONDS;
+  constructor() {
+    super('storage_unavailable');
+  }
+}
 
 export interface ByteRange {
   start: number;
