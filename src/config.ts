@@ -82,6 +82,19 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean {
   throw fail('invalid_config', `${name} must be 1 or 0, got "${raw}".`);
 }
 
+/** HEARTH_PROJECT_DOMAIN: a DNS name (projects answer at {ref}.<it>), lower-cased; not a URL. */
+function domain(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const label = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+  if (raw.length > 253 || !new RegExp(`^(?:${label}\\.)*${label}$`, 'i').test(raw)) {
+    throw fail(
+      'invalid_config',
+      `HEARTH_PROJECT_DOMAIN must be a domain name such as hearth.example.com, got "${raw}".`,
+    );
+  }
+  return raw.toLowerCase();
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const role = (env.HEARTH_ROLE ?? 'all') as Role;
   if (!['all', 'api', 'worker'].includes(role)) {
@@ -99,7 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     databaseUrl: env.DATABASE_URL || null,
     controlDb: env.HEARTH_CONTROL_DB ?? 'hearth',
     masterKey: env.HEARTH_MASTER_KEY || null,
-    projectDomain: env.HEARTH_PROJECT_DOMAIN || null,
+    projectDomain: domain(env.HEARTH_PROJECT_DOMAIN),
     publicUrl: env.HEARTH_PUBLIC_URL?.replace(/\/+$/, '') || null,
     trustedProxies: list(env.HEARTH_TRUSTED_PROXIES),
     outboundAllow: list(env.HEARTH_OUTBOUND_ALLOW),
@@ -114,7 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       region: env.HEARTH_S3_REGION ?? 'us-east-1',
       accessKeyId: env.HEARTH_S3_ACCESS_KEY_ID || null,
       secretAccessKey: env.HEARTH_S3_SECRET_ACCESS_KEY || null,
-      forcePathStyle: env.HEARTH_S3_FORCE_PATH_STYLE !== 'false',
+      forcePathStyle: env.HEARTH_S3_FORCE_PATH_STYLE ? flag(env, 'HEARTH_S3_FORCE_PATH_STYLE') : true,
     },
     workflowTickMs: int(env, 'HEARTH_WORKFLOW_TICK_MS', 15000, 0, 3_600_000),
     functionTimeoutMs: int(env, 'HEARTH_FUNCTION_TIMEOUT_MS', 30_000, 100, 3_600_000),
