@@ -4,6 +4,7 @@
  * time. docs/configuration.md lists each variable.
  */
 import path from 'node:path';
+import { MIN_BUDGET } from './db/pools.ts';
 import { fail } from './errors.ts';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -136,7 +137,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ownerPassword: env.HEARTH_OWNER_PASSWORD || null,
     bodyLimitBytes: int(env, 'HEARTH_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     requestTimeoutMs: int(env, 'HEARTH_REQUEST_TIMEOUT_MS', 300_000, 100, 3_600_000),
-    dbMaxConnections: env.HEARTH_DB_MAX_CONNECTIONS ? int(env, 'HEARTH_DB_MAX_CONNECTIONS', 0, 4, 100_000) : null,
+    dbMaxConnections: env.HEARTH_DB_MAX_CONNECTIONS
+      ? int(env, 'HEARTH_DB_MAX_CONNECTIONS', 0, MIN_BUDGET, 100_000)
+      : null,
     dbQueueTimeoutMs: int(env, 'HEARTH_DB_QUEUE_TIMEOUT_MS', 5000, 10, 600_000),
     maxSockets: int(env, 'HEARTH_MAX_SOCKETS', 8192, 1, 1_000_000),
     ...overrides,

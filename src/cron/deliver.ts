@@ -3,7 +3,10 @@
  * to the webhook (SPEC 6.2: delivered only on 2xx, no retries), or start a
  * workflow run. Every failure becomes an outcome to record, never an exception.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Platform } from '../context.ts';
+import { isBudgetExhausted } from '../db/budget.ts';
+import { RETRY_AFTER_SECONDS } from '../db/unavailable.ts';
 import { createOutboundClient, type OutboundClient } from '../outbound/index.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { msgIdJson, sendMessage } from '../queues/index.ts';
@@ -41,16 +44,24 @@ export function cronOutboundClient(p: Platform, ca?: string | Buffer): OutboundC
   return createOutboundClient({ allow: p.config.outboundAllow, clock: p.clock, ca });
 }
 
+/** Times a fire is tried again after waiting for this process's connection budget in vain. */
+const BUDGET_RETRIES = 3;
+
 export async function deliver(
   p: Platform,
   registry: ProjectRegistry,
   deps: DeliveryDeps,
   fire: FireTarget,
 ): Promise<Outcome> {
-  try {
-    return await attempt(p, registry, deps, fire);
-  } catch (err) {
-    return failed((err as Error).message);
+  for (let retry = 0; ; retry++) {
+    try {
+      return await attempt(p, registry, deps, fire);
+    } catch (err) {
+      // The fire never reached the database (nothing was enqueued or started): a burst holds every
+      // connection of this process, so wait for it to pass rather than lose the fire. Still at most once.
+      if (!isBudgetExhausted(err) || retry === BUDGET_RETRIES) return failed((err as Error).message);
+      await sleep(RETRY_AFTER_SECONDS * 1000);
+    }
   }
 }
 

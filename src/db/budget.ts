@@ -62,6 +62,15 @@ export class BudgetExhausted extends Error {
   readonly code = 'CONNECTIONS_EXHAUSTED';
 }
 
+/**
+ * A connect gave up waiting for this process's own budget: the work that
+ * needed it never reached the database, so it may be tried again as if it
+ * had not been (a workflow attempt is not spent, a cron fire is retried).
+ */
+export function isBudgetExhausted(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'CONNECTIONS_EXHAUSTED';
+}
+
 export class ConnectionBudget {
   private readonly slots = new Set<Slot>();
   private readonly held = new Map<string, number>();

@@ -15,7 +15,9 @@
  * connections (and the REST schema listeners, which take the pool's options)
  * hold no session state between requests, so the budget may close them while
  * idle to make room; the control, admin and background connections may hold
- * advisory locks or LISTEN, and are never closed under them.
+ * advisory locks or LISTEN, and are never closed under them. So that an idle
+ * platform connection can never keep every project waiting, the platform's
+ * pools are sized from the budget (platformPoolSizes).
  */
 import postgres from 'postgres';
 import { quoteIdent } from './ident.ts';
@@ -29,6 +31,28 @@ const START_BUDGET = 8;
 const DEFAULT_SHARE = 0.5;
 /** A project's pool: at most this many connections, and at most a quarter of the budget. */
 const PROJECT_POOL_MAX = 10;
+/** The platform's pools at most (control, admin): their sizes under the default budget. */
+const CONTROL_POOL_MAX = 10;
+const ADMIN_POOL_MAX = 2;
+/** The platform's connections outside its pools: the control database's LISTEN connection and the storage writer lock. */
+const PLATFORM_OTHER = 2;
+/** The smallest HEARTH_DB_MAX_CONNECTIONS (config.ts): the platform's least (5) plus a project pool's two and a background pass. */
+export const MIN_BUDGET = 8;
+
+/**
+ * The sizes of the platform's pools under a budget: with its other
+ * connections they take at most half of it (5, its least, under a budget of
+ * 10), so project pools keep the rest, and the control pool holds at least
+ * 2 (bootstrap holds one under its lock while it queries on another). From a
+ * budget of 28 on they are the default sizes. Under the default budget (null:
+ * a share of the server's max_connections) they are the default sizes too.
+ */
+export function platformPoolSizes(budget: number | null): { control: number; admin: number } {
+  if (budget === null) return { control: CONTROL_POOL_MAX, admin: ADMIN_POOL_MAX };
+  const share = Math.floor(budget / 2) - PLATFORM_OTHER;
+  const admin = share >= CONTROL_POOL_MAX + ADMIN_POOL_MAX ? ADMIN_POOL_MAX : 1;
+  return { control: Math.max(2, Math.min(CONTROL_POOL_MAX, share - admin)), admin };
+}
 
 /**
  * Reconnect delay after failed connects, in seconds: short and capped, since
@@ -67,14 +91,15 @@ export class Databases {
     private readonly limits: Limits = {},
   ) {
     this.budget = new ConnectionBudget(limits.maxConnections ?? START_BUDGET, limits.queueMs ?? 5000);
+    const sizes = platformPoolSizes(limits.maxConnections ?? null);
     this.admin = postgres(serverUrl, {
       ...this.connectionOptions('$admin', { first: true }),
-      max: 2,
+      max: sizes.admin,
       idle_timeout: 30,
     });
     this.control = postgres(withDatabase(serverUrl, controlDb), {
       ...this.connectionOptions(controlDb, { first: true }),
-      max: 10,
+      max: sizes.control,
       idle_timeout: 60,
     });
   }
@@ -104,14 +129,18 @@ export class Databases {
     return this.budget.max;
   }
 
+  /** Connections one pool of a project database may hold: at most a quarter of the budget. */
+  get projectPoolMax(): number {
+    return Math.min(PROJECT_POOL_MAX, Math.max(2, Math.floor(this.budget.max / 4)));
+  }
+
   /** The pool of one project database, opened on first use. */
   project(dbName: string): Sql {
     let sql = this.projects.get(dbName);
     if (!sql) {
-      const max = Math.min(PROJECT_POOL_MAX, Math.max(2, Math.floor(this.budget.max / 4)));
       sql = postgres(withDatabase(this.serverUrl, dbName), {
         ...this.connectionOptions(dbName, { evictable: true }),
-        max,
+        max: this.projectPoolMax,
         idle_timeout: PROJECT_IDLE_SECONDS,
       });
       this.projects.set(dbName, sql);

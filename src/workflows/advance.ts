@@ -8,7 +8,7 @@
  */
 import type { Platform } from '../context.ts';
 import { loadVersion } from './definitions.ts';
-import { isDatabaseUnavailable as disconnected } from '../db/unavailable.ts';
+import { RETRY_AFTER_SECONDS, isDatabaseUnavailable as disconnected } from '../db/unavailable.ts';
 import { cancelTree, MAX_DEPTH, startRun } from './runs.ts';
 import type { Outcome } from './steps/action.ts';
 import { fanoutBefore, LIMITS, type Action, type Step } from './validate.ts';
@@ -164,6 +164,13 @@ function scheduleAttempt(
       if (outcome.ok) {
         st.touch(row, { status: 'succeeded', output: outcome.output ?? null, error: null, next_attempt_at: null });
         return onDone(true);
+      }
+      if (outcome.deferred) {
+        // Nothing ran: the attempt is given back and tried again once connections may be free.
+        const at = later(st.now, RETRY_AFTER_SECONDS * 1000);
+        st.touch(row, { status: 'pending', attempt: row.attempt - 1, error: outcome.error, next_attempt_at: at });
+        st.wakeBy(at);
+        return;
       }
       if (failAttempt(st, row, outcome.error, outcome.retryable)) onDone(false);
     },

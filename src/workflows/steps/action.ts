@@ -2,7 +2,13 @@
 import type { Platform } from '../../context.ts';
 import type { ProjectRuntime } from '../../platform/registry.ts';
 
-export type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean };
+/**
+ * `deferred`: the attempt could not start, as this process had no database
+ * connection to spare (isBudgetExhausted): it is given back, not spent.
+ */
+export type Outcome =
+  | { ok: true; output: unknown }
+  | { ok: false; error: string; retryable: boolean; deferred?: boolean };
 
 /** Calls a project's function (the functions area supplies it; null where functions do not run). */
 export type FunctionInvoker = (

@@ -5,6 +5,7 @@
  * Every action is at-least-once: a worker that dies after the side effect but
  * before recording it repeats it on the next attempt (docs/workflows.md).
  */
+import { isBudgetExhausted } from '../../db/budget.ts';
 import type { Action, Step } from '../validate.ts';
 import { enqueueAction } from './enqueue.ts';
 import type { ActionContext, Outcome } from './action.ts';
@@ -47,7 +48,8 @@ export async function runAction(ctx: ActionContext, action: Step | Action, timeo
           return { ok: false, error: `A ${action.kind} step is not an action.`, retryable: false };
       }
     } catch (err) {
-      return { ok: false, error: (err as Error).message || String(err), retryable: true };
+      const error = (err as Error).message || String(err);
+      return { ok: false, error, retryable: true, ...(isBudgetExhausted(err) ? { deferred: true } : {}) };
     }
   })();
   try {

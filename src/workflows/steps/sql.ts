@@ -11,6 +11,7 @@
  * and takes the process down (porsager/postgres#1208).
  */
 import postgres from 'postgres';
+import { isBudgetExhausted } from '../../db/budget.ts';
 import { projectDbUrl } from '../../platform/connection-info.ts';
 import type { ActionContext, Outcome } from './action.ts';
 
@@ -20,7 +21,8 @@ function ownerPool(ctx: ActionContext): postgres.Sql {
     () =>
       postgres(projectDbUrl(ctx.p, ctx.project.row), {
         ...ctx.p.dbs.connectionOptions(ctx.project.dbName),
-        max: 4,
+        // Like a project's pool, at most a quarter of the connection budget.
+        max: Math.min(4, ctx.p.dbs.projectPoolMax),
         idle_timeout: 30,
       }),
     (sql) => sql.end({ timeout: 5 }),
@@ -41,6 +43,8 @@ export async function sqlAction(ctx: ActionContext, statement: string, timeoutMs
     const result = await query;
     return { ok: true, output: { rows_affected: result.count ?? 0 } };
   } catch (err) {
+    // The statement never reached the database: runAction defers the attempt rather than spending it.
+    if (isBudgetExhausted(err)) throw err;
     const e = err as { code?: string; message?: string };
     if (timedOut && e.code === '57014') {
       return {
