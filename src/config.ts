@@ -4,7 +4,6 @@
  * time. docs/configuration.md lists each variable.
  */
 import path from 'node:path';
-import { MIN_BUDGET } from './db/pools.ts';
 import { fail } from './errors.ts';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -95,6 +94,13 @@ function domain(raw: string | undefined): string | null {
   }
   return raw.toLowerCase();
 }
+
+/**
+ * The smallest HEARTH_DB_MAX_CONNECTIONS: the platform's least (5 connections: two control,
+ * one admin, the LISTEN connection and the storage writer lock; db/pools.ts) plus a project
+ * pool's two and a background pass.
+ */
+const MIN_BUDGET = 8;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const role = (env.HEARTH_ROLE ?? 'all') as Role;

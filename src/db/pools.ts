@@ -36,8 +36,6 @@ const CONTROL_POOL_MAX = 10;
 const ADMIN_POOL_MAX = 2;
 /** The platform's connections outside its pools: the control database's LISTEN connection and the storage writer lock. */
 const PLATFORM_OTHER = 2;
-/** The smallest HEARTH_DB_MAX_CONNECTIONS (config.ts): the platform's least (5) plus a project pool's two and a background pass. */
-export const MIN_BUDGET = 8;
 
 /**
  * The sizes of the platform's pools under a budget: with its other
