@@ -21,16 +21,23 @@ export interface FunctionsService {
 const services = new WeakMap<Platform, FunctionsService>();
 
 /**
- * What Supabase gives every function besides its secrets: the project's URL
- * and its publishable key (as SUPABASE_ANON_KEY too, the name older code
- * reads). The secret key is not given: a function that needs it gets it as
- * a secret its owner sets.
+ * What Supabase gives every function besides its secrets: the project's URL,
+ * its publishable key (as SUPABASE_ANON_KEY too, the name older code reads)
+ * and its secret key (as SUPABASE_SERVICE_ROLE_KEY too), so the admin clients
+ * of Supabase's guides (`createClient(url, SUPABASE_SERVICE_ROLE_KEY)`) run
+ * unchanged. Only the project's own keys: the deploying owner or admin can
+ * read them anyway, and no other project's or the platform's are ever given.
+ * The first key of each type (projectApiKeys' order) is the one `hearth
+ * status` prints; revoking it moves to the next.
  */
 async function platformEnv(p: Platform, project: ProjectRuntime): Promise<Record<string, string>> {
-  const publishable = (await projectApiKeys(p, project.id)).find((k) => k.type === 'publishable')?.api_key;
+  const keys = await projectApiKeys(p, project.id);
+  const publishable = keys.find((k) => k.type === 'publishable')?.api_key;
+  const secret = keys.find((k) => k.type === 'secret')?.api_key;
   return {
     SUPABASE_URL: projectBaseUrl(p.config, project.row),
     ...(publishable && { SUPABASE_ANON_KEY: publishable, SUPABASE_PUBLISHABLE_KEY: publishable }),
+    ...(secret && { SUPABASE_SERVICE_ROLE_KEY: secret, SUPABASE_SECRET_KEY: secret }),
   };
 }
 

@@ -530,18 +530,22 @@ describe('secrets', () => {
     assert.equal(data.env.API_KEY, 'k-123');
     assert.equal(data.env.OTHER, 'o-456');
     assert.equal(data.process.API_KEY, 'k-123');
-    // What Supabase provides: the project URL and the publishable key; never the secret key.
+    // What Supabase provides: the project URL, its publishable key and its secret key, each
+    // also under its older name; nothing of the platform's.
     assert.equal(data.env.SUPABASE_URL, main.base);
     assert.equal(data.env.SUPABASE_ANON_KEY, main.publishable);
     assert.equal(data.env.SUPABASE_PUBLISHABLE_KEY, main.publishable);
+    assert.equal(data.env.SUPABASE_SERVICE_ROLE_KEY, main.secret);
+    assert.equal(data.env.SUPABASE_SECRET_KEY, main.secret);
     assert.deepEqual(Object.keys(data.env).sort(), [
       'API_KEY',
       'OTHER',
       'SUPABASE_ANON_KEY',
       'SUPABASE_PUBLISHABLE_KEY',
+      'SUPABASE_SECRET_KEY',
+      'SUPABASE_SERVICE_ROLE_KEY',
       'SUPABASE_URL',
     ]);
-    assert.ok(!JSON.stringify(data).includes(main.secret));
   });
 
   test('a changed or deleted secret is seen by the next request', async () => {
@@ -567,6 +571,8 @@ describe('secrets', () => {
     assert.equal(theirs.env.API_KEY, 'other-project-key');
     assert.equal(theirs.env.SUPABASE_URL, other.base);
     assert.equal(theirs.env.SUPABASE_ANON_KEY, other.publishable);
+    assert.equal(theirs.env.SUPABASE_SERVICE_ROLE_KEY, other.secret);
+    assert.ok(!JSON.stringify(theirs).includes(main.secret), "never another project's secret key");
     assert.equal(mine.env.ONLY_OTHER, undefined);
     assert.equal(theirs.env.OTHER, undefined);
     assert.ok(!JSON.stringify(mine).includes('other-project-key'));
