@@ -24,6 +24,7 @@ import type { ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { archiveMessage, deleteMessage, isValidQueueName, queueExists, readMessages } from '../queues/index.ts';
 import { checkWorkflowName } from './definitions.ts';
+import { RETENTION_MS } from './engine.ts';
 import { startRun } from './runs.ts';
 import { unstorableJson } from '../platform/text.ts';
 import { truncate } from './steps/index.ts';
@@ -369,4 +370,26 @@ async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id
     }
     return started;
   })) as number;
+}
+
+/**
+ * A row change that could not start a run in MAX_READS passes is kept (dead)
+ * as long as a finished run is, then removed; a binding's removal takes its
+ * changes with it at once. Run by the hourly retention pass.
+ */
+export async function pruneDeadChanges(
+  p: Platform,
+  registry: ProjectRegistry,
+  now: Date = p.clock.now(),
+): Promise<number> {
+  const cutoff = (now.getTime() - RETENTION_MS) / 1000; // a change's ts is in epoch seconds
+  const projects = await p.dbs.control`select distinct pr.ref from platform.workflow_row_triggers t
+    join platform.projects pr on pr.id = t.project_id`;
+  let removed = 0;
+  for (const { ref } of projects) {
+    const runtime = await registry.byReference(ref as string);
+    if (runtime)
+      removed += (await runtime.sql`delete from hearth_workflows.changes where dead and ts < ${cutoff}`).count;
+  }
+  return removed;
 }

@@ -2,14 +2,14 @@
  * Background work of the workflows domain, started by startWorkers in every
  * process with role all or worker: the engine tick and the trigger drains
  * every HEARTH_WORKFLOW_TICK_MS, the log-drain shipper, and the 30-day
- * retention of finished runs.
+ * retention of finished runs and of row changes that never started one.
  */
 import type { Platform } from '../context.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { every, type Worker } from '../periodic.ts';
 import { shipDrains } from './drain.ts';
 import { engineTick, pruneRuns } from './engine.ts';
-import { drainTriggers } from './triggers.ts';
+import { drainTriggers, pruneDeadChanges } from './triggers.ts';
 
 export function startWorkflowWorkers(p: Platform, registry: ProjectRegistry): Worker {
   const tick = p.config.workflowTickMs;
@@ -25,6 +25,7 @@ export function startWorkflowWorkers(p: Platform, registry: ProjectRegistry): Wo
     }),
     every(p, 'workflow run retention', 3600_000, async () => {
       await pruneRuns(p);
+      await pruneDeadChanges(p, registry);
     }),
   ];
   return { stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };

@@ -5,7 +5,7 @@ import pino from 'pino';
 import postgres from 'postgres';
 import { migrate } from '../../src/db/migrate.ts';
 import { startRun } from '../../src/workflows/runs.ts';
-import { drainTriggers } from '../../src/workflows/triggers.ts';
+import { drainTriggers, pruneDeadChanges } from '../../src/workflows/triggers.ts';
 import { shipDrains } from '../../src/workflows/drain.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 import { enableWorkflows, settle, startDrainReceiver, wf } from './helpers.ts';
@@ -393,5 +393,27 @@ describe('log drain', () => {
     } finally {
       await close();
     }
+  });
+});
+
+describe('dead row changes', () => {
+  test('a change that never started a run is kept 30 days, then the hourly retention pass removes it', async () => {
+    await owner`create table aging_rows (id int primary key)`;
+    const res = await h.api('POST', rBase, { body: { table: 'aging_rows', events: ['insert'], workflow: 'fulfil' } });
+    assert.equal(res.status, 201);
+    const project = h.hearth.p.dbs.project(h.hearth.project.db_name);
+    const now = h.hearth.p.clock.now();
+    const daysAgo = (d: number) => now.getTime() / 1000 - d * 86400;
+    await project`insert into hearth_workflows.changes (binding_id, action, table_name, record, ts, attempts, dead)
+      values (${res.body.id}, 'insert', 'aging_rows', '{"id": 1}', ${daysAgo(31)}, 5, true),
+             (${res.body.id}, 'insert', 'aging_rows', '{"id": 2}', ${daysAgo(29)}, 5, true)`;
+    assert.equal(await pruneDeadChanges(h.hearth.p, h.hearth.registry, now), 1);
+    const left =
+      await project`select record->>'id' as id from hearth_workflows.changes where binding_id = ${res.body.id}`;
+    assert.deepEqual(
+      left.map((r) => r.id),
+      ['2'],
+    );
+    assert.equal((await h.api('DELETE', `${rBase}/${res.body.id}`)).status, 204);
   });
 });
