@@ -8,7 +8,7 @@ import type { Platform } from '../context.ts';
 import { type ErrorCode, fail } from '../errors.ts';
 import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import type { ProjectRow } from '../platform/projects.ts';
-import { unstorableJson, unstorableText } from '../platform/text.ts';
+import { refuseUnknownFields, unstorableJson, unstorableText } from '../platform/text.ts';
 import { randomToken } from '../secrets.ts';
 import { isValidQueueName, queueExists } from '../queues/index.ts';
 import { parseSchedule } from './schedule.ts';
@@ -20,7 +20,7 @@ export type TargetKind = (typeof TARGET_KINDS)[number];
 /** Runs kept per job, newest first. */
 export const RUN_HISTORY = 20;
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const FIELDS = new Set(['name', 'schedule', 'target_kind', 'target', 'payload']);
+const FIELDS = ['name', 'schedule', 'target_kind', 'target', 'payload'];
 const MAX_PAYLOAD_BYTES = 256 * 1024;
 const MAX_URL_LENGTH = 2048;
 /** Characters a URL must not carry raw. */
@@ -131,13 +131,7 @@ export async function createCronJob(
   project: ProjectRow,
   body: Record<string, unknown>,
 ): Promise<CronJob & { secret?: string }> {
-  for (const key of Object.keys(body)) {
-    if (!FIELDS.has(key))
-      throw bad(
-        'unknown_field',
-        `Unknown field "${key}"; a cron job has name, schedule, target_kind, target and payload.`,
-      );
-  }
+  refuseUnknownFields(body, FIELDS, 'A cron job');
   const { name, target_kind: kind } = body;
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw bad(
