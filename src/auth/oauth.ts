@@ -21,7 +21,7 @@ export const OAUTH_STATE_MS = 10 * 60_000;
 export const callbackUrl = (ctx: AuthContext) => `${ctx.baseUrl}/auth/v1/callback`;
 
 export interface StartRequest {
-  provider: string | undefined;
+  provider: Provider;
   /** The allowlisted target the callback redirects to. */
   redirectTo: string;
   challenge: Challenge | null;
@@ -33,7 +33,7 @@ export interface StartRequest {
 /** The provider's authorization URL for a new flow. */
 export async function startAuthorization(ctx: AuthContext, req: StartRequest): Promise<string> {
   const client = await openidClient();
-  const provider = providerOf(ctx, req.provider);
+  const provider = req.provider;
   const config = await configurationOf(ctx, provider);
   const state = randomToken(40);
   const verifier = client.randomPKCECodeVerifier();

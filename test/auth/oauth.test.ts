@@ -67,7 +67,7 @@ async function passwordUser(email = uniqueEmail('pw')) {
 }
 
 describe('before configuration', () => {
-  test('a provider that is not enabled answers 400 provider_disabled; an unknown one 400 validation_failed', async () => {
+  test('a provider that is not enabled answers 400 provider_disabled, an unknown one 400 validation_failed, whatever redirect_to is', async () => {
     const off = await authApi(h, 'GET', '/authorize?provider=oidc');
     assert.equal(off.status, 400);
     assert.equal(off.body.error_code, 'provider_disabled');
@@ -76,6 +76,18 @@ describe('before configuration', () => {
     const unknown = await authApi(h, 'GET', '/authorize?provider=myspace');
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error_code, 'validation_failed');
+    // The provider is checked before redirect_to (as GoTrue does): a target off the allowlist does not hide it.
+    const target = encodeURIComponent('http://localhost:3000/cb');
+    const offWithTarget = await authApi(h, 'GET', `/authorize?provider=oidc&redirect_to=${target}`);
+    assert.equal(offWithTarget.body.error_code, 'provider_disabled');
+    const unknownWithTarget = await authApi(h, 'GET', `/authorize?provider=myspace&redirect_to=${target}`);
+    assert.equal(unknownWithTarget.body.error_code, 'validation_failed');
+    const linker = await passwordUser();
+    const linkOff = await authApi(h, 'GET', `/user/identities/authorize?provider=oidc&redirect_to=${target}`, {
+      token: linker.token,
+    });
+    assert.equal(linkOff.status, 400);
+    assert.equal(linkOff.body.error_code, 'provider_disabled');
     // The secret is redacted in config reads.
     await enableProvider();
     const cfg = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/config/auth`);
