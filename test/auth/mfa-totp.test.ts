@@ -156,19 +156,28 @@ describe('TOTP verification', () => {
     assert.equal(next.status, 200);
   });
 
-  test('challenges: single use, 5 minutes, 5 wrong codes; unknown challenge or factor 404', async () => {
+  test('challenges: single use, 5 minutes, 5 wrong codes (whatever their form); unknown challenge or factor 404', async () => {
     const u = await signUp();
     const f = await enrol(u.token);
     const now = centreOfStep();
     const c = await authApi(h, 'POST', `/factors/${f.id}/challenge`, { token: u.token });
     assert.match(c.body.id, /^[0-9a-f-]{36}$/);
     assert.equal(c.body.expires_at, Math.floor(now / 1000) + 300);
-    for (let i = 0; i < 5; i++) {
+    // A code that is not 6 digits is a wrong code like any other (GoTrue: 422 "Invalid TOTP code entered").
+    const wrongCodes = [
+      '000000' === codeAt(f.totp.secret, now) ? '111111' : '000000',
+      'abcdef',
+      '12345',
+      '1234567',
+      '１２３４５６',
+    ];
+    for (const code of wrongCodes) {
       const wrong = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
         token: u.token,
-        body: { challenge_id: c.body.id, code: '000000' === codeAt(f.totp.secret, now) ? '111111' : '000000' },
+        body: { challenge_id: c.body.id, code },
       });
-      assert.equal(wrong.body.error_code, 'mfa_verification_failed');
+      assert.equal(wrong.status, 422, code);
+      assert.equal(wrong.body.error_code, 'mfa_verification_failed', code);
     }
     const locked = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
       token: u.token,
@@ -209,11 +218,12 @@ describe('TOTP verification', () => {
     });
     assert.equal(unknownFactor.status, 404);
     assert.equal(unknownFactor.body.error_code, 'mfa_factor_not_found');
-    const badCode = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+    const noCode = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
       token: ok.body.access_token,
-      body: { challenge_id: once.body.id, code: 'abc' },
+      body: { challenge_id: once.body.id, code: '' },
     });
-    assert.equal(badCode.status, 400);
+    assert.equal(noCode.status, 400); // GoTrue: "Code needs to be non-empty"
+    assert.equal(noCode.body.error_code, 'validation_failed');
     // Spent and expired challenges are purged a day after they expire.
     const project = (await h.hearth.registry.defaultProject())!;
     await purgeExpiredAuthRows(project, new Date(h.clock.now().getTime() + 2 * 86400_000));
