@@ -14,8 +14,8 @@ import { authApi, client, configureAuth, goodPassword, uniqueEmail } from './hel
 
 let h: TestHearth;
 before(async () => {
-  h = await startTestHearth();
-  await configureAuth(h, { rate_limit_signups: 1000 });
+  h = await startTestHearth({ env: { HEARTH_TRUSTED_PROXIES: '127.0.0.1' } });
+  await configureAuth(h, { rate_limit_signups: 1000, rate_limit_mfa: 1000 });
 });
 after(async () => {
   await h?.close();
@@ -289,6 +289,69 @@ describe('TOTP verification', () => {
     // An unverified factor is removed from an aal1 session.
     const g = await enrol(aal1.body.access_token);
     assert.equal((await authApi(h, 'DELETE', `/factors/${g.id}`, { token: aal1.body.access_token })).status, 200);
+  });
+});
+
+describe('rate limit', () => {
+  test('challenge and verify past rate_limit_mfa (15 at once, 15 a minute) are 429 per address and, for verify, per factor; right codes pass within it', async () => {
+    const u = await signUp();
+    const f = await enrol(u.token);
+    await configureAuth(h, { rate_limit_mfa: 15 }); // the default, as GoTrue's MFA limit
+    try {
+      const ip = { 'x-forwarded-for': '203.0.113.21' };
+      const now = centreOfStep();
+      const right = codeAt(f.totp.secret, now);
+      const wrong = right === '000000' ? '111111' : '000000';
+      const challenge = async (token: string, headers = ip) =>
+        authApi(h, 'POST', `/factors/${f.id}/challenge`, { token, headers });
+      const verifyWith = (token: string, challengeId: string, code: string, headers = ip) =>
+        authApi(h, 'POST', `/factors/${f.id}/verify`, { token, headers, body: { challenge_id: challengeId, code } });
+      // 14 wrong guesses over three challenges (5 a challenge), then the right code: all within the allowance.
+      let challengeId = '';
+      for (let i = 0; i < 14; i++) {
+        if (i % 5 === 0) challengeId = (await challenge(u.token)).body.id;
+        assert.equal((await verifyWith(u.token, challengeId, wrong)).body.error_code, 'mfa_verification_failed');
+      }
+      const ok = await verifyWith(u.token, challengeId, right);
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const token = ok.body.access_token as string;
+
+      // The 16th verify from this address is refused before the code is looked at.
+      const fresh = (await challenge(token)).body.id;
+      const over = await verifyWith(token, fresh, wrong);
+      assert.equal(over.status, 429);
+      assert.equal(over.body.error_code, 'over_request_rate_limit');
+      assert.equal(over.headers.get('retry-after'), '4'); // 15 a minute: one every 4 s
+      assert.match(over.body.msg, /from your address \(rate_limit_mfa: 15 at once, refilling at 15 per 1 min\)/);
+      // Another address gets no further with this factor: its own allowance is spent too.
+      const rotated = await verifyWith(token, fresh, wrong, { 'x-forwarded-for': '203.0.113.22' });
+      assert.equal(rotated.status, 429);
+      assert.match(rotated.body.msg, /for this factor/);
+      // Other users' factors, from other addresses, are untouched.
+      const v = await signUp();
+      const g = await enrol(v.token);
+      const elsewhere = { 'x-forwarded-for': '203.0.113.23' };
+      const c = await authApi(h, 'POST', `/factors/${g.id}/challenge`, { token: v.token, headers: elsewhere });
+      const theirs = await authApi(h, 'POST', `/factors/${g.id}/verify`, {
+        token: v.token,
+        headers: elsewhere,
+        body: { challenge_id: c.body.id, code: codeAt(g.totp.secret, now) },
+      });
+      assert.equal(theirs.status, 200);
+
+      // Challenges have their own allowance: 4 used so far from this address, 11 more pass, then 429.
+      for (let i = 0; i < 11; i++) assert.equal((await challenge(token)).status, 200);
+      const tooMany = await challenge(token);
+      assert.equal(tooMany.status, 429);
+      assert.equal(tooMany.body.error_code, 'over_request_rate_limit');
+
+      // One request is back every 4 s.
+      h.clock.advance(4000);
+      assert.equal((await verifyWith(token, fresh, wrong)).body.error_code, 'mfa_verification_failed');
+      assert.equal((await verifyWith(token, fresh, wrong)).status, 429);
+    } finally {
+      await configureAuth(h, { rate_limit_mfa: 1000 });
+    }
   });
 });
 
