@@ -4,8 +4,9 @@
  * at that number per refill period. GoTrue's fixed windows lock a steady
  * client out for up to an hour; these do not.
  *
- * - config/auth rate_limit_signups, rate_limit_anonymous_users and
- *   rate_limit_email_sent refill every 10 s;
+ * - config/auth rate_limit_signups, rate_limit_anonymous_users,
+ *   rate_limit_email_sent and rate_limit_passkey (passkey sign-in options:
+ *   public, and each stores a challenge) refill every 10 s;
  * - rate_limit_mfa (POST /factors/{id}/challenge and /verify, each its own
  *   bucket) refills every minute, GoTrue's MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY
  *   pace, since each verify is a guess at a 6-digit code. Verify is also
@@ -33,6 +34,7 @@ export type Bucket =
   | 'signups'
   | 'anonymous_users'
   | 'email_sent'
+  | 'passkey_sign_in'
   | 'mfa_challenge'
   | 'mfa_verify'
   | 'mfa_factor_verify';
@@ -67,6 +69,12 @@ const RULES: Record<Bucket, BucketRule> = {
     field: 'rate_limit_email_sent',
     refillMs: REFILL_MS,
     code: 'over_email_send_rate_limit',
+    whose: ADDRESS,
+  },
+  passkey_sign_in: {
+    field: 'rate_limit_passkey',
+    refillMs: REFILL_MS,
+    code: 'over_request_rate_limit',
     whose: ADDRESS,
   },
   mfa_challenge: { field: 'rate_limit_mfa', refillMs: MFA_REFILL_MS, code: 'over_request_rate_limit', whose: ADDRESS },

@@ -89,9 +89,13 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
   });
 
   // Passkey-only sign-in: nobody is signed in yet, so no key is needed (SPEC 5, public calls).
-  app.post('/auth/v1/webauthn/authenticate/options', { config: { ignoreCredentials: true } }, async (request) =>
-    passkeySignInOptions(await ctxOf(request)),
-  );
+  app.post('/auth/v1/webauthn/authenticate/options', { config: { ignoreCredentials: true } }, async (request) => {
+    const ctx = await ctxOf(request);
+    relyingParty(ctx.settings); // SPEC 7: 422 webauthn_not_configured comes first
+    // Anyone may call it and each call stores a challenge: the address's allowance bounds them.
+    await spendRateLimit(ctx, 'passkey_sign_in', request.ip);
+    return passkeySignInOptions(ctx);
+  });
 
   app.post('/auth/v1/webauthn/authenticate', { config: { ignoreCredentials: true } }, async (request) => {
     const ctx = await ctxOf(request);
