@@ -30,6 +30,7 @@ function redirectFor(outcome: CallbackOutcome): string {
           access_token: outcome.session.access_token,
           expires_at: String(outcome.session.expires_at),
           expires_in: String(outcome.session.expires_in),
+          ...outcome.providerTokens,
           refresh_token: outcome.session.refresh_token,
           token_type: outcome.session.token_type,
         };
