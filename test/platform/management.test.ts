@@ -335,6 +335,12 @@ describe('bad input', () => {
     });
     assert.equal(long.status, 400);
     assert.equal(long.body.error.code, 'invalid_name');
+    // 64 is counted in characters, not UTF-16 units: 64 emoji fit, 65 do not.
+    const emoji = (n: number) => h.api('POST', '/v1/organizations', { body: { name: '\u{1F525}'.repeat(n) } });
+    assert.equal((await emoji(64)).status, 201);
+    assert.equal((await emoji(65)).body.error.code, 'invalid_name');
+    for (const name of ['two\nlines', 'tab\there', 'bell\u0007'])
+      assert.equal((await h.api('POST', '/v1/organizations', { body: { name } })).body.error.code, 'invalid_name');
     const noOrg = await h.api('POST', '/v1/projects', { body: { name: 'ok' } });
     assert.equal(noOrg.body.error.code, 'invalid_organization');
     const badRole = await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, {
