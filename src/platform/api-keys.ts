@@ -101,6 +101,14 @@ export async function createApiKey(p: Platform, projectId: string, body: Record<
 
 const missingKey = (id: string) => fail('not_found', `This project has no API key with id "${id}".`);
 
+/** One key of the project, by id (Supabase's GET /v1/projects/{ref}/api-keys/{id}). */
+export async function projectApiKey(p: Platform, projectId: string, id: string): Promise<ApiKey> {
+  if (!UUID.test(id)) throw missingKey(id);
+  const [row] = await p.dbs.control`select * from platform.api_keys where id = ${id} and project_id = ${projectId}`;
+  if (!row) throw missingKey(id);
+  return toApiKey(p, row);
+}
+
 /** `{name?, description?}` → the key as it is now. */
 export async function updateApiKey(
   p: Platform,
