@@ -402,4 +402,21 @@ describe('rate limit for mail', () => {
       await configureAuth(h, { rate_limit_email_sent: 1000 });
     }
   });
+
+  test("the mail to the new address carries a code: verifyOtp({email: newEmail, token, type: 'email_change'}) applies the change", async () => {
+    const sb = client(h);
+    const { data } = await sb.auth.signInAnonymously();
+    const email = uniqueEmail('codechange');
+    assert.equal((await sb.auth.updateUser({ email })).error, null);
+    const mail = await inbox.next(email);
+    const code = codeIn(mail);
+    const verified = await sb.auth.verifyOtp({ email, token: code, type: 'email_change' });
+    assert.equal(verified.error, null);
+    assert.equal(verified.data.user!.id, data.user!.id);
+    assert.equal(verified.data.user!.email, email);
+    assert.equal(verified.data.user!.is_anonymous, false);
+    // The code and the link of one mail are one secret: the link is spent with the code.
+    const followed = await follow(linkIn(mail));
+    assert.equal(fragment(followed.location).get('error_code'), 'otp_expired');
+  });
 });
