@@ -537,15 +537,42 @@ describe('secrets', () => {
     assert.equal(data.env.SUPABASE_PUBLISHABLE_KEY, main.publishable);
     assert.equal(data.env.SUPABASE_SERVICE_ROLE_KEY, main.secret);
     assert.equal(data.env.SUPABASE_SECRET_KEY, main.secret);
+    // Supabase's current defaults: every key of each type by name, and the public JWKS.
+    assert.deepEqual(JSON.parse(data.env.SUPABASE_PUBLISHABLE_KEYS), { default: main.publishable });
+    assert.deepEqual(JSON.parse(data.env.SUPABASE_SECRET_KEYS), { default: main.secret });
+    const jwks = await (await fetch(`${main.base}/auth/v1/.well-known/jwks.json`)).json();
+    assert.deepEqual(JSON.parse(data.env.SUPABASE_JWKS), jwks);
+    assert.ok(jwks.keys.length > 0 && jwks.keys.every((k: { d?: string }) => k.d === undefined), 'public keys only');
+    // Not SUPABASE_DB_URL: a function's network could not reach the database.
     assert.deepEqual(Object.keys(data.env).sort(), [
       'API_KEY',
       'OTHER',
       'SUPABASE_ANON_KEY',
+      'SUPABASE_JWKS',
       'SUPABASE_PUBLISHABLE_KEY',
+      'SUPABASE_PUBLISHABLE_KEYS',
       'SUPABASE_SECRET_KEY',
+      'SUPABASE_SECRET_KEYS',
       'SUPABASE_SERVICE_ROLE_KEY',
       'SUPABASE_URL',
     ]);
+  });
+
+  test('a key created, renamed or revoked is in SUPABASE_SECRET_KEYS of the next request', async () => {
+    const secretKeys = async () =>
+      JSON.parse((await client().functions.invoke('env', { body: {} })).data.env.SUPABASE_SECRET_KEYS);
+    const created = await h.api('POST', `/v1/projects/${main.ref}/api-keys`, {
+      body: { type: 'secret', name: 'billing_worker' },
+    });
+    assert.equal(created.status, 201);
+    assert.deepEqual(await secretKeys(), { default: main.secret, billing_worker: created.body.api_key });
+    const renamed = await h.api('PATCH', `/v1/projects/${main.ref}/api-keys/${created.body.id}`, {
+      body: { name: 'billing' },
+    });
+    assert.equal(renamed.status, 200);
+    assert.deepEqual(await secretKeys(), { default: main.secret, billing: created.body.api_key });
+    assert.equal((await h.api('DELETE', `/v1/projects/${main.ref}/api-keys/${created.body.id}`)).status, 200);
+    assert.deepEqual(await secretKeys(), { default: main.secret });
   });
 
   test('a changed or deleted secret is seen by the next request', async () => {
@@ -572,6 +599,8 @@ describe('secrets', () => {
     assert.equal(theirs.env.SUPABASE_URL, other.base);
     assert.equal(theirs.env.SUPABASE_ANON_KEY, other.publishable);
     assert.equal(theirs.env.SUPABASE_SERVICE_ROLE_KEY, other.secret);
+    assert.deepEqual(JSON.parse(theirs.env.SUPABASE_SECRET_KEYS), { default: other.secret });
+    assert.notEqual(theirs.env.SUPABASE_JWKS, mine.env.SUPABASE_JWKS);
     assert.ok(!JSON.stringify(theirs).includes(main.secret), "never another project's secret key");
     assert.equal(mine.env.ONLY_OTHER, undefined);
     assert.equal(theirs.env.OTHER, undefined);
