@@ -8,7 +8,7 @@
  * verify_jwt (default true): the caller needs the project's key or a valid
  * user token of the project, else 401; without verify_jwt anyone may call,
  * with any Authorization header (a webhook's, another issuer's token), which
- * the function checks itself. CORS preflights (OPTIONS) always reach the
+ * the function checks itself. CORS preflights (OPTIONS) reach an existing
  * function, as on Supabase, since browsers send them without credentials.
  */
 import http from 'node:http';
@@ -89,8 +89,10 @@ async function invoke(p: Platform, runtime: FunctionsRuntime, request: FastifyRe
   const { project, auth } = request.hearth;
   const { name } = request.params;
   const fn = isFunctionName(name) ? await runtime.store.get(project.ref, name) : null;
-  // Without credentials a missing function is a 401 too, so names cannot be probed.
-  if (!auth && request.method !== 'OPTIONS' && (!fn || fn.verifyJwt)) {
+  // Without credentials a missing function is a 401 too, whatever the method, so it
+  // answers as one that needs credentials does. Preflights (OPTIONS) of an existing
+  // function reach it: browsers send them without credentials.
+  if (!auth && (!fn || (fn.verifyJwt && request.method !== 'OPTIONS'))) {
     throw fail(
       'no_api_key',
       "This function needs the project's API key or a user access token: send Authorization: Bearer <key or token>.",

@@ -723,7 +723,21 @@ describe('verify_jwt', () => {
   });
 
   test('on: a missing function without a key is 401 too (names cannot be probed); with a key 404', async () => {
-    assert.equal((await call(main, 'no-such-fn', { key: null })).status, 401);
+    await deploy(h, main.ref, 'needs-key', { source: ECHO });
+    const answer = async (res: Response) => ({
+      status: res.status,
+      type: res.headers.get('content-type'),
+      cors: res.headers.get('access-control-allow-origin'),
+      body: await res.json(),
+    });
+    const origin = 'https://app.test';
+    const refused = await answer(await call(main, 'needs-key', { key: null, method: 'POST', headers: { origin } }));
+    assert.equal(refused.status, 401);
+    // Any method, a preflight included, answers for a missing name what an existing function answers without a key.
+    for (const method of ['GET', 'POST', 'OPTIONS', 'DELETE']) {
+      const headers = { origin, 'access-control-request-method': 'POST' };
+      assert.deepEqual(await answer(await call(main, 'no-such-fn', { key: null, method, headers })), refused, method);
+    }
     const res = await call(main, 'no-such-fn');
     assert.equal(res.status, 404);
     assert.equal((await res.json()).error.code, 'function_not_found');
