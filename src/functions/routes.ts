@@ -3,7 +3,9 @@
  * `/functions/v1/{name}/*`, any method, request and response bodies streamed
  * through (this plugin never reads a body: its content-type parser leaves it
  * on the socket for the function). The function sees the path
- * `/{name}/{suffix}?query` and every header, Authorization included.
+ * `/{name}/{suffix}?query` and every header, Authorization included;
+ * X-Forwarded-For and X-Real-IP are replaced by the client's address as
+ * Hearth determines it (request.ip, which trusts only HEARTH_TRUSTED_PROXIES).
  *
  * verify_jwt (default true): the caller needs the project's key or a valid
  * user token of the project, else 401; without verify_jwt anyone may call,
@@ -75,6 +77,8 @@ function functionRequest(request: FastifyRequest): Invocation {
     body: body ? raw : null,
     // The upload stopped before its end: the caller is gone.
     callerGone: () => body && !raw.complete && raw.destroyed,
+    // Empty when the caller's socket closed before its address was read: never what the caller sent.
+    clientIp: request.ip ?? '',
   };
 }
 

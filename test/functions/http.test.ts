@@ -185,6 +185,21 @@ Deno.serve(async (req: Request) => {
     assert.equal(logs.find((e) => e.message === 'in')!.invocation_id, cf.invocation);
   });
 
+  test("the function sees the caller's address in X-Forwarded-For and X-Real-IP, never the values the caller sent", async () => {
+    await deploy(h, main.ref, 'client-address', {
+      source: `Deno.serve((req) => Response.json({
+  forwardedFor: req.headers.get('x-forwarded-for'),
+  realIp: req.headers.get('x-real-ip'),
+}));`,
+    });
+    // No HEARTH_TRUSTED_PROXIES here: the address is the connection's, whatever the headers claim.
+    const sent: Record<string, string>[] = [{}, { 'x-forwarded-for': '203.0.113.7', 'x-real-ip': '203.0.113.8' }];
+    for (const headers of sent) {
+      const res = await call(main, 'client-address', { headers });
+      assert.deepEqual(await res.json(), { forwardedFor: '127.0.0.1', realIp: '127.0.0.1' }, JSON.stringify(headers));
+    }
+  });
+
   test('other methods (WebDAV and the like) reach the function; the few workerd cannot carry are 405 with Allow', async () => {
     await deploy(h, main.ref, 'davecho', { source: ECHO });
     const res = await call(main, 'davecho/cal?depth=1', {
