@@ -448,6 +448,16 @@ describe('management refusals', () => {
       400,
       'function_bundle_failed',
     ],
+    // Modules that could never answer: refused rather than published over a working version.
+    ['empty source', 'x', { source: '' }, 400, 'invalid_function_source'],
+    ['no handler', 'x', { source: 'export const answer = 42;' }, 400, 'invalid_function_source'],
+    [
+      'a node module workerd lacks',
+      'x',
+      { source: "import fs from 'node:fs'; Deno.serve(() => new Response(fs.readFileSync('/etc/hostname')));" },
+      400,
+      'function_bundle_failed',
+    ],
     ['body not an object', 'x', undefined, 400, 'invalid_request'],
     // A misspelt verify_jwt must not silently deploy with the default.
     ['unknown field', 'x', { source: 'Deno.serve(() => new Response(""))', verifyJwt: false }, 400, 'unknown_field'],
@@ -1086,7 +1096,10 @@ describe('logs and errors', () => {
     const res = await call(main, 'thrower');
     assert.equal(res.status, 500);
     assert.equal((await res.json()).error.code, 'function_error');
-    await deploy(h, main.ref, 'noboot', { source: "throw new Error('bad module');" });
+    await deploy(h, main.ref, 'noboot', {
+      source:
+        "const load = () => { throw new Error('bad module'); };\nload();\nDeno.serve(() => new Response('never'));",
+    });
     const boot = await call(main, 'noboot');
     assert.equal(boot.status, 503);
     assert.equal((await boot.json()).error.code, 'function_boot_error');
