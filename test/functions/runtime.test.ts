@@ -129,6 +129,34 @@ Deno.serve(async (req: Request): Promise<Response> => {
   });
 });
 
+describe('code from strings', () => {
+  // workerd's rule, unlike Deno's: documented under "Differences from Supabase".
+  test('eval and new Function work while the module loads, and are refused while a request is handled', async () => {
+    await h.runtime.deployFunction('projc', 'codegen', {
+      files: {
+        'index.js': `const double = new Function('n', 'return n * 2');
+const atLoad = [eval('1 + 1'), double(21)];
+Deno.serve(() => {
+  const attempt = (fn) => { try { return fn(); } catch (e) { return e.message; } };
+  return Response.json({
+    atLoad,
+    compiledAtLoad: double(4),
+    evalInRequest: attempt(() => eval('1 + 1')),
+    functionInRequest: attempt(() => new Function('return 1')()),
+  });
+});`,
+      },
+    });
+    const res = await h.runtime.invokeFunction('projc', 'codegen', get('codegen'));
+    assert.deepEqual(await res.json(), {
+      atLoad: [2, 42],
+      compiledAtLoad: 8,
+      evalInRequest: 'Code generation from strings disallowed for this context',
+      functionInRequest: 'Code generation from strings disallowed for this context',
+    });
+  });
+});
+
 describe('deploys that could never run', () => {
   test('a module that can have no handler is refused, and the version before it stays', async () => {
     await h.runtime.deployFunction('projb', 'kept', { files: { 'index.ts': "Deno.serve(() => new Response('v1'));" } });
