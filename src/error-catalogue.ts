@@ -123,7 +123,7 @@ export const CATALOGUE = {
     areas: ['auth'],
     message: 'A user with this email address has already been registered.',
   },
-  email_not_confirmed: { status: 400, areas: ['auth'], message: 'Email not confirmed.' },
+  email_not_confirmed: { status: 400, areas: ['auth'], message: 'Email not confirmed' },
   email_taken: { status: 409, areas: ['auth', 'management'], message: 'User already registered' },
   flow_state_expired: {
     status: 422,
@@ -151,7 +151,7 @@ export const CATALOGUE = {
       422: 'GoTrue: unenrolling a verified factor with an aal1 session.',
     },
   },
-  invalid_credentials: { status: 400, areas: ['auth', 'management'], message: 'Invalid login credentials.' },
+  invalid_credentials: { status: 400, areas: ['auth'], message: 'Invalid login credentials' },
   invalid_current_password: {
     status: 401,
     areas: ['auth'],
@@ -185,7 +185,7 @@ export const CATALOGUE = {
     areas: ['auth'],
     message: 'Phone factors are not supported: enrol a totp or webauthn factor.',
   },
-  mfa_verification_failed: { status: 422, areas: ['auth'], message: 'Invalid TOTP code entered.' },
+  mfa_verification_failed: { status: 422, areas: ['auth'], message: 'Invalid TOTP code entered' },
   mfa_verification_rejected: {
     status: 422,
     areas: ['auth'],
@@ -198,7 +198,7 @@ export const CATALOGUE = {
   },
   not_admin: { status: 403, areas: ['auth'], message: 'Updating app_metadata requires admin privileges.' },
   oauth_provider_error: { status: 302, areas: ['auth'], message: 'The sign-in provider refused the sign-in.' },
-  otp_expired: { status: 403, areas: ['auth'], message: 'Token has expired or is invalid; request a new code.' },
+  otp_expired: { status: 403, areas: ['auth'], message: 'Token has expired or is invalid' },
   otp_locked: {
     status: 429,
     areas: ['auth'],

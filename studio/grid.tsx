@@ -42,6 +42,8 @@ export function Grid(props: GridProps) {
     columns,
     getCoreRowModel: getCoreRowModel(),
     manualSorting: true,
+    // A first click sorts ascending whatever the column's type (TanStack starts numbers descending).
+    sortDescFirst: false,
     state: { sorting: props.sorting ?? [] },
     onSortingChange: (u) => props.onSort?.(typeof u === 'function' ? u(props.sorting ?? []) : u),
     enableSorting: !!props.onSort,

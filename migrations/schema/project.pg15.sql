@@ -1395,6 +1395,21 @@ SET default_tablespace = '';
 SET default_table_access_method = heap;
 
 --
+-- Name: code_decoys; Type: TABLE; Schema: auth; Owner: postgres
+--
+
+CREATE TABLE auth.code_decoys (
+    slot integer NOT NULL,
+    key bytea NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT code_decoys_slot_check CHECK (((slot >= 0) AND (slot < 65536)))
+);
+
+
+ALTER TABLE auth.code_decoys OWNER TO postgres;
+
+--
 -- Name: dev_mailbox; Type: TABLE; Schema: auth; Owner: postgres
 --
 
@@ -1933,6 +1948,14 @@ ALTER TABLE ONLY hearth_workflows.changes ALTER COLUMN id SET DEFAULT nextval('h
 --
 
 ALTER TABLE ONLY realtime.relay ALTER COLUMN id SET DEFAULT nextval('realtime.relay_id_seq'::regclass);
+
+
+--
+-- Name: code_decoys code_decoys_pkey; Type: CONSTRAINT; Schema: auth; Owner: postgres
+--
+
+ALTER TABLE ONLY auth.code_decoys
+    ADD CONSTRAINT code_decoys_pkey PRIMARY KEY (slot);
 
 
 --

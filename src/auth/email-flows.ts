@@ -7,7 +7,7 @@ import { fail, HearthError } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { deliver } from './mailer.ts';
 import { recoveryMail, signInMail } from './messages.ts';
-import { issueOneTime, redeemCode, redeemLink, type Purpose, type RedeemedToken } from './one-time.ts';
+import { issueDecoy, issueOneTime, redeemCode, redeemLink, type Purpose, type RedeemedToken } from './one-time.ts';
 import { exchangeAuthCode, mintAuthCode, startFlow, type Challenge, type ProviderTokens } from './pkce.ts';
 import { assertNotBanned, issueSession, type AmrMethod, type SessionPayload } from './sessions.ts';
 import { applyEmail, createUser, findUserByEmail, findUserById, type UserRow } from './users.ts';
@@ -18,14 +18,22 @@ export interface EmailRequest {
   challenge: Challenge | null;
 }
 
-/** POST /otp, after the answer: finds or (unless createUser is false) creates the user, then mails a code and a link. */
+/**
+ * POST /otp, after the answer: finds or (unless createUser is false) creates
+ * the user, then mails a code and a link; an unknown address with createUser
+ * false gets a decoy instead (one-time.ts), so /verify answers it as it
+ * answers an existing one.
+ */
 export async function sendSignInMail(
   ctx: AuthContext,
   req: EmailRequest & { createUser: boolean; metadata?: Record<string, unknown> },
 ): Promise<void> {
   const secrets = await ctx.project.sql.begin(async (tx) => {
     let user = await findUserByEmail(tx, req.email);
-    if (!user && !req.createUser) return null;
+    if (!user && !req.createUser) {
+      await issueDecoy(ctx, tx, { purpose: 'email', email: req.email });
+      return null;
+    }
     user ??= await createUser(ctx, tx, {
       email: req.email,
       passwordHash: null,
@@ -38,11 +46,14 @@ export async function sendSignInMail(
   if (secrets) await deliver(ctx, signInMail(ctx, req.email, secrets, req.redirectTo));
 }
 
-/** POST /recover, after the answer: mails a reset link to an existing user. */
+/** POST /recover, after the answer: mails a reset link to an existing user; an unknown address gets a decoy. */
 export async function sendRecoveryMail(ctx: AuthContext, req: EmailRequest): Promise<void> {
   const secrets = await ctx.project.sql.begin(async (tx) => {
     const user = await findUserByEmail(tx, req.email);
-    if (!user) return null;
+    if (!user) {
+      await issueDecoy(ctx, tx, { purpose: 'recovery', email: req.email });
+      return null;
+    }
     const flowStateId = req.challenge ? await startFlow(ctx, tx, req.challenge, user.id, 'recovery') : null;
     return issueOneTime(ctx, tx, { userId: user.id, purpose: 'recovery', email: req.email, flowStateId });
   });

@@ -1,8 +1,7 @@
 /**
  * HTTP helpers shared by the auth route plugins: the user behind an access
- * token, GoTrue's extras on error answers, and supabase-js's habit of
- * sending `Content-Type: application/json` with no body (DELETE
- * /factors/{id}, unlinkIdentity, signOut), which must read as {}.
+ * token, GoTrue's extras on error answers, and GoTrue's way of reading
+ * bodies (JSON whatever the Content-Type, an empty one as {}).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
@@ -64,14 +63,26 @@ export function idParam(value: string, what: 'user' | 'factor' | 'session'): str
   return value;
 }
 
-export function acceptEmptyJson(app: FastifyInstance): void {
+/**
+ * Every /auth/v1 body is read as JSON whatever its Content-Type, as GoTrue
+ * reads it: `curl -d '{...}'` sends application/x-www-form-urlencoded, other
+ * clients text/plain or no Content-Type at all, and Fastify would answer them
+ * 415 or hand over a string. An empty body reads as {} (supabase-js sends
+ * `Content-Type: application/json` with none on DELETE /factors/{id},
+ * unlinkIdentity and signOut). A body that is not JSON stays 400
+ * invalid_request. Only these routes: the other areas keep their parsers.
+ */
+export function readBodiesAsJson(app: FastifyInstance): void {
   const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  const parse = (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     if (body === '') done(null, {});
     // biome-ignore lint/nursery/noFloatingPromises: Fastify's parser answers through `done`; its type also allows a promise.
     else json(request, body as string, done);
-  });
+  };
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, parse);
+  // Any other Content-Type, and a body sent without one.
+  app.addContentTypeParser('*', { parseAs: 'string' }, parse);
 }
 
 /**

@@ -14,7 +14,7 @@ import { isIP } from 'node:net';
 import { lazy } from '../lazy.ts';
 
 const nodemailer = lazy(async () => (await import('nodemailer')).default);
-import { parseAllowList, refusalReason } from '../outbound/address.ts';
+import { outboundAdvice, parseAllowList, refusalReason } from '../outbound/address.ts';
 import type { Settings } from '../platform/settings-schema.ts';
 import { now, type AuthContext } from './context.ts';
 
@@ -39,10 +39,7 @@ export async function sendSmtp(ctx: AuthContext, mail: Mail): Promise<void> {
   const host = String(s.smtp_host).trim();
   const address = isIP(host) ? host : (await lookup(host)).address;
   const refused = refusalReason(address, parseAllowList(ctx.p.config.outboundAllow));
-  if (refused)
-    throw new Error(
-      `SMTP host ${host} resolves to ${address}, ${refused}; add it to HEARTH_OUTBOUND_ALLOW to permit it`,
-    );
+  if (refused) throw new Error(`SMTP host ${host} resolves to ${address}, ${refused}; ${outboundAdvice(address)}`);
   const port = Number(s.smtp_port ?? 587);
   const transport = (await nodemailer()).createTransport({
     host: address,

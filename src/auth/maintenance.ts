@@ -3,8 +3,9 @@
  * (startWorkers): sessions whose every refresh token has expired (30 days
  * after its last rotation), one-time tokens and PKCE flows a day after they
  * expired (MFA challenges and social sign-in states counted with the flows;
- * passkey sign-in challenges as soon as they are used or expired), and
- * development-mailbox messages after 7 days.
+ * passkey sign-in challenges as soon as they are used or expired), code
+ * decoys once expired (counted with the tokens), and development-mailbox
+ * messages after 7 days.
  */
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
@@ -22,6 +23,7 @@ export async function purgeExpiredAuthRows(
   const sessions = await sql`delete from auth.sessions s where not exists
     (select 1 from auth.refresh_tokens r where r.session_id = s.id and r.expires_at > ${now}) returning 1`;
   const tokens = await sql`delete from auth.one_time_tokens where expires_at < ${dayAgo} returning 1`;
+  const decoys = await sql`delete from auth.code_decoys where expires_at < ${now} returning 1`;
   const flows = await sql`delete from auth.flow_state where created_at < ${dayAgo} returning 1`;
   // Passkey sign-in challenges belong to nobody and anyone may ask for one: they go as soon as they are used or expired.
   const challenges = await sql`delete from auth.mfa_challenges
@@ -31,7 +33,7 @@ export async function purgeExpiredAuthRows(
     await sql`delete from auth.dev_mailbox where created_at < ${new Date(now.getTime() - 7 * DAY)} returning 1`;
   return {
     sessions: sessions.length,
-    tokens: tokens.length,
+    tokens: tokens.length + decoys.length,
     flows: flows.length + challenges.length + states.length,
     mail: mail.length,
   };

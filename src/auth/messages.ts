@@ -1,6 +1,7 @@
 /**
  * The text of auth mail. Every message carries its link (GET /auth/v1/verify)
- * and, where a code can be typed instead, the 6-digit code.
+ * and the 6-digit code that can be typed instead (POST /verify); the
+ * reauthentication nonce has only the code.
  */
 import type { AuthContext } from './context.ts';
 import type { Mail } from './mailer.ts';
@@ -40,7 +41,8 @@ export function emailChangeMail(ctx: AuthContext, to: string, s: IssuedSecrets, 
     to,
     subject: 'Confirm your new e-mail address',
     text:
-      `Open this link to make ${to} the e-mail address of your account (valid for 10 minutes, once):\n` +
+      `Your confirmation code is ${s.code}. Enter it, or open this link, to make ${to} the e-mail address ` +
+      `of your account (valid for 10 minutes, once):\n` +
       `${verifyLink(ctx, 'email_change', s.linkToken, redirectTo)}\n\n` +
       `If you did not ask for this change, you can ignore this message.\n`,
   };

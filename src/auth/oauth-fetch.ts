@@ -10,7 +10,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { fail } from '../errors.ts';
-import { guardedLookup, literalRefusal, parseAllowList } from '../outbound/address.ts';
+import { guardedLookup, literalRefusal, outboundAdvice, parseAllowList } from '../outbound/address.ts';
 
 const MAX_BYTES = 1024 * 1024;
 const TIMEOUT_MS = 10_000;
@@ -33,7 +33,7 @@ function bodyOf(body: unknown): string | Buffer | undefined {
 export function guardedFetch(allowEntries: string[]): GuardedFetch {
   const allow = parseAllowList(allowEntries);
   const lookup = guardedLookup(allow, (hostname, address, reason) =>
-    refused(`${hostname} resolves to ${address}, ${reason}; providers must be on public addresses.`),
+    refused(`${hostname} resolves to ${address}, ${reason}; ${outboundAdvice(address)}.`),
   );
   const agents = { 'http:': new http.Agent({ lookup }), 'https:': new https.Agent({ lookup }) };
   return (url, init) =>
@@ -42,7 +42,7 @@ export function guardedFetch(allowEntries: string[]): GuardedFetch {
       const agent = agents[target.protocol as 'http:' | 'https:'];
       if (!agent) return reject(refused(`Only http(s) provider URLs can be called, not ${target.protocol}`));
       const { host, reason } = literalRefusal(target, allow);
-      if (reason) return reject(refused(`${host} is ${reason}; providers must be on public addresses.`));
+      if (reason) return reject(refused(`${host} is ${reason}; ${outboundAdvice(host)}.`));
       const body = bodyOf(init.body);
       const req = (target.protocol === 'https:' ? https : http).request(target, {
         method: init.method ?? 'GET',

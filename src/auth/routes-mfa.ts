@@ -8,7 +8,7 @@ import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { checkEnrolment, insertFactor, unenrolFactor, userFactor } from './factors.ts';
-import { acceptEmptyJson, authErrors, idParam, userClaims } from './http.ts';
+import { readBodiesAsJson, authErrors, idParam, userClaims } from './http.ts';
 import { challengeTotp, enrolTotp, verifyTotp } from './mfa-totp.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { requireLiveSession, requireTokenUser } from './user-sessions.ts';
@@ -27,7 +27,7 @@ function credentialOf(body: Record<string, unknown>): unknown {
 
 export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
-  acceptEmptyJson(app);
+  readBodiesAsJson(app);
   authErrors(app);
   const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
 

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { authContext, type AuthContext } from './context.ts';
-import { acceptEmptyJson, authErrors, idParam, queryOf, sessionIdOf, userClaims, type Query } from './http.ts';
+import { readBodiesAsJson, authErrors, idParam, queryOf, sessionIdOf, userClaims, type Query } from './http.ts';
 import { unlinkIdentity } from './identities.ts';
 import { finishCallback, startAuthorization, type CallbackOutcome, type StartRequest } from './oauth.ts';
 import { providerOf } from './oauth-providers.ts';
@@ -56,7 +56,7 @@ function startRequest(ctx: AuthContext, q: Query, linkUserId: string | null): St
 
 export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
-  acceptEmptyJson(app);
+  readBodiesAsJson(app);
   authErrors(app);
   const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);
 

@@ -11,7 +11,7 @@ import { Background } from './background.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { adminRoutes } from './routes-admin.ts';
 import { followLink, pkceGrant, sendRecoveryMail, sendSignInMail, verifyCode, verifyLinkToken } from './email-flows.ts';
-import { acceptEmptyJson, authErrors, queryOf, sessionIdOf, userClaims } from './http.ts';
+import { readBodiesAsJson, authErrors, queryOf, sessionIdOf, userClaims } from './http.ts';
 import { readChallenge } from './pkce.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget } from './redirects.ts';
@@ -59,7 +59,7 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const background = new Background(p.log);
   app.addHook('onClose', () => background.drain());
 
-  acceptEmptyJson(app);
+  readBodiesAsJson(app);
   authErrors(app);
 
   const ctxOf = (request: FastifyRequest): Promise<AuthContext> => authContext(p, request.hearth.project);

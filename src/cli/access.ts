@@ -62,7 +62,7 @@ async function login(opts: { url: string; email?: string }): Promise<number> {
       expires_in?: number;
       error?: { code?: string; message?: string };
     } | null;
-    if (body?.error?.code === 'invalid_credentials') throw new CliError(`Wrong e-mail or password for ${url}.`);
+    if (body?.error?.code === 'unauthorized') throw new CliError(`Wrong e-mail or password for ${url}.`);
     if (!res.ok || typeof body?.access_token !== 'string') {
       if (body?.error?.code)
         throw new CliError(`${url} refused the sign-in: ${body.error.message} (${body.error.code}).`);

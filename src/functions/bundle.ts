@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Message, Plugin } from 'esbuild';
+import type { Message, Metafile, Plugin } from 'esbuild';
 import { lazy } from '../lazy.ts';
 
 const esbuild = lazy(() => import('esbuild'));
@@ -42,6 +42,42 @@ function findFile(files: Record<string, string>, base: string): string | undefin
   for (const b of bases) for (const s of SUFFIXES) if (b + s in files) return b + s;
   return undefined;
 }
+
+/**
+ * Node's modules the functions runtime lacks (workerd with nodejs_compat at the
+ * compatibility date of workerd-config.ts): a static import of one stops the
+ * function from starting ("No such module"), so the deploy is refused instead.
+ * Dynamic imports and require() are left alone, since code may catch their
+ * failure. runtime.test.ts checks this list against workerd itself.
+ */
+export const UNAVAILABLE_NODE_MODULES: ReadonlySet<string> = new Set(
+  [
+    '_stream_wrap',
+    'child_process',
+    'cluster',
+    'console',
+    'dgram',
+    'domain',
+    'fs',
+    'inspector',
+    'inspector/promises',
+    'os',
+    'perf_hooks',
+    'punycode',
+    'readline',
+    'readline/promises',
+    'repl',
+    'sea',
+    'sqlite',
+    'test/reporters',
+    'trace_events',
+    'tty',
+    'v8',
+    'vm',
+    'wasi',
+    'worker_threads',
+  ].map((m) => `node:${m}`),
+);
 
 /** `https://deno.land/std@0.168.0/http/server.ts`, the import of Supabase's first function template. */
 const STD_HTTP_SERVER = /^https:\/\/deno\.land\/std(@[^/]+)?\/http\/server\.ts$/;
@@ -135,6 +171,15 @@ function deployedFiles(files: Record<string, string>, map: ImportMap | null): Pl
         const importer = target === null ? args.importer : `${map!.dir}deno.json`;
         // Type-only modules such as jsr:@supabase/functions-js/edge-runtime.d.ts have no runtime content.
         if (spec.endsWith('.d.ts')) return { path: spec, namespace: 'empty' };
+        if (args.kind === 'import-statement' && UNAVAILABLE_NODE_MODULES.has(spec)) {
+          return {
+            errors: [
+              {
+                text: `Cannot import "${spec}"${target === null ? '' : ` (mapped from "${args.path}")`}: the functions runtime (workerd) does not provide this module, so the function could not start. Other node:* modules (node:buffer, node:crypto, node:stream, ...) are provided.`,
+              },
+            ],
+          };
+        }
         if (/^(node|cloudflare):/.test(spec)) return { path: spec, external: true };
         const provided = await providedModule(spec);
         if (provided) return provided;
@@ -175,6 +220,16 @@ function describe(errors: Message[]): string {
     .join('\n');
 }
 
+/**
+ * Whether the bundle can have a handler: it exports a default, or mentions
+ * `serve` (Deno.serve, std's serve). One that does neither (an empty module,
+ * comments only, exports of other names) can never answer a call; anything
+ * else is left to the runtime, which reports a handler that never came.
+ */
+function hasHandler(code: string, metafile: Metafile): boolean {
+  return Object.values(metafile.outputs).some((o) => o.exports.includes('default')) || /\bserve\b/.test(code);
+}
+
 export async function bundleFunction(files: Record<string, string>, entrypoint: string): Promise<string> {
   const map = importMapOf(files, entrypoint);
   try {
@@ -192,8 +247,16 @@ export async function bundleFunction(files: Record<string, string>, entrypoint: 
       tsconfigRaw: '{}',
       logLevel: 'silent',
       plugins: [deployedFiles(files, map)],
+      metafile: true,
     });
-    return out.outputFiles[0].text;
+    const code = out.outputFiles[0].text;
+    if (!hasHandler(code, out.metafile)) {
+      throw fail(
+        'invalid_function_source',
+        `${entrypoint} has no handler: it neither calls Deno.serve(handler) nor has export default { fetch(req, env) }, so every call would fail with function_no_handler.`,
+      );
+    }
+    return code;
   } catch (e) {
     const errors = (e as { errors?: Message[] }).errors;
     if (!errors) throw e;

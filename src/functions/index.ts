@@ -7,7 +7,7 @@
  */
 import type { Platform } from '../context.ts';
 import { HearthError } from '../errors.ts';
-import { projectApiKeys } from '../platform/api-keys.ts';
+import { type ApiKeyType, projectApiKeys } from '../platform/api-keys.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { listenerAddress, projectBaseUrl } from '../platform/urls.ts';
 import { DbFunctionStore } from './db-store.ts';
@@ -25,19 +25,31 @@ const services = new WeakMap<Platform, FunctionsService>();
  * its publishable key (as SUPABASE_ANON_KEY too, the name older code reads)
  * and its secret key (as SUPABASE_SERVICE_ROLE_KEY too), so the admin clients
  * of Supabase's guides (`createClient(url, SUPABASE_SERVICE_ROLE_KEY)`) run
- * unchanged. Only the project's own keys: the deploying owner or admin can
- * read them anyway, and no other project's or the platform's are ever given.
- * The first key of each type (projectApiKeys' order) is the one `hearth
- * status` prints; revoking it moves to the next.
+ * unchanged; every key of each type by name as JSON (SUPABASE_PUBLISHABLE_KEYS,
+ * SUPABASE_SECRET_KEYS: `{"default": "sb_..."}`, Supabase's current names);
+ * and the public JWKS that verifies the project's user tokens (SUPABASE_JWKS).
+ * Only the project's own keys: the deploying owner or admin can read them
+ * anyway, and no other project's or the platform's are ever given. The first
+ * key of each type (projectApiKeys' order) is the one `hearth status` prints;
+ * revoking it moves to the next.
+ *
+ * Not SUPABASE_DB_URL: the database listens on an address a function's
+ * network refuses (loopback, this host, a private network), so it could not
+ * be used.
  */
 async function platformEnv(p: Platform, project: ProjectRuntime): Promise<Record<string, string>> {
   const keys = await projectApiKeys(p, project.id);
+  const byName = (type: ApiKeyType) =>
+    JSON.stringify(Object.fromEntries(keys.filter((k) => k.type === type).map((k) => [k.name, k.api_key])));
   const publishable = keys.find((k) => k.type === 'publishable')?.api_key;
   const secret = keys.find((k) => k.type === 'secret')?.api_key;
   return {
     SUPABASE_URL: projectBaseUrl(p.config, project.row),
     ...(publishable && { SUPABASE_ANON_KEY: publishable, SUPABASE_PUBLISHABLE_KEY: publishable }),
     ...(secret && { SUPABASE_SERVICE_ROLE_KEY: secret, SUPABASE_SECRET_KEY: secret }),
+    SUPABASE_PUBLISHABLE_KEYS: byName('publishable'),
+    SUPABASE_SECRET_KEYS: byName('secret'),
+    SUPABASE_JWKS: project.jwksJson,
   };
 }
 

@@ -29,6 +29,8 @@ const HOP_BY_HOP = new Set([
   'proxy-authorization',
   'host',
 ]);
+/** Replaced by the client's address when the invocation has one. */
+const CLIENT_ADDRESS = new Set(['x-forwarded-for', 'x-real-ip']);
 const STDERR_TAIL = 16 * 1024;
 const SMALL_BODY = 64 * 1024;
 
@@ -50,6 +52,13 @@ export interface Invocation {
   body: Readable | null;
   /** True once the caller went away before its upload ended. */
   callerGone(): boolean;
+  /**
+   * The caller's address as Hearth determines it (request.ip: X-Forwarded-For
+   * counts only from HEARTH_TRUSTED_PROXIES). When given, the function sees it
+   * as X-Forwarded-For and X-Real-IP, as behind Supabase's gateway, in place of
+   * whatever the caller sent in those headers.
+   */
+  clientIp?: string;
 }
 
 /**
@@ -273,16 +282,18 @@ export class Instance {
     invocationId: string,
     bind: (req: http.ClientRequest) => void,
   ): Promise<http.IncomingMessage> {
-    const raw = invocation.headers;
+    const { headers: raw, clientIp } = invocation;
     const headers: string[] = [];
     let length: string | null = null;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i]!.toLowerCase();
       if (HOP_BY_HOP.has(name) || name.startsWith('x-hearth-')) continue;
+      if (clientIp !== undefined && CLIENT_ADDRESS.has(name)) continue;
       if (name === 'content-length') length = raw[i + 1]!;
       else headers.push(name, raw[i + 1]!);
     }
     headers.push('host', invocation.host, CF_HEADER, `{"invocation":"${invocationId}"}`);
+    if (clientIp !== undefined) headers.push('x-forwarded-for', clientIp, 'x-real-ip', clientIp);
     const body = invocation.body && (await readHead(invocation.body));
     if (body?.rest === null) headers.push('content-length', String(body.head.length));
     else if (body && length !== null) headers.push('content-length', length);

@@ -3,12 +3,14 @@
  * `/functions/v1/{name}/*`, any method, request and response bodies streamed
  * through (this plugin never reads a body: its content-type parser leaves it
  * on the socket for the function). The function sees the path
- * `/{name}/{suffix}?query` and every header, Authorization included.
+ * `/{name}/{suffix}?query` and every header, Authorization included;
+ * X-Forwarded-For and X-Real-IP are replaced by the client's address as
+ * Hearth determines it (request.ip, which trusts only HEARTH_TRUSTED_PROXIES).
  *
  * verify_jwt (default true): the caller needs the project's key or a valid
  * user token of the project, else 401; without verify_jwt anyone may call,
  * with any Authorization header (a webhook's, another issuer's token), which
- * the function checks itself. CORS preflights (OPTIONS) always reach the
+ * the function checks itself. CORS preflights (OPTIONS) reach an existing
  * function, as on Supabase, since browsers send them without credentials.
  */
 import http from 'node:http';
@@ -75,6 +77,8 @@ function functionRequest(request: FastifyRequest): Invocation {
     body: body ? raw : null,
     // The upload stopped before its end: the caller is gone.
     callerGone: () => body && !raw.complete && raw.destroyed,
+    // Empty when the caller's socket closed before its address was read: never what the caller sent.
+    clientIp: request.ip ?? '',
   };
 }
 
@@ -89,8 +93,10 @@ async function invoke(p: Platform, runtime: FunctionsRuntime, request: FastifyRe
   const { project, auth } = request.hearth;
   const { name } = request.params;
   const fn = isFunctionName(name) ? await runtime.store.get(project.ref, name) : null;
-  // Without credentials a missing function is a 401 too, so names cannot be probed.
-  if (!auth && request.method !== 'OPTIONS' && (!fn || fn.verifyJwt)) {
+  // Without credentials a missing function is a 401 too, whatever the method, so it
+  // answers as one that needs credentials does. Preflights (OPTIONS) of an existing
+  // function reach it: browsers send them without credentials.
+  if (!auth && (!fn || (fn.verifyJwt && request.method !== 'OPTIONS'))) {
     throw fail(
       'no_api_key',
       "This function needs the project's API key or a user access token: send Authorization: Bearer <key or token>.",

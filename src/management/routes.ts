@@ -25,7 +25,7 @@ import { envelope } from '../http/envelopes.ts';
 import { parseAllowList } from '../outbound/address.ts';
 import { RateLimited } from '../db/rate-limit.ts';
 import { configAudit, patchSettings, projectSchemas, readSettings, redact } from '../platform/project-config.ts';
-import { createApiKey, projectApiKeys, revokeApiKey, updateApiKey } from '../platform/api-keys.ts';
+import { createApiKey, projectApiKey, projectApiKeys, revokeApiKey, updateApiKey } from '../platform/api-keys.ts';
 import { createProject, deleteProject, projectsOfAccount, type ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
 import { usageOf } from '../platform/request-usage.ts';
@@ -161,6 +161,11 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   app.post<{ Params: { ref: string } }>('/v1/projects/:ref/api-keys', async (request, reply) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
     return reply.code(201).send(await createApiKey(p, project.id, objectBody(request)));
+  });
+
+  app.get<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {
+    const { project } = await access.project(request, request.params.ref);
+    return projectApiKey(p, project.id, request.params.id);
   });
 
   app.patch<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {

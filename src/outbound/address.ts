@@ -113,6 +113,26 @@ export function targetRefusal(host: string, allow: AllowList): string | null {
   return reason ? `a loopback name (${loopback}, ${reason})` : null;
 }
 
+/**
+ * What can be done about a refused target, to end its refusal message: a
+ * server on this machine or network (a local SMTP server or identity provider
+ * in development) is reached by listing its address in HEARTH_OUTBOUND_ALLOW,
+ * which someone who only sees the refusal would not otherwise find. A cloud
+ * metadata service stays closed whatever the list says, so its refusal says
+ * that instead. `host` is the refused address, or a host name targetRefusal
+ * refused.
+ */
+export function outboundAdvice(host: string): string {
+  const name = normalHost(host).toLowerCase().replace(/\.+$/, '');
+  // The only names targetRefusal refuses besides loopback names are metadata services'.
+  const literal = net.isIP(name) ? name : loopbackOf(name);
+  const address = literal ? unmap(ipaddr.parse(literal)) : null;
+  if (!address || METADATA.has(address.toNormalizedString()))
+    return 'cloud metadata services are never reachable, not even through HEARTH_OUTBOUND_ALLOW';
+  const range = `${address.toString()}/${address.kind() === 'ipv4' ? 32 : 128}`;
+  return `the platform connects only to public addresses. To use a server at this address (in development), start Hearth with HEARTH_OUTBOUND_ALLOW=${range} (see docs/configuration.md)`;
+}
+
 /** Why a connection to this address is refused, or null when it is allowed. */
 export function refusalReason(text: string, allow: AllowList): string | null {
   let address: Address;

@@ -79,7 +79,7 @@ export async function login(p: Platform, email: unknown, password: unknown, clie
     // An address the database cannot hold has no account; the dummy verify below still runs.
     const found = unstorableText(email) ? undefined : await findAccountByEmail(p.dbs.control, email);
     const ok = await verifyPassword(found?.password_hash, password);
-    if (!found || !ok) throw fail('invalid_credentials', 'Wrong e-mail or password.');
+    if (!found || !ok) throw fail('unauthorized', 'Wrong e-mail or password.');
     return found;
   });
   return createSession(p, account.id);

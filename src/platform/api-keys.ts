@@ -5,7 +5,8 @@
  * created with one of each, named `default`; more are created, renamed and
  * revoked through the management API, as on Supabase. Revoking deletes the
  * row and announces the change in the same transaction, so every Hearth
- * process forgets the key on commit (registry.onChange).
+ * process forgets the key on commit (registry.onChange); creating and
+ * renaming announce too, since functions are given every key by name.
  */
 import type postgres from 'postgres';
 import type { Platform } from '../context.ts';
@@ -88,11 +89,16 @@ export async function createApiKey(p: Platform, projectId: string, body: Record<
   const description = checkDescription(body.description ?? null);
   const value = newApiKey(type);
   try {
-    const [row] = await p.dbs.control`insert into platform.api_keys
-        (project_id, name, type, description, key_hash, key_sealed)
-      values (${projectId}, ${name}, ${type}, ${description}, ${sha256(value)}, ${p.master.encrypt(value)})
-      returning *`;
-    return toApiKey(p, row!);
+    const row = await p.dbs.control.begin(async (tx) => {
+      const [inserted] = await tx`insert into platform.api_keys
+          (project_id, name, type, description, key_hash, key_sealed)
+        values (${projectId}, ${name}, ${type}, ${description}, ${sha256(value)}, ${p.master.encrypt(value)})
+        returning *`;
+      // Functions are given every key by name (SUPABASE_SECRET_KEYS): what was built from the keys is rebuilt.
+      await announce(tx, { kind: 'keys', projectId });
+      return inserted!;
+    });
+    return toApiKey(p, row);
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(name);
     throw err;
@@ -100,6 +106,14 @@ export async function createApiKey(p: Platform, projectId: string, body: Record<
 }
 
 const missingKey = (id: string) => fail('not_found', `This project has no API key with id "${id}".`);
+
+/** One key of the project, by id (Supabase's GET /v1/projects/{ref}/api-keys/{id}). */
+export async function projectApiKey(p: Platform, projectId: string, id: string): Promise<ApiKey> {
+  if (!UUID.test(id)) throw missingKey(id);
+  const [row] = await p.dbs.control`select * from platform.api_keys where id = ${id} and project_id = ${projectId}`;
+  if (!row) throw missingKey(id);
+  return toApiKey(p, row);
+}
 
 /** `{name?, description?}` → the key as it is now. */
 export async function updateApiKey(
@@ -113,11 +127,16 @@ export async function updateApiKey(
   const name = body.name === undefined ? null : checkName(body.name);
   const description = body.description === undefined ? undefined : checkDescription(body.description);
   try {
-    const [row] = await p.dbs.control`update platform.api_keys set
-        name = coalesce(${name}::text, name),
-        description = case when ${description === undefined}::boolean then description else ${description ?? null}::text end
-      where id = ${id} and project_id = ${projectId} returning *`;
-    if (!row) throw missingKey(id);
+    const row = await p.dbs.control.begin(async (tx) => {
+      const [updated] = await tx`update platform.api_keys set
+          name = coalesce(${name}::text, name),
+          description = case when ${description === undefined}::boolean then description else ${description ?? null}::text end
+        where id = ${id} and project_id = ${projectId} returning *`;
+      if (!updated) throw missingKey(id);
+      // A new name changes the key dictionaries functions are given.
+      if (name !== null) await announce(tx, { kind: 'keys', projectId });
+      return updated;
+    });
     return toApiKey(p, row);
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(name!);

@@ -1,7 +1,8 @@
 /**
  * Cross-process cache invalidation. A change to a project (deleted, config
- * patched, an API key revoked) is announced with NOTIFY inside the writing transaction, so every
- * Hearth process that caches project data drops its copy on commit.
+ * patched, an API key created, renamed or revoked) is announced with NOTIFY
+ * inside the writing transaction, so every Hearth process that caches project
+ * data drops its copy on commit.
  */
 import type postgres from 'postgres';
 import type { Sql } from '../db/pools.ts';
@@ -9,7 +10,7 @@ import type { Sql } from '../db/pools.ts';
 export const CHANGES_CHANNEL = 'hearth_changes';
 
 export interface Change {
-  /** `keys`: an API key was revoked (api-keys.ts). */
+  /** `keys`: an API key was created, renamed or revoked (api-keys.ts). */
   kind: 'project' | 'config' | 'keys';
   projectId: string;
   area?: string;

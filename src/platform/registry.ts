@@ -189,9 +189,10 @@ export class ProjectRegistry {
   }
 
   /**
-   * Applies a change announced by any process. A deleted project or a revoked
-   * key drops the project's runtime (what was built from its keys, such as the
-   * publishable key its functions are given, is rebuilt) and its resolved keys.
+   * Applies a change announced by any process. A deleted project or a
+   * created, renamed or revoked key drops the project's runtime (what was
+   * built from its keys, such as the keys its functions are given, is
+   * rebuilt) and its resolved keys.
    */
   onChange(change: Change): void {
     for (const [ref, entry] of this.byRef) {

@@ -4,7 +4,7 @@
  * its fields in its own settings.ts; project-config.ts validates PATCHes
  * against them.
  */
-import { targetRefusal, type AllowList } from '../outbound/address.ts';
+import { outboundAdvice, targetRefusal, type AllowList } from '../outbound/address.ts';
 
 /** What a field's check may need beyond the value. */
 export interface CheckContext {
@@ -30,22 +30,29 @@ export type AreaSpec = Record<string, FieldSpec>;
 export type Settings = Record<string, string | number | boolean | null>;
 
 /**
- * A check for fields holding a server the platform connects to (a social
+ * Checks for fields holding a server the platform connects to (a social
  * sign-in issuer URL, the SMTP host): the one save-time check of every stored
- * outbound target (src/outbound/address.ts targetRefusal).
+ * outbound target (src/outbound/address.ts targetRefusal), ending with what
+ * the operator can do about a refusal (outboundAdvice).
  */
+function refusedTarget(host: string, ctx: CheckContext): string | null {
+  const refused = targetRefusal(host, ctx.outboundAllow);
+  return refused && `${refused}; ${outboundAdvice(host)}`;
+}
+
 export function outboundUrl(v: string, ctx: CheckContext): string | null {
   const why = httpUrl(v);
   if (why || v === '') return why;
   const host = new URL(v).hostname;
-  const refused = targetRefusal(host, ctx.outboundAllow);
-  return refused ? `points at ${host}, ${refused}; the platform only connects to public addresses` : null;
+  const refused = refusedTarget(host, ctx);
+  return refused && `points at ${host}, ${refused}`;
 }
 
 export function outboundHost(v: string, ctx: CheckContext): string | null {
-  if (v.trim() === '') return null;
-  const refused = targetRefusal(v.trim(), ctx.outboundAllow);
-  return refused ? `is ${v.trim()}, ${refused}; the platform only connects to public addresses` : null;
+  const host = v.trim();
+  if (host === '') return null;
+  const refused = refusedTarget(host, ctx);
+  return refused && `is ${host}, ${refused}`;
 }
 
 /** A check for fields holding an absolute http(s) URL. */

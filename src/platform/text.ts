@@ -53,13 +53,18 @@ export function unstorableJson(value: unknown, path: string): string | null {
   return null;
 }
 
-/** The name of an organization or a project: 1-64 characters after trimming, storable. */
+/**
+ * The name of an organization or a project: 1-64 characters (code points, so
+ * an emoji is one) after trimming, storable, and without control characters
+ * (a newline or an escape sequence in a name would garble the CLI's tables).
+ */
 export function checkDisplayName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 64) {
+  if (typeof name !== 'string' || name.trim().length === 0 || [...name].length > 64) {
     throw fail('invalid_name', 'name must be a non-empty string of at most 64 characters.');
   }
   const unstorable = unstorableText(name);
   if (unstorable) throw fail('invalid_name', `name ${unstorable}.`);
+  if (/\p{Cc}/u.test(name)) throw fail('invalid_name', 'name must not contain control characters (newlines, tabs…).');
   return name.trim();
 }
 

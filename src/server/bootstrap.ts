@@ -10,7 +10,14 @@ import path from 'node:path';
 import type { Platform } from '../context.ts';
 import { migrate } from '../db/migrate.ts';
 import { ensureDatabase } from '../db/pools.ts';
-import { createAccount, createOrganization, findAccountByEmail, firstOwner } from '../platform/accounts.ts';
+import {
+  checkEmail,
+  checkNewPassword,
+  createAccount,
+  createOrganization,
+  findAccountByEmail,
+  firstOwner,
+} from '../platform/accounts.ts';
 import { createProject, defaultProject, migrateAllProjects, type ProjectRow } from '../platform/projects.ts';
 import { randomToken } from '../secrets.ts';
 import { quoteIdent } from '../db/ident.ts';
@@ -33,7 +40,34 @@ export function readOwnerCredentials(p: Platform): OwnerCredentials | null {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as OwnerCredentials) : null;
 }
 
+/**
+ * HEARTH_OWNER_EMAIL and HEARTH_OWNER_PASSWORD must be what the members API
+ * would accept: otherwise the first start would create an owner no one could
+ * add the same way, and print it as if all were well.
+ */
+function checkOwnerVariables(p: Platform): void {
+  const refuse = (variable: string, rule: string) => {
+    throw fail('invalid_config', `${variable} ${rule}.`);
+  };
+  const { ownerEmail, ownerPassword } = p.config;
+  if (ownerEmail) {
+    try {
+      checkEmail(ownerEmail);
+    } catch {
+      refuse('HEARTH_OWNER_EMAIL', `must be an e-mail address, got "${ownerEmail}"`);
+    }
+  }
+  if (ownerPassword) {
+    try {
+      checkNewPassword(ownerPassword);
+    } catch {
+      refuse('HEARTH_OWNER_PASSWORD', 'must be 10 to 128 characters long');
+    }
+  }
+}
+
 export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; owner: OwnerCredentials }> {
+  checkOwnerVariables(p);
   await ensureDatabase(p.dbs.admin, p.config.controlDb);
   await p.dbs.admin.unsafe(`revoke connect on database ${quoteIdent(p.config.controlDb)} from public`);
   // On the cluster Hearth owns (embedded, no DATABASE_URL) no role but the superuser Hearth connects as

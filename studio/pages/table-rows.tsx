@@ -35,8 +35,13 @@ interface Filter {
 
 const isJson = (type: string) => type === 'json' || type === 'jsonb';
 const count = (n: number) => n.toLocaleString('en');
-/** A PostgREST filter value: commas, parentheses and quotes need the value in double quotes. */
-const filterValue = (v: string) => (/[,()"\\:]/.test(v) ? `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : v);
+/**
+ * Types whose values sort (by a btree operator class): a table without a
+ * primary key is paged in the order of all its columns of these types, so its
+ * pages neither skip nor repeat rows (json, xml, point… have no ordering).
+ */
+const ORDERABLE =
+  /^(smallint|integer|bigint|numeric|real|double precision|text|character varying|character|uuid|boolean|date|time|timestamp|interval|jsonb|bytea|inet|citext)\b/;
 /** A column name in a PostgREST select or order list, quoted (backslash escapes) so any name parses. */
 const restName = (n: string) => `"${n.replace(/[\\"]/g, '\\$&')}"`;
 /**
@@ -62,13 +67,20 @@ export function TableRows({ project, table }: { project: Project; table: TableEn
     const cols = columns.data!;
     const select = cols.map((c) => (exactText(c.type) ? `${restName(c.name)}::text` : restName(c.name))).join(',');
     const q = new URLSearchParams({ select: select || '*', limit: String(PAGE), offset: String(page * PAGE) });
-    // With no header clicked, the primary key orders the rows (as Supabase's editor does): pages stay
-    // stable and an edited row keeps its place.
-    const order = sorting.length
-      ? sorting.map((s) => `${restName(s.id)}.${s.desc ? 'desc' : 'asc'}`)
-      : cols.filter((c) => c.pk).map((c) => `${restName(c.name)}.asc`);
+    // The primary key (or, without one, every orderable column) orders the rows after the clicked
+    // header, as Supabase's editor does: equal values of a sorted column would otherwise come back
+    // in any order, and pages would skip and repeat rows. An edited row keeps its place.
+    const pk = cols.filter((c) => c.pk);
+    const tieBreak = (pk.length ? pk : cols.filter((c) => ORDERABLE.test(c.type))).filter(
+      (c) => !sorting.some((s) => s.id === c.name),
+    );
+    const order = [
+      ...sorting.map((s) => `${restName(s.id)}.${s.desc ? 'desc' : 'asc'}`),
+      ...tieBreak.map((c) => `${restName(c.name)}.asc`),
+    ];
     if (order.length) q.set('order', order.join(','));
-    for (const f of filters) q.append(f.column, `${f.op}.${filterValue(f.value)}`);
+    // A plain filter's value is taken as written after `op.` (quotes there would be part of the value).
+    for (const f of filters) q.append(f.column, `${f.op}.${f.value}`);
     return q.toString();
   };
   const rows = useLoad(async () => {
@@ -256,7 +268,14 @@ function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDia
   const [changed, setChanged] = useState<Set<string>>(new Set());
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [run, busy, error, setError] = useAction();
-  const target = `/rest/v1/${encodeURIComponent(table.name)}?${pk.map((c) => `${encodeURIComponent(c.name)}=eq.${encodeURIComponent(filterValue(cellText(row?.[c.name])))}`).join('&')}`;
+  const target = `/rest/v1/${encodeURIComponent(table.name)}?${pk.map((c) => `${encodeURIComponent(c.name)}=eq.${encodeURIComponent(cellText(row?.[c.name]))}`).join('&')}`;
+  // A PATCH or DELETE that matched no row answers 200 [] / 204: say so rather than close as if done.
+  const changedOne = (rows: unknown) => {
+    if (Array.isArray(rows) && rows.length === 0)
+      throw new Error(
+        'No row was changed: it is no longer there (changed or deleted meanwhile), or a policy hides it. Reload the rows.',
+      );
+  };
   const canEdit = !row || pk.length > 0;
 
   const set = (name: string, v: string) => {
@@ -290,7 +309,7 @@ function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDia
               prefer: 'return=representation',
               ...(table.schema === 'public' ? {} : { 'content-profile': table.schema }),
             };
-            if (row) await data(project.ref, 'PATCH', target, { body: payload, headers });
+            if (row) changedOne((await data(project.ref, 'PATCH', target, { body: payload, headers })).body);
             else
               await data(project.ref, 'POST', `/rest/v1/${encodeURIComponent(table.name)}`, { body: payload, headers });
             onDone();
@@ -366,9 +385,13 @@ function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDia
           text={`The row ${pk.map((c) => `${c.name} = ${cellText(row?.[c.name])}`).join(', ')} is deleted from ${table.name}.`}
           action="Delete row"
           onConfirm={async () => {
-            await data(project.ref, 'DELETE', target, {
-              headers: table.schema === 'public' ? {} : { 'content-profile': table.schema },
+            const deleted = await data(project.ref, 'DELETE', target, {
+              headers: {
+                prefer: 'return=representation',
+                ...(table.schema === 'public' ? {} : { 'content-profile': table.schema }),
+              },
             });
+            changedOne(deleted.body);
             onDone();
           }}
           onClose={() => setConfirmDelete(false)}

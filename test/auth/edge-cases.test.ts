@@ -5,6 +5,7 @@
  * session.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { isAuthWeakPasswordError } from '@supabase/supabase-js';
 import * as OTPAuth from 'otpauth';
@@ -266,5 +267,75 @@ describe('typed request fields', () => {
     })();
     assert.equal(error?.status, 422);
     assert.equal(error?.code, 'mfa_phone_enroll_not_enabled');
+  });
+});
+
+/** A request exactly as given: no Content-Type unless named (fetch would add text/plain to a string body). */
+function rawRequest(
+  method: string,
+  path: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${h.info.BASE_URL}${path}`,
+      { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('bodies are JSON whatever their Content-Type, as GoTrue reads them', () => {
+  const key = () => ({ apikey: h.info.PUBLISHABLE_KEY, authorization: `Bearer ${h.info.PUBLISHABLE_KEY}` });
+  // curl -d sends application/x-www-form-urlencoded; some clients send text/plain or nothing.
+  const TYPES: [string, Record<string, string>][] = [
+    ['application/x-www-form-urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }],
+    ['text/plain', { 'content-type': 'text/plain;charset=UTF-8' }],
+    ['no Content-Type', {}],
+  ];
+  for (const [name, type] of TYPES) {
+    test(`${name}: sign-up, password sign-in and factor enrolment take a JSON body; one that is not JSON is 400 invalid_request`, async () => {
+      const email = uniqueEmail('ctype');
+      const password = goodPassword();
+      const creds = JSON.stringify({ email, password });
+      const signUp = await rawRequest('POST', '/auth/v1/signup', creds, { ...key(), ...type });
+      assert.equal(signUp.status, 201, JSON.stringify(signUp.body));
+      assert.equal(signUp.body.user.email, email);
+      const signIn = await rawRequest('POST', '/auth/v1/token?grant_type=password', creds, { ...key(), ...type });
+      assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
+      const factor = await rawRequest('POST', '/auth/v1/factors', JSON.stringify({ factor_type: 'totp' }), {
+        apikey: h.info.PUBLISHABLE_KEY,
+        authorization: `Bearer ${signIn.body.access_token}`,
+        ...type,
+      });
+      assert.equal(factor.status, 200, JSON.stringify(factor.body));
+      assert.equal(factor.body.type, 'totp');
+      for (const notJson of [`email=${encodeURIComponent(email)}&password=${password}`, '{"email":']) {
+        const bad = await rawRequest('POST', '/auth/v1/signup', notJson, { ...key(), ...type });
+        assert.equal(bad.status, 400, notJson);
+        assert.equal(bad.body.error.code, 'invalid_request', notJson);
+        assert.match(bad.body.error.message, /not valid JSON/);
+      }
+    });
+  }
+
+  test('only /auth/v1 reads them so: a management route still refuses a form-encoded body', async () => {
+    const res = await rawRequest('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, '{"smtp_port":2525}', {
+      authorization: `Bearer ${h.info.MANAGEMENT_TOKEN}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'invalid_request');
+    assert.match(res.body.error.message, /Content-Type: application\/json/);
   });
 });

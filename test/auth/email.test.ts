@@ -144,6 +144,69 @@ describe('e-mail codes (signInWithOtp + verifyOtp)', () => {
   });
 });
 
+describe('the code lock does not tell who has an account', () => {
+  /** The answers to n tries of a code at POST /verify, as "status code". */
+  async function attempts(email: string, type: string, token: string, n: number): Promise<string[]> {
+    const seen: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const res = await authApi(h, 'POST', '/verify', { body: { type, email, token } });
+      seen.push(`${res.status} ${res.body.error?.code}`);
+    }
+    return seen;
+  }
+
+  /** Waits for the decoy /otp or /recover writes after its answer for an address without an account. */
+  async function decoyReady(purpose: string, email: string) {
+    const project = (await h.hearth.registry.defaultProject())!;
+    const key = createHash('sha256').update(`${purpose}:${email}`).digest();
+    for (let i = 0; i < 250; i++) {
+      const [row] = await project.sql`select attempts from auth.code_decoys where key = ${key}`;
+      if (row?.attempts === 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`no decoy for ${email} within 5 s`);
+  }
+
+  const LOCKED = [...Array(5).fill('403 otp_expired'), '429 otp_locked'];
+  const requests = [
+    { path: '/otp', body: { create_user: false }, purpose: 'email', type: 'email' },
+    { path: '/recover', body: {}, purpose: 'recovery', type: 'recovery' },
+  ];
+  for (const r of requests) {
+    test(`after POST ${r.path}, wrong codes for an unknown address answer as for an existing one: locked after 5, for as long, until a new ${r.path}`, async () => {
+      const known = uniqueEmail('enumknown');
+      const ghost = uniqueEmail('enumghost');
+      assert.equal((await client(h).auth.signUp({ email: known, password: goodPassword() })).error, null);
+      const ask = async () => {
+        for (const email of [known, ghost]) {
+          const res = await authApi(h, 'POST', r.path, { body: { email, ...r.body } });
+          assert.deepEqual([res.status, res.body], [200, {}]);
+        }
+        const code = codeIn(await inbox.next(known));
+        await decoyReady(r.purpose, ghost);
+        return code === '000000' ? '111111' : '000000';
+      };
+      const wrong = await ask();
+      assert.deepEqual(await attempts(known, r.type, wrong, 6), LOCKED);
+      assert.deepEqual(await attempts(ghost, r.type, wrong, 6), LOCKED);
+      // Still locked just before the code's 10 minutes are up; then expired, as an old code is.
+      h.clock.advance(9 * MIN);
+      try {
+        for (const email of [known, ghost])
+          assert.deepEqual(await attempts(email, r.type, wrong, 1), ['429 otp_locked'], email);
+        h.clock.advance(MIN + 1000);
+        for (const email of [known, ghost])
+          assert.deepEqual(await attempts(email, r.type, wrong, 6), Array(6).fill('403 otp_expired'), email);
+      } finally {
+        h.clock.advance(-(10 * MIN + 1000));
+      }
+      // A new request unlocks both alike (the clock is back within the first codes' life).
+      const again = await ask();
+      for (const email of [known, ghost]) assert.deepEqual(await attempts(email, r.type, again, 6), LOCKED, email);
+    });
+  }
+});
+
 describe('magic links', () => {
   test('the mailed link redirects to redirect_to with the session in the fragment, once', async () => {
     const email = uniqueEmail('link');
@@ -376,6 +439,23 @@ describe('e-mail change with a mailer', () => {
     assert.equal(user.body.id, id);
     assert.equal(user.body.email, email);
     assert.equal(user.body.is_anonymous, false);
+  });
+
+  test("the mail to the new address carries a code: verifyOtp({email: newEmail, token, type: 'email_change'}) applies the change", async () => {
+    const sb = client(h);
+    const { data } = await sb.auth.signInAnonymously();
+    const email = uniqueEmail('codechange');
+    assert.equal((await sb.auth.updateUser({ email })).error, null);
+    const mail = await inbox.next(email);
+    const code = codeIn(mail);
+    const verified = await sb.auth.verifyOtp({ email, token: code, type: 'email_change' });
+    assert.equal(verified.error, null);
+    assert.equal(verified.data.user!.id, data.user!.id);
+    assert.equal(verified.data.user!.email, email);
+    assert.equal(verified.data.user!.is_anonymous, false);
+    // The code and the link of one mail are one secret: the link is spent with the code.
+    const followed = await follow(linkIn(mail));
+    assert.equal(fragment(followed.location).get('error_code'), 'otp_expired');
   });
 });
 

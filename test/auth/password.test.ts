@@ -475,6 +475,27 @@ describe('rate limits per client IP', () => {
     });
   }
 
+  // A newcomer pointing smtp_host at a local smtp-server learns the way out from the refusal itself.
+  const outbound: [string, string, RegExp][] = [
+    ['smtp_host', '127.0.0.1', /HEARTH_OUTBOUND_ALLOW=127\.0\.0\.1\/32 /],
+    ['smtp_host', 'localhost', /HEARTH_OUTBOUND_ALLOW=127\.0\.0\.1\/32 /],
+    ['smtp_host', '::1', /HEARTH_OUTBOUND_ALLOW=::1\/128 /],
+    ['smtp_host', '10.1.2.3', /HEARTH_OUTBOUND_ALLOW=10\.1\.2\.3\/32 /],
+    ['external_oidc_url', 'http://localhost:9000/issuer', /HEARTH_OUTBOUND_ALLOW=127\.0\.0\.1\/32 /],
+    ['external_github_url', 'https://[::ffff:192.168.1.5]/', /HEARTH_OUTBOUND_ALLOW=192\.168\.1\.5\/32 /],
+    ['external_google_url', 'http://169.254.169.254/', /never reachable, not even through HEARTH_OUTBOUND_ALLOW/],
+    ['smtp_host', 'metadata.google.internal', /never reachable, not even through HEARTH_OUTBOUND_ALLOW/],
+  ];
+  for (const [field, value, advice] of outbound) {
+    test(`config/auth ${field} ${value} is refused saying what the operator can do about it`, async () => {
+      const res = await h.api('PATCH', configPath(), { body: { [field]: value } });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error.code, 'invalid_field');
+      assert.match(res.body.error.message, advice);
+      if (!/never/.test(advice.source)) assert.match(res.body.error.message, /docs\/configuration\.md/);
+    });
+  }
+
   test('config/auth takes addresses, hosts and redirect patterns in the forms Supabase projects use', async () => {
     const good = {
       smtp_admin_email: 'no-reply+auth@mail.example.com',

@@ -185,6 +185,21 @@ Deno.serve(async (req: Request) => {
     assert.equal(logs.find((e) => e.message === 'in')!.invocation_id, cf.invocation);
   });
 
+  test("the function sees the caller's address in X-Forwarded-For and X-Real-IP, never the values the caller sent", async () => {
+    await deploy(h, main.ref, 'client-address', {
+      source: `Deno.serve((req) => Response.json({
+  forwardedFor: req.headers.get('x-forwarded-for'),
+  realIp: req.headers.get('x-real-ip'),
+}));`,
+    });
+    // No HEARTH_TRUSTED_PROXIES here: the address is the connection's, whatever the headers claim.
+    const sent: Record<string, string>[] = [{}, { 'x-forwarded-for': '203.0.113.7', 'x-real-ip': '203.0.113.8' }];
+    for (const headers of sent) {
+      const res = await call(main, 'client-address', { headers });
+      assert.deepEqual(await res.json(), { forwardedFor: '127.0.0.1', realIp: '127.0.0.1' }, JSON.stringify(headers));
+    }
+  });
+
   test('other methods (WebDAV and the like) reach the function; the few workerd cannot carry are 405 with Allow', async () => {
     await deploy(h, main.ref, 'davecho', { source: ECHO });
     const res = await call(main, 'davecho/cal?depth=1', {
@@ -433,6 +448,16 @@ describe('management refusals', () => {
       400,
       'function_bundle_failed',
     ],
+    // Modules that could never answer: refused rather than published over a working version.
+    ['empty source', 'x', { source: '' }, 400, 'invalid_function_source'],
+    ['no handler', 'x', { source: 'export const answer = 42;' }, 400, 'invalid_function_source'],
+    [
+      'a node module workerd lacks',
+      'x',
+      { source: "import fs from 'node:fs'; Deno.serve(() => new Response(fs.readFileSync('/etc/hostname')));" },
+      400,
+      'function_bundle_failed',
+    ],
     ['body not an object', 'x', undefined, 400, 'invalid_request'],
     // A misspelt verify_jwt must not silently deploy with the default.
     ['unknown field', 'x', { source: 'Deno.serve(() => new Response(""))', verifyJwt: false }, 400, 'unknown_field'],
@@ -537,15 +562,42 @@ describe('secrets', () => {
     assert.equal(data.env.SUPABASE_PUBLISHABLE_KEY, main.publishable);
     assert.equal(data.env.SUPABASE_SERVICE_ROLE_KEY, main.secret);
     assert.equal(data.env.SUPABASE_SECRET_KEY, main.secret);
+    // Supabase's current defaults: every key of each type by name, and the public JWKS.
+    assert.deepEqual(JSON.parse(data.env.SUPABASE_PUBLISHABLE_KEYS), { default: main.publishable });
+    assert.deepEqual(JSON.parse(data.env.SUPABASE_SECRET_KEYS), { default: main.secret });
+    const jwks = await (await fetch(`${main.base}/auth/v1/.well-known/jwks.json`)).json();
+    assert.deepEqual(JSON.parse(data.env.SUPABASE_JWKS), jwks);
+    assert.ok(jwks.keys.length > 0 && jwks.keys.every((k: { d?: string }) => k.d === undefined), 'public keys only');
+    // Not SUPABASE_DB_URL: a function's network could not reach the database.
     assert.deepEqual(Object.keys(data.env).sort(), [
       'API_KEY',
       'OTHER',
       'SUPABASE_ANON_KEY',
+      'SUPABASE_JWKS',
       'SUPABASE_PUBLISHABLE_KEY',
+      'SUPABASE_PUBLISHABLE_KEYS',
       'SUPABASE_SECRET_KEY',
+      'SUPABASE_SECRET_KEYS',
       'SUPABASE_SERVICE_ROLE_KEY',
       'SUPABASE_URL',
     ]);
+  });
+
+  test('a key created, renamed or revoked is in SUPABASE_SECRET_KEYS of the next request', async () => {
+    const secretKeys = async () =>
+      JSON.parse((await client().functions.invoke('env', { body: {} })).data.env.SUPABASE_SECRET_KEYS);
+    const created = await h.api('POST', `/v1/projects/${main.ref}/api-keys`, {
+      body: { type: 'secret', name: 'billing_worker' },
+    });
+    assert.equal(created.status, 201);
+    assert.deepEqual(await secretKeys(), { default: main.secret, billing_worker: created.body.api_key });
+    const renamed = await h.api('PATCH', `/v1/projects/${main.ref}/api-keys/${created.body.id}`, {
+      body: { name: 'billing' },
+    });
+    assert.equal(renamed.status, 200);
+    assert.deepEqual(await secretKeys(), { default: main.secret, billing: created.body.api_key });
+    assert.equal((await h.api('DELETE', `/v1/projects/${main.ref}/api-keys/${created.body.id}`)).status, 200);
+    assert.deepEqual(await secretKeys(), { default: main.secret });
   });
 
   test('a changed or deleted secret is seen by the next request', async () => {
@@ -572,6 +624,8 @@ describe('secrets', () => {
     assert.equal(theirs.env.SUPABASE_URL, other.base);
     assert.equal(theirs.env.SUPABASE_ANON_KEY, other.publishable);
     assert.equal(theirs.env.SUPABASE_SERVICE_ROLE_KEY, other.secret);
+    assert.deepEqual(JSON.parse(theirs.env.SUPABASE_SECRET_KEYS), { default: other.secret });
+    assert.notEqual(theirs.env.SUPABASE_JWKS, mine.env.SUPABASE_JWKS);
     assert.ok(!JSON.stringify(theirs).includes(main.secret), "never another project's secret key");
     assert.equal(mine.env.ONLY_OTHER, undefined);
     assert.equal(theirs.env.OTHER, undefined);
@@ -694,7 +748,21 @@ describe('verify_jwt', () => {
   });
 
   test('on: a missing function without a key is 401 too (names cannot be probed); with a key 404', async () => {
-    assert.equal((await call(main, 'no-such-fn', { key: null })).status, 401);
+    await deploy(h, main.ref, 'needs-key', { source: ECHO });
+    const answer = async (res: Response) => ({
+      status: res.status,
+      type: res.headers.get('content-type'),
+      cors: res.headers.get('access-control-allow-origin'),
+      body: await res.json(),
+    });
+    const origin = 'https://app.test';
+    const refused = await answer(await call(main, 'needs-key', { key: null, method: 'POST', headers: { origin } }));
+    assert.equal(refused.status, 401);
+    // Any method, a preflight included, answers for a missing name what an existing function answers without a key.
+    for (const method of ['GET', 'POST', 'OPTIONS', 'DELETE']) {
+      const headers = { origin, 'access-control-request-method': 'POST' };
+      assert.deepEqual(await answer(await call(main, 'no-such-fn', { key: null, method, headers })), refused, method);
+    }
     const res = await call(main, 'no-such-fn');
     assert.equal(res.status, 404);
     assert.equal((await res.json()).error.code, 'function_not_found');
@@ -1028,7 +1096,10 @@ describe('logs and errors', () => {
     const res = await call(main, 'thrower');
     assert.equal(res.status, 500);
     assert.equal((await res.json()).error.code, 'function_error');
-    await deploy(h, main.ref, 'noboot', { source: "throw new Error('bad module');" });
+    await deploy(h, main.ref, 'noboot', {
+      source:
+        "const load = () => { throw new Error('bad module'); };\nload();\nDeno.serve(() => new Response('never'));",
+    });
     const boot = await call(main, 'noboot');
     assert.equal(boot.status, 503);
     assert.equal((await boot.json()).error.code, 'function_boot_error');

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { builtinModules } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { HearthError } from '../../src/errors.ts';
+import { UNAVAILABLE_NODE_MODULES } from '../../src/functions/bundle.ts';
 import { until } from '../helpers/poll.ts';
 import { leftoverChildren, get, startRuntime, type Harness } from './helpers.ts';
 
@@ -89,7 +91,10 @@ Deno.serve(async (req: Request): Promise<Response> => {
   });
 
   test('no handler and a throwing handler are reported with codes', async () => {
-    await h.runtime.deployFunction('proja', 'nohandler', { files: { 'index.js': 'export const x = 1;' } });
+    // A handler the deploy could not rule out, that never comes.
+    await h.runtime.deployFunction('proja', 'nohandler', {
+      files: { 'index.js': "if (globalThis.NEVER) Deno.serve(() => new Response('x'));" },
+    });
     await rejectsWith(h.runtime.invokeFunction('proja', 'nohandler', get('nohandler')), 500, 'function_no_handler');
     await h.runtime.deployFunction('proja', 'throws', {
       files: { 'index.js': "Deno.serve(() => { throw new Error('kaput'); });" },
@@ -121,6 +126,108 @@ Deno.serve(async (req: Request): Promise<Response> => {
     );
     assert.ok(logs.some((e) => e.level === 'error' && e.message === 'Uncaught exception: Error: stream broke'));
     assert.ok(logs.some((e) => e.request?.code === 'function_error'));
+  });
+});
+
+describe('code from strings', () => {
+  // workerd's rule, unlike Deno's: documented under "Differences from Supabase".
+  test('eval and new Function work while the module loads, and are refused while a request is handled', async () => {
+    await h.runtime.deployFunction('projc', 'codegen', {
+      files: {
+        'index.js': `const double = new Function('n', 'return n * 2');
+const atLoad = [eval('1 + 1'), double(21)];
+Deno.serve(() => {
+  const attempt = (fn) => { try { return fn(); } catch (e) { return e.message; } };
+  return Response.json({
+    atLoad,
+    compiledAtLoad: double(4),
+    evalInRequest: attempt(() => eval('1 + 1')),
+    functionInRequest: attempt(() => new Function('return 1')()),
+  });
+});`,
+      },
+    });
+    const res = await h.runtime.invokeFunction('projc', 'codegen', get('codegen'));
+    assert.deepEqual(await res.json(), {
+      atLoad: [2, 42],
+      compiledAtLoad: 8,
+      evalInRequest: 'Code generation from strings disallowed for this context',
+      functionInRequest: 'Code generation from strings disallowed for this context',
+    });
+  });
+});
+
+describe('deploys that could never run', () => {
+  test('a module that can have no handler is refused, and the version before it stays', async () => {
+    await h.runtime.deployFunction('projb', 'kept', { files: { 'index.ts': "Deno.serve(() => new Response('v1'));" } });
+    for (const source of ['', '  \n', '// nothing yet', 'export const x = 1;', "console.log('loaded');"]) {
+      await assert.rejects(
+        h.runtime.deployFunction('projb', 'kept', { files: { 'index.ts': source } }),
+        (e: unknown) =>
+          e instanceof HearthError &&
+          e.status === 400 &&
+          e.code === 'invalid_function_source' &&
+          /index\.ts has no handler/.test(e.message),
+        JSON.stringify(source),
+      );
+    }
+    assert.equal((await h.runtime.getFunction('projb', 'kept'))?.version, 1);
+    assert.equal(await (await h.runtime.invokeFunction('projb', 'kept', get('kept'))).text(), 'v1');
+    // Either handler form passes, however it is written.
+    for (const source of [
+      'export default { fetch: () => new Response("") };',
+      'const app = { fetch: () => new Response("") };\nexport { app as default };',
+      "import { serve } from 'https://deno.land/std@0.168.0/http/server.ts';\nserve(() => new Response(''));",
+    ]) {
+      await h.runtime.deployFunction('projb', 'forms', { files: { 'index.ts': source } });
+    }
+  });
+
+  test('a static import of a node:* module workerd lacks is refused, naming it; a dynamic one is left to the code', async () => {
+    await assert.rejects(
+      h.runtime.deployFunction('projb', 'nodefs', {
+        files: {
+          'index.ts': "import fs from 'node:fs';\nDeno.serve(() => new Response(fs.readFileSync('/etc/hostname')));",
+        },
+      }),
+      (e: unknown) =>
+        e instanceof HearthError &&
+        e.status === 400 &&
+        e.code === 'function_bundle_failed' &&
+        e.message.includes('index.ts:1:15: Cannot import "node:fs": the functions runtime (workerd) does not provide'),
+    );
+    await h.runtime.deployFunction('projb', 'nodefs', {
+      files: {
+        'index.ts': `import { Buffer } from 'node:buffer';
+Deno.serve(async () => {
+  let fs;
+  try { fs = await import('node:fs'); } catch (e) { fs = (e as Error).message; }
+  return new Response(Buffer.from(String(fs)).toString('base64'));
+});`,
+      },
+    });
+    const res = await h.runtime.invokeFunction('projb', 'nodefs', get('nodefs'));
+    assert.match(Buffer.from(await res.text(), 'base64').toString(), /No such module "node:fs"/);
+  });
+
+  test("the list of node:* modules refused is exactly those of Node's that workerd lacks", async () => {
+    const candidates = [
+      ...new Set([
+        ...builtinModules.map((m) => (m.startsWith('node:') ? m : `node:${m}`)),
+        ...UNAVAILABLE_NODE_MODULES,
+      ]),
+    ];
+    await h.runtime.deployFunction('projb', 'modules', {
+      files: {
+        'index.js': `const missing = [];
+for (const name of ${JSON.stringify(candidates)}) {
+  try { await import(name); } catch { missing.push(name); }
+}
+Deno.serve(() => Response.json(missing));`,
+      },
+    });
+    const missing = await (await h.runtime.invokeFunction('projb', 'modules', get('modules'))).json();
+    assert.deepEqual(missing.sort(), [...UNAVAILABLE_NODE_MODULES].sort());
   });
 });
 

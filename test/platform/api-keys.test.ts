@@ -77,6 +77,12 @@ describe('creating keys', () => {
       ['publishable:default', 'secret:default', 'secret:backend_v2'],
     );
     assert.equal(list.body.find((k: { id: string }) => k.id === res.body.id).api_key, res.body.api_key);
+    // One key by id, as Supabase's GET .../api-keys/{id}; an unknown or malformed id is 404.
+    const one = await h.api('GET', `${pr.keys}/${res.body.id}`);
+    assert.equal(one.status, 200);
+    assert.deepEqual(one.body, res.body);
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'nope'])
+      assert.equal((await h.api('GET', `${pr.keys}/${id}`)).body.error.code, 'not_found');
     const [plain] = await h.hearth.p.dbs
       .control`select count(*)::int as n from platform.api_keys where key_sealed like ${`%${res.body.api_key}%`}`;
     assert.equal(plain!.n, 0);

@@ -60,11 +60,11 @@ const owner = () => h.hearth.owner;
 const count = (answers: Answer[], status: number) => answers.filter((a) => a.status === status).length;
 
 describe('/v1/login throttle', () => {
-  test('a burst of 100 wrong passwords for one account: 5 are checked (400 invalid_credentials), 95 answered 429 with Retry-After; the owner still signs in from another address', async () => {
+  test('a burst of 100 wrong passwords for one account: 5 are checked (401 unauthorized), 95 answered 429 with Retry-After; the owner still signs in from another address', async () => {
     const burst = await Promise.all(
       Array.from({ length: 100 }, () => login('127.0.0.2', owner().email, 'wrong-password!!')),
     );
-    assert.equal(count(burst, 400), LOGIN_PER_ACCOUNT);
+    assert.equal(count(burst, 401), LOGIN_PER_ACCOUNT);
     assert.equal(count(burst, 429), 100 - LOGIN_PER_ACCOUNT);
     for (const a of burst.filter((x) => x.status === 429)) {
       assert.equal(a.code, 'over_request_rate_limit');
@@ -74,11 +74,11 @@ describe('/v1/login throttle', () => {
         `Retry-After ${a.retryAfter}`,
       );
     }
-    for (const a of burst.filter((x) => x.status === 400)) assert.equal(a.retryAfter, undefined);
+    for (const a of burst.filter((x) => x.status === 401)) assert.equal(a.retryAfter, undefined);
     // The attacker's address cannot even try the right password now...
     assert.equal((await login('127.0.0.2', owner().email, owner().password!)).status, 429);
-    // ...but the owner, elsewhere, signs in, and a typo there is an ordinary 400.
-    assert.equal((await login('127.0.0.3', owner().email, 'typo-password!!')).status, 400);
+    // ...but the owner, elsewhere, signs in, and a typo there is an ordinary 401.
+    assert.equal((await login('127.0.0.3', owner().email, 'typo-password!!')).status, 401);
     assert.equal((await login('127.0.0.3', owner().email, owner().password!)).status, 200);
     // The allowance refills: one account attempt per REFILL_MS / LOGIN_PER_ACCOUNT.
     h.clock.advance(REFILL_MS / LOGIN_PER_ACCOUNT);
@@ -91,7 +91,7 @@ describe('/v1/login throttle', () => {
       answers.push(await login('127.0.0.4', `nobody${i}@example.com`, 'wrong-password!!'));
     assert.deepEqual(
       answers.map((a) => a.status),
-      [...Array(LOGIN_PER_ADDRESS).fill(400), ...Array(5).fill(429)],
+      [...Array(LOGIN_PER_ADDRESS).fill(401), ...Array(5).fill(429)],
     );
     assert.ok(Number(answers.at(-1)!.retryAfter) >= 1);
     assert.equal((await login('127.0.0.4', owner().email, owner().password!)).status, 429);
@@ -102,7 +102,7 @@ describe('/v1/login throttle', () => {
       mixed.push(
         (await login('127.0.0.6', i % 2 ? 'Someone@Example.com' : 'someone@example.com', 'wrong-password!!')).status,
       );
-    assert.deepEqual(mixed, [...Array(LOGIN_PER_ACCOUNT).fill(400), 429]);
+    assert.deepEqual(mixed, [...Array(LOGIN_PER_ACCOUNT).fill(401), 429]);
   });
 
   test('an IPv6 client counts as its /64: hopping between its addresses buys no more attempts', async () => {
@@ -113,12 +113,12 @@ describe('/v1/login throttle', () => {
           .status,
       );
     }
-    assert.deepEqual(statuses, Array(LOGIN_PER_ADDRESS).fill(400));
+    assert.deepEqual(statuses, Array(LOGIN_PER_ADDRESS).fill(401));
     assert.equal(
       (await login('127.0.0.1', 'six@example.com', 'wrong-password!!', '2001:db8:1:2:ffff:ffff:ffff:ffff')).status,
       429,
     );
-    assert.equal((await login('127.0.0.1', 'six@example.com', 'wrong-password!!', '2001:db8:1:3::1')).status, 400);
+    assert.equal((await login('127.0.0.1', 'six@example.com', 'wrong-password!!', '2001:db8:1:3::1')).status, 401);
   });
 
   test('right passwords are never throttled: each success gives its tokens back', async () => {

@@ -12,7 +12,7 @@ after(async () => {
 });
 
 describe('management sessions', () => {
-  test('POST /v1/login returns a bearer session; wrong password is 400 invalid_credentials, as GoTrue answers it', async () => {
+  test('POST /v1/login returns a bearer session; a wrong password is 401 unauthorized (the status issue 2 gives bad credentials)', async () => {
     const owner = h.hearth.owner;
     const ok = await h.api('POST', '/v1/login', {
       body: { email: owner.email, password: owner.password },
@@ -27,8 +27,8 @@ describe('management sessions', () => {
       body: { email: owner.email, password: 'wrong-password!!' },
       token: null,
     });
-    assert.equal(bad.status, 400);
-    assert.equal(bad.body.error.code, 'invalid_credentials');
+    assert.equal(bad.status, 401);
+    assert.equal(bad.body.error.code, 'unauthorized');
   });
 
   test('missing, invalid and project-key bearers are 401 unauthorized', async () => {
@@ -335,6 +335,12 @@ describe('bad input', () => {
     });
     assert.equal(long.status, 400);
     assert.equal(long.body.error.code, 'invalid_name');
+    // 64 is counted in characters, not UTF-16 units: 64 emoji fit, 65 do not.
+    const emoji = (n: number) => h.api('POST', '/v1/organizations', { body: { name: '\u{1F525}'.repeat(n) } });
+    assert.equal((await emoji(64)).status, 201);
+    assert.equal((await emoji(65)).body.error.code, 'invalid_name');
+    for (const name of ['two\nlines', 'tab\there', 'bell\u0007'])
+      assert.equal((await h.api('POST', '/v1/organizations', { body: { name } })).body.error.code, 'invalid_name');
     const noOrg = await h.api('POST', '/v1/projects', { body: { name: 'ok' } });
     assert.equal(noOrg.body.error.code, 'invalid_organization');
     const badRole = await h.api('POST', `/v1/organizations/${orgs.body[0].id}/members`, {
@@ -447,8 +453,8 @@ describe('odd names, strings and races the management API refuses cleanly', () =
       token: null,
       body: { email: 'x\u0000@example.com', password: 'a-long-password' },
     });
-    assert.equal(login.status, 400);
-    assert.equal(login.body.error.code, 'invalid_credentials');
+    assert.equal(login.status, 401);
+    assert.equal(login.body.error.code, 'unauthorized');
   });
 
   test('a malformed organization_id on project creation is 400 invalid_organization', async () => {

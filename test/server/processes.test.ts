@@ -90,3 +90,15 @@ test('a process given another master key refuses to start, saying so, before it 
       err.code === 'invalid_config' && /not the key this deployment's database was sealed with/.test(err.message),
   );
 });
+
+test('HEARTH_OWNER_EMAIL and HEARTH_OWNER_PASSWORD the members API would refuse stop the start with invalid_config', async () => {
+  for (const [env, named] of [
+    [{ HEARTH_OWNER_EMAIL: 'bad', HEARTH_OWNER_PASSWORD: 'a-long-enough-password' }, /HEARTH_OWNER_EMAIL/],
+    [{ HEARTH_OWNER_EMAIL: 'owner@example.com', HEARTH_OWNER_PASSWORD: 'short' }, /HEARTH_OWNER_PASSWORD/],
+  ] as const) {
+    await assert.rejects(
+      startTestHearth({ controlDb: first.config.controlDb, dataDir: first.config.dataDir, env: { ...env } }),
+      (err: Error & { code?: string }) => err.code === 'invalid_config' && named.test(err.message),
+    );
+  }
+});

@@ -92,7 +92,7 @@ describe('Hearth Studio', () => {
     await page.getByLabel('E-mail').fill(OWNER.email);
     await page.getByLabel('Password').fill('wrong-password-1');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('alert').filter({ hasText: 'invalid_credentials' }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'Wrong e-mail or password.' }).waitFor();
     await page.getByLabel('Password').fill(OWNER.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
