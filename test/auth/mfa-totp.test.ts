@@ -321,7 +321,9 @@ describe('rate limit', () => {
       const over = await verifyWith(token, fresh, wrong);
       assert.equal(over.status, 429);
       assert.equal(over.body.error_code, 'over_request_rate_limit');
-      assert.equal(over.headers.get('retry-after'), '4'); // 15 a minute: one every 4 s
+      // 15 a minute: one every 4 s (less if a second went by since the burst began).
+      const retryAfter = Number(over.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 4, `Retry-After ${retryAfter}`);
       assert.match(over.body.msg, /from your address \(rate_limit_mfa: 15 at once, refilling at 15 per 1 min\)/);
       // Another address gets no further with this factor: its own allowance is spent too.
       const rotated = await verifyWith(token, fresh, wrong, { 'x-forwarded-for': '203.0.113.22' });

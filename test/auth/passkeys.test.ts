@@ -246,7 +246,9 @@ describe('public options and their challenges', () => {
       });
       assert.equal(res.status, 429);
       assert.equal((await res.json()).error_code, 'over_request_rate_limit');
-      assert.equal(res.headers.get('retry-after'), '4'); // 3 per 10 s: the next one in 3.3 s
+      // 3 per 10 s: the next one in at most 3.3 s, rounded up.
+      const retryAfter = Number(res.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 4, `Retry-After ${retryAfter}`);
       assert.equal(await signInChallenges(), before + 3); // the refused call stored nothing
 
       // Used ones (the sign-ins above) go at the next purge, the unused three once expired (5 minutes), not a day later.
