@@ -1459,6 +1459,8 @@ CREATE TABLE auth.flow_state (
     auth_code_issued_at timestamp with time zone,
     consumed_at timestamp with time zone,
     created_at timestamp with time zone NOT NULL,
+    provider_token_sealed text,
+    provider_refresh_token_sealed text,
     CONSTRAINT flow_state_code_challenge_method_check CHECK ((code_challenge_method = 's256'::text))
 );
 

@@ -8,7 +8,7 @@ import { now, type AuthContext } from './context.ts';
 import { deliver } from './mailer.ts';
 import { recoveryMail, signInMail } from './messages.ts';
 import { issueDecoy, issueOneTime, redeemCode, redeemLink, type Purpose, type RedeemedToken } from './one-time.ts';
-import { exchangeAuthCode, mintAuthCode, startFlow, type Challenge } from './pkce.ts';
+import { exchangeAuthCode, mintAuthCode, startFlow, type Challenge, type ProviderTokens } from './pkce.ts';
 import { assertNotBanned, issueSession, type AmrMethod, type SessionPayload } from './sessions.ts';
 import { applyEmail, createUser, findUserByEmail, findUserById, type UserRow } from './users.ts';
 
@@ -160,10 +160,15 @@ const FLOW_AMR: Record<string, AmrMethod> = {
   oauth: 'oauth',
 };
 
-/** grant_type=pkce */
-export async function pkceGrant(ctx: AuthContext, authCode: string, verifier: string): Promise<SessionPayload> {
+/** grant_type=pkce; a social sign-in's session also carries the provider's tokens, as GoTrue's does. */
+export async function pkceGrant(
+  ctx: AuthContext,
+  authCode: string,
+  verifier: string,
+): Promise<SessionPayload & Partial<ProviderTokens>> {
   const flow = await exchangeAuthCode(ctx, authCode, verifier);
   const user = await findUserById(ctx.project.sql, flow.userId);
   if (!user) throw fail('flow_state_not_found', 'The user of this flow no longer exists.');
-  return issueSession(ctx, user, { amr: FLOW_AMR[flow.authenticationMethod] ?? 'pkce' });
+  const session = await issueSession(ctx, user, { amr: FLOW_AMR[flow.authenticationMethod] ?? 'pkce' });
+  return { ...session, ...flow.providerTokens };
 }

@@ -2,9 +2,10 @@
  * Removal of auth rows nobody can use any more, for a periodic worker
  * (startWorkers): sessions whose every refresh token has expired (30 days
  * after its last rotation), one-time tokens and PKCE flows a day after they
- * expired (MFA challenges and social sign-in states counted with the flows),
- * code decoys once expired (counted with the tokens),
- * and development-mailbox messages after 7 days.
+ * expired (MFA challenges and social sign-in states counted with the flows;
+ * passkey sign-in challenges as soon as they are used or expired), code
+ * decoys once expired (counted with the tokens), and development-mailbox
+ * messages after 7 days.
  */
 import type { Platform } from '../context.ts';
 import type { Sql } from '../db/pools.ts';
@@ -24,7 +25,9 @@ export async function purgeExpiredAuthRows(
   const tokens = await sql`delete from auth.one_time_tokens where expires_at < ${dayAgo} returning 1`;
   const decoys = await sql`delete from auth.code_decoys where expires_at < ${now} returning 1`;
   const flows = await sql`delete from auth.flow_state where created_at < ${dayAgo} returning 1`;
-  const challenges = await sql`delete from auth.mfa_challenges where expires_at < ${dayAgo} returning 1`;
+  // Passkey sign-in challenges belong to nobody and anyone may ask for one: they go as soon as they are used or expired.
+  const challenges = await sql`delete from auth.mfa_challenges
+    where expires_at < ${dayAgo} or (kind = 'passkey_signin' and (expires_at < ${now} or consumed_at is not null)) returning 1`;
   const states = await sql`delete from auth.oauth_states where expires_at < ${dayAgo} returning 1`;
   const mail =
     await sql`delete from auth.dev_mailbox where created_at < ${new Date(now.getTime() - 7 * DAY)} returning 1`;

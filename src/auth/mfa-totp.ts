@@ -24,6 +24,7 @@ import { signedInUser, type UserRow } from './users.ts';
 import { invalid } from './validate.ts';
 
 export const TOTP_PERIOD_S = 30;
+const SIX_DIGITS = /^[0-9]{6}$/;
 
 function totp(secret: OTPAuth.Secret, issuer: string, label: string): OTPAuth.TOTP {
   return new OTPAuth.TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: TOTP_PERIOD_S, secret });
@@ -84,13 +85,15 @@ export async function verifyTotp(
   challengeId: string,
   code: string,
 ): Promise<SessionPayload> {
-  if (!/^\d{6}$/.test(code)) throw invalid('code must be the 6 digits shown by the authenticator app.');
   const outcome = await ctx.project.sql.begin(async (tx) => {
     const factor = await userFactor(tx, claims.sub, factorId, true);
     if (factor.factor_type !== 'totp')
       throw invalid('This factor is not a TOTP factor; send a WebAuthn credential instead of a code.');
     await lockChallenge(ctx, tx, challengeId, factor.id, ['totp']);
-    const step = matchingStep(ctx.p.master.decrypt(factor.secret_sealed!), code, now(ctx));
+    // A code that is not 6 digits is just a wrong code, spending a try (GoTrue answers it 422 too).
+    const step = SIX_DIGITS.test(code)
+      ? matchingStep(ctx.p.master.decrypt(factor.secret_sealed!), code, now(ctx))
+      : null;
     if (step === null) {
       await tx`update auth.mfa_challenges set attempts = attempts + 1 where id = ${challengeId}`;
       return { wrong: true as const };

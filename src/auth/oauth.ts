@@ -4,7 +4,10 @@
  * ties the callback to its start; towards the provider every flow uses PKCE
  * (S256) and, for OpenID providers, a nonce checked in the ID token. When
  * the app started the flow with its own code_challenge, the callback
- * answers ?code= for POST /token?grant_type=pkce instead of a session.
+ * answers ?code= for POST /token?grant_type=pkce instead of a session. The
+ * provider's access and refresh tokens reach the app with its session (the
+ * callback's fragment, or the PKCE exchange), as GoTrue's
+ * provider_token and provider_refresh_token.
  */
 import type * as oidc from 'openid-client';
 import { type ErrorCode, HearthError } from '../errors.ts';
@@ -12,7 +15,7 @@ import { randomToken, sha256 } from '../secrets.ts';
 import { later, now, type AuthContext } from './context.ts';
 import { userForIdentity, type ProviderProfile } from './identities.ts';
 import { configurationOf, openidClient, providerOf, unreachable, type Provider } from './oauth-providers.ts';
-import { mintAuthCode, startFlow, type Challenge } from './pkce.ts';
+import { mintAuthCode, startFlow, type Challenge, type ProviderTokens } from './pkce.ts';
 import { issueSession, type SessionPayload } from './sessions.ts';
 import { isAllowedRedirect } from './redirects.ts';
 
@@ -21,7 +24,7 @@ export const OAUTH_STATE_MS = 10 * 60_000;
 export const callbackUrl = (ctx: AuthContext) => `${ctx.baseUrl}/auth/v1/callback`;
 
 export interface StartRequest {
-  provider: string | undefined;
+  provider: Provider;
   /** The allowlisted target the callback redirects to. */
   redirectTo: string;
   challenge: Challenge | null;
@@ -33,7 +36,7 @@ export interface StartRequest {
 /** The provider's authorization URL for a new flow. */
 export async function startAuthorization(ctx: AuthContext, req: StartRequest): Promise<string> {
   const client = await openidClient();
-  const provider = providerOf(ctx, req.provider);
+  const provider = req.provider;
   const config = await configurationOf(ctx, provider);
   const state = randomToken(40);
   const verifier = client.randomPKCECodeVerifier();
@@ -64,7 +67,7 @@ interface StateRow {
 }
 
 export type CallbackOutcome =
-  | { kind: 'session'; target: string; session: SessionPayload }
+  | { kind: 'session'; target: string; session: SessionPayload; providerTokens: ProviderTokens }
   | { kind: 'code'; target: string; code: string }
   | { kind: 'error'; target: string; error: string; code: string; description: string };
 
@@ -182,6 +185,7 @@ export async function finishCallback(
     return refusal(target, 'oauth_provider_error', query.error_description ?? query.error, 'access_denied');
 
   let profile: ProviderProfile;
+  let providerTokens: ProviderTokens;
   try {
     const provider = providerOf(ctx, state.provider);
     const config = await configurationOf(ctx, provider);
@@ -193,6 +197,10 @@ export async function finishCallback(
       expectedNonce: state.nonce ?? undefined,
       idTokenExpected: provider.openid,
     });
+    providerTokens = {
+      provider_token: tokens.access_token,
+      ...(tokens.refresh_token ? { provider_refresh_token: tokens.refresh_token } : {}),
+    };
     profile = provider.openid
       ? await openidProfile(config, provider, tokens)
       : await githubProfile(config, provider, tokens.access_token);
@@ -206,12 +214,19 @@ export async function finishCallback(
       const user = await userForIdentity(ctx, tx, profile, state.link_user_id);
       if (state.code_challenge)
         return {
-          flow: await startFlow(ctx, tx, { challenge: state.code_challenge, method: 's256' }, user.id, 'oauth'),
+          flow: await startFlow(
+            ctx,
+            tx,
+            { challenge: state.code_challenge, method: 's256' },
+            user.id,
+            'oauth',
+            providerTokens,
+          ),
         };
       return { session: await issueSession(ctx, user, { amr: 'oauth' }, tx) };
     });
     if (result.flow) return { kind: 'code', target, code: await mintAuthCode(ctx, result.flow) };
-    return { kind: 'session', target, session: result.session! };
+    return { kind: 'session', target, session: result.session!, providerTokens };
   } catch (err) {
     if (err instanceof HearthError) return refusal(target, err.code, err.message, 'access_denied');
     throw err;

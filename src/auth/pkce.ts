@@ -46,16 +46,33 @@ export function readChallenge(body: Record<string, unknown>): Challenge | null {
   return { challenge, method: 's256' };
 }
 
+/**
+ * What a social provider gave at sign-in, which the app may use to call the
+ * provider's API (GoTrue's names; supabase-js keeps them in the session).
+ */
+export interface ProviderTokens {
+  provider_token: string;
+  /** Only when the provider gave one (RFC 6749 5.1 makes it optional). */
+  provider_refresh_token?: string;
+}
+
+/**
+ * A PKCE flow waiting for its link or callback. A social sign-in's provider
+ * tokens wait in it, sealed with the master key, until the code is exchanged.
+ */
 export async function startFlow(
   ctx: AuthContext,
   db: Db,
   c: Challenge,
   userId: string,
   method: string,
+  providerTokens?: ProviderTokens,
 ): Promise<string> {
-  const [row] =
-    await db`insert into auth.flow_state (user_id, code_challenge, code_challenge_method, authentication_method, created_at)
-    values (${userId}, ${c.challenge}, ${c.method}, ${method}, ${now(ctx)}) returning id`;
+  const seal = (token: string | undefined) => (token ? ctx.p.master.encrypt(token) : null);
+  const [row] = await db`insert into auth.flow_state (user_id, code_challenge, code_challenge_method,
+      authentication_method, provider_token_sealed, provider_refresh_token_sealed, created_at)
+    values (${userId}, ${c.challenge}, ${c.method}, ${method}, ${seal(providerTokens?.provider_token)},
+      ${seal(providerTokens?.provider_refresh_token)}, ${now(ctx)}) returning id`;
   return row!.id as string;
 }
 
@@ -70,12 +87,14 @@ export async function mintAuthCode(ctx: AuthContext, flowStateId: string): Promi
 export interface ExchangedFlow {
   userId: string;
   authenticationMethod: string;
+  /** A social sign-in's provider tokens, now removed from the flow. */
+  providerTokens: ProviderTokens | null;
 }
 
 export async function exchangeAuthCode(ctx: AuthContext, authCode: string, verifier: string): Promise<ExchangedFlow> {
   const t = now(ctx);
-  const [row] = await ctx.project
-    .sql`select id, user_id, code_challenge, authentication_method, auth_code_issued_at, consumed_at
+  const [row] = await ctx.project.sql`select id, user_id, code_challenge, authentication_method, auth_code_issued_at,
+      consumed_at, provider_token_sealed, provider_refresh_token_sealed
     from auth.flow_state where auth_code_hash = ${sha256(authCode)}`;
   if (!row || row.consumed_at) throw fail('flow_state_not_found');
   if (t.getTime() - (row.auth_code_issued_at as Date).getTime() > AUTH_CODE_MS) {
@@ -86,8 +105,19 @@ export async function exchangeAuthCode(ctx: AuthContext, authCode: string, verif
   if (!safeEqual(computed, row.code_challenge as string)) {
     throw fail('bad_code_verifier');
   }
-  const [consumed] = await ctx.project.sql`update auth.flow_state set consumed_at = ${t}
+  // The provider tokens are handed out once: the exchange clears them with the code.
+  const [consumed] = await ctx.project.sql`update auth.flow_state
+    set consumed_at = ${t}, provider_token_sealed = null, provider_refresh_token_sealed = null
     where id = ${row.id} and consumed_at is null returning id`;
   if (!consumed) throw fail('flow_state_not_found');
-  return { userId: row.user_id as string, authenticationMethod: row.authentication_method as string };
+  const unseal = (sealed: unknown) => (sealed ? ctx.p.master.decrypt(sealed as string) : undefined);
+  const providerToken = unseal(row.provider_token_sealed);
+  const refreshToken = unseal(row.provider_refresh_token_sealed);
+  return {
+    userId: row.user_id as string,
+    authenticationMethod: row.authentication_method as string,
+    providerTokens: providerToken
+      ? { provider_token: providerToken, ...(refreshToken ? { provider_refresh_token: refreshToken } : {}) }
+      : null,
+  };
 }

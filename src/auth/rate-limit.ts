@@ -1,14 +1,23 @@
 /**
- * Per-client-IP rate limits (config/auth rate_limit_signups,
- * rate_limit_anonymous_users, rate_limit_email_sent) as token buckets
- * (src/db/rate-limit.ts): a client may spend the configured number at
- * once, and the allowance refills at that number per REFILL_MS. GoTrue's
- * fixed windows lock a steady client out for up to an hour; these do not.
+ * Per-client-IP rate limits as token buckets (src/db/rate-limit.ts): a
+ * client may spend the configured number at once, and the allowance refills
+ * at that number per refill period. GoTrue's fixed windows lock a steady
+ * client out for up to an hour; these do not.
+ *
+ * - config/auth rate_limit_signups, rate_limit_anonymous_users,
+ *   rate_limit_email_sent and rate_limit_passkey (passkey sign-in options:
+ *   public, and each stores a challenge) refill every 10 s;
+ * - rate_limit_mfa (POST /factors/{id}/challenge and /verify, each its own
+ *   bucket) refills every minute, GoTrue's MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY
+ *   pace, since each verify is a guess at a 6-digit code. Verify is also
+ *   limited per factor, so an attacker holding a stolen aal1 session gains
+ *   nothing by spreading guesses over many addresses.
  *
  * Rows live in the project database (auth.rate_buckets) so every Hearth
- * process shares them. The client IP is Fastify's request.ip, which honours
- * X-Forwarded-For only from HEARTH_TRUSTED_PROXIES. A limit of 0 refuses
- * every request of that kind.
+ * process shares them; the key column (client_ip) holds the factor id for
+ * the per-factor bucket. The client IP is Fastify's request.ip, which
+ * honours X-Forwarded-For only from HEARTH_TRUSTED_PROXIES. A limit of 0
+ * refuses every request of that kind.
  */
 import {
   paceOf,
@@ -21,31 +30,69 @@ import {
 } from '../db/rate-limit.ts';
 import { now, type AuthContext } from './context.ts';
 
-export type Bucket = 'signups' | 'anonymous_users' | 'email_sent';
+export type Bucket =
+  | 'signups'
+  | 'anonymous_users'
+  | 'email_sent'
+  | 'passkey_sign_in'
+  | 'mfa_challenge'
+  | 'mfa_verify'
+  | 'mfa_factor_verify';
 
-/** The whole allowance refills in this time. */
+/** The refill period of the sign-up, guest and mail limits. */
 export const REFILL_MS = 10_000;
+/** The refill period of the MFA limits: GoTrue's limit is per minute. */
+const MFA_REFILL_MS = 60_000;
 
 const TABLE: BucketTable = { name: 'auth.rate_buckets', keyColumn: 'client_ip' };
 
-const LIMIT_FIELD: Record<Bucket, string> = {
-  signups: 'rate_limit_signups',
-  anonymous_users: 'rate_limit_anonymous_users',
-  email_sent: 'rate_limit_email_sent',
+interface BucketRule {
+  /** The config/auth field holding the limit. */
+  field: string;
+  /** The whole allowance refills in this time. */
+  refillMs: number;
+  code: 'over_request_rate_limit' | 'over_email_send_rate_limit';
+  /** Whose allowance ran out, for the message. */
+  whose: string;
+}
+
+const ADDRESS = 'from your address';
+const RULES: Record<Bucket, BucketRule> = {
+  signups: { field: 'rate_limit_signups', refillMs: REFILL_MS, code: 'over_request_rate_limit', whose: ADDRESS },
+  anonymous_users: {
+    field: 'rate_limit_anonymous_users',
+    refillMs: REFILL_MS,
+    code: 'over_request_rate_limit',
+    whose: ADDRESS,
+  },
+  email_sent: {
+    field: 'rate_limit_email_sent',
+    refillMs: REFILL_MS,
+    code: 'over_email_send_rate_limit',
+    whose: ADDRESS,
+  },
+  passkey_sign_in: {
+    field: 'rate_limit_passkey',
+    refillMs: REFILL_MS,
+    code: 'over_request_rate_limit',
+    whose: ADDRESS,
+  },
+  mfa_challenge: { field: 'rate_limit_mfa', refillMs: MFA_REFILL_MS, code: 'over_request_rate_limit', whose: ADDRESS },
+  mfa_verify: { field: 'rate_limit_mfa', refillMs: MFA_REFILL_MS, code: 'over_request_rate_limit', whose: ADDRESS },
+  mfa_factor_verify: {
+    field: 'rate_limit_mfa',
+    refillMs: MFA_REFILL_MS,
+    code: 'over_request_rate_limit',
+    whose: 'for this factor',
+  },
 };
 
-const CODE: Record<Bucket, 'over_request_rate_limit' | 'over_email_send_rate_limit'> = {
-  signups: 'over_request_rate_limit',
-  anonymous_users: 'over_request_rate_limit',
-  email_sent: 'over_email_send_rate_limit',
-};
-
-const tokenBucket = (ctx: AuthContext, bucket: Bucket, clientIp: string): TokenBucket => ({
+const tokenBucket = (ctx: AuthContext, bucket: Bucket, key: string): TokenBucket => ({
   table: TABLE,
   bucket,
-  key: clientIp,
-  limit: Number(ctx.settings[LIMIT_FIELD[bucket]]),
-  refillMs: REFILL_MS,
+  key,
+  limit: Number(ctx.settings[RULES[bucket].field]),
+  refillMs: RULES[bucket].refillMs,
 });
 
 /**
@@ -61,15 +108,17 @@ export function rateHit(ctx: AuthContext, bucket: Bucket, clientIp: string) {
 export function refuseOverLimit(ctx: AuthContext, bucket: Bucket, admitted: boolean, waitMs: number): void {
   if (admitted) return;
   const retry = retryAfterSeconds(waitMs);
+  const rule = RULES[bucket];
   const pace = paceOf(tokenBucket(ctx, bucket, ''));
   throw new RateLimited(
-    CODE[bucket],
-    `Too many requests of this kind from your address (${LIMIT_FIELD[bucket]}: ${pace}); try again in ${retry} s.`,
+    rule.code,
+    `Too many requests of this kind ${rule.whose} (${rule.field}: ${pace}); try again in ${retry} s.`,
     retry,
   );
 }
 
-export async function spendRateLimit(ctx: AuthContext, bucket: Bucket, clientIp: string): Promise<void> {
-  const { admitted, waitMs } = await takeToken(ctx.project.sql, tokenBucket(ctx, bucket, clientIp), now(ctx));
+/** Spends one request of the bucket for `key` (the client IP, or the factor id of mfa_factor_verify); 429 over the limit. */
+export async function spendRateLimit(ctx: AuthContext, bucket: Bucket, key: string): Promise<void> {
+  const { admitted, waitMs } = await takeToken(ctx.project.sql, tokenBucket(ctx, bucket, key), now(ctx));
   refuseOverLimit(ctx, bucket, admitted, waitMs);
 }

@@ -7,9 +7,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import { authContext, type AuthContext } from './context.ts';
-import { checkEnrolment, factorNotFound, insertFactor, unenrolFactor, userFactor } from './factors.ts';
+import { checkEnrolment, insertFactor, unenrolFactor, userFactor } from './factors.ts';
 import { readBodiesAsJson, authErrors, idParam, userClaims } from './http.ts';
 import { challengeTotp, enrolTotp, verifyTotp } from './mfa-totp.ts';
+import { spendRateLimit } from './rate-limit.ts';
 import { requireLiveSession, requireTokenUser } from './user-sessions.ts';
 import { signedInUser } from './users.ts';
 import { invalid, objectBody, optionalString, requiredString } from './validate.ts';
@@ -51,6 +52,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
     await requireLiveSession(ctx, claims);
+    await spendRateLimit(ctx, 'mfa_challenge', request.ip);
     const factor = await userFactor(ctx.project.sql, claims.sub, idParam(request.params.id, 'factor'));
     if (factor.factor_type === 'totp') return challengeTotp(ctx, factor);
     return challengeWebauthn(ctx, await signedInUser(ctx.project.sql, claims.sub), factor);
@@ -61,22 +63,22 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const body = objectBody(request.body);
     const ctx = await ctxOf(request);
     await requireLiveSession(ctx, claims);
-    const factorId = idParam(request.params.id, 'factor');
+    await spendRateLimit(ctx, 'mfa_verify', request.ip);
+    // Each verify may be a guess: the factor's own allowance holds whatever address the guesses come from.
+    const factor = await userFactor(ctx.project.sql, claims.sub, idParam(request.params.id, 'factor'));
+    await spendRateLimit(ctx, 'mfa_factor_verify', factor.id);
     const challengeId = requiredString(body, 'challenge_id');
     const credential = credentialOf(body);
-    if (credential !== undefined) return verifyWebauthn(ctx, claims, factorId, challengeId, credential);
+    if (credential !== undefined) return verifyWebauthn(ctx, claims, factor.id, challengeId, credential);
     const code = optionalString(body, 'code');
     if (code === undefined) {
-      const [factor] = await ctx.project
-        .sql`select factor_type from auth.mfa_factors where id = ${factorId} and user_id = ${claims.sub}`;
-      if (!factor) throw factorNotFound();
       throw invalid(
         factor.factor_type === 'totp'
           ? 'code is required (the 6 digits of the authenticator app).'
           : 'credential is required (the PublicKeyCredential JSON).',
       );
     }
-    return verifyTotp(ctx, claims, factorId, challengeId, code);
+    return verifyTotp(ctx, claims, factor.id, challengeId, code);
   });
 
   app.delete<IdParams>('/auth/v1/factors/:id', async (request) => {
@@ -87,9 +89,13 @@ export async function mfaRoutes(app: FastifyInstance, opts: { p: Platform }) {
   });
 
   // Passkey-only sign-in: nobody is signed in yet, so no key is needed (SPEC 5, public calls).
-  app.post('/auth/v1/webauthn/authenticate/options', { config: { ignoreCredentials: true } }, async (request) =>
-    passkeySignInOptions(await ctxOf(request)),
-  );
+  app.post('/auth/v1/webauthn/authenticate/options', { config: { ignoreCredentials: true } }, async (request) => {
+    const ctx = await ctxOf(request);
+    relyingParty(ctx.settings); // SPEC 7: 422 webauthn_not_configured comes first
+    // Anyone may call it and each call stores a challenge: the address's allowance bounds them.
+    await spendRateLimit(ctx, 'passkey_sign_in', request.ip);
+    return passkeySignInOptions(ctx);
+  });
 
   app.post('/auth/v1/webauthn/authenticate', { config: { ignoreCredentials: true } }, async (request) => {
     const ctx = await ctxOf(request);

@@ -9,7 +9,8 @@ import type { Platform } from '../context.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { readBodiesAsJson, authErrors, idParam, queryOf, sessionIdOf, userClaims, type Query } from './http.ts';
 import { unlinkIdentity } from './identities.ts';
-import { finishCallback, startAuthorization, type CallbackOutcome } from './oauth.ts';
+import { finishCallback, startAuthorization, type CallbackOutcome, type StartRequest } from './oauth.ts';
+import { providerOf } from './oauth-providers.ts';
 import { readChallenge } from './pkce.ts';
 import { redirectTarget } from './redirects.ts';
 import { listSessions, requireLiveSession, requireTokenUser, revokeSession } from './user-sessions.ts';
@@ -29,6 +30,7 @@ function redirectFor(outcome: CallbackOutcome): string {
           access_token: outcome.session.access_token,
           expires_at: String(outcome.session.expires_at),
           expires_in: String(outcome.session.expires_in),
+          ...outcome.providerTokens,
           refresh_token: outcome.session.refresh_token,
           token_type: outcome.session.token_type,
         };
@@ -36,10 +38,15 @@ function redirectFor(outcome: CallbackOutcome): string {
   return u.toString();
 }
 
-/** The start of a flow: provider, allowlisted redirect_to, optional PKCE challenge and extra scopes. */
-function startRequest(ctx: AuthContext, q: Query, linkUserId: string | null) {
+/**
+ * The start of a flow: provider, allowlisted redirect_to, optional PKCE
+ * challenge and extra scopes, checked in that order as GoTrue does, so a
+ * disabled or unknown provider is the answer whatever redirect_to says.
+ */
+function startRequest(ctx: AuthContext, q: Query, linkUserId: string | null): StartRequest {
+  const provider = providerOf(ctx, q.provider);
   return {
-    provider: q.provider,
+    provider,
     redirectTo: redirectTarget(ctx.settings, q.redirect_to),
     challenge: readChallenge(q),
     linkUserId,

@@ -87,6 +87,13 @@ export const authSettings: AreaSpec = {
   rate_limit_anonymous_users: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
   /** /otp, /recover, /resend, /reauthenticate and admin mails (each may send one e-mail). */
   rate_limit_email_sent: { type: 'integer', default: 60, min: 0, max: 1_000_000 },
+  /** POST /webauthn/authenticate/options (public; each answer stores a challenge for 5 minutes). */
+  rate_limit_passkey: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
+  /**
+   * POST /factors/{id}/challenge and /verify, each: this many at once, refilling at this many per
+   * minute (GoTrue's MFA pace), per address and, for verify, per factor too.
+   */
+  rate_limit_mfa: { type: 'integer', default: 15, min: 0, max: 1_000_000 },
   smtp_host: { type: 'string', default: null, maxLength: 255, check: smtpHost },
   smtp_port: { type: 'integer', default: 587, min: 1, max: 65535 },
   smtp_user: { type: 'string', default: null, maxLength: 255 },

@@ -14,8 +14,8 @@ import { authApi, client, configureAuth, goodPassword, uniqueEmail } from './hel
 
 let h: TestHearth;
 before(async () => {
-  h = await startTestHearth();
-  await configureAuth(h, { rate_limit_signups: 1000 });
+  h = await startTestHearth({ env: { HEARTH_TRUSTED_PROXIES: '127.0.0.1' } });
+  await configureAuth(h, { rate_limit_signups: 1000, rate_limit_mfa: 1000 });
 });
 after(async () => {
   await h?.close();
@@ -156,19 +156,28 @@ describe('TOTP verification', () => {
     assert.equal(next.status, 200);
   });
 
-  test('challenges: single use, 5 minutes, 5 wrong codes; unknown challenge or factor 404', async () => {
+  test('challenges: single use, 5 minutes, 5 wrong codes (whatever their form); unknown challenge or factor 404', async () => {
     const u = await signUp();
     const f = await enrol(u.token);
     const now = centreOfStep();
     const c = await authApi(h, 'POST', `/factors/${f.id}/challenge`, { token: u.token });
     assert.match(c.body.id, /^[0-9a-f-]{36}$/);
     assert.equal(c.body.expires_at, Math.floor(now / 1000) + 300);
-    for (let i = 0; i < 5; i++) {
+    // A code that is not 6 digits is a wrong code like any other (GoTrue: 422 "Invalid TOTP code entered").
+    const wrongCodes = [
+      '000000' === codeAt(f.totp.secret, now) ? '111111' : '000000',
+      'abcdef',
+      '12345',
+      '1234567',
+      '１２３４５６',
+    ];
+    for (const code of wrongCodes) {
       const wrong = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
         token: u.token,
-        body: { challenge_id: c.body.id, code: '000000' === codeAt(f.totp.secret, now) ? '111111' : '000000' },
+        body: { challenge_id: c.body.id, code },
       });
-      assert.equal(wrong.body.error_code, 'mfa_verification_failed');
+      assert.equal(wrong.status, 422, code);
+      assert.equal(wrong.body.error_code, 'mfa_verification_failed', code);
     }
     const locked = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
       token: u.token,
@@ -209,11 +218,12 @@ describe('TOTP verification', () => {
     });
     assert.equal(unknownFactor.status, 404);
     assert.equal(unknownFactor.body.error_code, 'mfa_factor_not_found');
-    const badCode = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
+    const noCode = await authApi(h, 'POST', `/factors/${f.id}/verify`, {
       token: ok.body.access_token,
-      body: { challenge_id: once.body.id, code: 'abc' },
+      body: { challenge_id: once.body.id, code: '' },
     });
-    assert.equal(badCode.status, 400);
+    assert.equal(noCode.status, 400); // GoTrue: "Code needs to be non-empty"
+    assert.equal(noCode.body.error_code, 'validation_failed');
     // Spent and expired challenges are purged a day after they expire.
     const project = (await h.hearth.registry.defaultProject())!;
     await purgeExpiredAuthRows(project, new Date(h.clock.now().getTime() + 2 * 86400_000));
@@ -279,6 +289,71 @@ describe('TOTP verification', () => {
     // An unverified factor is removed from an aal1 session.
     const g = await enrol(aal1.body.access_token);
     assert.equal((await authApi(h, 'DELETE', `/factors/${g.id}`, { token: aal1.body.access_token })).status, 200);
+  });
+});
+
+describe('rate limit', () => {
+  test('challenge and verify past rate_limit_mfa (15 at once, 15 a minute) are 429 per address and, for verify, per factor; right codes pass within it', async () => {
+    const u = await signUp();
+    const f = await enrol(u.token);
+    await configureAuth(h, { rate_limit_mfa: 15 }); // the default, as GoTrue's MFA limit
+    try {
+      const ip = { 'x-forwarded-for': '203.0.113.21' };
+      const now = centreOfStep();
+      const right = codeAt(f.totp.secret, now);
+      const wrong = right === '000000' ? '111111' : '000000';
+      const challenge = async (token: string, headers = ip) =>
+        authApi(h, 'POST', `/factors/${f.id}/challenge`, { token, headers });
+      const verifyWith = (token: string, challengeId: string, code: string, headers = ip) =>
+        authApi(h, 'POST', `/factors/${f.id}/verify`, { token, headers, body: { challenge_id: challengeId, code } });
+      // 14 wrong guesses over three challenges (5 a challenge), then the right code: all within the allowance.
+      let challengeId = '';
+      for (let i = 0; i < 14; i++) {
+        if (i % 5 === 0) challengeId = (await challenge(u.token)).body.id;
+        assert.equal((await verifyWith(u.token, challengeId, wrong)).body.error_code, 'mfa_verification_failed');
+      }
+      const ok = await verifyWith(u.token, challengeId, right);
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const token = ok.body.access_token as string;
+
+      // The 16th verify from this address is refused before the code is looked at.
+      const fresh = (await challenge(token)).body.id;
+      const over = await verifyWith(token, fresh, wrong);
+      assert.equal(over.status, 429);
+      assert.equal(over.body.error_code, 'over_request_rate_limit');
+      // 15 a minute: one every 4 s (less if a second went by since the burst began).
+      const retryAfter = Number(over.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 4, `Retry-After ${retryAfter}`);
+      assert.match(over.body.msg, /from your address \(rate_limit_mfa: 15 at once, refilling at 15 per 1 min\)/);
+      // Another address gets no further with this factor: its own allowance is spent too.
+      const rotated = await verifyWith(token, fresh, wrong, { 'x-forwarded-for': '203.0.113.22' });
+      assert.equal(rotated.status, 429);
+      assert.match(rotated.body.msg, /for this factor/);
+      // Other users' factors, from other addresses, are untouched.
+      const v = await signUp();
+      const g = await enrol(v.token);
+      const elsewhere = { 'x-forwarded-for': '203.0.113.23' };
+      const c = await authApi(h, 'POST', `/factors/${g.id}/challenge`, { token: v.token, headers: elsewhere });
+      const theirs = await authApi(h, 'POST', `/factors/${g.id}/verify`, {
+        token: v.token,
+        headers: elsewhere,
+        body: { challenge_id: c.body.id, code: codeAt(g.totp.secret, now) },
+      });
+      assert.equal(theirs.status, 200);
+
+      // Challenges have their own allowance: 4 used so far from this address, 11 more pass, then 429.
+      for (let i = 0; i < 11; i++) assert.equal((await challenge(token)).status, 200);
+      const tooMany = await challenge(token);
+      assert.equal(tooMany.status, 429);
+      assert.equal(tooMany.body.error_code, 'over_request_rate_limit');
+
+      // One request is back every 4 s.
+      h.clock.advance(4000);
+      assert.equal((await verifyWith(token, fresh, wrong)).body.error_code, 'mfa_verification_failed');
+      assert.equal((await verifyWith(token, fresh, wrong)).status, 429);
+    } finally {
+      await configureAuth(h, { rate_limit_mfa: 1000 });
+    }
   });
 });
 

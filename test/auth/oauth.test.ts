@@ -56,6 +56,13 @@ async function followToApp(providerUrl: string, login: string): Promise<URL> {
 
 const fragment = (u: URL) => new URLSearchParams(u.hash.slice(1));
 
+/** The provider's userinfo for one of its access tokens (what an app does with provider_token). */
+async function providerUser(providerToken: string): Promise<{ sub: string }> {
+  const res = await fetch(op.userinfo, { headers: { authorization: `Bearer ${providerToken}` } });
+  assert.equal(res.status, 200, `userinfo answered ${res.status}`);
+  return (await res.json()) as { sub: string };
+}
+
 function person(login: string, email: string | undefined, verified = true) {
   op.people.set(login, { email, email_verified: verified, name: login });
 }
@@ -67,7 +74,7 @@ async function passwordUser(email = uniqueEmail('pw')) {
 }
 
 describe('before configuration', () => {
-  test('a provider that is not enabled answers 400 provider_disabled; an unknown one 400 validation_failed', async () => {
+  test('a provider that is not enabled answers 400 provider_disabled, an unknown one 400 validation_failed, whatever redirect_to is', async () => {
     const off = await authApi(h, 'GET', '/authorize?provider=oidc');
     assert.equal(off.status, 400);
     assert.equal(off.body.error_code, 'provider_disabled');
@@ -76,6 +83,18 @@ describe('before configuration', () => {
     const unknown = await authApi(h, 'GET', '/authorize?provider=myspace');
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error_code, 'validation_failed');
+    // The provider is checked before redirect_to (as GoTrue does): a target off the allowlist does not hide it.
+    const target = encodeURIComponent('http://localhost:3000/cb');
+    const offWithTarget = await authApi(h, 'GET', `/authorize?provider=oidc&redirect_to=${target}`);
+    assert.equal(offWithTarget.body.error_code, 'provider_disabled');
+    const unknownWithTarget = await authApi(h, 'GET', `/authorize?provider=myspace&redirect_to=${target}`);
+    assert.equal(unknownWithTarget.body.error_code, 'validation_failed');
+    const linker = await passwordUser();
+    const linkOff = await authApi(h, 'GET', `/user/identities/authorize?provider=oidc&redirect_to=${target}`, {
+      token: linker.token,
+    });
+    assert.equal(linkOff.status, 400);
+    assert.equal(linkOff.body.error_code, 'provider_disabled');
     // The secret is redacted in config reads.
     await enableProvider();
     const cfg = await h.api('GET', `/v1/projects/${h.info.PROJECT_REF}/config/auth`);
@@ -106,6 +125,9 @@ describe('social sign-in', () => {
     assert.equal(f.get('token_type'), 'bearer');
     assert.equal(f.get('expires_in'), '3600');
     assert.ok(f.get('refresh_token'));
+    // The provider's own access token, for the app to call the provider's API; this provider gave no refresh token.
+    assert.equal((await providerUser(f.get('provider_token')!)).sub, 'alice');
+    assert.equal(f.has('provider_refresh_token'), false);
     const claims = decodeJwt(f.get('access_token')!);
     assert.equal(claims.email, 'alice@oidc.test');
     assert.deepEqual(
@@ -158,6 +180,8 @@ describe('social sign-in', () => {
     });
     assert.equal(res.status, 200);
     assert.equal(res.body.user.email, 'pkce@oidc.test');
+    assert.equal((await providerUser(res.body.provider_token)).sub, 'pkce-user');
+    assert.equal('provider_refresh_token' in res.body, false);
     assert.deepEqual(
       (decodeJwt(res.body.access_token).amr as { method: string }[]).map((a) => a.method),
       ['oauth'],
@@ -182,6 +206,42 @@ describe('social sign-in', () => {
     const exchanged = await sb.auth.exchangeCodeForSession(landed.searchParams.get('code')!);
     assert.equal(exchanged.error, null);
     assert.equal(exchanged.data.user!.email, 'sbjs@oidc.test');
+  });
+
+  test('provider_token and provider_refresh_token: in the fragment, or kept sealed in the PKCE flow until the exchange, which clears them', async () => {
+    person('offline', 'offline@oidc.test');
+    op.refreshTokensFor.add('offline');
+    const implicit = fragment(await socialSignIn('offline'));
+    assert.equal((await providerUser(implicit.get('provider_token')!)).sub, 'offline');
+    assert.ok(implicit.get('provider_refresh_token'));
+
+    const sb = client(h, { flowType: 'pkce' });
+    const { data } = await sb.auth.signInWithOAuth({
+      provider: 'oidc' as never,
+      options: { redirectTo: APP, skipBrowserRedirect: true },
+    });
+    const start = await fetch(data.url!, { redirect: 'manual' });
+    const landed = await followToApp(start.headers.get('location')!, 'offline');
+    const project = (await h.hearth.registry.defaultProject())!;
+    const flowOf = async () =>
+      (
+        await project.sql`select provider_token_sealed, provider_refresh_token_sealed from auth.flow_state
+          where user_id = ${decodeJwt(implicit.get('access_token')!).sub!} order by created_at desc limit 1`
+      )[0]!;
+    const waiting = await flowOf();
+    const exchanged = await sb.auth.exchangeCodeForSession(landed.searchParams.get('code')!);
+    assert.equal(exchanged.error, null);
+    const session = exchanged.data.session!;
+    assert.equal((await providerUser(session.provider_token!)).sub, 'offline');
+    assert.ok(session.provider_refresh_token);
+    assert.notEqual(session.provider_refresh_token, implicit.get('provider_refresh_token'));
+    // At rest they were sealed with the master key, never in the clear; the exchange removed them.
+    assert.ok(waiting.provider_token_sealed && !waiting.provider_token_sealed.includes(session.provider_token!));
+    assert.ok(
+      waiting.provider_refresh_token_sealed &&
+        !waiting.provider_refresh_token_sealed.includes(session.provider_refresh_token!),
+    );
+    assert.deepEqual({ ...(await flowOf()) }, { provider_token_sealed: null, provider_refresh_token_sealed: null });
   });
 
   test('refusals: a redirect_to off the allowlist is 400 bad_redirect; an unknown state returns to site_url with bad_oauth_state; a provider error is passed on', async () => {

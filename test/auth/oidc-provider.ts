@@ -20,6 +20,10 @@ export interface TestProvider {
   clientId: string;
   secret: string;
   people: Map<string, Person>;
+  /** Logins the provider also gives a refresh token (it gives none to the others, which RFC 6749 allows). */
+  refreshTokensFor: Set<string>;
+  /** The provider's userinfo endpoint, which takes its access tokens. */
+  userinfo: string;
   /** From the provider's authorization URL to the first URL outside the provider (Hearth's callback). */
   signIn(authorizationUrl: string, login: string): Promise<string>;
   close(): Promise<void>;
@@ -27,6 +31,7 @@ export interface TestProvider {
 
 export async function startProvider(redirectUris: string[]): Promise<TestProvider> {
   const people = new Map<string, Person>();
+  const refreshTokensFor = new Set<string>();
   let handler: http.RequestListener = (_req, res) => res.end();
   const server = http.createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -39,13 +44,15 @@ export async function startProvider(redirectUris: string[]): Promise<TestProvide
         client_id: clientId,
         client_secret: secret,
         redirect_uris: redirectUris,
-        grant_types: ['authorization_code'],
+        grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
       },
     ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: ['oidc-test-cookie-key'] },
     pkce: { required: () => true },
+    issueRefreshToken: async (_ctx: unknown, _client: unknown, code: { accountId: string }) =>
+      refreshTokensFor.has(code.accountId),
     async findAccount(_ctx: unknown, id: string) {
       const person = people.get(id);
       if (!person) return undefined;
@@ -99,6 +106,8 @@ export async function startProvider(redirectUris: string[]): Promise<TestProvide
     clientId,
     secret,
     people,
+    refreshTokensFor,
+    userinfo: `${issuer}/me`,
     signIn,
     close: () =>
       new Promise<void>((resolve) => {

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
+import { purgeExpiredAuthRows } from '../../src/auth/maintenance.ts';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 import { authApi, configureAuth, goodPassword, uniqueEmail } from './helpers.ts';
 import { startPasskeyBrowser, type PasskeyBrowser } from './passkey-browser.ts';
@@ -223,5 +224,41 @@ describe('passkeys', () => {
     });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error_code, 'mfa_challenge_not_found');
+  });
+});
+
+describe('public options and their challenges', () => {
+  test('options past rate_limit_passkey are 429 with Retry-After; used or expired sign-in challenges go at the next purge', async () => {
+    h.clock.advance(10_000); // a full allowance, whatever the tests above spent
+    const project = (await h.hearth.registry.defaultProject())!;
+    const signInChallenges = async () =>
+      (await project.sql`select count(*)::int as n from auth.mfa_challenges where kind = 'passkey_signin'`)[0]!.n;
+    await configureAuth(h, { rate_limit_passkey: 3 });
+    try {
+      const before = await signInChallenges();
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await publicPost(h.info.BASE_URL, '/webauthn/authenticate/options', {})).status, 200);
+      }
+      const res = await fetch(`${h.info.BASE_URL}/auth/v1/webauthn/authenticate/options`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      assert.equal(res.status, 429);
+      assert.equal((await res.json()).error_code, 'over_request_rate_limit');
+      // 3 per 10 s: the next one in at most 3.3 s, rounded up.
+      const retryAfter = Number(res.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 4, `Retry-After ${retryAfter}`);
+      assert.equal(await signInChallenges(), before + 3); // the refused call stored nothing
+
+      // Used ones (the sign-ins above) go at the next purge, the unused three once expired (5 minutes), not a day later.
+      assert.ok(before > 0);
+      await purgeExpiredAuthRows(project, h.clock.now());
+      assert.equal(await signInChallenges(), 3);
+      await purgeExpiredAuthRows(project, new Date(h.clock.now().getTime() + 5 * 60_000 + 1000));
+      assert.equal(await signInChallenges(), 0);
+    } finally {
+      await configureAuth(h, { rate_limit_passkey: 30 });
+    }
   });
 });
