@@ -100,6 +100,7 @@ export class ProjectRegistry {
    */
   private keysGeneration = 0;
   private defaultRef: string | null = null;
+  private readonly watchers = new Set<(change: Change) => void>();
 
   constructor(private readonly p: Platform) {
     this.keys = newCache({ max: 10_000, ttlMs: TTL_MS, clock: p.clock });
@@ -195,17 +196,39 @@ export class ProjectRegistry {
    * rebuilt) and its resolved keys.
    */
   onChange(change: Change): void {
+    const applied: Promise<unknown>[] = [];
     for (const [ref, entry] of this.byRef) {
-      void entry.then((rt) => {
-        if (rt?.id !== change.projectId) return;
-        if (change.kind === 'config') rt.forgetSettings(change.area);
-        else if (this.byRef.peek(ref) === entry) this.byRef.delete(ref);
-      });
+      applied.push(
+        entry.then((rt) => {
+          if (rt?.id !== change.projectId) return;
+          if (change.kind === 'config') rt.forgetSettings(change.area);
+          else if (this.byRef.peek(ref) === entry) this.byRef.delete(ref);
+        }),
+      );
     }
     if (change.kind !== 'config') {
       this.keysGeneration++;
       for (const [apiKey, v] of this.keys) if (v.key?.projectId === change.projectId) this.keys.delete(apiKey);
     }
+    void Promise.allSettled(applied).then(() => {
+      for (const watcher of this.watchers) {
+        try {
+          watcher(change);
+        } catch (err) {
+          this.p.log.error({ err, change }, 'a project change watcher failed');
+        }
+      }
+    });
+  }
+
+  /**
+   * Calls `watcher` with every change, once this process has applied it (what
+   * it reads through the registry then is current), e.g. to end what a
+   * setting no longer allows. Returns the way to stop watching.
+   */
+  watch(watcher: (change: Change) => void): () => void {
+    this.watchers.add(watcher);
+    return () => void this.watchers.delete(watcher);
   }
 
   close(): void {

@@ -221,12 +221,17 @@ export class Channel {
     throw new Refusal('UnknownPresenceEvent', 'presence events are track and untrack');
   }
 
-  /** supabase-js sends the refreshed session token; an invalid or expired one ends the channel. */
+  /**
+   * supabase-js sends the refreshed session token, and on signOut the
+   * project's key: the channel becomes whoever the token makes, as a join
+   * with it would (a key: its role; none: the socket's key). An invalid or
+   * expired token ends the channel, as does one that may no longer read a
+   * private topic.
+   */
   private async swapToken(token: unknown): Promise<void> {
-    if (typeof token !== 'string' || token.startsWith('sb_')) return; // a key, not a session: nothing to swap
     let next: { caller: Caller; exp: number | null };
     try {
-      next = await this.conn.callerFor(token);
+      next = await this.conn.callerFor(typeof token === 'string' ? token : null);
     } catch (err) {
       return this.shutdown(
         err instanceof Refusal || err instanceof HearthError ? err.message : 'The access token could not be checked.',

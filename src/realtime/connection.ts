@@ -35,6 +35,10 @@ export const socketLimits = {
   maxQueuedFrames: 1000,
 };
 
+/** config/realtime `enabled` is false: joins are refused with it, and open sockets closed with its text. */
+export const disabled = () =>
+  new Refusal('RealtimeDisabledForTenant', 'Realtime is disabled for this project (config/realtime enabled)');
+
 export interface ConnectionDeps {
   registry: ProjectRegistry;
   clock: Clock;
@@ -219,8 +223,7 @@ export class Connection {
   /** Replies itself (the ok reply must go out before the presence state). */
   private async join(msg: Message, limits: RealtimeLimits): Promise<null> {
     if (this.refusal) throw this.refusal;
-    if (!limits.enabled)
-      throw new Refusal('RealtimeDisabledForTenant', 'Realtime is disabled for this project (config/realtime enabled)');
+    if (!limits.enabled) throw disabled();
     const existing = this.channels.get(msg.topic);
     if (existing) this.forget(existing); // a second join of a topic replaces the first, as in Phoenix
     if (this.channels.size >= limits.maxChannelsPerClient) {
@@ -283,9 +286,10 @@ export class Connection {
     ch.close();
   }
 
-  /** Ends the socket (server shutdown, heartbeat timeout). */
-  end(code: number, reason: string): void {
+  /** Ends the socket (server shutdown, heartbeat timeout, realtime disabled), first telling each channel why if asked. */
+  end(code: number, reason: string, tellChannels = false): void {
     if (this.closed) return;
+    if (tellChannels) for (const ch of this.channels.values()) ch.systemMessage('system', 'error', reason);
     this.ws.close(code, reason);
     this.onClose();
   }

@@ -13,7 +13,7 @@ import { listenOwnConnection } from '../db/listen.ts';
 import type { Sql } from '../db/pools.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import type { Caller } from '../db/with-role.ts';
-import { bindingMatches, changeData, type Binding, type Change } from './postgres-changes.ts';
+import { bindingCovers, bindingMatches, changeData, type Binding, type Change } from './postgres-changes.ts';
 import type { UserBroadcast } from './protocol.ts';
 import { RelationCache } from './relations.ts';
 import { parseExact, restoreNumbers } from './values.ts';
@@ -322,14 +322,16 @@ export class ProjectHub {
 
   /** Who receives the change (one RLS query for all subscribers that need it), as a function that sends it. */
   private async prepare(c: Change): Promise<(() => void) | null> {
+    // (Filters need the table's key and replica identity; tables nobody watches are not looked up.)
+    if (![...this.changeChannels].some((ch) => ch.bindings.some((b) => bindingCovers(b, c)))) return null;
+    const rel = await this.relations.byId(c.relid, c.record ?? c.old_record);
+    if (!rel) return null;
     const targets: { ch: Subscriber; ids: number[] }[] = [];
     for (const ch of this.changeChannels) {
-      const ids = ch.bindings.filter((b) => bindingMatches(b, c)).map((b) => b.id);
+      const ids = ch.bindings.filter((b) => bindingMatches(b, c, rel)).map((b) => b.id);
       if (ids.length) targets.push({ ch, ids });
     }
     if (!targets.length) return null;
-    const rel = await this.relations.byId(c.relid, c.record ?? c.old_record);
-    if (!rel) return null;
     const allowed = targets.filter((t) => rel.selectable[t.ch.caller.role]);
     const needCheck = c.type !== 'DELETE' && rel.rls;
     const checked = needCheck ? allowed.filter((t) => t.ch.caller.role !== 'service_role') : [];

@@ -159,13 +159,29 @@ function matchesFilter(f: Filter, row: Record<string, unknown> | undefined): boo
   }
 }
 
-/** Does the binding want this change? A DELETE's filter is checked against the whole old row. */
-export function bindingMatches(b: Binding, c: Change): boolean {
-  if (b.event !== '*' && b.event !== c.type) return false;
-  if (b.schema !== '*' && b.schema !== c.schema) return false;
-  if (b.table && b.table !== c.table) return false;
+/**
+ * Does the binding want this change? Its filter sees only what the
+ * subscriber receives: the new row, or for a DELETE the old record as sent
+ * (oldRecord). Matching a DELETE against columns it does not carry would
+ * tell the subscriber their values: whether `body=eq.<guess>` delivers the
+ * key or not. Supabase filters a DELETE by the old row in the WAL: the key
+ * under the default replica identity, as here; under REPLICA IDENTITY FULL
+ * with RLS it matches the whole row yet sends only the key, which here the
+ * filter does not see either.
+ */
+export function bindingMatches(b: Binding, c: Change, rel: Relation): boolean {
+  if (!bindingCovers(b, c)) return false;
   if (!b.filter) return true;
-  return matchesFilter(b.filter, c.type === 'DELETE' ? c.old_record : c.record);
+  return matchesFilter(b.filter, c.type === 'DELETE' ? oldRecord(c, rel) : c.record);
+}
+
+/** The binding's event, schema and table, without its filter: whether the change is worth a look at its table. */
+export function bindingCovers(b: Binding, c: Change): boolean {
+  return (
+    (b.event === '*' || b.event === c.type) &&
+    (b.schema === '*' || b.schema === c.schema) &&
+    (!b.table || b.table === c.table)
+  );
 }
 
 function pick(row: Record<string, unknown> | undefined, columns: string[]): Record<string, unknown> {
@@ -175,11 +191,17 @@ function pick(row: Record<string, unknown> | undefined, columns: string[]): Reco
 }
 
 /**
- * The `data` part of a change as a subscriber sees it. `old_record` is the
- * primary key, or the whole old row under REPLICA IDENTITY FULL — except a
- * DELETE on a table with RLS, which carries only the key (the deleted row
- * can no longer be checked against the policies).
+ * `old_record` as subscribers receive it: the primary key, or the whole old
+ * row under REPLICA IDENTITY FULL — except a DELETE on a table with RLS,
+ * which carries only the key (the deleted row can no longer be checked
+ * against the policies).
  */
+function oldRecord(c: Change, rel: Relation): Record<string, unknown> {
+  const whole = rel.replicaFull && !(c.type === 'DELETE' && rel.rls);
+  return whole && c.old_record ? c.old_record : pick(c.old_record, rel.primaryKey);
+}
+
+/** The `data` part of a change as a subscriber sees it. */
 export function changeData(c: Change, rel: Relation): Record<string, unknown> {
   const data: Record<string, unknown> = {
     schema: c.schema,
@@ -190,9 +212,6 @@ export function changeData(c: Change, rel: Relation): Record<string, unknown> {
     errors: null,
   };
   if (c.type !== 'DELETE') data.record = c.record;
-  if (c.type !== 'INSERT') {
-    const whole = rel.replicaFull && !(c.type === 'DELETE' && rel.rls);
-    data.old_record = whole ? c.old_record : pick(c.old_record, rel.primaryKey);
-  }
+  if (c.type !== 'INSERT') data.old_record = oldRecord(c, rel);
   return data;
 }

@@ -16,7 +16,7 @@ import { REF_SYMBOL, rewriteProjectUrl } from '../http/data-plane.ts';
 import { authenticate } from '../http/credentials.ts';
 import { fail, HearthError } from '../errors.ts';
 import { Refusal } from './channel.ts';
-import { Connection, type ConnectionDeps } from './connection.ts';
+import { Connection, disabled, type ConnectionDeps } from './connection.ts';
 import { ProjectHub } from './hub.ts';
 import { Gauge, PerSecond } from './limits.ts';
 import type { Vsn } from './protocol.ts';
@@ -56,11 +56,14 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
       () => new ProjectHub(p, project),
       (hub) => hub.close(),
     );
+  // Through the registry: a socket's runtime may have been replaced (keys rotated) and its settings no longer follow changes.
+  const limitsOfProject = async (project: ProjectRuntime) =>
+    limitsOf(await ((await registry.byReference(project.ref)) ?? project).settings('realtime'));
   const deps: ConnectionDeps = {
     registry,
     clock: p.clock,
     hubOf,
-    limits: (project) => project.settings('realtime').then(limitsOf),
+    limits: limitsOfProject,
     joins: new PerSecond(),
     events: new PerSecond(),
     sockets,
@@ -101,6 +104,7 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
     }
     if (!auth) return refuse(socket, fail('no_api_key', 'No API key: connect with ?apikey=<the project key>.'));
     const limits = limitsOf(await project.settings('realtime'));
+    if (!limits.enabled) return refuse(socket, fail('realtime_disabled'));
     const { WebSocketServer } = await websockets();
     wss ??= new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
     // Over the limit, the socket still opens, so the client hears why: every join is refused with it.
@@ -128,6 +132,21 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
   };
   app.server.on('upgrade', onUpgrade);
 
+  // Disabling realtime (config/realtime enabled=false, announced to every process) disconnects the project's
+  // sockets, as Supabase does a disabled tenant's; realtime-js retries and is refused until it is enabled again.
+  const disconnectIfDisabled = async (projectId: string) => {
+    const open = [...connections].filter((conn) => conn.project.id === projectId);
+    if (!open.length || (await limitsOfProject(open[0]!.project)).enabled) return;
+    // (The reason, 90 bytes, fits a close frame's 123.)
+    for (const conn of open) conn.end(1008, disabled().message, true);
+  };
+  const unwatch = registry.watch((change) => {
+    if (change.kind === 'config' && change.area === 'realtime')
+      disconnectIfDisabled(change.projectId).catch((err) =>
+        p.log.error({ err }, 'realtime: could not apply a config/realtime change to open sockets'),
+      );
+  });
+
   const sweep = setInterval(
     () => {
       const deadline = Date.now() - heartbeat.timeoutMs;
@@ -139,6 +158,7 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
 
   return {
     async close() {
+      unwatch();
       clearInterval(sweep);
       app.server.off('upgrade', onUpgrade);
       for (const conn of connections) conn.end(1001, 'server shutting down');

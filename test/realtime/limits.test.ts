@@ -57,12 +57,28 @@ describe('config/realtime', () => {
     assert.match(bad.body.error.message, /max_events_per_second/);
   });
 
-  test('enabled=false: joins and HTTP broadcasts are refused', async () => {
-    assert.equal((await config({ enabled: false })).status, 200);
+  test('enabled=false: open sockets are closed, new ones and HTTP broadcasts refused; enabled again, all works', async () => {
     const s = await RawSocket.open(url());
-    const join = await s.call('realtime:x', 'phx_join', {}, '1');
-    assert.match(join.response.reason, /^RealtimeDisabledForTenant:/);
-    s.close();
+    assert.equal((await s.call('realtime:x', 'phx_join', {}, '1')).status, 'ok');
+    const c = await t.client();
+    const system = new Inbox();
+    const ch = c.channel('x').on('system', {}, system.push);
+    assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+    assert.equal((await config({ enabled: false })).status, 200);
+    // Each channel is told why, then the socket is closed (realtime-js retries, and is refused while disabled).
+    await system.atLeast(1);
+    assert.equal(system.items[0].status, 'error');
+    assert.match(system.items[0].message, /^RealtimeDisabledForTenant: /);
+    const deadline = Date.now() + 5000;
+    while (!s.closed && Date.now() < deadline) await sleep(20);
+    assert.deepEqual(s.closed, {
+      code: 1008,
+      reason: 'RealtimeDisabledForTenant: Realtime is disabled for this project (config/realtime enabled)',
+    });
+    assert.ok(s.frames.some((f) => f.event === 'system' && /^RealtimeDisabledForTenant/.test(f.payload.message)));
+    const refused = await RawSocket.open(url()).catch((e) => e);
+    assert.equal(refused.status, 403);
+    assert.equal(JSON.parse(refused.body).code, 'realtime_disabled');
     const res = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast/x/events/e`, {
       method: 'POST',
       headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' },
@@ -70,6 +86,9 @@ describe('config/realtime', () => {
     });
     assert.equal(res.status, 403);
     assert.equal((await res.json()).code, 'realtime_disabled');
+    await c.removeAllChannels();
+    await config({ enabled: true });
+    await stillWorks();
   });
 
   test('max_concurrent_users: the socket past it has its joins refused', async () => {

@@ -121,25 +121,71 @@ describe('postgres_changes', () => {
     assert.deepEqual(msgs.items[2].old, { id: row!.id });
   });
 
-  test('DELETE on an RLS table goes to subscribers whose filter matches the deleted row, with only its key', async () => {
+  test('DELETE filters see only the old record sent: on an RLS table the key, so no filter can probe a hidden row', async () => {
+    const [row] =
+      await t.owner`insert into messages (owner_id, body, n) values (${ALICE}, 'my secret diary', 4242) returning id`;
+    const id = row!.id as number;
+    const anon = await t.client();
     const alice = await t.client({ sub: ALICE });
-    const inbox = new Inbox();
-    const ch = alice
-      .channel('deletes')
+    // [client, filter, what it receives]: on messages (RLS, default replica identity) only `id` is sent.
+    const cases: [typeof anon, string, unknown[]][] = [
+      [anon, 'body=eq.my secret diary', []],
+      [anon, 'n=gt.1000', []],
+      [alice, `owner_id=eq.${ALICE}`, []],
+      [anon, `id=eq.${id}`, [{ id }]],
+      [anon, `id=neq.${id}`, []],
+    ];
+    const inboxes = cases.map(() => new Inbox());
+    for (const [i, [c, filter]] of cases.entries()) {
+      const ch = c
+        .channel(`deletes${i}`)
+        .on('postgres_changes', { event: 'DELETE', schema: 'public', table: 'messages', filter }, inboxes[i]!.push);
+      assert.equal((await subscribed(ch)).status, 'SUBSCRIBED', filter);
+    }
+    // Under RLS even REPLICA IDENTITY FULL sends only the key (Supabase would filter on the whole row here).
+    await t.owner.unsafe(`create table ledger (id int primary key, secret text);
+      alter table ledger enable row level security;
+      alter table ledger replica identity full;
+      alter publication supabase_realtime add table ledger;`);
+    const ledger = [new Inbox(), new Inbox()];
+    for (const [i, filter] of ['secret=eq.x', 'id=eq.1'].entries()) {
+      const ch = anon
+        .channel(`ledger${i}`)
+        .on('postgres_changes', { event: 'DELETE', schema: 'public', table: 'ledger', filter }, ledger[i]!.push);
+      assert.equal((await subscribed(ch)).status, 'SUBSCRIBED', filter);
+    }
+    // Without RLS and under REPLICA IDENTITY FULL the whole old row is sent, and filtered on.
+    const posts = new Inbox();
+    const chPosts = anon
+      .channel('post-deletes')
       .on(
         'postgres_changes',
-        { event: 'DELETE', schema: 'public', table: 'messages', filter: `owner_id=eq.${ALICE}` },
-        inbox.push,
+        { event: 'DELETE', schema: 'public', table: 'public_posts', filter: 'title=eq.gone' },
+        posts.push,
       );
-    assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
-    const [a] = await t.owner`insert into messages (owner_id, body) values (${ALICE}, 'a') returning id`;
-    const [b] = await t.owner`insert into messages (owner_id, body) values (${BOB}, 'b') returning id`;
-    await t.owner`delete from messages where id in (${a!.id}, ${b!.id})`;
-    await inbox.atLeast(1);
-    await sleep(200);
+    assert.equal((await subscribed(chPosts)).status, 'SUBSCRIBED');
+    await t.owner`insert into public_posts values (30, 'gone', 0), (31, 'stays', 0)`;
+    await t.owner`delete from messages where id = ${id}`;
+    await t.owner`delete from public_posts where id in (30, 31)`;
+    await t.owner`insert into ledger values (1, 'x')`;
+    await t.owner`delete from ledger`;
+    await inboxes[3]!.atLeast(1);
+    await posts.atLeast(1);
+    await ledger[1]!.atLeast(1);
+    await sleep(300);
+    for (const [i, [, filter, want]] of cases.entries())
+      assert.deepEqual(
+        inboxes[i]!.items.map((x) => x.old),
+        want,
+        filter,
+      );
     assert.deepEqual(
-      inbox.items.map((x) => x.old),
-      [{ id: a!.id }],
+      posts.items.map((x) => x.old),
+      [{ id: 30, title: 'gone', likes: 0 }],
+    );
+    assert.deepEqual(
+      ledger.map((inbox) => inbox.items.map((x) => x.old)),
+      [[], [{ id: 1 }]],
     );
   });
 

@@ -1,8 +1,11 @@
 // Private channels authorised by RLS policies on realtime.messages
 // (realtime.topic(), extension), and the access_token event: a refreshed
-// token swaps the channel's caller, an invalid or expired one ends it.
+// token swaps the channel's caller, a key (signOut) makes it that key's role,
+// an invalid or expired one ends it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createClient } from '@supabase/supabase-js';
+import WebSocket from 'ws';
 import { Inbox, RawSocket, sleep, startRealtimeTest, subscribed, type RealtimeTest } from './setup.ts';
 
 let t: RealtimeTest;
@@ -15,7 +18,11 @@ before(async () => {
       using (exists (select 1 from room_members m where m.room = realtime.topic() and m.user_id = auth.uid()));
     create policy alice_writes on realtime.messages for insert to authenticated
       with check (realtime.messages.extension in ('broadcast', 'presence') and realtime.topic() = 'room:1'
-        and auth.uid() = '00000000-0000-0000-0000-00000000000a');`);
+        and auth.uid() = '00000000-0000-0000-0000-00000000000a');
+    create table diary (id serial primary key, owner_id uuid not null, body text);
+    alter table diary enable row level security;
+    create policy own_entries on diary for select to authenticated using (owner_id = auth.uid());
+    alter publication supabase_realtime add table diary;`);
 });
 after(() => t.close());
 
@@ -162,6 +169,83 @@ describe('access_token', () => {
     const sys = s.frames.slice(n).find((f) => f.event === 'system');
     assert.match(sys.payload.message, /Token has expired/);
     assert.ok(s.frames.slice(n).some((f) => f.event === 'phx_close'));
+    s.close();
+  });
+  test("signOut: the channel becomes anon; the user's rows and private broadcasts no longer reach the socket", async () => {
+    // Every frame the client's socket receives, to prove nothing is sent rather than dropped by supabase-js.
+    const frames: string[] = [];
+    class RecordingWebSocket extends WebSocket {
+      constructor(...args: ConstructorParameters<typeof WebSocket>) {
+        super(...args);
+        this.on('message', (data) => frames.push(String(data)));
+      }
+    }
+    const c = createClient(t.h.info.BASE_URL, t.h.info.PUBLISHABLE_KEY, {
+      realtime: { transport: RecordingWebSocket as never, heartbeatIntervalMs: 500 },
+      auth: { persistSession: false, autoRefreshToken: false },
+    });
+    const email = `signout-${Math.random().toString(36).slice(2)}@example.com`;
+    const { data, error } = await c.auth.signUp({
+      email,
+      password: `Hearth-${Math.random().toString(36).slice(2)}-pw`,
+    });
+    assert.equal(error, null);
+    const uid = data.user!.id;
+    await t.owner`insert into room_members values ('room:1', ${uid})`;
+    const rows = new Inbox();
+    const broadcasts = new Inbox();
+    const system = new Inbox();
+    const chRows = c
+      .channel('diary')
+      .on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'diary' }, rows.push);
+    const chRoom = c
+      .channel('room:1', { config: { private: true } })
+      .on('broadcast', { event: '*' }, broadcasts.push)
+      .on('system', {}, system.push);
+    assert.equal((await subscribed(chRows)).status, 'SUBSCRIBED');
+    assert.equal((await subscribed(chRoom)).status, 'SUBSCRIBED');
+    await t.owner`insert into diary (owner_id, body) values (${uid}, 'while signed in')`;
+    await t.owner`select realtime.send('{"n": "while signed in"}', 'e', 'room:1', true)`;
+    await rows.atLeast(1);
+    await broadcasts.atLeast(1);
+
+    // supabase-js now sends the publishable key as the access_token of every channel.
+    assert.equal((await c.auth.signOut()).error, null);
+    // The private channel ends as a refresh to a token that may not read it does (the channels' swaps are in order).
+    await system.atLeast(1);
+    assert.equal(system.items[0].status, 'error');
+    assert.match(system.items[0].message, /no longer have permission to read from this Channel topic: room:1/);
+    await t.owner`insert into diary (owner_id, body) values (${uid}, 'after sign out')`;
+    await t.owner`select realtime.send('{"n": "after sign out"}', 'e', 'room:1', true)`;
+    await sleep(500);
+    assert.equal(
+      frames.filter((f) => f.includes('after sign out')).length,
+      0,
+      frames.filter((f) => f.includes('after sign out')).join('\n'),
+    );
+    assert.equal(chRoom.state, 'closed');
+    assert.equal(chRows.state, 'joined'); // still joined, now as anon (who may not read diary rows)
+    await t.owner`delete from room_members where user_id = ${uid}`;
+    await c.removeAllChannels();
+  });
+
+  test('an access_token that is no key of the project ends the channel', async () => {
+    const s = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
+    assert.equal((await s.call('realtime:open', 'phx_join', {}, '1')).status, 'ok');
+    const before = s.frames.length;
+    s.sendRaw(
+      JSON.stringify({
+        topic: 'realtime:open',
+        event: 'access_token',
+        payload: { access_token: 'sb_publishable_not-a-key' },
+        ref: '2',
+        join_ref: '1',
+      }),
+    );
+    await s.inbox.atLeast(before + 2);
+    const sys = s.frames.slice(before).find((f) => f.event === 'system');
+    assert.match(sys.payload.message, /^InvalidJWTToken: the access_token is not a key of this project/);
+    assert.ok(s.frames.slice(before).some((f) => f.event === 'phx_close'));
     s.close();
   });
 });

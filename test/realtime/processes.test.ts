@@ -70,6 +70,25 @@ describe('two processes', () => {
     await two.removeAllChannels();
   });
 
+  test("config/realtime enabled=false closes the project's sockets on the other process too", async () => {
+    const config = (enabled: boolean | null) =>
+      t.h.api('PATCH', `/v1/projects/${t.h.info.PROJECT_REF}/config/realtime`, { body: { enabled } });
+    const s = await RawSocket.open(`${second.url}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
+    assert.equal((await s.call('realtime:there', 'phx_join', {}, '1')).status, 'ok');
+    try {
+      assert.equal((await config(false)).status, 200);
+      const deadline = Date.now() + 5000;
+      while (!s.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(s.closed?.code, 1008);
+      const refused = await RawSocket.open(
+        `${second.url}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`,
+      ).catch((e) => e);
+      assert.equal(refused.status, 403);
+    } finally {
+      await config(null);
+    }
+  });
+
   test('presences of a process that died (no longer confirmed) are swept and announced as leaves', async () => {
     // What a process that crashed leaves behind: its row, confirmed no more.
     const project = (await t.h.hearth.registry.defaultProject())!;
