@@ -158,7 +158,9 @@ test('db dump prints SQL that rebuilds the same schema in a fresh project', asyn
     create view app.item_colors as select id, color, app.double(id) as twice from app.items;
     alter table app.items enable row level security;
     create policy "read own" on app.items for select to authenticated using (note = auth.uid()::text);
-    comment on table app.items is 'things with colors';`);
+    comment on table app.items is 'things with colors';
+    create publication app_items for table app.items (id, color) where (id > 0) with (publish = 'insert, update');
+    alter publication supabase_realtime add table app.things;`);
   const dump = await hearth('db', 'dump');
   assert.equal(dump.status, 0, dump.stderr);
   for (const piece of [
@@ -166,9 +168,14 @@ test('db dump prints SQL that rebuilds the same schema in a fresh project', asyn
     "create type app.color as enum ('red', 'green');",
     'create policy "read own" on app.items as permissive for select to authenticated using',
     'CREATE INDEX items_color ON app.items',
+    "create publication app_items with (publish = 'insert, update', publish_via_partition_root = false);",
+    'alter publication app_items add table only app.items (id, color) where ((id > 0));',
+    'alter publication supabase_realtime add table only app.things;',
   ]) {
     assert.ok(dump.stdout.includes(piece), piece);
   }
+  // Hearth's own realtime capture triggers come back with the publication, not from the dump (the owner may not create them).
+  assert.doesNotMatch(dump.stdout, /realtime_capture|capture_changes/);
 
   const created = await th.api('POST', '/v1/projects', {
     body: { name: 'Copy', organization_id: (await th.api('GET', '/v1/organizations')).body[0].id },
@@ -179,10 +186,25 @@ test('db dump prints SQL that rebuilds the same schema in a fresh project', asyn
   const again = await hearth('db', 'dump', '--project-ref', copy);
   const body = (s: string) => s.split('\n').slice(2).join('\n');
   assert.equal(body(again.stdout), body(dump.stdout));
+  assert.deepEqual(
+    await query(
+      `select count(*)::int as n from pg_trigger where tgrelid = 'app.things'::regclass and tgname like 'realtime_capture_%'`,
+      copy,
+    ),
+    [{ n: 3 }],
+    "the copy's app.things sends realtime changes",
+  );
 });
 
 test('db reset: refused without --yes off a terminal and against a remote; replays migrations and seed on the local Hearth', async () => {
   writeFileSync(path.join(app, 'hearth', 'seed.sql'), "insert into todos (title) values ('seeded');\n");
+  // A migration making a publication and adding a table to Realtime's: the replay makes them again.
+  writeFileSync(
+    path.join(migrations, '20260101000005_publications.sql'),
+    'create publication todo_changes for table todos;\nalter publication supabase_realtime add table todos;\n',
+  );
+  const published = await hearth('db', 'push');
+  assert.equal(published.status, 0, published.stderr);
   await query(`create table stray (id int); insert into todos (title) values ('old')`);
   const local = localEnv(th);
   const asks = await runHearth(['db', 'reset'], { env: local, cwd: app });
@@ -194,7 +216,18 @@ test('db reset: refused without --yes off a terminal and against a remote; repla
 
   const reset = await runHearth(['db', 'reset', '--yes'], { env: local, cwd: app });
   assert.equal(reset.status, 0, reset.stderr);
-  assert.equal(reset.stdout, `Reset project ${th.info.PROJECT_REF}: 4 migrations applied, seed.sql run.\n`);
+  assert.equal(reset.stdout, `Reset project ${th.info.PROJECT_REF}: 5 migrations applied, seed.sql run.\n`);
+  assert.deepEqual(
+    await query(`select pubname, tablename from pg_publication_tables where schemaname = 'public' order by 1`),
+    [
+      { pubname: 'supabase_realtime', tablename: 'todos' },
+      { pubname: 'todo_changes', tablename: 'todos' },
+    ],
+  );
+  assert.deepEqual(await query(`select pubname from pg_publication order by 1`), [
+    { pubname: 'supabase_realtime' },
+    { pubname: 'todo_changes' },
+  ]);
   assert.deepEqual(await query(`select title from todos`), [{ title: 'seeded' }]);
   assert.deepEqual(
     await query(
@@ -204,5 +237,5 @@ test('db reset: refused without --yes off a terminal and against a remote; repla
   );
   // The API roles still reach the new public schema's tables.
   assert.deepEqual(await query(`select has_table_privilege('anon', 'todos', 'select') as anon`), [{ anon: true }]);
-  assert.equal((await history()).length, 4);
+  assert.equal((await history()).length, 5);
 });
