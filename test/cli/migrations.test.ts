@@ -239,3 +239,66 @@ test('db reset: refused without --yes off a terminal and against a remote; repla
   assert.deepEqual(await query(`select has_table_privilege('anon', 'todos', 'select') as anon`), [{ anon: true }]);
   assert.equal((await history()).length, 5);
 });
+
+test('a file with its own begin/commit is refused before anything runs; quotes, comments and function bodies are not mistaken for one', async () => {
+  writeFileSync(
+    path.join(migrations, '20260101000006_look_alikes.sql'),
+    `-- commit; in a comment
+/* begin; /* nested */ rollback; */
+create table tx_ok (note text default 'commit; end;', "begin" int);
+create function tx_sql(x int) returns int language sql
+begin atomic
+  select case when x > 0 then x else 0 end;
+end;
+create function tx_plpgsql() returns void language plpgsql as $body$
+begin
+  perform 1;
+end
+$body$;
+do $$ begin perform 1; end $$;
+select E'it\\'s; commit;';
+savepoint inner_one;
+rollback to savepoint inner_one;
+`,
+  );
+  const ok = await hearth('db', 'push');
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.deepEqual(await query(`select tx_sql(3) as n`), [{ n: 3 }]);
+
+  writeFileSync(
+    path.join(migrations, '20260101000007_own_commit.sql'),
+    'create table tx_partial (id int);\n\nCOMMIT;\ncreate table tx_after (id int);\n',
+  );
+  const before = await history();
+  for (const args of [
+    ['db', 'push'],
+    ['db', 'push', '--dry-run'],
+  ]) {
+    const refused = await hearth(...args);
+    assert.equal(refused.status, 1, args.join(' '));
+    assert.equal(
+      refused.stderr,
+      "hearth: hearth/migrations/20260101000007_own_commit.sql:3: a migration must not contain `commit`: each file runs in one transaction with its history row. Remove the file's own begin/commit; nothing was applied.\n",
+    );
+  }
+  assert.deepEqual(await history(), before);
+  assert.deepEqual(await query(`select to_regclass('tx_partial') as t`), [{ t: null }]);
+  rmSync(path.join(migrations, '20260101000007_own_commit.sql'));
+});
+
+test('two pushes of the same migrations at once: one applies them, the other says another push is at work', async () => {
+  writeFileSync(
+    path.join(migrations, '20260101000008_slow.sql'),
+    'select pg_sleep(3);\ncreate table raced (id int);\n',
+  );
+  const [a, b] = await Promise.all([hearth('db', 'push'), hearth('db', 'push')]);
+  const results = [a!, b!].sort((x, y) => (x.status ?? 0) - (y.status ?? 0));
+  assert.equal(results[0]!.status, 0, results[0]!.stderr);
+  assert.match(results[0]!.stdout, /Applied 1 migration/);
+  assert.equal(results[1]!.status, 1, results[1]!.stdout);
+  assert.equal(
+    results[1]!.stderr,
+    `hearth: Another push is applying the migrations of project ${th.info.PROJECT_REF} (it applied 20260101000008 meanwhile): let it finish, then run \`hearth db push\` again for what is left.\n`,
+  );
+  assert.equal((await history()).at(-1), '20260101000008_slow');
+});
