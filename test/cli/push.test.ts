@@ -214,3 +214,30 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
   const gone = await hearth('functions', 'delete', 'hello');
   assert.equal(gone.stderr, `hearth: Project ${ref} has no function "hello" (\`hearth functions list\`).\n`);
 });
+
+test('a push that fails part way names the item and says what it changed before it, which stays', async () => {
+  const migration = path.join(app, 'hearth/migrations/20270201000000_more.sql');
+  writeFileSync(migration, 'create table more_things (id int);\n');
+  // Sorted after hello (deleted above, so deployed again): over the server's 10 MiB of sources.
+  mkdirSync(path.join(app, 'hearth/functions/zz-big'));
+  writeFileSync(
+    path.join(app, 'hearth/functions/zz-big/index.ts'),
+    `const blob = ${JSON.stringify('x'.repeat(11 * 1024 * 1024))};\nDeno.serve(() => new Response(blob.slice(0, 1)));\n`,
+  );
+  const pushed = await hearth('push');
+  assert.equal(pushed.status, 1, pushed.stdout);
+  assert.match(
+    pushed.stderr,
+    /^hearth: function zz-big: The sources total \d+ bytes; the limit is 10485760\. \(function_too_large\) Before it: 1 migration applied, function hello deployed version \d+ \(these stay\); fix it and run `hearth push` again \(unchanged items are skipped\)\.\n$/,
+  );
+  const functions = JSON.parse((await hearth('functions', 'list', '-o', 'json')).stdout);
+  assert.deepEqual(
+    functions.map((f: { name: string }) => f.name),
+    ['hello'],
+  );
+  // Nothing changed before it: the line names the function alone.
+  const deployed = await hearth('functions', 'deploy');
+  assert.equal(deployed.status, 1);
+  assert.match(deployed.stderr, /^hearth: function zz-big: The sources total \d+ bytes; .*\(function_too_large\)\n$/);
+  rmSync(path.join(app, 'hearth/functions/zz-big'), { recursive: true });
+});
