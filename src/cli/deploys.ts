@@ -4,13 +4,20 @@
  * and `hearth push`, which applies all of it in order (migrations, settings,
  * functions, workflows, cron) and says what changed.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { HearthError } from '../errors.ts';
 import { bundleFunction, stopBundler } from '../functions/bundle.ts';
 import { ApiError, target, type Target } from './api.ts';
-import { readAppConfig, requireAppFolder, type AppConfig, type AppFolder, type CronJobConfig } from './app-folder.ts';
+import {
+  functionNames,
+  readAppConfig,
+  requireAppFolder,
+  type AppConfig,
+  type AppFolder,
+  type CronJobConfig,
+} from './app-folder.ts';
 import { checksumOf, deployedState, forgetDeploy, recordDeploy } from './deploy-state.ts';
 import { pushMigrations } from './migrations.ts';
 import { CliError, print, progress, progressDone, type Output } from './output.ts';
@@ -26,14 +33,6 @@ const functionName = accepts(
   (v) => `A function name is 1-64 characters a-z, 0-9, "_" and "-", starting with a letter or digit, not "${v}".`,
 );
 const SOURCE = /\.(ts|tsx|mts|js|mjs|jsx|json)$/;
-
-/** Function folders: hearth/functions/<name>/, except _shared-style folders (leading _ or .). */
-function functionNames(folder: AppFolder): string[] {
-  if (!existsSync(folder.functions)) return [];
-  return readdirSync(folder.functions)
-    .filter((n) => !n.startsWith('_') && !n.startsWith('.') && statSync(path.join(folder.functions, n)).isDirectory())
-    .sort();
-}
 
 /** Every source file under hearth/functions/, keyed by its path there, so `../_shared/x.ts` resolves. */
 function sourceFiles(dir: string, prefix = ''): Record<string, string> {
@@ -426,16 +425,16 @@ export function registerDeploys(program: Command): void {
           duration_ms?: number;
         };
         const seen = new Set<string>();
+        const line = (e: Entry) =>
+          opts.output === 'json'
+            ? JSON.stringify(e)
+            : `${e.timestamp} ${e.level.padEnd(5)} ${e.message}${e.status ? ` (${e.status}, ${e.duration_ms} ms)` : ''}`;
         const show = (entries: Entry[]) => {
-          for (const e of entries.reverse()) {
-            if (seen.has(e.id)) continue;
-            seen.add(e.id);
-            if (opts.output === 'json') console.log(JSON.stringify(e));
-            else
-              console.log(
-                `${e.timestamp} ${e.level.padEnd(5)} ${e.message}${e.status ? ` (${e.status}, ${e.duration_ms} ms)` : ''}`,
-              );
-          }
+          const fresh = entries.reverse().filter((e) => !seen.has(e.id));
+          for (const e of fresh) seen.add(e.id);
+          // -o json: an array, as the other commands print; while following, one object per line (NDJSON) as they come.
+          if (opts.output === 'json' && !opts.follow) console.log(JSON.stringify(fresh, null, 2));
+          else for (const e of fresh) console.log(line(e));
         };
         const read = async (limit: string) => {
           try {
@@ -518,11 +517,21 @@ export function registerDeploys(program: Command): void {
     .action(
       act(async (names: string[], ...args) => {
         const t = await target(optionsOf(args));
-        await t.api.call('DELETE', `${t.path}/secrets`, names);
-        console.log(`Removed ${names.join(', ')} from project ${t.project.ref}.`);
+        const set = new Set((await t.api.call<{ name: string }[]>('GET', `${t.path}/secrets`)).map((s) => s.name));
+        const present = names.filter((n) => set.has(n));
+        const missing = names.filter((n) => !set.has(n));
+        if (present.length) {
+          await t.api.call('DELETE', `${t.path}/secrets`, present);
+          console.log(`Removed ${present.join(', ')} from project ${t.project.ref}.`);
+        }
+        // A name that is not set is most likely misspelt: a failure, as for a function that does not exist.
+        if (missing.length)
+          throw new CliError(
+            `Project ${t.project.ref} has no secret ${missing.join(', ')} (\`hearth secrets list\`)${present.length ? '; the others were removed' : ''}.`,
+          );
       }),
     );
-  examples(unset, [['hearth secrets unset OLD_KEY', 'unknown names are ignored']]);
+  examples(unset, [['hearth secrets unset OLD_KEY', 'a name that is not set fails (exit 1)']]);
 
   const workflows = program.command('workflows').description('publish workflows from hearth/workflows/<name>.json');
   const wdeploy = workflows

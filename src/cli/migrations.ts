@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { confirmed } from './access.ts';
 import { SqlError, sql, target, type Target } from './api.ts';
-import { appFolder, requireAppFolder, type AppFolder } from './app-folder.ts';
+import { appFolder, GITIGNORE, requireAppFolder, type AppFolder } from './app-folder.ts';
 import { dumpSchema } from './dump.ts';
 import { CliError, print, progress, progressDone, type Output } from './output.ts';
 import { accepts, act, examples, optionsOf, outputOption, schemaNames, schemaOption } from './program.ts';
@@ -308,7 +308,7 @@ truncate supabase_migrations.schema_migrations;`;
 
 const INIT_FILES: [string, string][] = [
   ['seed.sql', '-- Rows for development: `hearth db reset` runs this after the migrations.\n'],
-  ['.gitignore', '.temp/\n'],
+  ['.gitignore', GITIGNORE],
   [
     'config.toml',
     `# Settings and cron jobs of the project, applied by \`hearth push\` (docs/cli.md).
@@ -427,12 +427,16 @@ export function registerMigrations(program: Command): void {
           return {
             version: v,
             name: l?.name ?? a!.name,
-            local: l ? 'yes' : 'no',
+            local: l !== undefined,
             applied_at: a?.applied_at ?? null,
             status,
           };
         });
-        print(rows, ['version', 'name', 'local', 'applied_at', 'status'], opts.output);
+        print(
+          opts.output === 'json' ? rows : rows.map((r) => ({ ...r, local: r.local ? 'yes' : 'no' })),
+          ['version', 'name', 'local', 'applied_at', 'status'],
+          opts.output,
+        );
       }),
     );
   examples(listCmd, [['hearth migration list -o json', 'for scripts']]);

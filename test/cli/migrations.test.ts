@@ -115,6 +115,7 @@ test('migration list, and push refusing a changed file, a missing file and an ou
     JSON.parse(list.stdout).map((r: { version: string; status: string }) => `${r.version} ${r.status}`),
     ['20260101000001 applied', '20260101000002 applied', '20260101000003 applied', '20260101000004 pending'],
   );
+  assert.equal(JSON.parse(list.stdout)[0].local, true);
 
   const first = path.join(migrations, '20260101000001_todos.sql');
   const text = readFileSync(first, 'utf8');

@@ -176,11 +176,33 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
   const secrets = await hearth('secrets', 'list');
   assert.match(secrets.stdout, /^NAME\s+DIGEST\nAPI_KEY\s+[0-9a-f]{64}\nOTHER\s+[0-9a-f]{64}\n$/);
   assert.ok(!secrets.stdout.includes('s3cret-value'));
-  await hearth('secrets', 'unset', 'OTHER');
+  const unset = await hearth('secrets', 'unset', 'OTHER', 'NOPE');
+  assert.equal(unset.status, 1);
+  assert.equal(unset.stdout, `Removed OTHER from project ${ref}.\n`);
+  assert.equal(
+    unset.stderr,
+    `hearth: Project ${ref} has no secret NOPE (\`hearth secrets list\`); the others were removed.\n`,
+  );
   assert.deepEqual(
     (await th.api('GET', `/v1/projects/${ref}/secrets`)).body.map((s: { name: string }) => s.name),
     ['API_KEY'],
   );
+  const none = await hearth('secrets', 'unset', 'NOPE');
+  assert.equal(none.status, 1);
+  assert.equal(none.stdout, '');
+  assert.equal(none.stderr, `hearth: Project ${ref} has no secret NOPE (\`hearth secrets list\`).\n`);
+
+  // A [functions.<name>] section without its folder (a misspelt name) is refused, not ignored.
+  const toml = path.join(app, 'hearth/config.toml');
+  const tomlText = readFileSync(toml, 'utf8');
+  writeFileSync(toml, `${tomlText}\n[functions.helo]\nverify_jwt = false\n`);
+  const misspelt = await hearth('functions', 'deploy');
+  assert.equal(misspelt.status, 1);
+  assert.equal(
+    misspelt.stderr,
+    'hearth: hearth/config.toml: [functions.helo] names no function: there is no folder hearth/functions/helo/ (rename the section or remove it).\n',
+  );
+  writeFileSync(toml, tomlText);
 
   writeFileSync(
     path.join(app, 'hearth/workflows/bad.json'),
@@ -209,6 +231,12 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
     30_000,
   );
   assert.match(logs.stdout, /^\S+ info\s+POST \/hello.* \(200, \d+ ms\)$/m);
+  const jsonLogs = await hearth('functions', 'logs', 'hello', '-o', 'json');
+  const entries = JSON.parse(jsonLogs.stdout);
+  assert.ok(
+    Array.isArray(entries) && entries.some((e: { message: string }) => /POST/.test(e.message)),
+    jsonLogs.stdout,
+  );
   const del = await hearth('functions', 'delete', 'hello');
   assert.equal(del.status, 0, del.stderr);
   const gone = await hearth('functions', 'delete', 'hello');
