@@ -29,17 +29,18 @@ export function findDataDir(env: NodeJS.ProcessEnv, cwd = process.cwd()): string
 
 /**
  * The local Hearth's configuration as the CLI sees it: the server's
- * variables, with what the running server left in its data folder standing in
- * for those not given: the embedded cluster's port (its postmaster.pid) for
- * HEARTH_DB_PORT, the server's URL (server.json) for HEARTH_PORT. So a Hearth
- * started on other ports is found from HEARTH_DATA_DIR alone; a variable given
- * still wins.
+ * variables, with what the running server left in its data folder standing
+ * in for those not given: the embedded cluster's port (its postmaster.pid)
+ * for HEARTH_DB_PORT, the server's URL (server.json) for HEARTH_PORT (or 0).
+ * So a Hearth started on other ports is found from HEARTH_DATA_DIR alone; a
+ * variable given still wins.
  */
 export function localConfig(env: NodeJS.ProcessEnv): Config {
   const config = loadConfig({ ...env, HEARTH_DATA_DIR: findDataDir(env) });
   if (!config.databaseUrl && !env.HEARTH_DB_PORT) config.dbPort = runningPort(config.dataDir) ?? config.dbPort;
   const runtimeFile = path.join(config.dataDir, 'server.json');
-  if (!env.HEARTH_PORT && existsSync(runtimeFile))
+  // HEARTH_PORT=0 let the server pick its port: only server.json knows it.
+  if (!(Number(env.HEARTH_PORT) > 0) && existsSync(runtimeFile))
     config.publicUrl ??= (JSON.parse(readFileSync(runtimeFile, 'utf8')) as { url: string }).url;
   return config;
 }
