@@ -9,7 +9,6 @@
  *   Token: HEARTH_ACCESS_TOKEN, else the saved login's, else (local Hearth
  *          only) a management token minted from the data folder.
  */
-import { loadConfig } from '../config.ts';
 import { linkedRef } from './app-folder.ts';
 import { readLogin } from './credentials.ts';
 import { CliError } from './output.ts';
@@ -108,8 +107,8 @@ export async function connect(env: NodeJS.ProcessEnv = process.env): Promise<Api
     }
   }
   // The data folder's database code is loaded only for the local Hearth.
-  const { localConnection } = await import('./status.ts');
-  const info = await localConnection(loadConfig(env));
+  const { localConnection, localConfig } = await import('./status.ts');
+  const info = await localConnection(localConfig(env));
   const url = envUrl ?? info.API_URL;
   return new Api(
     url,

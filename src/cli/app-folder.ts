@@ -3,7 +3,7 @@
  * migrations/, seed.sql, functions/, workflows/, config.toml and the linked
  * project ref (.temp/project-ref, kept out of git).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { CliError } from './output.ts';
@@ -42,16 +42,30 @@ export function requireAppFolder(workdir?: string): AppFolder {
 
 const linkFile = (folder: AppFolder) => path.join(folder.root, '.temp', 'project-ref');
 
+/** hearth/.gitignore: the linked project (.temp/) is this checkout's, not the app's. */
+export const GITIGNORE = '.temp/\n';
+
 export function linkedRef(workdir?: string): string | null {
   const file = linkFile(appFolder(workdir));
   return existsSync(file) ? readFileSync(file, 'utf8').trim() || null : null;
 }
 
+/** Writes the linked ref, and hearth/.gitignore when there is none yet (a link before `hearth init`), so .temp/ stays out of git. */
 export function writeLink(folder: AppFolder, ref: string): string {
   const file = linkFile(folder);
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, `${ref}\n`);
+  const gitignore = path.join(folder.root, '.gitignore');
+  if (!existsSync(gitignore)) writeFileSync(gitignore, GITIGNORE);
   return file;
+}
+
+/** Function folders: hearth/functions/<name>/, except _shared-style folders (leading _ or .). */
+export function functionNames(folder: AppFolder): string[] {
+  if (!existsSync(folder.functions)) return [];
+  return readdirSync(folder.functions)
+    .filter((n) => !n.startsWith('_') && !n.startsWith('.') && statSync(path.join(folder.functions, n)).isDirectory())
+    .sort();
 }
 
 export interface CronJobConfig {
@@ -98,7 +112,13 @@ export function readAppConfig(folder: AppFolder): AppConfig {
     }
   });
   const functions = (raw.functions ?? {}) as Record<string, { verify_jwt?: boolean }>;
+  const folders = new Set(functionNames(folder));
   for (const [name, f] of Object.entries(functions)) {
+    // A misspelt name would leave the function it meant with the default options, silently.
+    if (!folders.has(name))
+      throw new CliError(
+        `${where}: [functions.${name}] names no function: there is no folder ${path.relative(process.cwd(), path.join(folder.functions, name)) || name}/ (rename the section or remove it).`,
+      );
     for (const [k, v] of Object.entries(f)) {
       if (k !== 'verify_jwt' || typeof v !== 'boolean')
         throw new CliError(`${where}: [functions.${name}] takes verify_jwt = true|false, not ${k}.`);

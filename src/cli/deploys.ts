@@ -4,13 +4,20 @@
  * and `hearth push`, which applies all of it in order (migrations, settings,
  * functions, workflows, cron) and says what changed.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { HearthError } from '../errors.ts';
 import { bundleFunction, stopBundler } from '../functions/bundle.ts';
 import { ApiError, target, type Target } from './api.ts';
-import { readAppConfig, requireAppFolder, type AppConfig, type AppFolder, type CronJobConfig } from './app-folder.ts';
+import {
+  functionNames,
+  readAppConfig,
+  requireAppFolder,
+  type AppConfig,
+  type AppFolder,
+  type CronJobConfig,
+} from './app-folder.ts';
 import { checksumOf, deployedState, forgetDeploy, recordDeploy } from './deploy-state.ts';
 import { pushMigrations } from './migrations.ts';
 import { CliError, print, progress, progressDone, type Output } from './output.ts';
@@ -26,14 +33,6 @@ const functionName = accepts(
   (v) => `A function name is 1-64 characters a-z, 0-9, "_" and "-", starting with a letter or digit, not "${v}".`,
 );
 const SOURCE = /\.(ts|tsx|mts|js|mjs|jsx|json)$/;
-
-/** Function folders: hearth/functions/<name>/, except _shared-style folders (leading _ or .). */
-function functionNames(folder: AppFolder): string[] {
-  if (!existsSync(folder.functions)) return [];
-  return readdirSync(folder.functions)
-    .filter((n) => !n.startsWith('_') && !n.startsWith('.') && statSync(path.join(folder.functions, n)).isDirectory())
-    .sort();
-}
 
 /** Every source file under hearth/functions/, keyed by its path there, so `../_shared/x.ts` resolves. */
 function sourceFiles(dir: string, prefix = ''): Record<string, string> {
@@ -73,6 +72,33 @@ async function bundle(folder: AppFolder, name: string): Promise<string> {
 interface Change {
   what: string;
   detail: string;
+}
+
+const changedSomething = (c: Change) => !/^(unchanged|up to date)/.test(c.detail);
+
+/**
+ * Runs the steps of a deploy in order, each adding what it did to `changes`.
+ * A failure stops it there, and what the steps before it changed stays
+ * (docs/cli.md): its one line then says what that was, so the user knows
+ * where the project stands.
+ */
+async function inOrder(command: string, steps: ((changes: Change[]) => Promise<void>)[]): Promise<Change[]> {
+  const changes: Change[] = [];
+  try {
+    for (const step of steps) await step(changes);
+  } catch (err) {
+    const done = changes.filter(changedSomething);
+    if (!(err instanceof CliError) || done.length === 0) throw err;
+    const migrations = done.filter((c) => c.what.startsWith('migration ')).length;
+    const items = [
+      ...(migrations ? [`${migrations} migration${migrations === 1 ? '' : 's'} applied`] : []),
+      ...done.filter((c) => !c.what.startsWith('migration ')).map((c) => `${c.what} ${c.detail}`),
+    ];
+    throw new CliError(
+      `${err.message} Before it: ${items.join(', ')} (${done.length === 1 ? 'this stays' : 'these stay'}); fix it and run \`${command}\` again (unchanged items are skipped).`,
+    );
+  }
+  return changes;
 }
 
 interface Bundle {
@@ -116,7 +142,8 @@ async function bundleFunctions(
 }
 
 /** Deploys each bundle whose source or options changed since the CLI last deployed it. */
-async function deployBundles(t: Target, bundles: Bundle[]): Promise<Change[]> {
+async function deployBundles(t: Target, bundles: Bundle[], changes: Change[]): Promise<void> {
+  if (bundles.length === 0) return;
   const state = await deployedState(t, 'function');
   const remote = new Map(
     (await t.api.call<{ name: string; version: number }[]>('GET', `${t.path}/functions`)).map((f) => [
@@ -124,7 +151,6 @@ async function deployBundles(t: Target, bundles: Bundle[]): Promise<Change[]> {
       f.version,
     ]),
   );
-  const changes: Change[] = [];
   try {
     for (const [i, { name, source, verifyJwt, checksum }] of bundles.entries()) {
       const before = state.get(name);
@@ -133,17 +159,23 @@ async function deployBundles(t: Target, bundles: Bundle[]): Promise<Change[]> {
         continue;
       }
       progress(`Deploying function ${i + 1}/${bundles.length}: ${name}`);
-      const deployed = await t.api.call<{ version: number }>('PUT', `${t.path}/functions/${encodeURIComponent(name)}`, {
-        source,
-        verify_jwt: verifyJwt,
-      });
+      let deployed: { version: number };
+      try {
+        deployed = await t.api.call<{ version: number }>('PUT', `${t.path}/functions/${encodeURIComponent(name)}`, {
+          source,
+          verify_jwt: verifyJwt,
+        });
+      } catch (err) {
+        // The server's refusal (too large, a bad name) names no function: say which.
+        if (err instanceof ApiError) throw new CliError(`function ${name}: ${err.message}`);
+        throw err;
+      }
       await recordDeploy(t, 'function', name, { checksum, version: deployed.version });
       changes.push({ what: `function ${name}`, detail: `deployed version ${deployed.version}` });
     }
   } finally {
     progressDone();
   }
-  return changes;
 }
 
 /** The PUT body of a workflow file, or a one-line error naming the file. */
@@ -166,7 +198,7 @@ function workflowBody(file: string): { enabled?: boolean; steps: unknown[] } {
   return body as { enabled?: boolean; steps: unknown[] };
 }
 
-async function deployWorkflows(t: Target, folder: AppFolder, only?: string): Promise<Change[]> {
+async function deployWorkflows(t: Target, folder: AppFolder, changes: Change[], only?: string): Promise<void> {
   const files = existsSync(folder.workflows)
     ? readdirSync(folder.workflows)
         .filter((f) => f.endsWith('.json'))
@@ -175,7 +207,7 @@ async function deployWorkflows(t: Target, folder: AppFolder, only?: string): Pro
   const chosen = only ? files.filter((f) => f === `${only}.json`) : files;
   if (only && chosen.length === 0)
     throw new CliError(`There is no ${relative(path.join(folder.workflows, `${only}.json`))}.`);
-  if (chosen.length === 0) return [];
+  if (chosen.length === 0) return;
   const state = await deployedState(t, 'workflow');
   let remote: Map<string, number>;
   try {
@@ -195,7 +227,6 @@ async function deployWorkflows(t: Target, folder: AppFolder, only?: string): Pro
   }
   // Every file read before any is published: one that is not a workflow publishes none.
   const bodies = chosen.map((f) => workflowBody(path.join(folder.workflows, f)));
-  const changes: Change[] = [];
   try {
     for (const [i, f] of chosen.entries()) {
       const name = f.slice(0, -5);
@@ -225,7 +256,6 @@ async function deployWorkflows(t: Target, folder: AppFolder, only?: string): Pro
   } finally {
     progressDone();
   }
-  return changes;
 }
 
 interface CronJob extends CronJobConfig {
@@ -238,10 +268,9 @@ const sameJob = (a: CronJob, b: CronJobConfig) =>
   a.target === b.target &&
   checksumOf(a.payload ?? null) === checksumOf(b.payload ?? null);
 
-async function applyCron(t: Target, config: AppConfig): Promise<Change[]> {
-  if (config.cron.length === 0) return [];
+async function applyCron(t: Target, config: AppConfig, changes: Change[]): Promise<void> {
+  if (config.cron.length === 0) return;
   const jobs = new Map((await t.api.call<CronJob[]>('GET', `${t.path}/cron-jobs`)).map((j) => [j.name, j]));
-  const changes: Change[] = [];
   for (const job of config.cron) {
     const existing = jobs.get(job.name);
     if (existing && sameJob(existing, job)) {
@@ -267,11 +296,9 @@ async function applyCron(t: Target, config: AppConfig): Promise<Change[]> {
     const secret = created.secret ? ` (webhook signing secret, shown once: ${created.secret})` : '';
     changes.push({ what: `cron job ${job.name}`, detail: `${existing ? 'recreated' : 'created'}${secret}` });
   }
-  return changes;
 }
 
-async function applySettings(t: Target, config: AppConfig): Promise<Change[]> {
-  const changes: Change[] = [];
+async function applySettings(t: Target, config: AppConfig, changes: Change[]): Promise<void> {
   for (const [area, wanted] of Object.entries(config.settings)) {
     const current = await t.api
       .call<Record<string, unknown>>('GET', `${t.path}/config/${encodeURIComponent(area)}`)
@@ -298,7 +325,6 @@ async function applySettings(t: Target, config: AppConfig): Promise<Change[]> {
     }
     changes.push({ what: `settings ${area}`, detail: `set ${Object.keys(diff).join(', ')}` });
   }
-  return changes;
 }
 
 function report(changes: Change[], output: Output): void {
@@ -333,7 +359,10 @@ export function registerDeploys(program: Command): void {
         const bundles = name
           ? await bundleFunctions(folder, config, [name], `function ${name} was not deployed`)
           : await bundleFunctions(folder, config, functionNames(folder), 'no function was deployed');
-        report(await deployBundles(t, bundles), opts.output);
+        report(
+          await inOrder('hearth functions deploy', [(changes) => deployBundles(t, bundles, changes)]),
+          opts.output,
+        );
       }),
     );
   examples(deploy, [
@@ -396,16 +425,16 @@ export function registerDeploys(program: Command): void {
           duration_ms?: number;
         };
         const seen = new Set<string>();
+        const line = (e: Entry) =>
+          opts.output === 'json'
+            ? JSON.stringify(e)
+            : `${e.timestamp} ${e.level.padEnd(5)} ${e.message}${e.status ? ` (${e.status}, ${e.duration_ms} ms)` : ''}`;
         const show = (entries: Entry[]) => {
-          for (const e of entries.reverse()) {
-            if (seen.has(e.id)) continue;
-            seen.add(e.id);
-            if (opts.output === 'json') console.log(JSON.stringify(e));
-            else
-              console.log(
-                `${e.timestamp} ${e.level.padEnd(5)} ${e.message}${e.status ? ` (${e.status}, ${e.duration_ms} ms)` : ''}`,
-              );
-          }
+          const fresh = entries.reverse().filter((e) => !seen.has(e.id));
+          for (const e of fresh) seen.add(e.id);
+          // -o json: an array, as the other commands print; while following, one object per line (NDJSON) as they come.
+          if (opts.output === 'json' && !opts.follow) console.log(JSON.stringify(fresh, null, 2));
+          else for (const e of fresh) console.log(line(e));
         };
         const read = async (limit: string) => {
           try {
@@ -488,11 +517,21 @@ export function registerDeploys(program: Command): void {
     .action(
       act(async (names: string[], ...args) => {
         const t = await target(optionsOf(args));
-        await t.api.call('DELETE', `${t.path}/secrets`, names);
-        console.log(`Removed ${names.join(', ')} from project ${t.project.ref}.`);
+        const set = new Set((await t.api.call<{ name: string }[]>('GET', `${t.path}/secrets`)).map((s) => s.name));
+        const present = names.filter((n) => set.has(n));
+        const missing = names.filter((n) => !set.has(n));
+        if (present.length) {
+          await t.api.call('DELETE', `${t.path}/secrets`, present);
+          console.log(`Removed ${present.join(', ')} from project ${t.project.ref}.`);
+        }
+        // A name that is not set is most likely misspelt: a failure, as for a function that does not exist.
+        if (missing.length)
+          throw new CliError(
+            `Project ${t.project.ref} has no secret ${missing.join(', ')} (\`hearth secrets list\`)${present.length ? '; the others were removed' : ''}.`,
+          );
       }),
     );
-  examples(unset, [['hearth secrets unset OLD_KEY', 'unknown names are ignored']]);
+  examples(unset, [['hearth secrets unset OLD_KEY', 'a name that is not set fails (exit 1)']]);
 
   const workflows = program.command('workflows').description('publish workflows from hearth/workflows/<name>.json');
   const wdeploy = workflows
@@ -512,7 +551,10 @@ export function registerDeploys(program: Command): void {
         const opts = optionsOf<{ output: Output }>(args);
         const folder = requireAppFolder(opts.workdir);
         const t = await target(opts);
-        report(await deployWorkflows(t, folder, name), opts.output);
+        report(
+          await inOrder('hearth workflows deploy', [(changes) => deployWorkflows(t, folder, changes, name)]),
+          opts.output,
+        );
       }),
     );
   examples(wdeploy, [
@@ -531,7 +573,7 @@ export function registerDeploys(program: Command): void {
         const folder = requireAppFolder(opts.workdir);
         const config = readAppConfig(folder);
         const t = await target(opts);
-        report(await applyCron(t, config), opts.output);
+        report(await inOrder('hearth cron', [(changes) => applyCron(t, config, changes)]), opts.output);
       }),
     );
   examples(cron, [['hearth cron', 'apply the [[cron]] entries']]);
@@ -550,14 +592,20 @@ export function registerDeploys(program: Command): void {
         const t = await target(opts);
         // Functions are bundled first: one that does not compile stops the push before anything changes.
         const bundles = await bundleFunctions(folder, config, functionNames(folder), 'nothing was pushed');
-        const migrations = await pushMigrations(t, folder);
-        const changes: Change[] = migrations.length
-          ? migrations.map((m) => ({ what: `migration ${path.basename(m.file)}`, detail: 'applied' }))
-          : [{ what: 'migrations', detail: 'up to date' }];
-        changes.push(...(await applySettings(t, config)));
-        if (bundles.length) changes.push(...(await deployBundles(t, bundles)));
-        changes.push(...(await deployWorkflows(t, folder)));
-        changes.push(...(await applyCron(t, config)));
+        const changes = await inOrder('hearth push', [
+          async (changes) => {
+            const migrations = await pushMigrations(t, folder);
+            changes.push(
+              ...(migrations.length
+                ? migrations.map((m) => ({ what: `migration ${path.basename(m.file)}`, detail: 'applied' }))
+                : [{ what: 'migrations', detail: 'up to date' }]),
+            );
+          },
+          (changes) => applySettings(t, config, changes),
+          (changes) => deployBundles(t, bundles, changes),
+          (changes) => deployWorkflows(t, folder, changes),
+          (changes) => applyCron(t, config, changes),
+        ]);
         report(changes, opts.output);
       }),
     );

@@ -7,7 +7,11 @@
  *
  * Order: schemas, types, sequences, tables, functions, views, column
  * defaults (they may call the functions), constraints (foreign keys last),
- * indexes, triggers, row level security and policies, comments.
+ * indexes, triggers, row level security and policies, comments, then the
+ * publications the owner made and the tables of every publication, the
+ * platform's supabase_realtime included (a table joins it with `alter
+ * publication`, whose event trigger adds Hearth's realtime capture triggers:
+ * those are the platform's and are not dumped, as the owner may not create them).
  */
 import { sql, type Target } from './api.ts';
 import { literal } from './sql-text.ts';
@@ -92,7 +96,8 @@ parts as (
   -- triggers
   union all
   select 11, r.qname || g.tgname, g.oid::bigint, pg_get_triggerdef(g.oid) || ';'
-  from pg_trigger g join rel r on r.oid = g.tgrelid where not g.tgisinternal
+  from pg_trigger g join rel r on r.oid = g.tgrelid
+  where not g.tgisinternal and g.tgfoid is distinct from to_regprocedure('realtime.capture_changes()')::oid
   -- row level security and policies
   union all
   select 12, r.qname, 0, format('alter table %s enable row level security;', r.qname) from rel r where r.relrowsecurity
@@ -113,6 +118,26 @@ parts as (
   union all
   select 14, r.qname, a.attnum, format('comment on column %s.%I is %L;', r.qname, a.attname, d.description)
   from rel r join pg_attribute a on a.attrelid = r.oid join pg_description d on d.objoid = r.oid and d.classoid = 'pg_class'::regclass and d.objsubid = a.attnum
+  -- publications the owner made (supabase_realtime is the platform's, made with the project)
+  union all
+  select 15, p.pubname, 0, format('create publication %I%s with (publish = %L, publish_via_partition_root = %s);', p.pubname,
+    case when p.puballtables then ' for all tables' else '' end,
+    concat_ws(', ', case when p.pubinsert then 'insert' end, case when p.pubupdate then 'update' end,
+      case when p.pubdelete then 'delete' end, case when p.pubtruncate then 'truncate' end),
+    case when p.pubviaroot then 'true' else 'false' end)
+  from pg_publication p where p.pubowner = current_user::regrole and p.pubname <> 'supabase_realtime'
+  -- their tables (with column lists and row filters) and schemas, and the tables of supabase_realtime
+  union all
+  select 16, p.pubname || r.qname, 0, format('alter publication %I add table only %s%s%s;', p.pubname, r.qname,
+    coalesce(' (' || (select string_agg(quote_ident(a.attname), ', ' order by a.attnum) from pg_attribute a
+      where a.attrelid = pr.prrelid and a.attnum = any(pr.prattrs)) || ')', ''),
+    coalesce(' where (' || pg_get_expr(pr.prqual, pr.prrelid) || ')', ''))
+  from pg_publication_rel pr join pg_publication p on p.oid = pr.prpubid join rel r on r.oid = pr.prrelid
+  where p.pubowner = current_user::regrole or p.pubname = 'supabase_realtime'
+  union all
+  select 16, p.pubname || n.nspname, 1, format('alter publication %I add tables in schema %I;', p.pubname, n.nspname)
+  from pg_publication_namespace pn join pg_publication p on p.oid = pn.pnpubid join sch n on n.oid = pn.pnnspid
+  where p.pubowner = current_user::regrole or p.pubname = 'supabase_realtime'
 )
 select ddl from parts where ddl is not null order by sec, k, o`;
 

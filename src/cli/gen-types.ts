@@ -46,6 +46,11 @@ const STRING = new Set([
   'regtype',
 ]);
 
+/** Argument modes that take a value: in, inout, variadic. */
+const INPUT_MODES = new Set(['i', 'b', 'v']);
+/** The types of an unnamed argument PostgREST (and so Supabase's generator) accepts. */
+const BODY_TYPES = new Set(['json', 'jsonb', 'text']);
+
 const key = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name));
 const str = (s: string) => JSON.stringify(s);
 
@@ -160,14 +165,34 @@ class Renderer {
     return `${indent}${key(r.name)}: {\n${parts.join('\n')}\n${indent}}`;
   }
 
+  /**
+   * Whether the function is typed at all, as Supabase's generator decides
+   * (postgres-meta's typegen): PostgREST calls a function by its argument
+   * names, so one with unnamed arguments is left out, unless its one unnamed
+   * argument is json, jsonb or text and either its only argument (the request
+   * body is passed as it is) or one with a default; or the only argument and a
+   * table's row (a computed field). Two unnamed arguments would be two `""` keys.
+   */
+  private typed(f: CatalogFunction): boolean {
+    const inputs = f.arg_modes.flatMap((mode, i) => (INPUT_MODES.has(mode) ? [i] : []));
+    const unnamed = inputs.filter((i) => !f.arg_names[i]);
+    if (unnamed.length === 0) return true;
+    if (unnamed.length > 1) return false;
+    const at = inputs.indexOf(unnamed[0]!);
+    const type = this.types.get(f.arg_types[unnamed[0]!]!);
+    const body = type?.schema === 'pg_catalog' && BODY_TYPES.has(type.name);
+    if (inputs.length === 1) return body || (type?.type === 'c' && this.relations.get(type.relid)?.kind !== 'c');
+    return body && at >= inputs.length - f.n_defaults;
+  }
+
   private functionSignature(f: CatalogFunction, indent: string): string {
     const inputs: { name: string; type: number; optional: boolean }[] = [];
     const outputs: { name: string; type: number }[] = [];
-    const nIn = f.arg_modes.filter((m) => m === 'i' || m === 'b' || m === 'v').length;
+    const nIn = f.arg_modes.filter((m) => INPUT_MODES.has(m)).length;
     let seenIn = 0;
     f.arg_modes.forEach((mode, i) => {
       const name = f.arg_names[i] ?? '';
-      if (mode === 'i' || mode === 'b' || mode === 'v') {
+      if (INPUT_MODES.has(mode)) {
         inputs.push({ name, type: f.arg_types[i]!, optional: seenIn >= nIn - f.n_defaults });
         seenIn++;
       }
@@ -203,7 +228,7 @@ class Renderer {
     const tables = rels.filter((r) => r.kind === 'r' || r.kind === 'p' || r.kind === 'f').map((r) => this.table(r, I));
     const views = rels.filter((r) => r.kind === 'v' || r.kind === 'm').map((r) => this.table(r, I));
     const byName = new Map<string, CatalogFunction[]>();
-    for (const f of this.catalog.functions.filter((f) => f.schema === name))
+    for (const f of this.catalog.functions.filter((f) => f.schema === name && this.typed(f)))
       byName.set(f.name, [...(byName.get(f.name) ?? []), f]);
     const functions = [...byName].map(([fname, overloads]) => {
       const sigs = overloads.map((f) => this.functionSignature(f, `${I}  `));

@@ -72,7 +72,8 @@ function buildProgram(): HearthCommand {
     .action(
       act(async (...args: unknown[]) => {
         const opts = optionsOf<{ output: string }>(args);
-        return (await import('./status.ts')).runStatus(loadConfig(process.env), opts.output, opts.projectRef);
+        const { runStatus, localConfig } = await import('./status.ts');
+        return runStatus(localConfig(process.env), opts.output, opts.projectRef);
       }),
     );
   examples(status, [

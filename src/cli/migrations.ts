@@ -11,10 +11,11 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { confirmed } from './access.ts';
 import { SqlError, sql, target, type Target } from './api.ts';
-import { appFolder, requireAppFolder, type AppFolder } from './app-folder.ts';
+import { appFolder, GITIGNORE, requireAppFolder, type AppFolder } from './app-folder.ts';
 import { dumpSchema } from './dump.ts';
 import { CliError, print, progress, progressDone, type Output } from './output.ts';
 import { accepts, act, examples, optionsOf, outputOption, schemaNames, schemaOption } from './program.ts';
+import { topLevelStatements } from './sql-statements.ts';
 import { lineOf, literal } from './sql-text.ts';
 
 export interface LocalMigration {
@@ -107,6 +108,42 @@ export function plan(local: LocalMigration[], applied: AppliedMigration[]): Loca
   return pending;
 }
 
+/** The statement that starts or ends a transaction (`commit`, `start transaction`, ...), or null. */
+function transactionControl([first, second]: string[]): string | null {
+  switch (first) {
+    case 'begin':
+    case 'commit':
+    case 'end':
+    case 'abort':
+      return first;
+    case 'rollback':
+      return second === 'to' ? null : first; // rollback to savepoint stays inside the transaction
+    case 'start':
+    case 'prepare':
+      return second === 'transaction' ? `${first} transaction` : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Refuses, before anything runs, a file that starts or ends transactions of
+ * its own: each file runs in one transaction with its history row, and a
+ * `commit` in it would commit its first part and leave the rest outside, so a
+ * failure later in the file could no longer be rolled back.
+ */
+function refuseTransactionControl(migrations: LocalMigration[]): void {
+  for (const m of migrations) {
+    for (const statement of topLevelStatements(m.text)) {
+      const control = transactionControl(statement.words);
+      if (control)
+        throw new CliError(
+          `${relative(m.file)}:${statement.line}: a migration must not contain \`${control}\`: each file runs in one transaction with its history row. Remove the file's own begin/commit; nothing was applied.`,
+        );
+    }
+  }
+}
+
 /** A file's history row: inserted in the file's own transaction. */
 function historyRow(m: LocalMigration): string {
   return `insert into supabase_migrations.schema_migrations (version, name, statements, checksum)
@@ -151,17 +188,24 @@ function sqlFailure(err: SqlError, file: string, text: string, after: string, of
   );
 }
 
-/** One request: each file of the batch between its own begin and commit. */
+/**
+ * One request: each file of the batch between its own begin and commit, its
+ * history row inserted first. A second push of the same file at the same time
+ * then waits on that row's key and fails on it once the first commits
+ * (schema_migrations_pkey), before running any of the file: two pushes never
+ * run one file side by side.
+ */
 function batchQuery(batch: LocalMigration[]): { query: string; starts: number[] } {
   let query = '';
   let chars = 0;
   const starts: number[] = [];
   for (const m of batch) {
-    const head = 'begin;\n';
-    const tail = `\n;\n${historyRow(m)};\ncommit;\n`;
-    starts.push(chars + head.length);
+    const head = `begin;\n${historyRow(m)};\n`;
+    const tail = '\n;\ncommit;\n';
+    const headChars = Array.from(head).length; // PostgreSQL's positions count characters
+    starts.push(chars + headChars);
     query += head + m.text + tail;
-    chars += head.length + Array.from(m.text).length + Array.from(tail).length;
+    chars += headChars + Array.from(m.text).length + tail.length;
   }
   return { query, starts };
 }
@@ -173,6 +217,7 @@ export async function pushMigrations(
   opts: { dryRun?: boolean } = {},
 ): Promise<LocalMigration[]> {
   const pending = plan(localMigrations(folder), await appliedMigrations(t));
+  refuseTransactionControl(pending);
   if (opts.dryRun) return pending;
   const applied: LocalMigration[] = [];
   const apply = async (batch: LocalMigration[]): Promise<void> => {
@@ -197,7 +242,10 @@ export async function pushMigrations(
       applied.push(...batch.slice(0, Math.max(0, index)));
       const m = batch[Math.max(0, index)]!;
       if (err.failure.sqlstate === '23505' && /schema_migrations_pkey/.test(err.failure.message)) {
-        throw new CliError(`${relative(m.file)} was applied meanwhile by someone else: run \`hearth db push\` again.`);
+        const version = /\((\d{14})\)/.exec(err.failure.detail ?? '')?.[1];
+        throw new CliError(
+          `Another push is applying the migrations of project ${t.project.ref}${version ? ` (it applied ${version} meanwhile)` : ''}: let it finish, then run \`hearth db push\` again for what is left.`,
+        );
       }
       const kept = applied.length
         ? `${applied.length === 1 ? 'The 1 migration before it stays' : `The ${applied.length} migrations before it stay`} applied; this one was rolled back.`
@@ -233,14 +281,20 @@ export async function runSeed(t: Target, folder: AppFolder): Promise<boolean> {
 }
 
 /**
- * `db reset`: drops every schema the owner role owns (public and the app's own;
- * never auth, storage and the platform's, which it does not own), makes public
- * again as a new project has it, and empties the history.
+ * `db reset`: drops the publications the owner made (never the platform's
+ * supabase_realtime, whose tables leave it with their schemas) and every
+ * schema the owner role owns (public and the app's own; never auth, storage
+ * and the platform's, which it does not own), makes public again as a new
+ * project has it, and empties the history: the migrations then run as on a
+ * new project.
  */
 const RESET = `
 do $$
 declare s text;
 begin
+  for s in select pubname from pg_publication where pubowner = current_user::regrole and pubname <> 'supabase_realtime' loop
+    execute format('drop publication %I', s);
+  end loop;
   for s in select nspname from pg_namespace where nspowner = current_user::regrole and nspname <> 'supabase_migrations' loop
     execute format('drop schema %I cascade', s);
   end loop;
@@ -254,7 +308,7 @@ truncate supabase_migrations.schema_migrations;`;
 
 const INIT_FILES: [string, string][] = [
   ['seed.sql', '-- Rows for development: `hearth db reset` runs this after the migrations.\n'],
-  ['.gitignore', '.temp/\n'],
+  ['.gitignore', GITIGNORE],
   [
     'config.toml',
     `# Settings and cron jobs of the project, applied by \`hearth push\` (docs/cli.md).
@@ -373,12 +427,16 @@ export function registerMigrations(program: Command): void {
           return {
             version: v,
             name: l?.name ?? a!.name,
-            local: l ? 'yes' : 'no',
+            local: l !== undefined,
             applied_at: a?.applied_at ?? null,
             status,
           };
         });
-        print(rows, ['version', 'name', 'local', 'applied_at', 'status'], opts.output);
+        print(
+          opts.output === 'json' ? rows : rows.map((r) => ({ ...r, local: r.local ? 'yes' : 'no' })),
+          ['version', 'name', 'local', 'applied_at', 'status'],
+          opts.output,
+        );
       }),
     );
   examples(listCmd, [['hearth migration list -o json', 'for scripts']]);
@@ -419,6 +477,7 @@ export function registerMigrations(program: Command): void {
       act(async (...args) => {
         const opts = optionsOf<{ yes?: boolean }>(args);
         const folder = requireAppFolder(opts.workdir);
+        refuseTransactionControl(localMigrations(folder)); // before anything is dropped
         const t = await target(opts);
         if (!t.api.local)
           throw new CliError(

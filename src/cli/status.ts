@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import type { Config } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { Faults, systemClock, type Platform } from '../context.ts';
+import { runningPort } from '../db/embedded.ts';
 import { Databases } from '../db/pools.ts';
 import { fail } from '../errors.ts';
 import { connectionInfo, type ConnectionInfo } from '../platform/connection-info.ts';
@@ -11,21 +12,56 @@ import { MasterKey } from '../secrets.ts';
 import { firstOwner } from '../platform/accounts.ts';
 
 /**
+ * The data folder of the local Hearth: HEARTH_DATA_DIR, else the nearest
+ * `.hearth` in the working folder or above it (as git finds .git), so a
+ * command run in an app folder inside the checkout (examples/todo-app) finds
+ * the checkout's Hearth; else ./.hearth, for the error that says to start it.
+ * `hearth start` does not search: it makes ./.hearth where it is run.
+ */
+export function findDataDir(env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
+  if (env.HEARTH_DATA_DIR !== undefined) return path.resolve(env.HEARTH_DATA_DIR);
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, '.hearth');
+    if (existsSync(candidate) && statSync(candidate).isDirectory()) return candidate;
+    if (path.dirname(dir) === dir) return path.resolve(cwd, '.hearth');
+  }
+}
+
+/**
+ * The local Hearth's configuration as the CLI sees it: the server's
+ * variables, with what the running server left in its data folder standing
+ * in for those not given: the embedded cluster's port (its postmaster.pid)
+ * for HEARTH_DB_PORT, the server's URL (server.json) for HEARTH_PORT (or 0).
+ * So a Hearth started on other ports is found from HEARTH_DATA_DIR alone; a
+ * variable given still wins.
+ */
+export function localConfig(env: NodeJS.ProcessEnv): Config {
+  const config = loadConfig({ ...env, HEARTH_DATA_DIR: findDataDir(env) });
+  if (!config.databaseUrl && !env.HEARTH_DB_PORT) config.dbPort = runningPort(config.dataDir) ?? config.dbPort;
+  const runtimeFile = path.join(config.dataDir, 'server.json');
+  // HEARTH_PORT=0 let the server pick its port: only server.json knows it.
+  if (!(Number(env.HEARTH_PORT) > 0) && existsSync(runtimeFile))
+    config.publicUrl ??= (JSON.parse(readFileSync(runtimeFile, 'utf8')) as { url: string }).url;
+  return config;
+}
+
+/**
  * The default project's connection details (or those of the project `ref`),
- * read from the same data folder / DATABASE_URL as the server (with a fresh
- * management token): what `hearth status` prints and how the other commands
+ * read from the same data folder / DATABASE_URL as the server (localConfig;
+ * with a fresh management token): what `hearth status` prints and how the other commands
  * reach the local Hearth.
  */
 export async function localConnection(config: Config, ref?: string): Promise<ConnectionInfo> {
   let url = config.databaseUrl;
   if (!url) {
     const pwFile = path.join(config.dataDir, 'pg-password');
-    if (!existsSync(pwFile)) throw fail('not_started', `No Hearth data in ${config.dataDir}: run \`npm start\` first.`);
+    if (!existsSync(pwFile))
+      throw fail(
+        'not_started',
+        `No Hearth data in ${config.dataDir}: run \`npm start\` first (commands look for .hearth in the working folder and the folders above it; HEARTH_DATA_DIR names another).`,
+      );
     url = `postgres://postgres:${readFileSync(pwFile, 'utf8').trim()}@127.0.0.1:${config.dbPort}/postgres`;
   }
-  const runtimeFile = path.join(config.dataDir, 'server.json');
-  if (existsSync(runtimeFile))
-    config.publicUrl ??= (JSON.parse(readFileSync(runtimeFile, 'utf8')) as { url: string }).url;
   const dbs = new Databases(url, config.controlDb);
   const p: Platform = {
     config,

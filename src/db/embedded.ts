@@ -189,6 +189,23 @@ async function stopOrphan(dataDir: string, databaseDir: string): Promise<void> {
   }
 }
 
+/**
+ * The port the data folder's cluster listens on (line 4 of its postmaster.pid),
+ * or null when it is not running: how the CLI reaches a Hearth started with
+ * another HEARTH_DB_PORT from the data folder alone.
+ */
+export function runningPort(dataDir: string): number | null {
+  let lines: string[];
+  try {
+    lines = readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n');
+  } catch {
+    return null;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  return Number.isInteger(pid) && isPostgres(pid) && Number.isInteger(port) && port > 0 ? port : null;
+}
+
 interface Binaries {
   initdb: string;
   postgres: string;

@@ -130,6 +130,8 @@ test('projects create, list, link, keys of the linked project, delete', async ()
   const link = await runHearth(['link', '--project-ref', project.ref], { env, cwd: app });
   assert.equal(link.status, 0, link.stderr);
   assert.equal(readFileSync(path.join(app, 'hearth', '.temp', 'project-ref'), 'utf8').trim(), project.ref);
+  // Linked before `hearth init`: the link is still kept out of git.
+  assert.equal(readFileSync(path.join(app, 'hearth', '.gitignore'), 'utf8'), '.temp/\n');
   const keys = await runHearth(['keys', '-o', 'json'], { env, cwd: app });
   const listed = (await th.api('GET', `/v1/projects/${project.ref}/api-keys`)).body;
   assert.deepEqual(JSON.parse(keys.stdout), listed);

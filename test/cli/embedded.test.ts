@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -14,7 +14,9 @@ import { until } from '../helpers/poll.ts';
 import { embeddedStartEnv } from '../helpers/ports.ts';
 
 const bin = path.resolve('bin/hearth.js');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-cli-'));
+// A checkout: its data folder .hearth, and an app folder below it.
+const root = mkdtempSync(path.join(tmpdir(), 'hearth-cli-'));
+const dataDir = path.join(root, '.hearth');
 const {
   env,
   port,
@@ -99,7 +101,7 @@ after(async () => {
   // As root with a data folder the postgres user cannot reach, the cluster lives elsewhere behind a link.
   const cluster = path.join(dataDir, 'pg');
   if (existsSync(cluster)) rmSync(realpathSync(cluster), { recursive: true, force: true });
-  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
 });
 
 test('start, status, restart with the same keys, clean stop, 503 when the database is gone', {
@@ -119,6 +121,24 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   }
   const info = JSON.parse(status('json'));
   assert.equal(info.BASE_URL, `http://127.0.0.1:${port}`);
+  // Started on other ports than the defaults: the CLI finds both in the data folder (the cluster's
+  // postmaster.pid, the server's server.json), given HEARTH_DATA_DIR alone, or in an app folder below
+  // the checkout with no variable at all (the nearest .hearth above it).
+  const { HEARTH_PORT: _port, HEARTH_DB_PORT: _dbPort, HEARTH_DATA_DIR: _dataDir, ...bare } = env;
+  const app = path.join(root, 'examples', 'todo-app');
+  mkdirSync(app, { recursive: true });
+  for (const [how, opts] of [
+    ['HEARTH_DATA_DIR alone', { env: { ...bare, HEARTH_DATA_DIR: dataDir } }],
+    ['from an app folder below', { env: bare, cwd: app }],
+  ] as const) {
+    const r = spawnSync(process.execPath, [bin, 'status', '-o', 'json'], {
+      ...opts,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 0, `${how}: ${r.stderr}`);
+    assert.equal(JSON.parse(r.stdout).BASE_URL, info.BASE_URL, how);
+  }
   const envLines = status('env').trim().split('\n');
   assert.deepEqual(
     envLines.map((l) => l.split('=')[0]),

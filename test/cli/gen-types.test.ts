@@ -52,6 +52,13 @@ before(async () => {
       create function stats() returns table (author_id bigint, n bigint) language sql stable as 'select author_id, count(*) from books group by 1';
       create function ping() returns void language sql as '';
       create function touch() returns trigger language plpgsql as 'begin return new; end';
+      -- Unnamed arguments, as Supabase's generator takes them: two, or one that PostgREST cannot pass, leave the
+      -- function out; one json/jsonb/text argument alone or with a default, or a table's row alone, stay.
+      create function unnamed(int, text) returns int language sql as 'select $1';
+      create function by_number(int) returns int language sql as 'select $1';
+      create function echo(jsonb) returns jsonb language sql as 'select $1';
+      create function greet(who text, text default '!') returns text language sql as 'select who || $2';
+      create function title_of(books) returns text language sql as 'select $1.title';
       create schema billing;
       create table billing.invoices (id uuid primary key default gen_random_uuid(), amount_cents int8 not null, due date);
     `,
@@ -109,6 +116,10 @@ test('the generated types have the shape supabase gen types prints', async () =>
   );
   assert.match(out, /ping: \{ Args: never; Returns: undefined \}/);
   assert.doesNotMatch(out, /touch/);
+  assert.doesNotMatch(out, /unnamed|by_number/);
+  assert.match(out, /echo: \{ Args: \{\n\s+"": Json\n\s+\}; Returns: Json \}/);
+  assert.match(out, /greet: \{ Args: \{\n\s+who: string\n\s+""\?: string\n\s+\}; Returns: string \}/);
+  assert.match(out, /title_of: \{ Args: \{\n\s+"": Database\["public"\]\["Tables"\]\["books"\]\["Row"\]\n/);
   assert.match(out, /Enums: \{\n\s+mood: "happy" \| "sad" \| "it's complicated"\n/);
   assert.match(
     out,
@@ -152,11 +163,12 @@ export async function main() {
   await supabase.from('authors').update(change).eq('id', 1);
   const n: number | null = ((await supabase.from('book_counts').select('n').single()).data?.n) ?? null;
   const sum = (await supabase.rpc('add', { a: 1 })).data;
+  const echoed = (await supabase.rpc('echo', { '': { nested: [1, 'x'] } })).data;
   const books: Tables<'books'>[] | null = (await supabase.rpc('books_by', { author: 1 })).data;
   const invoice: Tables<{ schema: 'billing' }, 'invoices'> | null = (await supabase.schema('billing').from('invoices').select().single()).data;
   const m: Enums<'mood'> = 'sad';
   const a: CompositeTypes<'address'> = { street: 'x', zip: 1 };
-  return { title, mood, n, sum, books, invoice, m, a };
+  return { title, mood, n, sum, echoed, books, invoice, m, a };
 }
 `,
   );

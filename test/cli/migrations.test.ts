@@ -115,6 +115,7 @@ test('migration list, and push refusing a changed file, a missing file and an ou
     JSON.parse(list.stdout).map((r: { version: string; status: string }) => `${r.version} ${r.status}`),
     ['20260101000001 applied', '20260101000002 applied', '20260101000003 applied', '20260101000004 pending'],
   );
+  assert.equal(JSON.parse(list.stdout)[0].local, true);
 
   const first = path.join(migrations, '20260101000001_todos.sql');
   const text = readFileSync(first, 'utf8');
@@ -158,7 +159,9 @@ test('db dump prints SQL that rebuilds the same schema in a fresh project', asyn
     create view app.item_colors as select id, color, app.double(id) as twice from app.items;
     alter table app.items enable row level security;
     create policy "read own" on app.items for select to authenticated using (note = auth.uid()::text);
-    comment on table app.items is 'things with colors';`);
+    comment on table app.items is 'things with colors';
+    create publication app_items for table app.items (id, color) where (id > 0) with (publish = 'insert, update');
+    alter publication supabase_realtime add table app.things;`);
   const dump = await hearth('db', 'dump');
   assert.equal(dump.status, 0, dump.stderr);
   for (const piece of [
@@ -166,9 +169,14 @@ test('db dump prints SQL that rebuilds the same schema in a fresh project', asyn
     "create type app.color as enum ('red', 'green');",
     'create policy "read own" on app.items as permissive for select to authenticated using',
     'CREATE INDEX items_color ON app.items',
+    "create publication app_items with (publish = 'insert, update', publish_via_partition_root = false);",
+    'alter publication app_items add table only app.items (id, color) where ((id > 0));',
+    'alter publication supabase_realtime add table only app.things;',
   ]) {
     assert.ok(dump.stdout.includes(piece), piece);
   }
+  // Hearth's own realtime capture triggers come back with the publication, not from the dump (the owner may not create them).
+  assert.doesNotMatch(dump.stdout, /realtime_capture|capture_changes/);
 
   const created = await th.api('POST', '/v1/projects', {
     body: { name: 'Copy', organization_id: (await th.api('GET', '/v1/organizations')).body[0].id },
@@ -179,10 +187,25 @@ test('db dump prints SQL that rebuilds the same schema in a fresh project', asyn
   const again = await hearth('db', 'dump', '--project-ref', copy);
   const body = (s: string) => s.split('\n').slice(2).join('\n');
   assert.equal(body(again.stdout), body(dump.stdout));
+  assert.deepEqual(
+    await query(
+      `select count(*)::int as n from pg_trigger where tgrelid = 'app.things'::regclass and tgname like 'realtime_capture_%'`,
+      copy,
+    ),
+    [{ n: 3 }],
+    "the copy's app.things sends realtime changes",
+  );
 });
 
 test('db reset: refused without --yes off a terminal and against a remote; replays migrations and seed on the local Hearth', async () => {
   writeFileSync(path.join(app, 'hearth', 'seed.sql'), "insert into todos (title) values ('seeded');\n");
+  // A migration making a publication and adding a table to Realtime's: the replay makes them again.
+  writeFileSync(
+    path.join(migrations, '20260101000005_publications.sql'),
+    'create publication todo_changes for table todos;\nalter publication supabase_realtime add table todos;\n',
+  );
+  const published = await hearth('db', 'push');
+  assert.equal(published.status, 0, published.stderr);
   await query(`create table stray (id int); insert into todos (title) values ('old')`);
   const local = localEnv(th);
   const asks = await runHearth(['db', 'reset'], { env: local, cwd: app });
@@ -194,7 +217,18 @@ test('db reset: refused without --yes off a terminal and against a remote; repla
 
   const reset = await runHearth(['db', 'reset', '--yes'], { env: local, cwd: app });
   assert.equal(reset.status, 0, reset.stderr);
-  assert.equal(reset.stdout, `Reset project ${th.info.PROJECT_REF}: 4 migrations applied, seed.sql run.\n`);
+  assert.equal(reset.stdout, `Reset project ${th.info.PROJECT_REF}: 5 migrations applied, seed.sql run.\n`);
+  assert.deepEqual(
+    await query(`select pubname, tablename from pg_publication_tables where schemaname = 'public' order by 1`),
+    [
+      { pubname: 'supabase_realtime', tablename: 'todos' },
+      { pubname: 'todo_changes', tablename: 'todos' },
+    ],
+  );
+  assert.deepEqual(await query(`select pubname from pg_publication order by 1`), [
+    { pubname: 'supabase_realtime' },
+    { pubname: 'todo_changes' },
+  ]);
   assert.deepEqual(await query(`select title from todos`), [{ title: 'seeded' }]);
   assert.deepEqual(
     await query(
@@ -204,5 +238,68 @@ test('db reset: refused without --yes off a terminal and against a remote; repla
   );
   // The API roles still reach the new public schema's tables.
   assert.deepEqual(await query(`select has_table_privilege('anon', 'todos', 'select') as anon`), [{ anon: true }]);
-  assert.equal((await history()).length, 4);
+  assert.equal((await history()).length, 5);
+});
+
+test('a file with its own begin/commit is refused before anything runs; quotes, comments and function bodies are not mistaken for one', async () => {
+  writeFileSync(
+    path.join(migrations, '20260101000006_look_alikes.sql'),
+    `-- commit; in a comment
+/* begin; /* nested */ rollback; */
+create table tx_ok (note text default 'commit; end;', "begin" int);
+create function tx_sql(x int) returns int language sql
+begin atomic
+  select case when x > 0 then x else 0 end;
+end;
+create function tx_plpgsql() returns void language plpgsql as $body$
+begin
+  perform 1;
+end
+$body$;
+do $$ begin perform 1; end $$;
+select E'it\\'s; commit;';
+savepoint inner_one;
+rollback to savepoint inner_one;
+`,
+  );
+  const ok = await hearth('db', 'push');
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.deepEqual(await query(`select tx_sql(3) as n`), [{ n: 3 }]);
+
+  writeFileSync(
+    path.join(migrations, '20260101000007_own_commit.sql'),
+    'create table tx_partial (id int);\n\nCOMMIT;\ncreate table tx_after (id int);\n',
+  );
+  const before = await history();
+  for (const args of [
+    ['db', 'push'],
+    ['db', 'push', '--dry-run'],
+  ]) {
+    const refused = await hearth(...args);
+    assert.equal(refused.status, 1, args.join(' '));
+    assert.equal(
+      refused.stderr,
+      "hearth: hearth/migrations/20260101000007_own_commit.sql:3: a migration must not contain `commit`: each file runs in one transaction with its history row. Remove the file's own begin/commit; nothing was applied.\n",
+    );
+  }
+  assert.deepEqual(await history(), before);
+  assert.deepEqual(await query(`select to_regclass('tx_partial') as t`), [{ t: null }]);
+  rmSync(path.join(migrations, '20260101000007_own_commit.sql'));
+});
+
+test('two pushes of the same migrations at once: one applies them, the other says another push is at work', async () => {
+  writeFileSync(
+    path.join(migrations, '20260101000008_slow.sql'),
+    'select pg_sleep(3);\ncreate table raced (id int);\n',
+  );
+  const [a, b] = await Promise.all([hearth('db', 'push'), hearth('db', 'push')]);
+  const results = [a!, b!].sort((x, y) => (x.status ?? 0) - (y.status ?? 0));
+  assert.equal(results[0]!.status, 0, results[0]!.stderr);
+  assert.match(results[0]!.stdout, /Applied 1 migration/);
+  assert.equal(results[1]!.status, 1, results[1]!.stdout);
+  assert.equal(
+    results[1]!.stderr,
+    `hearth: Another push is applying the migrations of project ${th.info.PROJECT_REF} (it applied 20260101000008 meanwhile): let it finish, then run \`hearth db push\` again for what is left.\n`,
+  );
+  assert.equal((await history()).at(-1), '20260101000008_slow');
 });

@@ -176,11 +176,33 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
   const secrets = await hearth('secrets', 'list');
   assert.match(secrets.stdout, /^NAME\s+DIGEST\nAPI_KEY\s+[0-9a-f]{64}\nOTHER\s+[0-9a-f]{64}\n$/);
   assert.ok(!secrets.stdout.includes('s3cret-value'));
-  await hearth('secrets', 'unset', 'OTHER');
+  const unset = await hearth('secrets', 'unset', 'OTHER', 'NOPE');
+  assert.equal(unset.status, 1);
+  assert.equal(unset.stdout, `Removed OTHER from project ${ref}.\n`);
+  assert.equal(
+    unset.stderr,
+    `hearth: Project ${ref} has no secret NOPE (\`hearth secrets list\`); the others were removed.\n`,
+  );
   assert.deepEqual(
     (await th.api('GET', `/v1/projects/${ref}/secrets`)).body.map((s: { name: string }) => s.name),
     ['API_KEY'],
   );
+  const none = await hearth('secrets', 'unset', 'NOPE');
+  assert.equal(none.status, 1);
+  assert.equal(none.stdout, '');
+  assert.equal(none.stderr, `hearth: Project ${ref} has no secret NOPE (\`hearth secrets list\`).\n`);
+
+  // A [functions.<name>] section without its folder (a misspelt name) is refused, not ignored.
+  const toml = path.join(app, 'hearth/config.toml');
+  const tomlText = readFileSync(toml, 'utf8');
+  writeFileSync(toml, `${tomlText}\n[functions.helo]\nverify_jwt = false\n`);
+  const misspelt = await hearth('functions', 'deploy');
+  assert.equal(misspelt.status, 1);
+  assert.equal(
+    misspelt.stderr,
+    'hearth: hearth/config.toml: [functions.helo] names no function: there is no folder hearth/functions/helo/ (rename the section or remove it).\n',
+  );
+  writeFileSync(toml, tomlText);
 
   writeFileSync(
     path.join(app, 'hearth/workflows/bad.json'),
@@ -209,8 +231,41 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
     30_000,
   );
   assert.match(logs.stdout, /^\S+ info\s+POST \/hello.* \(200, \d+ ms\)$/m);
+  const jsonLogs = await hearth('functions', 'logs', 'hello', '-o', 'json');
+  const entries = JSON.parse(jsonLogs.stdout);
+  assert.ok(
+    Array.isArray(entries) && entries.some((e: { message: string }) => /POST/.test(e.message)),
+    jsonLogs.stdout,
+  );
   const del = await hearth('functions', 'delete', 'hello');
   assert.equal(del.status, 0, del.stderr);
   const gone = await hearth('functions', 'delete', 'hello');
   assert.equal(gone.stderr, `hearth: Project ${ref} has no function "hello" (\`hearth functions list\`).\n`);
+});
+
+test('a push that fails part way names the item and says what it changed before it, which stays', async () => {
+  const migration = path.join(app, 'hearth/migrations/20270201000000_more.sql');
+  writeFileSync(migration, 'create table more_things (id int);\n');
+  // Sorted after hello (deleted above, so deployed again): over the server's 10 MiB of sources.
+  mkdirSync(path.join(app, 'hearth/functions/zz-big'));
+  writeFileSync(
+    path.join(app, 'hearth/functions/zz-big/index.ts'),
+    `const blob = ${JSON.stringify('x'.repeat(11 * 1024 * 1024))};\nDeno.serve(() => new Response(blob.slice(0, 1)));\n`,
+  );
+  const pushed = await hearth('push');
+  assert.equal(pushed.status, 1, pushed.stdout);
+  assert.match(
+    pushed.stderr,
+    /^hearth: function zz-big: The sources total \d+ bytes; the limit is 10485760\. \(function_too_large\) Before it: 1 migration applied, function hello deployed version \d+ \(these stay\); fix it and run `hearth push` again \(unchanged items are skipped\)\.\n$/,
+  );
+  const functions = JSON.parse((await hearth('functions', 'list', '-o', 'json')).stdout);
+  assert.deepEqual(
+    functions.map((f: { name: string }) => f.name),
+    ['hello'],
+  );
+  // Nothing changed before it: the line names the function alone.
+  const deployed = await hearth('functions', 'deploy');
+  assert.equal(deployed.status, 1);
+  assert.match(deployed.stderr, /^hearth: function zz-big: The sources total \d+ bytes; .*\(function_too_large\)\n$/);
+  rmSync(path.join(app, 'hearth/functions/zz-big'), { recursive: true });
 });
