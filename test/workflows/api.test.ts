@@ -38,6 +38,9 @@ describe('gate', () => {
         { table: 't', events: ['insert'], workflow: 'x' },
       ],
       ['DELETE', `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers/00000000-0000-0000-0000-000000000000`],
+      ['PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { url: 'https://logs.example.com/' }],
+      ['GET', `/v1/projects/${h.info.PROJECT_REF}/log-drain`],
+      ['DELETE', `/v1/projects/${h.info.PROJECT_REF}/log-drain`],
     ];
     for (const [method, path, body] of routes) {
       const res = await h.api(method, path, body === undefined ? {} : { body });
