@@ -7,7 +7,7 @@
  */
 import { fail } from '../errors.ts';
 import { targetRefusal, type AllowList } from '../outbound/address.ts';
-import { unstorableJson } from '../platform/text.ts';
+import { unstorableJson, urlNotAsWritten } from '../platform/text.ts';
 
 export const WORKFLOW_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const STEP_KEY = /^[A-Za-z0-9_-]{1,64}$/;
@@ -131,6 +131,8 @@ function checkTarget(where: string, kind: Kind, target: unknown, allow: AllowLis
       }
       if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
         throw invalid(`${where}: target "${target}" is not an http(s) URL.`);
+      const raw = urlNotAsWritten(target);
+      if (raw) throw invalid(`${where}: the webhook URL ${raw}.`);
       // As for a cron webhook job: credentials in a URL end up in logs and in every read of the definition.
       if (url.username || url.password)
         throw invalid(

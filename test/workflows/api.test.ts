@@ -182,6 +182,11 @@ describe('definitions', () => {
       /step "j".*timeout_seconds/,
     ],
     [
+      'webhook URL with a space (it would be sent percent-encoded)',
+      { steps: [{ key: 'h', kind: 'webhook', target: 'https://example.com/a b' }] },
+      /step "h".*white space/,
+    ],
+    [
       'a field no step has, on a sleep',
       { steps: [{ key: 's', kind: 'sleep', sleep_for: '1s', target: 'x' }] },
       /step "s".*no field "target"/,
