@@ -99,7 +99,7 @@ describe('create, list, get, delete', () => {
     const created = await h.api('POST', base, { body: { ...valid, schedule: ' 0  3 * * MON-FRI ' } });
     assert.equal(created.status, 201);
     assert.equal(created.body.name, 'nightly');
-    assert.equal(created.body.schedule, '0 3 * * mon-fri');
+    assert.equal(created.body.schedule, '0 3 * * MON-FRI', 'the names as written');
     assert.equal(created.body.target_kind, 'enqueue');
     assert.equal(created.body.target, 'jobs');
     assert.deepEqual(created.body.payload, { task: 'report' });
