@@ -8,7 +8,7 @@ import type { Platform } from '../context.ts';
 import { type ErrorCode, fail } from '../errors.ts';
 import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import type { ProjectRow } from '../platform/projects.ts';
-import { refuseUnknownFields, unstorableJson, unstorableText } from '../platform/text.ts';
+import { refuseUnknownFields, unstorableJson, urlNotAsWritten } from '../platform/text.ts';
 import { randomToken } from '../secrets.ts';
 import { isValidQueueName, queueExists } from '../queues/index.ts';
 import { parseSchedule } from './schedule.ts';
@@ -23,9 +23,6 @@ const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const FIELDS = ['name', 'schedule', 'target_kind', 'target', 'payload'];
 const MAX_PAYLOAD_BYTES = 256 * 1024;
 const MAX_URL_LENGTH = 2048;
-/** Characters a URL must not carry raw. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point (they are refused).
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export interface CronRun {
   scheduled_for: Date;
@@ -68,8 +65,8 @@ function checkWebhookUrl(p: Platform, target: string): void {
   }
   if (url.protocol !== 'https:')
     throw bad('invalid_target', `A webhook job's target must be an https:// URL, not ${url.protocol}//.`);
-  if (CONTROL.test(target) || unstorableText(target))
-    throw bad('invalid_target', 'The webhook URL holds control characters or broken Unicode; percent-encode them.');
+  const raw = urlNotAsWritten(target);
+  if (raw) throw bad('invalid_target', `The webhook URL ${raw}.`);
   if (target.length > MAX_URL_LENGTH)
     throw bad('invalid_target', `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`);
   if (url.username || url.password)

@@ -16,7 +16,7 @@ import { Cron } from 'croner';
 import { fail } from '../errors.ts';
 
 export interface Schedule {
-  /** The expression as stored (fields separated by single spaces). */
+  /** The expression as stored: the fields as written (names keep their case), separated by single spaces. */
   readonly expression: string;
   /** Whether the job fires in the minute that starts at `minute` (UTC). */
   matches(minute: Date): boolean;
@@ -51,7 +51,9 @@ const invalid = (message: string) =>
 
 export function parseSchedule(input: unknown): Schedule {
   if (typeof input !== 'string' || !input.trim()) throw invalid('schedule must be a non-empty string.');
-  const fields = input.trim().toLowerCase().split(/\s+/);
+  const written = input.trim().split(/\s+/);
+  // Names are case-insensitive (JUL, Mon); croner and the checks below read them in lower case.
+  const fields = written.map((f) => f.toLowerCase());
   if (fields[0]!.startsWith('@')) {
     throw invalid(
       `"${input}" is a nickname; nicknames such as @reboot, @hourly and @daily are not supported (jobs run on a schedule only, never at start-up).`,
@@ -67,28 +69,27 @@ export function parseSchedule(input: unknown): Schedule {
     const names = NAMES[i];
     if (!NUMERIC.test(names ? field.replace(names, '0') : field))
       throw invalid(
-        `The ${FIELDS[i]} field "${field}" may only hold numbers${i >= 3 ? ', names' : ''}, *, lists (,), ranges (-) and steps (/).`,
+        `The ${FIELDS[i]} field "${written[i]}" may only hold numbers${i >= 3 ? ', names' : ''}, *, lists (,), ranges (-) and steps (/).`,
       );
     const [low, high] = RANGES[i]!;
     // Numbers before a "/" are values; the one after it is a step.
     for (const part of field.split(',')) {
       for (const value of (part.split('/')[0] ?? '').match(/\d+/g) ?? []) {
         if (Number(value) < low || Number(value) > high)
-          throw invalid(`The ${FIELDS[i]} field "${field}" holds ${value}; allowed values are ${low}-${high}.`);
+          throw invalid(`The ${FIELDS[i]} field "${written[i]}" holds ${value}; allowed values are ${low}-${high}.`);
       }
     }
   });
-  const expression = fields.join(' ');
   const andDays = fields[2]!.startsWith('*') || fields[4]!.startsWith('*');
   let cron: Cron;
   try {
-    cron = new Cron(expression, { mode: '5-part', timezone: 'UTC', domAndDow: andDays, paused: true });
+    cron = new Cron(fields.join(' '), { mode: '5-part', timezone: 'UTC', domAndDow: andDays, paused: true });
   } catch (err) {
     throw invalid(`"${input}" is not a valid schedule: ${(err as Error).message.replace(/^CronPattern: /, '')}.`);
   }
   if (cron.nextRun(new Date(0)) === null) throw invalid(`"${input}" never matches any minute.`);
   return {
-    expression,
+    expression: written.join(' '),
     matches: (minute) => cron.match(minute),
     next: (after) => cron.nextRun(after),
   };

@@ -110,7 +110,7 @@ export function targetRefusal(host: string, allow: AllowList): string | null {
   if (METADATA_NAMES.has(name)) return 'a cloud metadata service';
   const loopback = loopbackOf(name);
   const reason = loopback ? refusalReason(loopback, allow) : null;
-  return reason ? `a loopback name (${loopback}, ${reason})` : null;
+  return reason ? `a loopback name (it stands for ${loopback})` : null;
 }
 
 /**
@@ -133,6 +133,34 @@ export function outboundAdvice(host: string): string {
   return `the platform connects only to public addresses. To use a server at this address (in development), start Hearth with HEARTH_OUTBOUND_ALLOW=${range} (see docs/configuration.md)`;
 }
 
+/** ipaddr.js's names of the special-purpose ranges, in the words (and ranges) a refusal shows. */
+const RANGE_WORDS: Record<string, string> = {
+  unspecified: 'an unspecified address (0.0.0.0/8, ::)',
+  broadcast: 'a broadcast address (255.255.255.255)',
+  multicast: 'a multicast address (224.0.0.0/4, ff00::/8)',
+  linkLocal: 'a link-local address (169.254.0.0/16, fe80::/10)',
+  loopback: 'a loopback address (127.0.0.0/8, ::1)',
+  carrierGradeNat: 'a carrier-grade NAT address (100.64.0.0/10)',
+  private: 'a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16)',
+  reserved: 'a reserved or documentation address',
+  as112: 'an AS112 DNS sink address',
+  as112v6: 'an AS112 DNS sink address',
+  amt: 'an AMT relay address',
+  uniqueLocal: 'a unique-local IPv6 address (fc00::/7)',
+  ipv4Mapped: 'an IPv4-mapped IPv6 address',
+  deprecatedSiteLocal: 'a site-local IPv6 address (fec0::/10)',
+  discard: 'a discard-only IPv6 address (100::/64)',
+  rfc6145: 'an IPv4-translated IPv6 address (::ffff:0:0:0/96)',
+  rfc6052: 'a NAT64 address (64:ff9b::/96)',
+  '6to4': 'a 6to4 address (2002::/16)',
+  teredo: 'a Teredo address (2001::/32)',
+  benchmarking: 'a benchmarking address (2001:2::/48)',
+  deprecatedOrchid: 'an ORCHID address (2001:10::/28)',
+  orchid2: 'an ORCHIDv2 address (2001:20::/28)',
+  droneRemoteIdProtocolEntityTags: 'a drone remote ID address (2001:30::/28)',
+  segmentRouting: 'a segment routing address (5f00::/16)',
+};
+
 /** Why a connection to this address is refused, or null when it is allowed. */
 export function refusalReason(text: string, allow: AllowList): string | null {
   let address: Address;
@@ -144,7 +172,8 @@ export function refusalReason(text: string, allow: AllowList): string | null {
   if (METADATA.has(address.toNormalizedString())) return 'a cloud metadata address';
   if (allow.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits))) return null;
   const range = address.range();
-  if (range !== 'unicast') return `a ${range} address`;
+  // A range a later ipaddr.js adds is still refused, under a general name.
+  if (range !== 'unicast') return RANGE_WORDS[range] ?? 'a special-purpose address (not global unicast)';
   return isIPv4Compatible(address) ? 'an IPv4-compatible IPv6 address' : null;
 }
 

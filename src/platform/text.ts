@@ -18,6 +18,18 @@ export function unstorableText(s: string): string | null {
   return null;
 }
 
+/**
+ * Why an outbound URL cannot be saved as written, or null. A URL parser drops
+ * white space around it and tabs or newlines inside it, and percent-encodes a
+ * space or control character elsewhere, so the URL called would not be the
+ * one saved and shown: such a URL is refused rather than silently changed.
+ */
+export function urlNotAsWritten(url: string): string | null {
+  if (/[\s\p{Cc}]/u.test(url))
+    return 'holds white space or a control character, which would not be sent as written; percent-encode it (a space is %20)';
+  return unstorableText(url);
+}
+
 export const MAX_JSON_DEPTH = 512;
 
 /** A path for a message: a deep one keeps its start and end (the whole could run to kilobytes). */

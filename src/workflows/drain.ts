@@ -12,6 +12,7 @@ import { fail } from '../errors.ts';
 import { parseAllowList, targetRefusal } from '../outbound/address.ts';
 import { createOutboundClient, type OutboundClient } from '../outbound/index.ts';
 import { projectRefs } from '../platform/projects.ts';
+import { urlNotAsWritten } from '../platform/text.ts';
 
 const BATCH = 500;
 const MAX_SHIP_ATTEMPTS = 20;
@@ -26,6 +27,8 @@ export function checkDrainUrl(url: unknown, allowed: string[] = []): string {
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
     throw fail('invalid_request', 'url must be an absolute http(s) URL of at most 2048 characters.');
   }
+  const raw = urlNotAsWritten(url as string);
+  if (raw) throw fail('invalid_request', `The log drain URL ${raw}.`);
   // The shipper's SSRF guard would refuse such a receiver at every delivery, and the events would
   // be lost without a word: say so now, with the check every saved target gets.
   const reason = targetRefusal(parsed.hostname, parseAllowList(allowed));

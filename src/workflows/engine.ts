@@ -10,12 +10,18 @@
  *
  * A worker killed mid-step leaves its lease to expire; the next worker finds
  * the attempt `running`, counts it as failed and retries within the budget.
+ *
+ * A worker process runs the engine with startEngine: a tick leases and starts
+ * passes and returns, without waiting for them, so a slow step (a webhook
+ * that hangs for 900 s) never holds up the other runs' passes; each pass
+ * finishes on its own, within its lease.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { InjectedFault, type Platform } from '../context.ts';
 import { projectsWithSettingOn } from '../platform/project-config.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
+import { every, type Worker } from '../periodic.ts';
 import { planPass, STEP_CEILING, structuralFailure, type Pass } from './advance.ts';
 import { isDatabaseUnavailable as disconnected } from '../db/unavailable.ts';
 import type { ActionContext, FunctionInvoker } from './steps/action.ts';
@@ -25,12 +31,15 @@ import { RunState, type RunRow, type StepRow } from './state.ts';
 import { LeaseLost, writeBegin, writeCommit } from './writeback.ts';
 
 export const RUNS_PER_PROJECT = 10;
+/** Passes one engine runs at once, over all projects: a tick leases no more than the free room. */
+export const PASSES_IN_FLIGHT = 100;
 /** How long a pass owns its run before another worker may take it over. */
 export const LEASE_MS = 60_000;
 const LEASE_MARGIN_MS = 30_000;
 const ADVISORY_CLASS = 7_212_050;
 
-const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+const newOwner = () => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+const workerId = newOwner();
 
 export interface TickOptions {
   /** Identifies this worker in leases (tests run several "workers" in one process). */
@@ -61,9 +70,12 @@ interface Leased {
  * transaction). Per enabled project with due runs whose lease slot no other
  * worker is filling right now (the advisory lock, held to the end of the
  * statement), up to the project's free room of the oldest due runs are taken
- * with FOR UPDATE SKIP LOCKED.
+ * with FOR UPDATE SKIP LOCKED; at most `limit` in all, the oldest of each
+ * project first. Runs in `busy` (this engine's passes still running) are
+ * never taken, even once their lease has lapsed: a second pass would hold the
+ * same owner and so pass the first one's fence.
  */
-async function lease(p: Platform, owner: string, now: Date): Promise<Leased[]> {
+async function lease(p: Platform, owner: string, now: Date, limit: number, busy: string[]): Promise<Leased[]> {
   const until = new Date(now.getTime() + LEASE_MS);
   const sql = p.dbs.control;
   const enabled = await projectsWithSettingOn(sql, 'workflows', 'enabled');
@@ -74,19 +86,19 @@ async function lease(p: Platform, owner: string, now: Date): Promise<Leased[]> {
           - (select count(*)::int from platform.workflow_runs a where a.project_id = c.project_id and a.lease_until >= ${now}) as room
       from unnest(${[...refs.keys()]}::uuid[]) as c(project_id)
       where exists (select 1 from platform.workflow_runs r where r.project_id = c.project_id and ${sql.unsafe(ACTIVE_RUN)}
-          and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now}))
+          and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now}) and r.id <> all(${busy}::uuid[]))
         and pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(c.project_id::text))),
     due as (
       select d.id, d.project_id, d.wake_at, p.room from projects p cross join lateral (
         select r.id, r.project_id, r.wake_at from platform.workflow_runs r
         where r.project_id = p.project_id and ${sql.unsafe(ACTIVE_RUN)}
-          and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now})
+          and r.wake_at <= ${now} and (r.lease_until is null or r.lease_until < ${now}) and r.id <> all(${busy}::uuid[])
         order by r.wake_at, r.id limit ${RUNS_PER_PROJECT} for update skip locked) d
       where p.room > 0),
     -- LIMIT cannot name the lateral's project, so the room is applied here.
     picked as (
-      select id from (select id, room, row_number() over (partition by project_id order by wake_at, id) as n from due) x
-      where n <= room),
+      select id from (select id, wake_at, room, row_number() over (partition by project_id order by wake_at, id) as n from due) x
+      where n <= room order by n, wake_at, id limit ${limit}),
     leased as (
       update platform.workflow_runs r set lease_owner = ${owner}, lease_until = ${until}
       where r.id in (select id from picked)
@@ -190,10 +202,31 @@ async function advance(
   }
 }
 
+/** Leases due runs (at most `limit`, none of `busy`) and starts a pass of each; returns the passes by run id. */
+async function startPasses(
+  p: Platform,
+  registry: ProjectRegistry,
+  now: Date,
+  opts: TickOptions & { owner: string; limit: number; busy: string[] },
+): Promise<Map<string, Promise<void>>> {
+  // This process's functions runtime (started by startHearth), unless a test injects one.
+  const invoker = opts.invoker !== undefined ? opts.invoker : functionInvoker(p);
+  const runs = await lease(p, opts.owner, now, opts.limit, opts.busy);
+  const opt: AdvanceOptions = { owner: opts.owner, invoker, stepCeiling: opts.stepCeiling ?? STEP_CEILING };
+  return new Map(
+    runs.map((leased) => [
+      leased.run.id,
+      advance(p, registry, opt, leased, now).catch((err) =>
+        p.log.error({ err, runId: leased.run.id }, 'workflow run pass failed'),
+      ),
+    ]),
+  );
+}
+
 /**
- * One engine tick: lease due runs and advance each by one pass, concurrently.
- * Tests call it directly with the clock moved; the worker calls it every
- * HEARTH_WORKFLOW_TICK_MS.
+ * One engine tick that waits for its passes: lease due runs and advance each
+ * by one pass, concurrently. Tests call it directly with the clock moved (and
+ * the benchmark back to back); a worker process runs startEngine instead.
  */
 export async function engineTick(
   p: Platform,
@@ -202,13 +235,38 @@ export async function engineTick(
   opts: TickOptions = {},
 ): Promise<TickResult> {
   const owner = opts.owner ?? workerId;
-  // This process's functions runtime (started by startHearth), unless a test injects one.
-  const fnInvoker = opts.invoker !== undefined ? opts.invoker : functionInvoker(p);
-  const runs = await lease(p, owner, now);
-  const opt: AdvanceOptions = { owner, invoker: fnInvoker, stepCeiling: opts.stepCeiling ?? STEP_CEILING };
-  const results = await Promise.allSettled(runs.map((leased) => advance(p, registry, opt, leased, now)));
-  for (const r of results) if (r.status === 'rejected') p.log.error({ err: r.reason }, 'workflow run pass failed');
-  return { leased: runs.length };
+  const passes = await startPasses(p, registry, now, { ...opts, owner, limit: PASSES_IN_FLIGHT, busy: [] });
+  await Promise.all(passes.values());
+  return { leased: passes.size };
+}
+
+/**
+ * The engine of a worker process: every intervalMs it leases due runs and
+ * starts their passes without waiting for them, up to PASSES_IN_FLIGHT at
+ * once; a run whose pass is still going is not leased again. stop() ends the
+ * ticks and waits for the passes under way to be written back (each is
+ * bounded by its steps' timeout_seconds), as a tick that waited for them did.
+ */
+export function startEngine(p: Platform, registry: ProjectRegistry, intervalMs: number): Worker {
+  const owner = newOwner();
+  const inFlight = new Map<string, Promise<void>>();
+  const ticks = every(p, 'workflow engine tick', intervalMs, async () => {
+    const limit = PASSES_IN_FLIGHT - inFlight.size;
+    if (limit <= 0) return;
+    const started = await startPasses(p, registry, p.clock.now(), { owner, limit, busy: [...inFlight.keys()] });
+    for (const [runId, pass] of started) {
+      inFlight.set(
+        runId,
+        pass.finally(() => inFlight.delete(runId)),
+      );
+    }
+  });
+  return {
+    async stop() {
+      await ticks.stop();
+      await Promise.all(inFlight.values());
+    },
+  };
 }
 
 /** Removes finished runs (and, by cascade, their steps and signals) 30 days after they finished. */

@@ -1,8 +1,8 @@
 /**
  * Workflow management routes (SPEC 4.6): owner or admin sessions only, and
- * 403 forbidden until config/workflows.enabled is on. Also the log drain
- * (PUT/DELETE /v1/projects/{ref}/log-drain), which is not gated by the
- * capability: it only ships what the engine emits.
+ * 403 forbidden until config/workflows.enabled is on. So is the log drain
+ * (PUT/GET/DELETE /v1/projects/{ref}/log-drain), which ships the workflow
+ * engine's events and so belongs to the capability like every other route.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
@@ -43,9 +43,9 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
   refuseNonJsonBodies(app);
 
   /** The project, for an owner/admin, with workflows enabled. */
-  async function gate(request: FastifyRequest<{ Params: Partial<Params> }>, checkEnabled = true): Promise<ProjectRow> {
+  async function gate(request: FastifyRequest<{ Params: Partial<Params> }>): Promise<ProjectRow> {
     const { project } = await access.project(request, request.params.ref!, ['owner', 'admin']);
-    if (checkEnabled && !(await workflowsEnabled(p.dbs.control, project.id))) {
+    if (!(await workflowsEnabled(p.dbs.control, project.id))) {
       throw fail(
         'forbidden',
         'Workflows are not enabled for this project: PATCH /v1/projects/{ref}/config/workflows {"enabled": true}.',
@@ -143,16 +143,16 @@ export async function workflowRoutes(app: FastifyInstance, opts: { p: Platform; 
   });
 
   app.put<{ Params: Params }>('/v1/projects/:ref/log-drain', async (request) => {
-    const project = await gate(request, false);
+    const project = await gate(request);
     const body = objectBody(request);
     refuseUnknownFields(body, ['url'], 'A log drain');
     return setLogDrain(p, project.id, body.url);
   });
   app.get<{ Params: Params }>('/v1/projects/:ref/log-drain', async (request) => {
-    return getLogDrain(p, (await gate(request, false)).id);
+    return getLogDrain(p, (await gate(request)).id);
   });
   app.delete<{ Params: Params }>('/v1/projects/:ref/log-drain', async (request, reply) => {
-    await removeLogDrain(p, (await gate(request, false)).id);
+    await removeLogDrain(p, (await gate(request)).id);
     return reply.code(204).send();
   });
 }

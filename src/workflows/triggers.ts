@@ -43,6 +43,8 @@ const IDENT = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 const UNBINDABLE = new Set(['42501', '42809', '0A000']);
 
 async function requireWorkflow(p: Platform, projectId: string, workflow: unknown): Promise<string> {
+  if (workflow === undefined || workflow === null)
+    throw fail('invalid_workflow', 'workflow is required: the name of the workflow each change or message starts.');
   const name = checkWorkflowName(workflow, 'invalid_workflow');
   const [row] = await p.dbs
     .control`select 1 from platform.workflow_definitions where project_id = ${projectId} and name = ${name} limit 1`;

@@ -7,7 +7,7 @@
  */
 import { fail } from '../errors.ts';
 import { targetRefusal, type AllowList } from '../outbound/address.ts';
-import { unstorableJson } from '../platform/text.ts';
+import { unstorableJson, urlNotAsWritten } from '../platform/text.ts';
 
 export const WORKFLOW_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const STEP_KEY = /^[A-Za-z0-9_-]{1,64}$/;
@@ -74,6 +74,7 @@ export interface Step {
 }
 
 const COMMON = ['key', 'kind', 'payload', 'max_attempts', 'timeout_seconds', 'compensate'];
+/** The fields each kind uses, and so what a read shows of it. */
 export const FIELDS: Record<Kind, string[]> = {
   enqueue: [...COMMON, 'target'],
   sql: [...COMMON, 'target'],
@@ -86,6 +87,13 @@ export const FIELDS: Record<Kind, string[]> = {
   wait_for_signal: ['key', 'kind', 'payload', 'signal', 'timeout_seconds'],
   subworkflow: ['key', 'kind', 'payload', 'target', 'timeout_seconds'],
 };
+/**
+ * SPEC 2.9 gives every step these, so a definition may put them on any kind.
+ * Where the kind has no use for one (max_attempts of a sleep, a wait, a
+ * sub-workflow, a fanout or a join, which make a single attempt;
+ * timeout_seconds of a sleep, a fanout or a join) it is checked and dropped.
+ */
+const GENERIC = ['max_attempts', 'timeout_seconds'];
 
 const invalid = (message: string) => fail('invalid_definition', message);
 
@@ -123,6 +131,8 @@ function checkTarget(where: string, kind: Kind, target: unknown, allow: AllowLis
       }
       if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
         throw invalid(`${where}: target "${target}" is not an http(s) URL.`);
+      const raw = urlNotAsWritten(target);
+      if (raw) throw invalid(`${where}: the webhook URL ${raw}.`);
       // As for a cron webhook job: credentials in a URL end up in logs and in every read of the definition.
       if (url.username || url.password)
         throw invalid(
@@ -234,7 +244,7 @@ function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolea
     throw invalid(`${at}: a fan-out child must be of kind enqueue, sql, webhook or function, not ${kind}.`);
   }
   for (const f of Object.keys(s)) {
-    if (!FIELDS[kind].includes(f)) throw invalid(`${at}: a ${kind} step has no field "${f}".`);
+    if (!FIELDS[kind].includes(f) && !GENERIC.includes(f)) throw invalid(`${at}: a ${kind} step has no field "${f}".`);
   }
   const step: Step = {
     key: s.key,
@@ -257,6 +267,10 @@ function checkStep(raw: unknown, where: string, keys: Set<string>, child: boolea
     if (kind === 'webhook') applySecret(at, s, step);
     if (s.compensate !== undefined && s.compensate !== null)
       step.compensate = checkAction(at, s.compensate, 'compensating action', allow);
+  } else {
+    checkInt(at, 'max_attempts', s.max_attempts, 1, LIMITS.maxAttempts, 1);
+    if (!FIELDS[kind].includes('timeout_seconds'))
+      checkInt(at, 'timeout_seconds', s.timeout_seconds, 1, LIMITS.maxWaitSeconds, 0);
   }
   switch (kind) {
     case 'sleep': {

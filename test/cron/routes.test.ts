@@ -99,7 +99,7 @@ describe('create, list, get, delete', () => {
     const created = await h.api('POST', base, { body: { ...valid, schedule: ' 0  3 * * MON-FRI ' } });
     assert.equal(created.status, 201);
     assert.equal(created.body.name, 'nightly');
-    assert.equal(created.body.schedule, '0 3 * * mon-fri');
+    assert.equal(created.body.schedule, '0 3 * * MON-FRI', 'the names as written');
     assert.equal(created.body.target_kind, 'enqueue');
     assert.equal(created.body.target, 'jobs');
     assert.deepEqual(created.body.payload, { task: 'report' });
@@ -274,6 +274,18 @@ describe('validation', () => {
       400,
       'invalid_target',
     ],
+    // A URL parser would percent-encode or drop these, so the URL called would not be the one saved.
+    ...[
+      'https://example.com/a b',
+      ' https://example.com/',
+      'https://example.com/\t',
+      'https://example.com/a\u00a0b',
+    ].map((target): [string, Record<string, unknown>, number, string] => [
+      `webhook URL with white space ${JSON.stringify(target)}`,
+      { ...valid, target_kind: 'webhook', target },
+      400,
+      'invalid_target',
+    ]),
   ];
   for (const [what, body, status, code] of cases) {
     test(`${what} → ${status} ${code}`, async () => {

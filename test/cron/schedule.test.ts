@@ -54,8 +54,11 @@ describe('matching', () => {
     );
   });
 
-  test('fields are normalised: case, extra spaces', () => {
-    assert.equal(parseSchedule('  0   3 * JAN  MON-FRI ').expression, '0 3 * jan mon-fri');
+  test('extra spaces are dropped; names keep the case they were written in, and match in any case', () => {
+    const s = parseSchedule('  0   3 * JAN  MON-FRI ');
+    assert.equal(s.expression, '0 3 * JAN MON-FRI');
+    assert.equal(s.matches(new Date('2026-01-05T03:00:00Z')), true, 'a Monday in January');
+    assert.equal(s.matches(new Date('2026-01-04T03:00:00Z')), false, 'a Sunday');
   });
 
   test('startOfMinute drops seconds and milliseconds', () => {

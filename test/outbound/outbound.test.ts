@@ -13,7 +13,7 @@ import path from 'node:path';
 import { selfSignedCert } from '../helpers/tls.ts';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { parseAllowList, refusalReason } from '../../src/outbound/address.ts';
+import { parseAllowList, refusalReason, targetRefusal } from '../../src/outbound/address.ts';
 import { createOutboundClient } from '../../src/outbound/index.ts';
 
 const SECRET = 'whsec_test_secret';
@@ -203,6 +203,23 @@ describe('the SSRF guard', () => {
       assert.equal(result.code, 'refused_address', result.error);
     });
   }
+
+  it('names a refused range in words, never by the class name of the address library', () => {
+    const cases: Array<[string, string]> = [
+      ['100.64.0.1', 'a carrier-grade NAT address (100.64.0.0/10)'],
+      ['fc00::1', 'a unique-local IPv6 address (fc00::/7)'],
+      ['0.0.0.0', 'an unspecified address (0.0.0.0/8, ::)'],
+      ['::', 'an unspecified address (0.0.0.0/8, ::)'],
+      ['64:ff9b::7f00:1', 'a NAT64 address (64:ff9b::/96)'],
+      ['169.254.1.1', 'a link-local address (169.254.0.0/16, fe80::/10)'],
+      ['::ffff:10.0.0.1', 'a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16)'],
+      ['2002:7f00:1::', 'a 6to4 address (2002::/16)'],
+      ['2001::1', 'a Teredo address (2001::/32)'],
+      ['fec0::1', 'a site-local IPv6 address (fec0::/10)'],
+    ];
+    for (const [address, words] of cases) assert.equal(refusalReason(address, []), words, address);
+    assert.equal(targetRefusal('localhost', []), 'a loopback name (it stands for 127.0.0.1)');
+  });
 
   it('allows public unicast addresses, IPv4-mapped ones included', () => {
     for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {

@@ -38,6 +38,9 @@ describe('gate', () => {
         { table: 't', events: ['insert'], workflow: 'x' },
       ],
       ['DELETE', `/v1/projects/${h.info.PROJECT_REF}/workflow-row-triggers/00000000-0000-0000-0000-000000000000`],
+      ['PUT', `/v1/projects/${h.info.PROJECT_REF}/log-drain`, { url: 'https://logs.example.com/' }],
+      ['GET', `/v1/projects/${h.info.PROJECT_REF}/log-drain`],
+      ['DELETE', `/v1/projects/${h.info.PROJECT_REF}/log-drain`],
     ];
     for (const [method, path, body] of routes) {
       const res = await h.api(method, path, body === undefined ? {} : { body });
@@ -163,6 +166,31 @@ describe('definitions', () => {
     ['empty steps', { steps: [] }, /non-empty/],
     ['unknown field', { steps: [{ ...SQL, sleep_for: '1s' }] }, /step "one".*sleep_for/],
     ['bad max_attempts', { steps: [{ ...SQL, max_attempts: 0 }] }, /step "one".*max_attempts/],
+    [
+      'bad max_attempts on a sleep',
+      { steps: [{ key: 's', kind: 'sleep', sleep_for: '1s', max_attempts: 101 }] },
+      /step "s".*max_attempts must be an integer between 1 and 100/,
+    ],
+    [
+      'bad timeout_seconds on a join',
+      {
+        steps: [
+          { key: 'f', kind: 'fanout', children: [SQL] },
+          { key: 'j', kind: 'join', timeout_seconds: 0 },
+        ],
+      },
+      /step "j".*timeout_seconds/,
+    ],
+    [
+      'webhook URL with a space (it would be sent percent-encoded)',
+      { steps: [{ key: 'h', kind: 'webhook', target: 'https://example.com/a b' }] },
+      /step "h".*white space/,
+    ],
+    [
+      'a field no step has, on a sleep',
+      { steps: [{ key: 's', kind: 'sleep', sleep_for: '1s', target: 'x' }] },
+      /step "s".*no field "target"/,
+    ],
   ];
   for (const [name, body, message] of cases) {
     test(`400 invalid_definition: ${name}`, async () => {
@@ -172,6 +200,39 @@ describe('definitions', () => {
       assert.match(res.body.error.message, message);
     });
   }
+
+  test('max_attempts and timeout_seconds (SPEC 2.9: fields of every step) are taken on every kind; a read shows those the kind uses', async () => {
+    const every = { max_attempts: 5, timeout_seconds: 60 };
+    await wf(h).put('child', { steps: [{ ...SQL, ...every }] });
+    const res = await wf(h).put('generic', {
+      steps: [
+        { ...SQL, key: 'q', ...every },
+        { key: 's', kind: 'sleep', sleep_for: '1s', ...every },
+        { key: 'f', kind: 'fanout', children: [{ ...SQL, key: 'c', ...every }], ...every },
+        { key: 'j', kind: 'join', ...every },
+        { key: 'w', kind: 'wait_for_signal', signal: 'go', ...every },
+        { key: 'sub', kind: 'subworkflow', target: 'child', ...every },
+      ],
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const got = (await h.api('GET', `${base}/generic`)).body;
+    const shown = Object.fromEntries(
+      got.steps.map((s: Record<string, unknown>) => [s.key, [s.max_attempts, s.timeout_seconds]]),
+    );
+    assert.deepEqual(shown, {
+      q: [5, 60],
+      s: [undefined, undefined],
+      f: [undefined, undefined],
+      j: [undefined, undefined],
+      w: [undefined, 60],
+      sub: [undefined, 60],
+    });
+    assert.deepEqual(
+      got.steps[2].children.map((c: Record<string, unknown>) => [c.max_attempts, c.timeout_seconds]),
+      [[5, 60]],
+    );
+    assert.equal((await wf(h).put('generic', { steps: got.steps })).status, 201, 'the read can be PUT again');
+  });
 
   test('nothing is stored when a definition is refused', async () => {
     assert.equal((await h.api('GET', `${base}/bad`)).status, 404);

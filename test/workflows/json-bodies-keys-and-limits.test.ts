@@ -185,6 +185,9 @@ describe('log drain', () => {
       assert.equal(res.body.error.code, 'invalid_request');
       assert.match(res.body.error.message, /HEARTH_OUTBOUND_ALLOW/);
     }
+    const spaced = await h.api('PUT', path, { body: { url: 'https://1.1.1.1/a b' } });
+    assert.equal(spaced.status, 400);
+    assert.match(spaced.body.error.message, /white space.*percent-encode/);
     assert.deepEqual((await h.api('GET', path)).body, { url: null }, 'nothing was stored');
     // A public address (or a name resolved only when shipping) is accepted.
     assert.equal((await h.api('PUT', path, { body: { url: 'https://1.1.1.1/logs' } })).status, 200);

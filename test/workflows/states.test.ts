@@ -106,6 +106,34 @@ describe('steps of an ended run', () => {
   });
 });
 
+describe('workflows turned off', () => {
+  test('runs in flight freeze while workflows are off for the project and resume where they were once on again', async () => {
+    const config = `/v1/projects/${h.info.PROJECT_REF}/config/workflows`;
+    const id = await w().go('frozen', [
+      { key: 'a', kind: 'sql', target: 'select 1' },
+      { key: 'b', kind: 'sql', target: 'select 2' },
+    ]);
+    await tick(h);
+    assert.equal((await w().run('frozen', id)).cursor, 1);
+    assert.equal((await h.api('PATCH', config, { body: { enabled: false } })).status, 200);
+    try {
+      assert.equal((await tick(h)).leased, 0);
+      h.clock.advance(3600_000);
+      assert.equal((await tick(h)).leased, 0);
+    } finally {
+      await enableWorkflows(h);
+    }
+    const run = await w().run('frozen', id);
+    assert.deepEqual(
+      [run.status, run.cursor, run.steps[1].status],
+      ['running', 1, 'pending'],
+      'nothing failed meanwhile',
+    );
+    await tick(h);
+    assert.equal((await w().run('frozen', id)).status, 'succeeded');
+  });
+});
+
 describe('leases across workers', () => {
   test('at most 10 runs of a project advance at once, counting every worker', async () => {
     await w().put('slow', { steps: [{ key: 's', kind: 'sql', target: 'select pg_sleep(2)' }] });

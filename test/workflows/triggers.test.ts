@@ -63,6 +63,11 @@ describe('queue bindings', () => {
     );
     const wfBad = await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'Bad Name' } });
     assert.equal(wfBad.body.error.code, 'invalid_workflow');
+    for (const body of [{ queue: 'orders' }, { queue: 'orders', workflow: null }]) {
+      const missing = await h.api('POST', qBase, { body });
+      assert.equal(missing.body.error.code, 'invalid_workflow');
+      assert.match(missing.body.error.message, /^workflow is required/);
+    }
     assert.equal((await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'nope' } })).status, 404);
     const ok = await h.api('POST', qBase, { body: { queue: 'orders', workflow: 'fulfil' } });
     assert.equal(ok.status, 201);
@@ -185,6 +190,7 @@ describe('row bindings', () => {
       [{ ...body, filter: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, i])) }, 'invalid_filter'],
       [{ ...body, filter: { k: 'x'.repeat(4100) } }, 'invalid_filter'],
       [{ ...body, workflow: 'BAD' }, 'invalid_workflow'],
+      [{ ...body, workflow: undefined }, 'invalid_workflow'],
     ];
     for (const [b, code] of cases) {
       const res = await h.api('POST', rBase, { body: b });
