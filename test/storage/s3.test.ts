@@ -6,6 +6,7 @@
 import S3rver from '@20minutes/s3rver';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -39,6 +40,11 @@ before(async () => {
     },
   });
   await t.service.storage.createBucket('s3b');
+  await t.service.storage.createBucket('s3homes');
+  await t.owner.unsafe(
+    `create policy "s3homes own folder insert" on storage.objects for insert to authenticated
+       with check (bucket_id = 's3homes' and (storage.foldername(name))[1] = auth.uid()::text)`,
+  );
 });
 after(async () => {
   await t?.close();
@@ -125,6 +131,52 @@ describe('S3 backend', () => {
     assert.equal(streamed.status, 413);
     assert.deepEqual(await storeKeys(), []);
     assert.equal(await rowCount(t, 'pending_bytes'), 0);
+  });
+
+  test('an upload refused by RLS while its known-length body streams answers 403 at once and leaves nothing in the store', async () => {
+    const alice = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+    const token = await t.token(alice);
+    const body = pattern(3 * 1024 * 1024);
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      const res = await t.raw('POST', `/object/s3homes/someone-else/big${i}.bin`, {
+        token,
+        body,
+        headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'content-type': 'application/octet-stream' },
+        signal: AbortSignal.timeout(15_000),
+      });
+      assert.equal(res.status, 403);
+      assert.equal((await res.json()).error.code, 'row_level_security');
+      assert.ok(Date.now() - started < 5000, `answered after ${Date.now() - started} ms`);
+    }
+    await eventually(
+      async () => (await rowCount(t, 'pending_bytes')) === 0 && (await storeKeys()).length === 0,
+      'no staged record and no bytes',
+    );
+  });
+
+  test('a client that goes away mid-body leaves no staged record and no bytes', async () => {
+    const url = new URL(`${t.h.info.BASE_URL}/storage/v1/object/s3b/aborted.bin`);
+    await new Promise<void>((resolve) => {
+      const req = http.request(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${t.h.info.SECRET_KEY}`,
+          'content-type': 'application/octet-stream',
+          'content-length': String(4 * 1024 * 1024),
+        },
+      });
+      req.on('error', () => resolve());
+      req.write(pattern(1024 * 1024));
+      void eventually(async () => (await rowCount(t, 'pending_bytes')) === 1, 'the upload was staged').then(() => {
+        req.destroy();
+        resolve();
+      });
+    });
+    await eventually(
+      async () => (await rowCount(t, 'pending_bytes')) === 0 && (await storeKeys()).length === 0,
+      'no staged record and no bytes',
+    );
   });
 
   test('with the store down, downloads and uploads are 503 storage_unavailable (not the database), and serve again once it is back', async () => {

@@ -23,7 +23,13 @@ export interface StorageTest {
   raw(
     method: string,
     path: string,
-    opts?: { token?: string | null; body?: BodyInit | null; headers?: Record<string, string>; json?: unknown },
+    opts?: {
+      token?: string | null;
+      body?: BodyInit | null;
+      headers?: Record<string, string>;
+      json?: unknown;
+      signal?: AbortSignal;
+    },
   ): Promise<Response>;
   close(): Promise<void>;
 }
@@ -58,7 +64,13 @@ export async function startStorageTest(opts: TestOptions = {}): Promise<StorageT
         body = JSON.stringify(o.json);
         headers['content-type'] = 'application/json';
       }
-      return fetch(`${h.info.BASE_URL}/storage/v1${path}`, { method, headers, body, duplex: 'half' } as RequestInit);
+      return fetch(`${h.info.BASE_URL}/storage/v1${path}`, {
+        method,
+        headers,
+        body,
+        duplex: 'half',
+        signal: o.signal,
+      } as RequestInit);
     },
     async close() {
       await owner.end({ timeout: 5 });

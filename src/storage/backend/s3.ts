@@ -18,7 +18,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import type { Config } from '../../config.ts';
 import { fail } from '../../errors.ts';
 import { type ByteRange, type BytesBackend, objectNotFound, StorageUnavailable } from './types.ts';
@@ -46,21 +46,23 @@ export class S3Backend implements BytesBackend {
   }
 
   async write(key: string, body: Readable | Buffer, length: number | null): Promise<void> {
-    if (Buffer.isBuffer(body) || length !== null) {
-      await this.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body,
-          ContentLength: Buffer.isBuffer(body) ? body.length : length!,
-        }),
-      );
+    if (Buffer.isBuffer(body)) {
+      await this.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length }));
       return;
     }
-    await this.writeParts(key, body);
+    const failed = abortedWhenFails(body);
+    try {
+      if (length === null) await this.writeParts(key, body, failed.signal);
+      else
+        await this.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: length }), {
+          abortSignal: failed.signal,
+        });
+    } finally {
+      failed.stop();
+    }
   }
 
-  private async writeParts(key: string, body: Readable): Promise<void> {
+  private async writeParts(key: string, body: Readable, abortSignal: AbortSignal): Promise<void> {
     let uploadId: string | undefined;
     const parts: { ETag: string | undefined; PartNumber: number }[] = [];
     let pending: Buffer[] = [];
@@ -69,7 +71,9 @@ export class S3Backend implements BytesBackend {
       const chunk = Buffer.concat(pending, pendingBytes);
       pending = [];
       pendingBytes = 0;
-      uploadId ??= (await this.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }))).UploadId;
+      uploadId ??= (
+        await this.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }), { abortSignal })
+      ).UploadId;
       const PartNumber = parts.length + 1;
       const res = await this.send(
         new UploadPartCommand({
@@ -80,6 +84,7 @@ export class S3Backend implements BytesBackend {
           Body: chunk,
           ContentLength: chunk.length,
         }),
+        { abortSignal },
       );
       parts.push({ ETag: res.ETag, PartNumber });
     };
@@ -93,6 +98,7 @@ export class S3Backend implements BytesBackend {
         const whole = Buffer.concat(pending, pendingBytes);
         await this.send(
           new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: whole, ContentLength: whole.length }),
+          { abortSignal },
         );
         return;
       }
@@ -104,6 +110,7 @@ export class S3Backend implements BytesBackend {
           UploadId: uploadId,
           MultipartUpload: { Parts: parts },
         }),
+        { abortSignal },
       );
     } catch (err) {
       if (uploadId)
@@ -152,9 +159,12 @@ export class S3Backend implements BytesBackend {
   }
 
   /** The client's send, where a store that cannot be reached, or answers 5xx, is 503 storage_unavailable. */
-  private readonly send = (async (command: Parameters<S3Client['send']>[0]) => {
+  private readonly send = (async (
+    command: Parameters<S3Client['send']>[0],
+    options?: { abortSignal?: AbortSignal },
+  ) => {
     try {
-      return await this.client.send(command);
+      return await this.client.send(command, options);
     } catch (err) {
       throw unreachable(err) ? new StorageUnavailable() : err;
     }
@@ -163,6 +173,20 @@ export class S3Backend implements BytesBackend {
   close(): void {
     this.client.destroy();
   }
+}
+
+/**
+ * A signal that aborts when the body fails: a refusal stops the stream, or the
+ * client goes away. The SDK pipes the body into its request, and a source that
+ * fails never ends that request, so without this the store would wait for the
+ * rest of the body for ever and the upload would never settle.
+ */
+function abortedWhenFails(body: Readable): { signal: AbortSignal; stop(): void } {
+  const controller = new AbortController();
+  const stop = finished(body, (err) => {
+    if (err) controller.abort(err);
+  });
+  return { signal: controller.signal, stop };
 }
 
 const NETWORK_CODES = new Set([
