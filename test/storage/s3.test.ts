@@ -10,8 +10,11 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { eventually, rowCount, startStorageTest, type StorageTest } from './setup.ts';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { randomUUID } from 'node:crypto';
+import { S3Backend } from '../../src/storage/backend/s3.ts';
+import { sweepProject } from '../../src/storage/sweeper.ts';
+import { eventually, projectSql, projectWithObjects, rowCount, startStorageTest, type StorageTest } from './setup.ts';
 
 let t: StorageTest;
 let s3: InstanceType<typeof S3rver>;
@@ -52,13 +55,16 @@ after(async () => {
   rmSync(s3dir, { recursive: true, force: true });
 });
 
-async function storeKeys(): Promise<string[]> {
-  const client = new S3Client({
+const storeClient = () =>
+  new S3Client({
     region: 'us-east-1',
     endpoint,
     forcePathStyle: true,
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
   });
+
+async function storeKeys(): Promise<string[]> {
+  const client = storeClient();
   try {
     const res = await client.send(new ListObjectsV2Command({ Bucket: 'hearth-objects' }));
     return (res.Contents ?? []).map((o) => o.Key!);
@@ -177,6 +183,40 @@ describe('S3 backend', () => {
       async () => (await rowCount(t, 'pending_bytes')) === 0 && (await storeKeys()).length === 0,
       'no staged record and no bytes',
     );
+  });
+
+  test("deleting a project removes every key under its ref; the other projects' stay", async () => {
+    assert.equal((await t.service.storage.from('s3b').upload('kept.bin', pattern(10))).error, null);
+    const doomed = await projectWithObjects(t.h);
+    const underRef = async () => (await storeKeys()).filter((k) => k.startsWith(`${doomed.ref}/`));
+    assert.equal((await underRef()).length, 2);
+    assert.equal(await doomed.remove(), 200);
+    assert.deepEqual(await underRef(), []);
+    assert.equal((await storeKeys()).length, 1, "the default project's object stays");
+    await t.service.storage.from('s3b').remove(['kept.bin']);
+    await eventually(async () => (await storeKeys()).length === 0, 'removed object');
+  });
+
+  test("a crashed writer's upload is swept from the store, on a store that cannot list multipart uploads too", async () => {
+    // What a process killed mid-upload leaves: a staging record of a writer whose lock nobody holds, and its bytes.
+    const version = randomUUID();
+    const key = `${t.h.hearth.project.ref}/${version}`;
+    await projectSql(t.h)`insert into storage.pending_bytes (version, writer) values (${version}, 1)`;
+    const client = storeClient();
+    await client.send(new PutObjectCommand({ Bucket: 'hearth-objects', Key: key, Body: 'partial' }));
+    client.destroy();
+    const backend = new S3Backend(t.h.config.s3);
+    try {
+      const swept = await sweepProject(t.h.hearth.p, backend, t.h.hearth.project.ref, projectSql(t.h), {
+        crashed: true,
+        self: 0,
+      });
+      assert.equal(swept, 1, 'ListMultipartUploads answered NotImplemented (s3rver); the bytes went all the same');
+    } finally {
+      backend.close();
+    }
+    assert.deepEqual(await storeKeys(), []);
+    assert.equal(await rowCount(t, 'pending_bytes'), 0);
   });
 
   test('with the store down, downloads and uploads are 503 storage_unavailable (not the database), and serve again once it is back', async () => {

@@ -13,6 +13,8 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
   NoSuchKey,
   PutObjectCommand,
   S3Client,
@@ -143,6 +145,52 @@ export class S3Backend implements BytesBackend {
     await this.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
+  async removeAbandoned(key: string): Promise<void> {
+    await this.abortUploads(key, (upload) => upload.Key === key);
+    await this.remove(key);
+  }
+
+  async removeProject(ref: string): Promise<void> {
+    const prefix = `${ref}/`;
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken }),
+      );
+      // One DeleteObject per key (at most 1000 a page; the client's sockets bound how many run at once):
+      // DeleteObjects needs a checksum header that not every S3-compatible store takes.
+      await Promise.all((page.Contents ?? []).map((o) => this.remove(o.Key!)));
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+    await this.abortUploads(prefix);
+  }
+
+  /**
+   * Aborts the multipart uploads open under prefix (those `only` picks). A store that does
+   * not implement ListMultipartUploads (s3rver) cannot say: nothing is aborted there, and
+   * the store's own lifecycle rule has to (docs/storage.md).
+   */
+  private async abortUploads(prefix: string, only: (upload: { Key?: string }) => boolean = () => true): Promise<void> {
+    let KeyMarker: string | undefined;
+    let UploadIdMarker: string | undefined;
+    do {
+      const page = await this.send(
+        new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: prefix, KeyMarker, UploadIdMarker }),
+      ).catch((err: { name?: string }) => {
+        if (err.name === 'NotImplemented') return null;
+        throw err;
+      });
+      if (!page) return;
+      for (const upload of (page.Uploads ?? []).filter(only))
+        await this.send(
+          new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }),
+        ).catch((err: { name?: string }) => {
+          if (err.name !== 'NoSuchUpload') throw err; // aborted or completed meanwhile
+        });
+      [KeyMarker, UploadIdMarker] = page.IsTruncated ? [page.NextKeyMarker, page.NextUploadIdMarker] : [];
+    } while (KeyMarker);
+  }
+
   async copy(from: string, to: string): Promise<void> {
     try {
       await this.send(
@@ -205,6 +253,7 @@ function unreachable(err: unknown): boolean {
   return (
     (typeof e?.code === 'string' && NETWORK_CODES.has(e.code)) ||
     e?.name === 'TimeoutError' ||
-    (e?.$metadata?.httpStatusCode ?? 0) >= 500
+    // 501 NotImplemented is the store's lasting answer to an operation it lacks, not an outage.
+    ((e?.$metadata?.httpStatusCode ?? 0) >= 500 && e?.$metadata?.httpStatusCode !== 501)
   );
 }
