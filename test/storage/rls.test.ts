@@ -291,6 +291,11 @@ describe('signed URLs', () => {
     const bad = await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: 0 } });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).error.code, 'invalid_expires_in');
+    const tenYears = 10 * 365 * 24 * 3600;
+    const tooLong = await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: tenYears + 1 } });
+    assert.equal(tooLong.status, 400);
+    assert.match((await tooLong.json()).message, /from 1 to 315360000 \(ten years\)/);
+    assert.equal((await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: tenYears } })).status, 200);
   });
 
   test('several at once: only readable objects get a URL', async () => {
