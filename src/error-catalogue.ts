@@ -394,12 +394,17 @@ export const CATALOGUE = {
   invalid_expires_in: {
     status: 400,
     areas: ['storage'],
-    message: 'expiresIn must be a whole number of seconds, at least 1.',
+    message: 'expiresIn must be a whole number of seconds, from 1 to 315360000 (ten years).',
   },
   invalid_file_size_limit: {
     status: 400,
     areas: ['storage'],
     message: 'file_size_limit must be a number of bytes or a size such as "10MB".',
+  },
+  invalid_range: {
+    status: 416,
+    areas: ['storage'],
+    message: 'The requested range is not satisfiable: it starts past the end of the object.',
   },
   invalid_key: { status: 400, areas: ['storage'], message: 'Invalid object name.' },
   invalid_metadata: {

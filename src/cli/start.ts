@@ -49,6 +49,13 @@ function settleAfterStart(server: Server | undefined): void {
 /** Shutdown signals Hearth handles itself: drain requests, stop workers, then stop PostgreSQL. */
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
+/**
+ * A stop that has not finished this long after the signal is cut short, as a
+ * second signal does. The drain itself ends after DRAIN_SECONDS (runtime.ts);
+ * the rest (workers, pools, PostgreSQL) normally takes a second or two.
+ */
+const STOP_LIMIT_SECONDS = 20;
+
 /** `hearth start`: runs until SIGINT/SIGTERM/SIGHUP, then drains and stops cleanly. Returns -1 (keep running). */
 export async function runStart(config: Config): Promise<number> {
   const started = Date.now();
@@ -70,11 +77,25 @@ export async function runStart(config: Config): Promise<number> {
   settleAfterStart(hearth.app?.server);
   const runtimeFile = path.join(config.dataDir, 'server.json');
   let stopping = false;
+  let forced = false;
+  /** A second signal, or a stop past its bound: stop the embedded PostgreSQL (never left running) and exit now. */
+  const force = async (why: string) => {
+    if (forced) return;
+    forced = true;
+    hearth.p.log.warn(`${why}: exiting without waiting for the rest of the stop`);
+    await (await embedded)?.stop().catch(() => {});
+    process.exit(1);
+  };
   const shutdown = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) return force(`${signal} received again`);
     stopping = true;
-    hearth.p.log.info(`${signal} received: draining requests and stopping`);
+    hearth.p.log.info(`${signal} received: draining requests and stopping (${signal} again exits at once)`);
     rmSync(runtimeFile, { force: true });
+    // The drain is bounded (DRAIN_SECONDS); this catches anything else that would hold the stop.
+    setTimeout(
+      () => void force(`still stopping ${STOP_LIMIT_SECONDS} s after ${signal}`),
+      STOP_LIMIT_SECONDS * 1000,
+    ).unref();
     await hearth.stop();
     process.exit(0);
   };

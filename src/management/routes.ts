@@ -28,6 +28,7 @@ import { configAudit, patchSettings, projectSchemas, readSettings, redact } from
 import { createApiKey, projectApiKey, projectApiKeys, revokeApiKey, updateApiKey } from '../platform/api-keys.ts';
 import { createProject, deleteProject, projectsOfAccount, type ProjectRow } from '../platform/projects.ts';
 import type { ProjectRegistry } from '../platform/registry.ts';
+import { removeDeletedProjectBytes } from '../storage/deleted-project.ts';
 import { usageOf } from '../platform/request-usage.ts';
 import { checkDisplayName, refuseUnknownFields } from '../platform/text.ts';
 import { projectBaseUrl, serverUrl } from '../platform/urls.ts';
@@ -149,6 +150,7 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
     }
     await deleteProject(p, project);
     registry.onChange({ kind: 'project', projectId: project.id });
+    await removeDeletedProjectBytes(p, project.ref);
     return reply.code(200).send({ id: project.id, ref: project.ref, deleted: true });
   });
 

@@ -44,18 +44,33 @@ export interface StartOptions {
 }
 
 /**
- * Stops taking requests and resolves once the in-flight ones have finished.
+ * How long a stop waits for in-flight requests before it closes their
+ * connections (a slow upload, a client that never sends the rest of its body,
+ * a request stuck on a store): the rest of the stop (workers, pools,
+ * PostgreSQL) then runs as usual. Below Docker's 10 s between SIGTERM and
+ * SIGKILL, so PostgreSQL still stops cleanly there (README, docs/architecture.md).
+ */
+export const DRAIN_SECONDS = 8;
+
+/**
+ * Stops taking requests and resolves once the in-flight ones have finished,
+ * or DRAIN_SECONDS have passed and their connections were closed.
  * Fastify closes idle keep-alive connections once, when closing starts; a
  * connection whose request was still in flight goes idle only later, and would
  * hold the process open for the whole keep-alive timeout (72 s), so idle
  * connections are swept until the server has closed.
  */
-async function closeServer(app: FastifyInstance): Promise<void> {
+async function closeServer(app: FastifyInstance, log: Logger): Promise<void> {
   const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => {
+    log.warn(`requests still in flight after ${DRAIN_SECONDS} s of draining: closing their connections`);
+    app.server.closeAllConnections();
+  }, DRAIN_SECONDS * 1000);
   try {
     await app.close();
   } finally {
     clearInterval(sweep);
+    clearTimeout(cut);
   }
 }
 
@@ -94,7 +109,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   let functions: FunctionsService | null = null;
   const registry = new ProjectRegistry(p);
   const stop = async () => {
-    if (app) await closeServer(app);
+    if (app) await closeServer(app, log);
     await Promise.all(workers.map((w) => w.stop()));
     await functions?.stop();
     registry.close();

@@ -6,7 +6,7 @@
  * caller's role: reading the source, inserting or renaming, deleting.
  */
 import { randomUUID } from 'node:crypto';
-import { withRole, type Caller, type RequestInfo } from '../db/with-role.ts';
+import { rowsOf, withRole, withRoleStatements, type Caller, type RequestInfo } from '../db/with-role.ts';
 import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import { getBucket } from './buckets.ts';
@@ -21,6 +21,7 @@ import {
   limitToQuota,
   objectNotFound,
   renameObject,
+  renameStatement,
   type NewObject,
   type ObjectRow,
 } from './objects.ts';
@@ -142,6 +143,19 @@ export async function moveObject(s: StorageContext, project: ProjectRuntime, c: 
     return;
   }
   await getBucket(project.sql, c.bucket);
+  if (c.to === c.from) {
+    // As Supabase's moveObject: the permission check, then nothing. The rename asks the
+    // update policy and is rolled back, so the row (updated_at too) stays as it was.
+    const [renamed] = await withRoleStatements(
+      project.sql,
+      c.caller,
+      [renameStatement(c.bucket, c.from, c.to)],
+      'rollback',
+      c.request,
+    );
+    if (rowsOf(renamed!).count === 0) throw objectNotFound();
+    return;
+  }
   try {
     const row = await withRole(project.sql, c.caller, (tx) => renameObject(tx, c.bucket, c.from, c.to), c.request);
     if (!row) throw objectNotFound();

@@ -61,6 +61,14 @@ export async function sendObject(
     },
     request.method === 'HEAD',
   );
+  if (plan.status === 416) {
+    // The error envelope (sendError) goes out with Content-Range: bytes */<size>, as RFC 9110 asks.
+    reply.headers(plan.headers);
+    throw fail(
+      'invalid_range',
+      `The requested range is not satisfiable: the object has ${o.size} bytes, and the range must start before its end.`,
+    );
+  }
   reply.code(plan.status).headers(plan.headers);
   if (!plan.body) return reply.send();
   const key = bytesKey(project, o.version);

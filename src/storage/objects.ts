@@ -180,11 +180,14 @@ export async function limitToQuota(tx: Tx, quotaBytes: number): Promise<void> {
   await tx.unsafe(quotaStatement(quotaBytes).text, quotaStatement(quotaBytes).values as string[]);
 }
 
+export const renameStatement = (bucket: string, from: string, to: string) => ({
+  text: `update storage.objects set name = $3 where bucket = $1 and name = $2 returning ${COLUMNS}`,
+  values: [bucket, from, to],
+});
+
 export async function renameObject(tx: Tx, bucket: string, from: string, to: string): Promise<ObjectRow | undefined> {
-  const [row] = await tx.unsafe(
-    `update storage.objects set name = $3 where bucket = $1 and name = $2 returning ${COLUMNS}`,
-    [bucket, from, to],
-  );
+  const { text, values } = renameStatement(bucket, from, to);
+  const [row] = await tx.unsafe(text, values as never);
   return row as unknown as ObjectRow | undefined;
 }
 

@@ -84,7 +84,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const expiresIn = checkExpiresIn(request.body?.expiresIn);
     const caller = authOf(request).caller;
     const o = await findObjectAs(project.sql, caller, request.params.bucket, name, requestInfo(request));
-    if (!o) throw await unreadable(project.sql, caller, request.params.bucket, requestInfo(request));
+    if (!o) throw await unreadable(project.sql, caller, request.params.bucket);
     const token = await signToken(
       project,
       s.p.clock,
@@ -237,7 +237,7 @@ export async function objectRoutes(app: FastifyInstance, opts: { s: StorageConte
     const name = checkObjectName(request.params['*']);
     const caller = authOf(request).caller;
     const o = await findObjectAs(project.sql, caller, request.params.bucket, name, requestInfo(request));
-    if (!o) throw await unreadable(project.sql, caller, request.params.bucket, requestInfo(request));
+    if (!o) throw await unreadable(project.sql, caller, request.params.bucket);
     return infoOf(o);
   };
   app.get('/object/info/:bucket/*', info);

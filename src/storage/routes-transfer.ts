@@ -103,7 +103,7 @@ export async function transferRoutes(app: FastifyInstance, opts: { s: StorageCon
     const name = checkObjectName(request.params['*']);
     const caller = authOf(request).caller;
     const o = await findObjectAs(project.sql, caller, request.params.bucket, name, requestInfo(request));
-    if (!o) throw await unreadable(project.sql, caller, request.params.bucket, requestInfo(request));
+    if (!o) throw await unreadable(project.sql, caller, request.params.bucket);
     return sendObject(s, request, reply, project, o);
   };
   // HEAD is routed explicitly: Fastify's automatic HEAD would reset Content-Length to 0.

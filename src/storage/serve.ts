@@ -21,7 +21,7 @@ export interface ServeRequest {
 export interface ServePlan {
   status: 200 | 206 | 304 | 416;
   headers: Record<string, string>;
-  /** What to stream: nothing for 304/416 (and HEAD), else the whole object or a range. */
+  /** What to stream: nothing for 304 (and HEAD), else the whole object or a range; a 416 is an error. */
   range: ByteRange | null;
   body: boolean;
 }
@@ -80,20 +80,16 @@ export function planServe(o: ObjectRow, r: ServeRequest, head: boolean): ServePl
     'content-security-policy': "default-src 'none'; sandbox",
   };
   if (notModified(o, r)) return { status: 304, headers, range: null, body: false };
-  headers['content-type'] = o.content_type;
-  headers['content-disposition'] = disposition(o, r.download);
   const rangeApplies =
     r.range !== undefined &&
     (r.ifRange === undefined || ifRangeMatches(o, r.ifRange.trim(), headers['last-modified']!));
   const range = rangeApplies && o.size > 0 ? parseRange(r.range!, o.size) : null;
+  // An error (invalid_range), not the object: its body and type are the error's (http-common.ts).
   if (range === 'unsatisfiable') {
-    return {
-      status: 416,
-      headers: { ...headers, 'content-range': `bytes */${o.size}`, 'content-length': '0' },
-      range: null,
-      body: false,
-    };
+    return { status: 416, headers: { ...headers, 'content-range': `bytes */${o.size}` }, range: null, body: false };
   }
+  headers['content-type'] = o.content_type;
+  headers['content-disposition'] = disposition(o, r.download);
   if (range) {
     headers['content-range'] = `bytes ${range.start}-${range.end}/${o.size}`;
     headers['content-length'] = String(range.end - range.start + 1);

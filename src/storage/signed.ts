@@ -13,6 +13,7 @@ import { fail } from '../errors.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 
 export const UPLOAD_TOKEN_SECONDS = 2 * 3600;
+/** Ten years, as the invalid_expires_in message says (src/error-catalogue.ts). */
 const MAX_EXPIRES_IN = 10 * 365 * 24 * 3600;
 
 type Kind = 'storage.download' | 'storage.upload';

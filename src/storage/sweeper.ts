@@ -5,7 +5,8 @@
  *   right after the request's commit (drain) and by the periodic sweep;
  * - entries of a writer that is gone: uploads of a process that crashed
  *   between writing bytes and committing the row; removed by the sweep at
- *   start and every minute after.
+ *   start and every minute after, with the S3 multipart upload a chunked
+ *   body may have left open for the key (backend removeAbandoned).
  * A process is alive while it holds its session advisory lock on the control
  * database (WRITER_LOCK_CLASS, writer id), so any process can tell a crashed
  * writer from a busy one. An entry is locked while its bytes are removed, and
@@ -77,9 +78,8 @@ export async function sweepProject(
             order by created_at limit ${BATCH} for update skip locked`;
       const writers = [...new Set(rows.map((r) => r.writer as number | null).filter((w): w is number => w !== null))];
       const dead = writers.length ? await deadWriters(p.dbs.control, writers) : new Set<number>();
-      const targets = rows
-        .filter((r) => r.writer === null || dead.has(r.writer as number))
-        .map((r) => r.version as string);
+      const swept = rows.filter((r) => r.writer === null || dead.has(r.writer as number));
+      const targets = swept.map((r) => r.version as string);
       if (targets.length === 0) return { selected: rows.length, targets: 0 };
       // A referenced version is never removed, whatever an entry says.
       const live = new Set(
@@ -87,9 +87,12 @@ export async function sweepProject(
           (r) => r.version as string,
         ),
       );
-      for (const version of targets) {
+      for (const { version, writer } of swept) {
         p.faults.hit('storage.sweep.remove', { version });
-        if (!live.has(version)) await backend.remove(bytesKey({ ref }, version));
+        if (live.has(version)) continue;
+        // A dead writer's upload may have stopped mid-body, with a multipart upload still open on S3.
+        const key = bytesKey({ ref }, version as string);
+        await (writer === null ? backend.remove(key) : backend.removeAbandoned(key));
       }
       await tx`delete from storage.pending_bytes where version = any(${targets}::uuid[])`;
       return { selected: rows.length, targets: targets.length };

@@ -455,6 +455,12 @@ describe('download', () => {
     const outside = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range: 'bytes=5000-' } });
     assert.equal(outside.status, 416);
     assert.equal(outside.headers.get('content-range'), 'bytes */1000');
+    // An error, not the object: the JSON envelope, none of the object's type or disposition.
+    assert.match(outside.headers.get('content-type')!, /^application\/json/);
+    assert.equal(outside.headers.get('content-disposition'), null);
+    const refusal = await outside.json();
+    assert.equal(refusal.error.code, 'invalid_range');
+    assert.match(refusal.message, /the object has 1000 bytes/);
     const stale = await t.raw('GET', '/object/files/media/clip.mp4', {
       headers: { range: 'bytes=0-9', 'if-range': '"old"' },
     });
@@ -602,6 +608,17 @@ describe('list, copy, move, remove', () => {
     assert.equal(await errorCode(bad), 'invalid_request');
     const badSort = await t.raw('POST', '/object/list/tree', { json: { sortBy: { column: 'size' } } });
     assert.equal(badSort.status, 400);
+    assert.match(
+      (await badSort.json()).message,
+      /sortBy.column must be one of name, created_at, updated_at, last_accessed_at/,
+    );
+    const byAccess = await t.raw('POST', '/object/list/tree', {
+      json: { prefix: '', sortBy: { column: 'last_accessed_at', order: 'desc' } },
+    });
+    const byUpdate = await t.raw('POST', '/object/list/tree', {
+      json: { prefix: '', sortBy: { column: 'updated_at', order: 'desc' } },
+    });
+    assert.deepEqual(await byAccess.json(), await byUpdate.json(), 'last_accessed_at sorts as updated_at');
   });
 
   test('copy gives independent bytes; move renames or crosses buckets; remove deletes bytes', async () => {
@@ -642,8 +659,12 @@ describe('list, copy, move, remove', () => {
     // Onto itself: as Supabase Storage, a move that changes nothing succeeds once the
     // caller may update the source, and a missing source is 404.
     const inPlace = { bucketId: 'files', sourceKey: 'orig.txt', destinationKey: 'orig.txt' };
+    const origRow = async () =>
+      (await projectSql(t.h)`select * from storage.objects where bucket = 'files' and name = 'orig.txt'`)[0];
+    const unmoved = await origRow();
     const same = await t.raw('POST', '/object/move', { json: inPlace });
     assert.equal(same.status, 200);
+    assert.deepEqual(await origRow(), unmoved, 'the row did not change, updated_at neither');
     assert.equal(await (await s.download('orig.txt')).data!.text(), 'original');
     const sameMissing = await t.raw('POST', '/object/move', {
       json: { ...inPlace, sourceKey: 'none.txt', destinationKey: 'none.txt' },

@@ -2,12 +2,21 @@ import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { Blake3Hasher } from '@napi-rs/blake-hash';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { dropEverything, startTestHearth } from '../helpers/hearth.ts';
-import { eventually, projectSql, rowCount, startStorageTest, storedFiles, type StorageTest } from './setup.ts';
+import {
+  eventually,
+  projectSql,
+  projectWithObjects,
+  rowCount,
+  startStorageTest,
+  storedFiles,
+  type StorageTest,
+} from './setup.ts';
 
 let t: StorageTest;
 // The crash test restarts on the same data, so this file keeps it and drops it itself.
@@ -237,6 +246,38 @@ describe('streaming', () => {
     assert.equal(row!.content_hash, `blake3:${expected.digest('hex')}`);
     await t.service.storage.from('big').remove(['fifty.bin', 'fifty.bin.warm']);
     await nothingLeft('removed 50 MiB object');
+  });
+});
+
+describe('deleting a project', () => {
+  test("removes its stored bytes after its database; the other projects' stay", async () => {
+    assert.equal((await t.service.storage.from('big').upload('kept.bin', Buffer.from('kept'))).error, null);
+    const doomed = await projectWithObjects(t.h);
+    const folder = path.join(t.h.config.dataDir, 'storage', doomed.ref);
+    assert.equal(storedFiles(t.h).filter((f) => f.startsWith(folder)).length, 2);
+    assert.equal(await doomed.remove(), 200);
+    assert.equal(existsSync(folder), false, "the project's folder is gone");
+    assert.equal(storedFiles(t.h).length, 1, "the default project's object stays");
+    await t.service.storage.from('big').remove(['kept.bin']);
+    await nothingLeft('removed object');
+  });
+
+  test('a failure to remove the bytes is logged, and the project is deleted all the same', async () => {
+    const doomed = await projectWithObjects(t.h);
+    const log = t.h.hearth.p.log;
+    const error = log.error;
+    const logged: unknown[][] = [];
+    log.error = ((...args: unknown[]) => logged.push(args)) as typeof log.error;
+    try {
+      t.h.faults.arm('storage.project.remove');
+      assert.equal(await doomed.remove(), 200);
+    } finally {
+      log.error = error;
+    }
+    assert.equal((await t.h.api('GET', `/v1/projects/${doomed.ref}`)).status, 404);
+    const folder = path.join(t.h.config.dataDir, 'storage', doomed.ref);
+    assert.match(String(logged[0]?.[1]), new RegExp(`remove the folder ${folder} by hand`));
+    rmSync(folder, { recursive: true }); // what the message asks an operator to do
   });
 });
 

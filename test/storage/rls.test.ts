@@ -118,8 +118,8 @@ describe('storage RLS', () => {
     assert.equal(await (await gold.storage.from('vip').download('lounge.txt')).data!.text(), 'welcome');
     assert.equal(
       status(await free.storage.from('vip').download('lounge.txt')),
-      403,
-      'no policy admits the free plan to vip',
+      404,
+      "a read policy applies to the free plan's role, and admits no row of vip for it: a missing object, as in Supabase",
     );
     assert.deepEqual(
       (await gold.storage.from('vip').list()).data!.map((e) => e.name),
@@ -150,7 +150,11 @@ describe('storage RLS', () => {
       { bucket_id: 'avatars', owner: ALICE, owner_id: ALICE, path_tokens: [ALICE, 'me.png'] },
     );
     assert.equal(await (await alice.storage.from('avatars').download(mine)).data!.text(), 'v1');
-    assert.equal(status(await bob.storage.from('avatars').download(mine)), 403, 'Bob reads none of the bucket');
+    assert.equal(
+      status(await bob.storage.from('avatars').download(mine)),
+      404,
+      'a read policy applies to Bob: not his',
+    );
     assert.equal((await alice.storage.from('avatars').upload(mine, Buffer.from('v2'), { upsert: true })).error, null);
     assert.equal(await (await alice.storage.from('avatars').download(mine)).data!.text(), 'v2');
     assert.equal((await alice.storage.from('avatars').remove([mine])).data!.length, 1);
@@ -183,29 +187,39 @@ describe('reads refused by RLS (SPEC 7)', () => {
     ['POST', `/object/sign/${bucket}/${name}`, { expiresIn: 60 }],
   ];
 
-  test('in a private bucket where no policy admits the caller: download, info and sign are 403, for a stored name and a missing one alike', async () => {
+  test("in a private bucket where no read policy applies to the caller's role (anon here): download, info and sign are 403, for a stored name and a missing one alike", async () => {
     await t.service.storage.createBucket('closed');
     assert.equal((await t.service.storage.from('closed').upload('kept.txt', Buffer.from('kept'))).error, null);
-    const alice = await t.as(ALICE);
-    const token = await t.token(ALICE);
     for (const name of ['kept.txt', 'never-stored.txt']) {
       for (const [what, r] of [
-        ['download', await alice.storage.from('closed').download(name)],
-        ['info', await alice.storage.from('closed').info(name)],
-        ['createSignedUrl', await alice.storage.from('closed').createSignedUrl(name, 60)],
+        ['download', await t.anon.storage.from('closed').download(name)],
+        ['info', await t.anon.storage.from('closed').info(name)],
+        ['createSignedUrl', await t.anon.storage.from('closed').createSignedUrl(name, 60)],
       ] as const) {
         assert.equal(status(r), 403, `${what} ${name}`);
         assert.equal(r.data, null);
       }
+      await assert.rejects(t.anon.storage.from('closed').exists(name), { status: 403 }, `exists ${name}`);
       for (const [method, path, json] of routes('closed', name)) {
-        await refused(
-          await t.raw(method, path, { token, json, headers: { apikey: t.h.info.PUBLISHABLE_KEY } }),
-          `${method} ${path}`,
-        );
+        await refused(await t.raw(method, path, { token: t.h.info.PUBLISHABLE_KEY, json }), `${method} ${path}`);
       }
-      // No key but the publishable one (anon): the same.
-      await refused(await t.raw('GET', `/object/closed/${name}`, { token: t.h.info.PUBLISHABLE_KEY }), `anon ${name}`);
     }
+  });
+
+  test("where a read policy applies to the caller's role, a missing object is 404 even before they can read any: exists() is false", async () => {
+    // "avatars" has Supabase's guide policies for authenticated (each user reads their own); Carol has stored nothing yet.
+    const CAROL = 'cccccccc-cccc-4ccc-8ccc-cccccccccccc';
+    const carol = await t.as(CAROL);
+    const avatar = `${CAROL}/avatar.png`;
+    assert.equal((await carol.storage.from('avatars').list(CAROL)).data!.length, 0, 'Carol sees no object');
+    assert.equal((await carol.storage.from('avatars').exists(avatar)).data, false);
+    assert.equal(status(await carol.storage.from('avatars').download(avatar)), 404);
+    assert.equal(status(await carol.storage.from('avatars').info(avatar)), 404);
+    // The policies decide, not the bucket: in "closed", where they admit no row, a name is 404 for her too.
+    assert.equal((await carol.storage.from('closed').exists('kept.txt')).data, false);
+    assert.equal(status(await carol.storage.from('closed').download('kept.txt')), 404);
+    assert.equal((await carol.storage.from('avatars').upload(avatar, Buffer.from('me'))).error, null);
+    assert.equal((await carol.storage.from('avatars').exists(avatar)).data, true);
   });
 
   test('where the caller may read some objects of the bucket, one they cannot see is 404 not_found, as a missing one is', async () => {
@@ -273,10 +287,15 @@ describe('signed URLs', () => {
     assert.equal((await expired.json()).error.code, 'signed_url_expired');
 
     const free = await t.as(BOB, { app_metadata: { plan: 'free' } });
-    assert.equal(status(await free.storage.from('vip').createSignedUrl('lounge.txt', 60)), 403);
+    assert.equal(status(await free.storage.from('vip').createSignedUrl('lounge.txt', 60)), 404);
     const bad = await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: 0 } });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).error.code, 'invalid_expires_in');
+    const tenYears = 10 * 365 * 24 * 3600;
+    const tooLong = await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: tenYears + 1 } });
+    assert.equal(tooLong.status, 400);
+    assert.match((await tooLong.json()).message, /from 1 to 315360000 \(ten years\)/);
+    assert.equal((await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: tenYears } })).status, 200);
   });
 
   test('several at once: only readable objects get a URL', async () => {

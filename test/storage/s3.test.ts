@@ -6,11 +6,15 @@
 import S3rver from '@20minutes/s3rver';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { eventually, rowCount, startStorageTest, type StorageTest } from './setup.ts';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { randomUUID } from 'node:crypto';
+import { S3Backend } from '../../src/storage/backend/s3.ts';
+import { sweepProject } from '../../src/storage/sweeper.ts';
+import { eventually, projectSql, projectWithObjects, rowCount, startStorageTest, type StorageTest } from './setup.ts';
 
 let t: StorageTest;
 let s3: InstanceType<typeof S3rver>;
@@ -39,6 +43,11 @@ before(async () => {
     },
   });
   await t.service.storage.createBucket('s3b');
+  await t.service.storage.createBucket('s3homes');
+  await t.owner.unsafe(
+    `create policy "s3homes own folder insert" on storage.objects for insert to authenticated
+       with check (bucket_id = 's3homes' and (storage.foldername(name))[1] = auth.uid()::text)`,
+  );
 });
 after(async () => {
   await t?.close();
@@ -46,13 +55,16 @@ after(async () => {
   rmSync(s3dir, { recursive: true, force: true });
 });
 
-async function storeKeys(): Promise<string[]> {
-  const client = new S3Client({
+const storeClient = () =>
+  new S3Client({
     region: 'us-east-1',
     endpoint,
     forcePathStyle: true,
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
   });
+
+async function storeKeys(): Promise<string[]> {
+  const client = storeClient();
   try {
     const res = await client.send(new ListObjectsV2Command({ Bucket: 'hearth-objects' }));
     return (res.Contents ?? []).map((o) => o.Key!);
@@ -123,6 +135,86 @@ describe('S3 backend', () => {
       headers: { 'content-type': 'application/octet-stream' },
     });
     assert.equal(streamed.status, 413);
+    assert.deepEqual(await storeKeys(), []);
+    assert.equal(await rowCount(t, 'pending_bytes'), 0);
+  });
+
+  test('an upload refused by RLS while its known-length body streams answers 403 at once and leaves nothing in the store', async () => {
+    const alice = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+    const token = await t.token(alice);
+    const body = pattern(3 * 1024 * 1024);
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      const res = await t.raw('POST', `/object/s3homes/someone-else/big${i}.bin`, {
+        token,
+        body,
+        headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'content-type': 'application/octet-stream' },
+        signal: AbortSignal.timeout(15_000),
+      });
+      assert.equal(res.status, 403);
+      assert.equal((await res.json()).error.code, 'row_level_security');
+      assert.ok(Date.now() - started < 5000, `answered after ${Date.now() - started} ms`);
+    }
+    await eventually(
+      async () => (await rowCount(t, 'pending_bytes')) === 0 && (await storeKeys()).length === 0,
+      'no staged record and no bytes',
+    );
+  });
+
+  test('a client that goes away mid-body leaves no staged record and no bytes', async () => {
+    const url = new URL(`${t.h.info.BASE_URL}/storage/v1/object/s3b/aborted.bin`);
+    await new Promise<void>((resolve) => {
+      const req = http.request(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${t.h.info.SECRET_KEY}`,
+          'content-type': 'application/octet-stream',
+          'content-length': String(4 * 1024 * 1024),
+        },
+      });
+      req.on('error', () => resolve());
+      req.write(pattern(1024 * 1024));
+      void eventually(async () => (await rowCount(t, 'pending_bytes')) === 1, 'the upload was staged').then(() => {
+        req.destroy();
+        resolve();
+      });
+    });
+    await eventually(
+      async () => (await rowCount(t, 'pending_bytes')) === 0 && (await storeKeys()).length === 0,
+      'no staged record and no bytes',
+    );
+  });
+
+  test("deleting a project removes every key under its ref; the other projects' stay", async () => {
+    assert.equal((await t.service.storage.from('s3b').upload('kept.bin', pattern(10))).error, null);
+    const doomed = await projectWithObjects(t.h);
+    const underRef = async () => (await storeKeys()).filter((k) => k.startsWith(`${doomed.ref}/`));
+    assert.equal((await underRef()).length, 2);
+    assert.equal(await doomed.remove(), 200);
+    assert.deepEqual(await underRef(), []);
+    assert.equal((await storeKeys()).length, 1, "the default project's object stays");
+    await t.service.storage.from('s3b').remove(['kept.bin']);
+    await eventually(async () => (await storeKeys()).length === 0, 'removed object');
+  });
+
+  test("a crashed writer's upload is swept from the store, on a store that cannot list multipart uploads too", async () => {
+    // What a process killed mid-upload leaves: a staging record of a writer whose lock nobody holds, and its bytes.
+    const version = randomUUID();
+    const key = `${t.h.hearth.project.ref}/${version}`;
+    await projectSql(t.h)`insert into storage.pending_bytes (version, writer) values (${version}, 1)`;
+    const client = storeClient();
+    await client.send(new PutObjectCommand({ Bucket: 'hearth-objects', Key: key, Body: 'partial' }));
+    client.destroy();
+    const backend = new S3Backend(t.h.config.s3);
+    try {
+      const swept = await sweepProject(t.h.hearth.p, backend, t.h.hearth.project.ref, projectSql(t.h), {
+        crashed: true,
+        self: 0,
+      });
+      assert.equal(swept, 1, 'ListMultipartUploads answered NotImplemented (s3rver); the bytes went all the same');
+    } finally {
+      backend.close();
+    }
     assert.deepEqual(await storeKeys(), []);
     assert.equal(await rowCount(t, 'pending_bytes'), 0);
   });

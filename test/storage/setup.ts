@@ -23,7 +23,13 @@ export interface StorageTest {
   raw(
     method: string,
     path: string,
-    opts?: { token?: string | null; body?: BodyInit | null; headers?: Record<string, string>; json?: unknown },
+    opts?: {
+      token?: string | null;
+      body?: BodyInit | null;
+      headers?: Record<string, string>;
+      json?: unknown;
+      signal?: AbortSignal;
+    },
   ): Promise<Response>;
   close(): Promise<void>;
 }
@@ -58,7 +64,13 @@ export async function startStorageTest(opts: TestOptions = {}): Promise<StorageT
         body = JSON.stringify(o.json);
         headers['content-type'] = 'application/json';
       }
-      return fetch(`${h.info.BASE_URL}/storage/v1${path}`, { method, headers, body, duplex: 'half' } as RequestInit);
+      return fetch(`${h.info.BASE_URL}/storage/v1${path}`, {
+        method,
+        headers,
+        body,
+        duplex: 'half',
+        signal: o.signal,
+      } as RequestInit);
     },
     async close() {
       await owner.end({ timeout: 5 });
@@ -91,4 +103,26 @@ export async function eventually(check: () => boolean | Promise<boolean>, what: 
     if (Date.now() > until) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * A project of its own, made through the management API, with two objects stored in
+ * a bucket of it; `remove()` deletes the project as DELETE /v1/projects/{ref} does.
+ */
+export async function projectWithObjects(h: TestHearth): Promise<{ ref: string; remove(): Promise<number> }> {
+  const [org] = (await h.api('GET', '/v1/organizations')).body;
+  const { ref } = (await h.api('POST', '/v1/projects', { body: { name: 'Doomed', organization_id: org.id } })).body;
+  const keys = (await h.api('GET', `/v1/projects/${ref}/api-keys`)).body as { type: string; api_key: string }[];
+  const secret = keys.find((k) => k.type === 'secret')!.api_key;
+  const storage = createClient(`${h.url}/project/${ref}`, secret, {
+    realtime: { transport: WebSocket as never },
+    auth: { persistSession: false, autoRefreshToken: false },
+  }).storage;
+  if ((await storage.createBucket('doomed')).error) throw new Error('bucket not created');
+  for (const name of ['a.bin', 'b/c.bin'])
+    if ((await storage.from('doomed').upload(name, Buffer.alloc(100, 1))).error) throw new Error('not uploaded');
+  return {
+    ref,
+    remove: async () => (await h.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref } })).status,
+  };
 }

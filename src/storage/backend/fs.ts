@@ -94,6 +94,16 @@ export class FsBackend implements BytesBackend {
     await rm(this.file(key), { force: true });
   }
 
+  /** A file is written whole or removed: an upload leaves nothing else behind. */
+  removeAbandoned(key: string): Promise<void> {
+    return this.remove(key);
+  }
+
+  async removeProject(ref: string): Promise<void> {
+    await rm(path.join(this.root, ref), { recursive: true, force: true });
+    this.made.clear(); // folders it had made may be gone; mkdir again costs one call each
+  }
+
   async copy(from: string, to: string): Promise<void> {
     const target = this.file(to);
     await this.dirFor(target);

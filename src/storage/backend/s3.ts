@@ -13,12 +13,14 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
   NoSuchKey,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import type { Config } from '../../config.ts';
 import { fail } from '../../errors.ts';
 import { type ByteRange, type BytesBackend, objectNotFound, StorageUnavailable } from './types.ts';
@@ -46,21 +48,23 @@ export class S3Backend implements BytesBackend {
   }
 
   async write(key: string, body: Readable | Buffer, length: number | null): Promise<void> {
-    if (Buffer.isBuffer(body) || length !== null) {
-      await this.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body,
-          ContentLength: Buffer.isBuffer(body) ? body.length : length!,
-        }),
-      );
+    if (Buffer.isBuffer(body)) {
+      await this.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length }));
       return;
     }
-    await this.writeParts(key, body);
+    const failed = abortedWhenFails(body);
+    try {
+      if (length === null) await this.writeParts(key, body, failed.signal);
+      else
+        await this.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: length }), {
+          abortSignal: failed.signal,
+        });
+    } finally {
+      failed.stop();
+    }
   }
 
-  private async writeParts(key: string, body: Readable): Promise<void> {
+  private async writeParts(key: string, body: Readable, abortSignal: AbortSignal): Promise<void> {
     let uploadId: string | undefined;
     const parts: { ETag: string | undefined; PartNumber: number }[] = [];
     let pending: Buffer[] = [];
@@ -69,7 +73,9 @@ export class S3Backend implements BytesBackend {
       const chunk = Buffer.concat(pending, pendingBytes);
       pending = [];
       pendingBytes = 0;
-      uploadId ??= (await this.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }))).UploadId;
+      uploadId ??= (
+        await this.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }), { abortSignal })
+      ).UploadId;
       const PartNumber = parts.length + 1;
       const res = await this.send(
         new UploadPartCommand({
@@ -80,6 +86,7 @@ export class S3Backend implements BytesBackend {
           Body: chunk,
           ContentLength: chunk.length,
         }),
+        { abortSignal },
       );
       parts.push({ ETag: res.ETag, PartNumber });
     };
@@ -93,6 +100,7 @@ export class S3Backend implements BytesBackend {
         const whole = Buffer.concat(pending, pendingBytes);
         await this.send(
           new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: whole, ContentLength: whole.length }),
+          { abortSignal },
         );
         return;
       }
@@ -104,6 +112,7 @@ export class S3Backend implements BytesBackend {
           UploadId: uploadId,
           MultipartUpload: { Parts: parts },
         }),
+        { abortSignal },
       );
     } catch (err) {
       if (uploadId)
@@ -136,6 +145,52 @@ export class S3Backend implements BytesBackend {
     await this.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
+  async removeAbandoned(key: string): Promise<void> {
+    await this.abortUploads(key, (upload) => upload.Key === key);
+    await this.remove(key);
+  }
+
+  async removeProject(ref: string): Promise<void> {
+    const prefix = `${ref}/`;
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken }),
+      );
+      // One DeleteObject per key (at most 1000 a page; the client's sockets bound how many run at once):
+      // DeleteObjects needs a checksum header that not every S3-compatible store takes.
+      await Promise.all((page.Contents ?? []).map((o) => this.remove(o.Key!)));
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+    await this.abortUploads(prefix);
+  }
+
+  /**
+   * Aborts the multipart uploads open under prefix (those `only` picks). A store that does
+   * not implement ListMultipartUploads (s3rver) cannot say: nothing is aborted there, and
+   * the store's own lifecycle rule has to (docs/storage.md).
+   */
+  private async abortUploads(prefix: string, only: (upload: { Key?: string }) => boolean = () => true): Promise<void> {
+    let KeyMarker: string | undefined;
+    let UploadIdMarker: string | undefined;
+    do {
+      const page = await this.send(
+        new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: prefix, KeyMarker, UploadIdMarker }),
+      ).catch((err: { name?: string }) => {
+        if (err.name === 'NotImplemented') return null;
+        throw err;
+      });
+      if (!page) return;
+      for (const upload of (page.Uploads ?? []).filter(only))
+        await this.send(
+          new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }),
+        ).catch((err: { name?: string }) => {
+          if (err.name !== 'NoSuchUpload') throw err; // aborted or completed meanwhile
+        });
+      [KeyMarker, UploadIdMarker] = page.IsTruncated ? [page.NextKeyMarker, page.NextUploadIdMarker] : [];
+    } while (KeyMarker);
+  }
+
   async copy(from: string, to: string): Promise<void> {
     try {
       await this.send(
@@ -152,9 +207,12 @@ export class S3Backend implements BytesBackend {
   }
 
   /** The client's send, where a store that cannot be reached, or answers 5xx, is 503 storage_unavailable. */
-  private readonly send = (async (command: Parameters<S3Client['send']>[0]) => {
+  private readonly send = (async (
+    command: Parameters<S3Client['send']>[0],
+    options?: { abortSignal?: AbortSignal },
+  ) => {
     try {
-      return await this.client.send(command);
+      return await this.client.send(command, options);
     } catch (err) {
       throw unreachable(err) ? new StorageUnavailable() : err;
     }
@@ -163,6 +221,20 @@ export class S3Backend implements BytesBackend {
   close(): void {
     this.client.destroy();
   }
+}
+
+/**
+ * A signal that aborts when the body fails: a refusal stops the stream, or the
+ * client goes away. The SDK pipes the body into its request, and a source that
+ * fails never ends that request, so without this the store would wait for the
+ * rest of the body for ever and the upload would never settle.
+ */
+function abortedWhenFails(body: Readable): { signal: AbortSignal; stop(): void } {
+  const controller = new AbortController();
+  const stop = finished(body, (err) => {
+    if (err) controller.abort(err);
+  });
+  return { signal: controller.signal, stop };
 }
 
 const NETWORK_CODES = new Set([
@@ -181,6 +253,7 @@ function unreachable(err: unknown): boolean {
   return (
     (typeof e?.code === 'string' && NETWORK_CODES.has(e.code)) ||
     e?.name === 'TimeoutError' ||
-    (e?.$metadata?.httpStatusCode ?? 0) >= 500
+    // 501 NotImplemented is the store's lasting answer to an operation it lacks, not an outage.
+    ((e?.$metadata?.httpStatusCode ?? 0) >= 500 && e?.$metadata?.httpStatusCode !== 501)
   );
 }

@@ -43,6 +43,14 @@ export interface BytesBackend {
   readBuffer?(key: string, range?: ByteRange): Promise<Buffer>;
   /** Idempotent: removing a missing key succeeds. */
   remove(key: string): Promise<void>;
+  /**
+   * remove(), for the key of an upload whose writer died mid-body: on S3 it also aborts
+   * the multipart upload a chunked body may have left open for it (stores keep those
+   * parts, unseen and billed, until aborted).
+   */
+  removeAbandoned(key: string): Promise<void>;
+  /** Removes every key of a deleted project (`<ref>/...`), and on S3 its unfinished multipart uploads. */
+  removeProject(ref: string): Promise<void>;
   copy(from: string, to: string): Promise<void>;
   close(): void;
 }
