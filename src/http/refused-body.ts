@@ -17,15 +17,22 @@
  * The decision is taken from the request's state, never from the error:
  * every area converts errors its own way before they reach sendError.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const DRAIN_LIMIT = 64 * 1024 * 1024;
+
+/** Requests answered before their body was in: a later timeout of that body must not answer them twice. */
+const answeredEarly = new WeakSet<IncomingMessage>();
+
+export const wasAnsweredEarly = (raw: IncomingMessage): boolean => answeredEarly.has(raw);
 
 export function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
   const res = reply.raw;
   // The body is in, or the connection is already gone (an area's pipe destroyed it), or the answer has started.
   if (raw.complete || raw.destroyed || res.headersSent) return;
+  answeredEarly.add(raw);
   // Without the header Node keeps the connection after the answer, as for any keep-alive client.
   reply.removeHeader('connection');
   if (!res.shouldKeepAlive) {

@@ -3,11 +3,19 @@
  * byte in a header, a header block over Node's 16 KiB limit, a request that
  * did not arrive in time) are answered in the area's envelope too, where
  * Fastify's default writes a shape of its own with no code.
+ *
+ * The area is read from what Node hands over: the request it was reading
+ * when its headers were in (a body that did not arrive in time, or a broken
+ * chunk), else the bytes it had read with a parse error. Headers that never
+ * finished are held inside Node's native parser, out of reach: that 408 is in
+ * the management envelope.
  */
 import type { ConnectionError } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { fail, type HearthError } from '../errors.ts';
 import { areaOf, envelope } from '../http/envelopes.ts';
+import { wasAnsweredEarly } from '../http/refused-body.ts';
 
 function refusal(err: ConnectionError): [number, string, HearthError] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
@@ -26,17 +34,43 @@ function refusal(err: ConnectionError): [number, string, HearthError] {
   ];
 }
 
-/** The path of the request line, as the area is chosen from it (a /project/{ref} prefix dropped). */
-function requestPath(raw: unknown): string {
+const withoutProject = (path: string) => path.replace(/^\/project\/[a-z0-9]+(?=\/)/, '');
+
+/** The request whose headers Node has read and whose body it is still reading (its parser's own field). */
+function requestInProgress(socket: Socket): IncomingMessage | null {
+  const incoming = (socket as unknown as { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
+  return incoming && !incoming.complete ? incoming : null;
+}
+
+/** The path of the refused request, as the area is chosen from it (a /project/{ref} prefix dropped). */
+function refusedPath(err: ConnectionError, incoming: IncomingMessage | null): string {
+  if (incoming) return withoutProject(incoming.url ?? '/');
   // Node hands the bytes it had read as a Buffer (Fastify's type says otherwise).
-  const line = Buffer.isBuffer(raw) ? raw.subarray(0, 4096).toString('latin1').split('\r\n', 1)[0]! : '';
-  return (line.split(' ')[1] ?? '/').replace(/^\/project\/[a-z0-9]+(?=\/)/, '');
+  const bytes: unknown = err.rawPacket;
+  const line = Buffer.isBuffer(bytes) ? bytes.subarray(0, 4096).toString('latin1').split('\r\n', 1)[0]! : '';
+  return withoutProject(line.split(' ')[1] ?? '/');
+}
+
+/**
+ * A request that already has its answer, written or on its way (one given
+ * before its body was in, whose body then stopped arriving): a second answer
+ * would corrupt the first, so the connection is only closed, as Node's own
+ * handler does.
+ */
+function answered(socket: Socket, incoming: IncomingMessage | null): boolean {
+  if (incoming && wasAnsweredEarly(incoming)) return true;
+  return (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent === true;
 }
 
 export function answerClientError(err: ConnectionError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || !socket.writable) return;
+  const incoming = requestInProgress(socket);
+  if (answered(socket, incoming)) {
+    socket.destroy();
+    return;
+  }
   const [status, reason, e] = refusal(err);
-  const body = JSON.stringify(envelope(areaOf(requestPath(err.rawPacket)), e));
+  const body = JSON.stringify(envelope(areaOf(refusedPath(err, incoming)), e));
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
