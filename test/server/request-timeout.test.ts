@@ -94,3 +94,15 @@ test('a request refused before its body came, whose body then stops, keeps its o
   assert.match(answer, /^HTTP\/1\.1 401 /);
   assert.equal(answer.split('HTTP/1.1 ').length, 2, answer);
 });
+
+test("with an Origin, the 408 of a data-plane body carries the data plane's CORS headers", {
+  timeout: 60_000,
+}, async () => {
+  const answer = await stalledBody(
+    '/rest/v1/items',
+    `origin: https://app.example\r\napikey: ${h.info.PUBLISHABLE_KEY}\r\ncontent-type: application/json\r\n`,
+  );
+  assert.match(answer, /^HTTP\/1\.1 408 /);
+  assert.match(answer, /\r\naccess-control-allow-origin: \*\r\n/i);
+  assert.match(answer, /\r\naccess-control-expose-headers: [^\r]*Content-Range/i);
+});
