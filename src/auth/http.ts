@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { fail } from '../errors.ts';
 import { envelope, sendError, toHearthError } from '../http/envelopes.ts';
+import { safeJsonParser } from '../http/json-body.ts';
 import { RateLimited } from '../db/rate-limit.ts';
 import { PasswordRefused } from './validate.ts';
 
@@ -73,10 +74,9 @@ export function idParam(value: string, what: 'user' | 'factor' | 'session'): str
  * invalid_request. Only these routes: the other areas keep their parsers.
  */
 export function readBodiesAsJson(app: FastifyInstance): void {
-  const json = app.getDefaultJsonParser('error', 'error');
+  const json = safeJsonParser(app);
   const parse = (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     if (body === '') done(null, {});
-    // biome-ignore lint/nursery/noFloatingPromises: Fastify's parser answers through `done`; its type also allows a promise.
     else json(request, body as string, done);
   };
   app.removeContentTypeParser(['application/json', 'text/plain']);

@@ -119,8 +119,8 @@ async function invoke(p: Platform, runtime: FunctionsRuntime, request: FastifyRe
 }
 
 /**
- * A refusal before the function ran leaves the upload unread: answer, then
- * close the connection rather than read a body nobody wants.
+ * A refusal before the function ran leaves the upload unread: sendError reads
+ * and drops it (up to a bound), so the answer reaches the client.
  *
  * Platform errors (401, 404, 5xx) carry `Access-Control-Allow-Origin: *`: the
  * function answers CORS for its own responses, but these never reach it, and
@@ -129,10 +129,6 @@ async function invoke(p: Platform, runtime: FunctionsRuntime, request: FastifyRe
  */
 function refuse(request: FastifyRequest, reply: FastifyReply, err: unknown) {
   if (request.headers.origin && !reply.raw.headersSent) reply.header('access-control-allow-origin', '*');
-  if (!request.raw.complete && hasBody(request)) {
-    reply.header('connection', 'close');
-    request.raw.resume();
-  }
   return sendError(request, reply, err);
 }
 

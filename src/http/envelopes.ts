@@ -86,7 +86,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     request.log.error({ err }, 'unhandled error');
     e = fail('internal_error');
   }
-  drainRefusedBody(request, reply, err);
+  drainRefusedBody(request, reply);
   // A passing condition (the database's, or the storage backend's): when to try again.
   const retryAfter = (e as { retryAfterSeconds?: number }).retryAfterSeconds;
   if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));

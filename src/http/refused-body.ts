@@ -1,24 +1,46 @@
 /**
- * After a body is refused while it is still arriving (over the route's limit,
- * or unparsable), Fastify answers with `Connection: close`, and Node then
- * closes the socket as soon as the answer is written. A client still writing
- * its body (Node's http, browsers' fetch write it whole before reading) meets
- * a reset instead of the answer. So the rest of the body is read and dropped,
- * up to DRAIN_LIMIT bytes, and the connection is kept; past the bound it is
- * closed, as before.
+ * An error answered while the request body is still arriving: a key refused
+ * before any route read the body, a body over the route's limit, an upload
+ * an area gave up on. Node would close the connection right after such an
+ * answer whenever it says `Connection: close` (Fastify's body parsers and
+ * some areas set it) or the client asked for that (Node's http without an
+ * agent, curl's `-H 'Connection: close'`), and a socket closed with bytes
+ * still unread is reset by the kernel: a client that writes its whole body
+ * before reading (Node's http, browsers' fetch) then meets the reset instead
+ * of the answer (RFC 9112 9.6, "the TCP reset problem"; nodejs/node#12339).
+ *
+ * So the answer keeps the connection open, the rest of the body is read and
+ * dropped up to DRAIN_LIMIT bytes, and the connection is closed only once the
+ * body is in, when the client asked for that; otherwise it stays for the next
+ * request. Past the bound it is closed at once.
+ *
+ * The decision is taken from the request's state, never from the error:
+ * every area converts errors its own way before they reach sendError.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const DRAIN_LIMIT = 64 * 1024 * 1024;
 
-export function drainRefusedBody(request: FastifyRequest, reply: FastifyReply, err: unknown): void {
+/** Requests answered before their body was in: a later timeout of that body must not answer them twice. */
+const answeredEarly = new WeakSet<IncomingMessage>();
+
+export const wasAnsweredEarly = (raw: IncomingMessage): boolean => answeredEarly.has(raw);
+
+export function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
-  // Only Fastify's body parsers: an area that streams a body itself (storage uploads) decides
-  // on its own connection, since its pipes may hold part of the body.
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string' || !code.startsWith('FST_ERR_CTP_')) return;
-  if (raw.complete || reply.getHeader('connection') !== 'close') return;
+  const res = reply.raw;
+  // The body is in, or the connection is already gone (an area's pipe destroyed it), or the answer has started.
+  if (raw.complete || raw.destroyed || res.headersSent) return;
+  answeredEarly.add(raw);
+  // Without the header Node keeps the connection after the answer, as for any keep-alive client.
   reply.removeHeader('connection');
+  if (!res.shouldKeepAlive) {
+    // The client asked to close, which Node would do as soon as the answer is written: told to
+    // keep the connection, it waits, and the body's end closes it with nothing left unread.
+    res.shouldKeepAlive = true;
+    raw.once('end', () => (res.writableFinished ? raw.socket.end() : res.once('finish', () => raw.socket.end())));
+  }
   let dropped = 0;
   raw.on('data', (chunk: Buffer) => {
     dropped += chunk.length;

@@ -15,6 +15,7 @@ import { cors } from './cors.ts';
 import { capClientSockets } from './socket-cap.ts';
 import { dataPlane, rewriteProjectUrl } from '../http/data-plane.ts';
 import { areaOf, envelope, sendError } from '../http/envelopes.ts';
+import { safeJsonParser } from '../http/json-body.ts';
 import { accessLog } from './logger.ts';
 import { jwksRoutes } from '../auth/jwks.ts';
 import { workflowRoutes } from '../workflows/routes.ts';
@@ -84,11 +85,10 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   // A bodyless POST or DELETE that still says `Content-Type: application/json`
   // (generic HTTP helpers do this, e.g. for a run cancel) has no body, like one
   // without the header, rather than being 400 "empty JSON". Areas may override.
-  const json = app.getDefaultJsonParser('error', 'error');
+  const json = safeJsonParser(app);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if ((body as string).trim() === '') done(null, undefined);
-    // biome-ignore lint/nursery/noFloatingPromises: Fastify's parser answers through `done`; its type also allows a promise.
     else json(request, body as string, done);
   });
 

@@ -24,13 +24,22 @@ const EXPOSE_HEADERS =
   'Content-Range, Content-Location, Content-Length, Content-Type, Content-Disposition, Location, Range-Unit, Retry-After, ETag, Last-Modified, X-Total-Count, Preference-Applied';
 const MAX_AGE = '86400';
 
+/** Whether an answer to this path, asked from this Origin, carries CORS headers. */
+export const opensCors = (path: string, origin: unknown): boolean => !!origin && OPENED.test(path);
+
+/** The CORS headers of every answer that is not a preflight's. */
+export const ANSWER_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': EXPOSE_HEADERS,
+} as const;
+
 // Callback style: a request without Origin (or off these prefixes) passes without a promise.
 export const cors = fp(async (app: FastifyInstance) => {
   app.addHook('onRequest', (request, reply, done) => {
-    if (!request.headers.origin || !OPENED.test(request.url)) return done();
-    reply.header('access-control-allow-origin', '*');
+    if (!opensCors(request.url, request.headers.origin)) return done();
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
       const asked = request.headers['access-control-request-headers'];
+      reply.header('access-control-allow-origin', '*');
       reply.header('access-control-allow-methods', ALLOW_METHODS);
       reply.header(
         'access-control-allow-headers',
@@ -41,7 +50,7 @@ export const cors = fp(async (app: FastifyInstance) => {
       reply.code(204).send();
       return;
     }
-    reply.header('access-control-expose-headers', EXPOSE_HEADERS);
+    reply.headers(ANSWER_HEADERS);
     done();
   });
 });

@@ -55,10 +55,7 @@ async function receive(
     });
     return uploadResponse(request, reply, done);
   } catch (err) {
-    if (!request.raw.complete) {
-      reply.header('connection', 'close');
-      request.raw.resume();
-    }
+    // The rest of an upload refused part way is read and dropped there, so the answer arrives.
     return sendError(request, reply, err);
   }
 }
