@@ -89,6 +89,7 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if ((body as string).trim() === '') done(null, undefined);
+    // biome-ignore lint/nursery/noFloatingPromises: Fastify's parser answers through `done`; its type also allows a promise.
     else json(request, body as string, done);
   });
 
