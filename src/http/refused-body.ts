@@ -27,11 +27,28 @@ const answeredEarly = new WeakSet<IncomingMessage>();
 
 export const wasAnsweredEarly = (raw: IncomingMessage): boolean => answeredEarly.has(raw);
 
+/** Requests whose area closes the connection after its answer itself (closeAfterAnswer): not drained. */
+const closedByArea = new WeakSet<IncomingMessage>();
+
+/**
+ * An upload given up part way has had its body piped into the area's own
+ * streams, which may have destroyed or unpiped the request stream: draining
+ * it then can leave the client writing into a connection nobody reads (a
+ * hang, seen under load). Such a request is answered with Connection: close
+ * and what is still queued is resumed, as before the drain existed.
+ */
+export function closeAfterAnswer(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.raw.complete) return;
+  closedByArea.add(request.raw);
+  reply.header('connection', 'close');
+  request.raw.resume();
+}
+
 export function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
   const res = reply.raw;
   // The body is in, or the connection is already gone (an area's pipe destroyed it), or the answer has started.
-  if (raw.complete || raw.destroyed || res.headersSent) return;
+  if (raw.complete || raw.destroyed || res.headersSent || closedByArea.has(raw)) return;
   answeredEarly.add(raw);
   // Without the header Node keeps the connection after the answer, as for any keep-alive client.
   reply.removeHeader('connection');

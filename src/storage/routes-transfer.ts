@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../http/envelopes.ts';
+import { closeAfterAnswer } from '../http/refused-body.ts';
 import { bucketNotFound } from './buckets.ts';
 import type { StorageContext } from './context.ts';
 import { readUploadBody } from './http-body.ts';
@@ -55,7 +56,7 @@ async function receive(
     });
     return uploadResponse(request, reply, done);
   } catch (err) {
-    // The rest of an upload refused part way is read and dropped there, so the answer arrives.
+    closeAfterAnswer(request, reply);
     return sendError(request, reply, err);
   }
 }
