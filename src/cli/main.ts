@@ -5,6 +5,7 @@
  * push (the app folder). Exit status: 0 done, 1 failed, 2 a usage error.
  */
 import { CommanderError, Option } from 'commander';
+import pkg from '../../package.json' with { type: 'json' };
 import { loadConfig, type Role } from '../config.ts';
 import { HearthError } from '../errors.ts';
 import { registerAccess } from './access.ts';
@@ -30,6 +31,7 @@ function buildProgram(): HearthCommand {
       "Hearth: run it (start, status), point at a project (login, link), and keep an app's backend as files (hearth/).",
     )
     .usage('<command> [options]')
+    .version(pkg.version, '-v, --version', "print Hearth's version")
     .option('--project-ref <ref>', 'the project to act on (default: the linked one, else the default project)')
     .option('--workdir <dir>', 'the folder holding hearth/ (default: the current folder)')
     .exitOverride()

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -25,6 +25,15 @@ function hearth(...args: string[]) {
 }
 
 after(() => rmSync(root, { recursive: true, force: true }));
+
+test('--version and -v print the version of the checkout and exit 0', () => {
+  const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  for (const flag of ['--version', '-v']) {
+    const r = hearth(flag);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), version);
+  }
+});
 
 test('help: no command, help, --help and -h after a command print the usage and exit 0 without starting anything', () => {
   for (const args of [[], ['--help']]) {
