@@ -5,10 +5,10 @@ import { execFile } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Blake3Hasher } from '@napi-rs/blake-hash';
-import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { dropEverything, startTestHearth } from '../helpers/hearth.ts';
 import {
+  abandonUpload,
   eventually,
   projectSql,
   projectWithObjects,
@@ -64,24 +64,8 @@ function chunks(parts: number, size: number) {
 
 describe('failed uploads leave nothing', () => {
   test('client disconnects mid-body', async () => {
-    const url = new URL(`${t.h.info.BASE_URL}/storage/v1/object/rel/aborted.bin`);
-    await new Promise<void>((resolve) => {
-      const req = http.request(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${t.h.info.SECRET_KEY}`,
-          'content-type': 'application/octet-stream',
-          'content-length': '4000',
-        },
-      });
-      req.on('error', () => resolve());
-      req.write(Buffer.alloc(1500));
-      // Let the server stage the upload and read part of the body, then drop the connection.
-      void eventually(async () => (await rowCount(t, 'pending_bytes')) === 1, 'the upload was staged').then(() => {
-        req.destroy();
-        resolve();
-      });
-    });
+    // The server stages the upload and reads part of the body, then the connection drops.
+    await abandonUpload(t, '/object/rel/aborted.bin', 4000, Buffer.alloc(1500));
     await nothingLeft('aborted upload');
   });
 

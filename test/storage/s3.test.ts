@@ -6,7 +6,6 @@
 import S3rver from '@20minutes/s3rver';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,7 +13,15 @@ import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/clien
 import { randomUUID } from 'node:crypto';
 import { S3Backend } from '../../src/storage/backend/s3.ts';
 import { sweepProject } from '../../src/storage/sweeper.ts';
-import { eventually, projectSql, projectWithObjects, rowCount, startStorageTest, type StorageTest } from './setup.ts';
+import {
+  abandonUpload,
+  eventually,
+  projectSql,
+  projectWithObjects,
+  rowCount,
+  startStorageTest,
+  type StorageTest,
+} from './setup.ts';
 
 let t: StorageTest;
 let s3: InstanceType<typeof S3rver>;
@@ -162,23 +169,7 @@ describe('S3 backend', () => {
   });
 
   test('a client that goes away mid-body leaves no staged record and no bytes', async () => {
-    const url = new URL(`${t.h.info.BASE_URL}/storage/v1/object/s3b/aborted.bin`);
-    await new Promise<void>((resolve) => {
-      const req = http.request(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${t.h.info.SECRET_KEY}`,
-          'content-type': 'application/octet-stream',
-          'content-length': String(4 * 1024 * 1024),
-        },
-      });
-      req.on('error', () => resolve());
-      req.write(pattern(1024 * 1024));
-      void eventually(async () => (await rowCount(t, 'pending_bytes')) === 1, 'the upload was staged').then(() => {
-        req.destroy();
-        resolve();
-      });
-    });
+    await abandonUpload(t, '/object/s3b/aborted.bin', 4 * 1024 * 1024, pattern(1024 * 1024));
     await eventually(
       async () => (await rowCount(t, 'pending_bytes')) === 0 && (await storeKeys()).length === 0,
       'no staged record and no bytes',

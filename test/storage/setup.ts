@@ -6,6 +6,7 @@
  */
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import { existsSync, readdirSync, type Dirent } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import postgres from 'postgres';
 import WebSocket from 'ws';
@@ -125,4 +126,34 @@ export async function projectWithObjects(h: TestHearth): Promise<{ ref: string; 
     ref,
     remove: async () => (await h.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref } })).status,
   };
+}
+
+/**
+ * Starts an upload of `declared` bytes to `objectPath` (under /storage/v1)
+ * with the secret key, sends `first`, and drops the connection once the
+ * server has staged it (a pending_bytes row): a client gone mid-body.
+ */
+export async function abandonUpload(
+  t: { h: TestHearth },
+  objectPath: string,
+  declared: number,
+  first: Buffer,
+): Promise<void> {
+  const url = new URL(`${t.h.info.BASE_URL}/storage/v1${objectPath}`);
+  await new Promise<void>((resolve) => {
+    const req = http.request(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.h.info.SECRET_KEY}`,
+        'content-type': 'application/octet-stream',
+        'content-length': String(declared),
+      },
+    });
+    req.on('error', () => resolve());
+    req.write(first);
+    void eventually(async () => (await rowCount(t, 'pending_bytes')) === 1, 'the upload was staged').then(() => {
+      req.destroy();
+      resolve();
+    });
+  });
 }
