@@ -1,6 +1,7 @@
 import { writeFileSync, rmSync } from 'node:fs';
-import type { IncomingMessage, Server } from 'node:http';
 import path from 'node:path';
+import type { IncomingMessage, Server } from 'node:http';
+import { Session } from 'node:inspector';
 import { setFlagsFromString } from 'node:v8';
 import type { Config } from '../config.ts';
 import { fail } from '../errors.ts';
@@ -10,40 +11,62 @@ import { firstOwner } from '../platform/accounts.ts';
 import { connectionInfo } from '../platform/connection-info.ts';
 
 /**
- * V8 grows its young generation (up to 2 x 16 MB) when many objects survive a
- * scavenge, as they do while the modules load and the server is set up, and
- * gives that memory back only when its memory reducer runs, 8 s to minutes
- * later: an idle Hearth held ~8 MB more than it needs. Start-up runs with the
- * young generation at its initial size (more, cheaper scavenges); once
- * listening, V8's default growth factor (2) is back, so a loaded server grows
- * it as before. V8 reads this flag each time it would grow the space.
+ * Settings that keep a server small until it is used: the first request other
+ * than a health check ends them (a worker, which serves none, ends them once
+ * started).
+ * - V8 grows its young generation (up to 2 x 16 MB) when many objects survive
+ *   a scavenge, as they do while the modules load and the server is set up,
+ *   and gives that memory back only when its memory reducer runs, 8 s to
+ *   minutes later. Until used, the young generation stays at its initial size
+ *   (more, cheaper scavenges); V8 reads this flag each time it would grow it.
+ * - Until used, V8's optimising compiler TurboFan is off (--no-turbofan, also
+ *   on `npm start`'s command line so that it holds from the first module): a
+ *   few functions hot only at start-up (path normalisation while the build is
+ *   checked, Buffer's pool) brought it in, and its ~3.3 MB of machine code
+ *   stayed counted in an idle server's RSS; background ticks run well enough
+ *   in the baseline tier. (Not --max-opt: lowering it turns TurboFan off too,
+ *   and raising it again does not turn it back on.)
  */
-const holdYoungGeneration = (hold: boolean) => setFlagsFromString(`--semi-space-growth-factor=${hold ? 1 : 2}`);
+const lean = (on: boolean) => {
+  setFlagsFromString(`--semi-space-growth-factor=${on ? 1 : 2}`);
+  setFlagsFromString(on ? '--no-turbofan' : '--turbofan');
+};
+
+function leanUntilUsed(server: Server | undefined): void {
+  if (!server) {
+    lean(false);
+    return;
+  }
+  const onRequest = (req: IncomingMessage) => {
+    if (req.url?.startsWith('/health')) return;
+    server.off('request', onRequest);
+    lean(false);
+  };
+  server.on('request', onRequest);
+}
 
 /**
- * What start-up leaves behind (garbage and half-empty heap pages, ~5 MB) goes
- * back to the system when V8's memory reducer runs: 8 s after the last full
- * GC, but only if the allocation rate has dropped by then, which after a
- * start is often judged too early (it then waits 8 s more, and more). Until
- * the server is used, for 30 s at most, V8 favours memory
- * (--optimize-for-size), which lets the reducer run at its first chance. The
- * first request other than a health check ends that at once: the flag also
- * makes V8 collect more often, which costs a loaded server ~40% of its
- * throughput. (It also sets --max-semi-space-size, which V8 reads only when
- * it creates a heap; Hearth starts no worker threads.)
+ * What start-up leaves behind (garbage, half-empty heap pages, a grown young
+ * generation: ~5 MB) would go back to the system only when V8's memory
+ * reducer runs, 8 s or more after the last full GC and only once the
+ * allocation rate has dropped. Instead, once listening, Hearth asks V8 for the
+ * collection it makes under memory pressure (the inspector's collectGarbage,
+ * which Node 20 offers no other way to reach; ~20 ms), with all bytecode not
+ * running flushed (--stress-flush-code for that collection only): most of it
+ * ran once, at start-up, and what requests need is compiled again on use.
+ * The session is disconnected on the next turn: disconnecting inside the
+ * callback deadlocks.
  */
-function settleAfterStart(server: Server | undefined): void {
-  setFlagsFromString('--optimize-for-size');
-  const end = () => {
-    clearTimeout(timer);
-    server?.off('request', onRequest);
-    setFlagsFromString('--no-optimize-for-size');
-  };
-  const onRequest = (req: IncomingMessage) => {
-    if (!req.url?.startsWith('/health')) end();
-  };
-  const timer = setTimeout(end, 30_000).unref();
-  server?.on('request', onRequest);
+function collectStartGarbage(): void {
+  const session = new Session();
+  session.connect();
+  setFlagsFromString('--stress-flush-code');
+  session.post('HeapProfiler.collectGarbage', () =>
+    setImmediate(() => {
+      setFlagsFromString('--no-stress-flush-code');
+      session.disconnect();
+    }),
+  );
 }
 
 /** Shutdown signals Hearth handles itself: drain requests, stop workers, then stop PostgreSQL. */
@@ -59,7 +82,7 @@ const STOP_LIMIT_SECONDS = 20;
 /** `hearth start`: runs until SIGINT/SIGTERM/SIGHUP, then drains and stops cleanly. Returns -1 (keep running). */
 export async function runStart(config: Config): Promise<number> {
   const started = Date.now();
-  holdYoungGeneration(true);
+  lean(true);
   // The embedded PostgreSQL starts while the server's modules load: a restart
   // waits for the slower of the two (a few hundred ms each), not their sum.
   const log = await createLogger(config);
@@ -73,8 +96,8 @@ export async function runStart(config: Config): Promise<number> {
       `${config.host}:${config.port} is already in use (another Hearth?): choose another port with HEARTH_PORT or --port.`,
     );
   });
-  holdYoungGeneration(false);
-  settleAfterStart(hearth.app?.server);
+  leanUntilUsed(hearth.app?.server);
+  setImmediate(collectStartGarbage);
   const runtimeFile = path.join(config.dataDir, 'server.json');
   let stopping = false;
   let forced = false;

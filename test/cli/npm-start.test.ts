@@ -3,7 +3,8 @@
  * left in the process group), with the memory settings of package.json's
  * start script (docs/architecture.md, "Memory under load"): glibc's malloc
  * keeps two arenas and its own dynamic mmap threshold, V8 an 8 MB semi-space
- * and a 1.5 heap growing factor.
+ * and a 1.75 heap growing factor; TurboFan stays off until the server is used
+ * (src/cli/start.ts).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -23,10 +24,33 @@ test('npm start runs node directly with the memory settings, and answers /health
     const argv = procText(server, 'cmdline');
     assert.ok(argv[0]!.endsWith('node'), `the server is node, not a shell: ${argv.join(' ')}`);
     assert.ok(argv.includes('--max-semi-space-size=8') && argv.includes('--heap-growing-percent=75'), argv.join(' '));
+    assert.ok(argv.includes('--no-turbofan'), argv.join(' '));
     const env = procText(server, 'environ');
     assert.ok(env.includes('MALLOC_ARENA_MAX=2'));
     // A fixed mmap threshold made every large read buffer a mapping of its own (docs/architecture.md).
     assert.ok(!env.some((v) => v.startsWith('MALLOC_MMAP_THRESHOLD_')), env.join(' '));
+  } finally {
+    await stopSpawned(h.child);
+  }
+});
+
+test('TurboFan stays off through start-up and health checks, and is back at the first real request', {
+  timeout: 120_000,
+}, async () => {
+  const h = await startSpawned({ HEARTH_LOG_FORMAT: 'json' }, [
+    process.execPath,
+    '--no-turbofan',
+    '--trace-opt',
+    'bin/hearth.js',
+    'start',
+  ]);
+  const optimised = () => h.output().includes('(target TURBOFAN)');
+  try {
+    for (let i = 0; i < 200; i++) assert.equal((await fetch(`${h.url}/health`)).status, 200);
+    assert.ok(!optimised(), 'TurboFan compiled something before the server was used');
+    // Any route other than /health counts as use, whatever its answer.
+    for (let i = 0; i < 2000 && !optimised(); i++) await (await fetch(`${h.url}/rest/v1/`)).arrayBuffer();
+    assert.ok(optimised(), 'TurboFan did not come back once the server was used');
   } finally {
     await stopSpawned(h.child);
   }
