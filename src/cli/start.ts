@@ -1,7 +1,6 @@
 import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage, Server } from 'node:http';
-import { Session } from 'node:inspector';
 import { setFlagsFromString } from 'node:v8';
 import type { Config } from '../config.ts';
 import { fail } from '../errors.ts';
@@ -55,10 +54,13 @@ function leanUntilUsed(server: Server | undefined): void {
  * running flushed (--stress-flush-code for that collection only): most of it
  * ran once, at start-up, and what requests need is compiled again on use.
  * The session is disconnected on the next turn: disconnecting inside the
- * callback deadlocks.
+ * callback deadlocks. A node built without the inspector skips this (the
+ * reducer gets there later).
  */
-function collectStartGarbage(): void {
-  const session = new Session();
+async function collectStartGarbage(): Promise<void> {
+  const inspector = await import('node:inspector').catch(() => undefined);
+  if (!inspector) return;
+  const session = new inspector.Session();
   session.connect();
   setFlagsFromString('--stress-flush-code');
   session.post('HeapProfiler.collectGarbage', () =>
@@ -97,7 +99,7 @@ export async function runStart(config: Config): Promise<number> {
     );
   });
   leanUntilUsed(hearth.app?.server);
-  setImmediate(collectStartGarbage);
+  setImmediate(() => void collectStartGarbage());
   const runtimeFile = path.join(config.dataDir, 'server.json');
   let stopping = false;
   let forced = false;
