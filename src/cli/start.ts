@@ -11,8 +11,8 @@ import { connectionInfo } from '../platform/connection-info.ts';
 
 /**
  * Settings that keep a server small until it is used: the first request other
- * than a health check ends them (a worker, which serves none, ends them once
- * started).
+ * than a health check, or the first realtime handshake, ends them (a worker,
+ * which serves none, ends them once started).
  * - V8 grows its young generation (up to 2 x 16 MB) when many objects survive
  *   a scavenge, as they do while the modules load and the server is set up,
  *   and gives that memory back only when its memory reducer runs, 8 s to
@@ -36,12 +36,15 @@ function leanUntilUsed(server: Server | undefined): void {
     lean(false);
     return;
   }
-  const onRequest = (req: IncomingMessage) => {
+  // A realtime socket's handshake is an 'upgrade', not a 'request'.
+  const onUse = (req: IncomingMessage) => {
     if (req.url?.startsWith('/health')) return;
-    server.off('request', onRequest);
+    server.off('request', onUse);
+    server.off('upgrade', onUse);
     lean(false);
   };
-  server.on('request', onRequest);
+  server.on('request', onUse);
+  server.on('upgrade', onUse);
 }
 
 /**

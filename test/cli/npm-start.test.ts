@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import WebSocket from 'ws';
 import { startSpawned, stopSpawned } from '../helpers/spawned-hearth.ts';
 
 const procText = (pid: number, file: string) => readFileSync(`/proc/${pid}/${file}`, 'latin1').split('\0');
@@ -34,9 +35,8 @@ test('npm start runs node directly with the memory settings, and answers /health
   }
 });
 
-test('TurboFan stays off through start-up and health checks, and is back at the first real request', {
-  timeout: 120_000,
-}, async () => {
+/** `hearth start` with TurboFan off and its compilations traced, as `npm start` runs it. */
+async function startTraced() {
   const h = await startSpawned({ HEARTH_LOG_FORMAT: 'json' }, [
     process.execPath,
     '--no-turbofan',
@@ -44,13 +44,41 @@ test('TurboFan stays off through start-up and health checks, and is back at the 
     'bin/hearth.js',
     'start',
   ]);
-  const optimised = () => h.output().includes('(target TURBOFAN)');
+  return { ...h, optimised: () => h.output().includes('(target TURBOFAN)') };
+}
+
+test('TurboFan stays off through start-up and health checks, and is back at the first real request', {
+  timeout: 120_000,
+}, async () => {
+  const h = await startTraced();
   try {
     for (let i = 0; i < 200; i++) assert.equal((await fetch(`${h.url}/health`)).status, 200);
-    assert.ok(!optimised(), 'TurboFan compiled something before the server was used');
+    assert.ok(!h.optimised(), 'TurboFan compiled something before the server was used');
     // Any route other than /health counts as use, whatever its answer.
-    for (let i = 0; i < 2000 && !optimised(); i++) await (await fetch(`${h.url}/rest/v1/`)).arrayBuffer();
-    assert.ok(optimised(), 'TurboFan did not come back once the server was used');
+    for (let i = 0; i < 2000 && !h.optimised(); i++) await (await fetch(`${h.url}/rest/v1/`)).arrayBuffer();
+    assert.ok(h.optimised(), 'TurboFan did not come back once the server was used');
+  } finally {
+    await stopSpawned(h.child);
+  }
+});
+
+test('a realtime socket alone (an upgrade, not a request) also brings TurboFan back', {
+  timeout: 120_000,
+}, async () => {
+  const h = await startTraced();
+  try {
+    const key = /Publishable key\s+(\S+)/.exec(h.output())![1];
+    const ws = new WebSocket(`${h.url.replace(/^http/, 'ws')}/realtime/v1/websocket?apikey=${key}&vsn=1.0.0`);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const replies = { n: 0 };
+    ws.on('message', () => replies.n++);
+    for (let sent = 0; sent < 20_000 && !h.optimised(); ) {
+      for (let i = 0; i < 100; i++, sent++)
+        ws.send(JSON.stringify({ topic: 'phoenix', event: 'heartbeat', payload: {}, ref: String(sent) }));
+      while (replies.n < sent) await new Promise((r) => setTimeout(r, 5));
+    }
+    ws.close();
+    assert.ok(h.optimised(), 'TurboFan did not come back while the server served a realtime socket');
   } finally {
     await stopSpawned(h.child);
   }
