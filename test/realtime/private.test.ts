@@ -120,15 +120,7 @@ describe('access_token', () => {
     );
     assert.equal(join.status, 'ok');
     // Eve's token: she may not read room:1, so the channel ends.
-    s.sendRaw(
-      JSON.stringify({
-        topic: 'realtime:room:1',
-        event: 'access_token',
-        payload: { access_token: await t.token(EVE) },
-        ref: '9',
-        join_ref: '1',
-      }),
-    );
+    s.send('realtime:room:1', 'access_token', { access_token: await t.token(EVE) }, '1');
     await s.inbox.atLeast(s.frames.length + 2);
     const sys = s.frames.find((f) => f.event === 'system');
     assert.equal(sys.payload.status, 'error');
@@ -137,15 +129,7 @@ describe('access_token', () => {
     // A garbage token on another channel ends it too.
     assert.equal((await s.call('realtime:open', 'phx_join', {}, '2')).status, 'ok');
     const before = s.frames.length;
-    s.sendRaw(
-      JSON.stringify({
-        topic: 'realtime:open',
-        event: 'access_token',
-        payload: { access_token: 'a.b.c' },
-        ref: '10',
-        join_ref: '2',
-      }),
-    );
+    s.send('realtime:open', 'access_token', { access_token: 'a.b.c' }, '2');
     await s.inbox.atLeast(before + 2);
     const sys2 = s.frames.slice(before).find((f) => f.event === 'system');
     assert.match(sys2.payload.message, /InvalidJWTToken/);
@@ -233,15 +217,7 @@ describe('access_token', () => {
     const s = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
     assert.equal((await s.call('realtime:open', 'phx_join', {}, '1')).status, 'ok');
     const before = s.frames.length;
-    s.sendRaw(
-      JSON.stringify({
-        topic: 'realtime:open',
-        event: 'access_token',
-        payload: { access_token: 'sb_publishable_not-a-key' },
-        ref: '2',
-        join_ref: '1',
-      }),
-    );
+    s.send('realtime:open', 'access_token', { access_token: 'sb_publishable_not-a-key' }, '1');
     await s.inbox.atLeast(before + 2);
     const sys = s.frames.slice(before).find((f) => f.event === 'system');
     assert.match(sys.payload.message, /^InvalidJWTToken: the access_token is not a key of this project/);

@@ -137,15 +137,20 @@ export class RawSocket {
     this.ws.send(data);
   }
 
-  /** Sends a message and waits for its reply. */
-  async call(topic: string, event: string, payload: unknown = {}, joinRef: string | null = null): Promise<any> {
+  /** Sends a message in the socket's protocol version; returns its ref. */
+  send(topic: string, event: string, payload: unknown = {}, joinRef: string | null = null): string {
     const ref = String(++this.ref);
     const msg =
       this.vsn === '2.0.0'
         ? JSON.stringify([joinRef, ref, topic, event, payload])
         : JSON.stringify({ topic, event, payload, ref, join_ref: joinRef });
     this.ws.send(msg);
-    return this.replyTo(ref);
+    return ref;
+  }
+
+  /** Sends a message and waits for its reply. */
+  async call(topic: string, event: string, payload: unknown = {}, joinRef: string | null = null): Promise<any> {
+    return this.replyTo(this.send(topic, event, payload, joinRef));
   }
 
   async replyTo(ref: string, ms = 5000): Promise<any> {
