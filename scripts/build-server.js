@@ -135,13 +135,15 @@ function writeWhole(file, contents) {
   renameSync(tmp, file);
 }
 
+const ENTRY = 'src/cli/main.ts';
+
 /** Builds dist/server; returns the entry file. */
 export async function buildServer() {
   const esbuild = await import('esbuild');
   const result = await esbuild
     .build({
       absWorkingDir: ROOT,
-      entryPoints: { main: 'src/cli/main.ts' },
+      entryPoints: { main: ENTRY },
       bundle: true,
       splitting: true,
       format: 'esm',
@@ -169,7 +171,8 @@ export async function buildServer() {
     written.add(path.basename(out.path));
     if (!existsSync(out.path)) writeWhole(out.path, out.contents);
   }
-  const entry = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint)[0];
+  // Every dynamic import() is an entry point of its own in the metafile too: the CLI's is the one from ENTRY.
+  const entry = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint === ENTRY)[0];
   const inputs = {};
   const sources = Object.keys(result.metafile.inputs).filter((file) => !file.startsWith('deferred:')); // not files
   for (const file of [...sources, path.relative(ROOT, SELF)]) inputs[file] = stamp(path.join(ROOT, file));

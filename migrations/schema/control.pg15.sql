@@ -311,6 +311,7 @@ CREATE TABLE platform.projects (
     owner_password_sealed text NOT NULL,
     is_default boolean DEFAULT false NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    migrated text,
     CONSTRAINT projects_ref_check CHECK ((ref ~ '^[a-z]{20}$'::text))
 );
 

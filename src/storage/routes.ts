@@ -14,21 +14,21 @@ import { storageError } from './pg-errors.ts';
 import { bucketRoutes } from './routes-buckets.ts';
 import { objectRoutes } from './routes-objects.ts';
 import { transferRoutes } from './routes-transfer.ts';
-import { acquireWriterLock, sweepAll, sweepProject } from './sweeper.ts';
+import { acquireWriterLock, sweepAll, sweepProject, type WriterLock } from './sweeper.ts';
 
 const SWEEP_EVERY_MS = 60_000;
 
 export async function storageRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
   const backend = await createBackend(p.config);
-  const lock = await acquireWriterLock(p);
+  let lock: WriterLock | null = null;
   const draining = new Set<Promise<unknown>>();
   const s: StorageContext = {
     p,
     backend,
-    writer: lock.id,
+    writer: 0, // set once the lock is held (onReady), before any request is served
     drain(project: ProjectRuntime) {
-      const run = sweepProject(p, backend, project.ref, project.sql, { crashed: false, self: lock.id })
+      const run = sweepProject(p, backend, project.ref, project.sql, { crashed: false, self: s.writer })
         .catch((err) =>
           p.log.error({ err, ref: project.ref }, 'storage: removing deleted bytes failed; the sweep retries'),
         )
@@ -41,19 +41,26 @@ export async function storageRoutes(app: FastifyInstance, opts: { p: Platform })
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
   const sweep = () => {
-    sweeping = sweepAll(p, backend, lock.id)
+    sweeping = sweepAll(p, backend, s.writer)
       .catch((err) => p.log.error({ err }, 'storage sweep failed'))
       .finally(() => {
         if (!stopped) timer = setTimeout(sweep, SWEEP_EVERY_MS).unref();
       });
   };
-  app.addHook('onReady', async () => sweep());
+  // The routes are built while PostgreSQL is still starting (server/runtime.ts): the lock's
+  // connection waits for the app to be readied, once the control database is there, and the
+  // first sweep for listening, once every project database is migrated.
+  app.addHook('onReady', async () => {
+    lock = await acquireWriterLock(p);
+    s.writer = lock.id;
+  });
+  app.addHook('onListen', async () => sweep());
   app.addHook('onClose', async () => {
     stopped = true;
     if (timer) clearTimeout(timer);
     await sweeping;
     await Promise.all(draining);
-    await lock.release();
+    await lock?.release();
     backend.close();
   });
 
