@@ -276,7 +276,7 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
       metadata: u.metadata,
     };
     // The body starts streaming while the RLS dry run is out: its round trips (and any
-    // wait for the usage row) then cost no time. A refusal stops the stream at once.
+    // wait for the usage row) then cost no time. A refusal stops the stream at once (unless it is over).
     // A body declared small has no transfer worth stopping: the commit's insert is the
     // only RLS check then, and the usage row is locked once per upload, not twice.
     if (gathered) {
@@ -298,7 +298,13 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
       );
       const allowed =
         needsDryRun && u.by.kind === 'caller' ? dryRun(project, u.by, row, u.replace, u.length) : Promise.resolve();
-      allowed.catch((err: Error) => meter.destroy(err));
+      allowed.catch((err: Error) => {
+        // Only while bytes are still to come: once the whole body has gone through, the write is
+        // let finish, so the removal below comes after the store kept it. A PUT aborted after its
+        // last byte may still be stored by the server after that removal, and its bytes then
+        // stay for good (no staging record is left to sweep them).
+        if (!meter.writableFinished) meter.destroy(err);
+      });
       // The refusal is the answer even when the stream failed too (it was stopped for it).
       const [refused, stored] = await Promise.allSettled([allowed, written]);
       settled(refused);
