@@ -307,6 +307,7 @@ begin
   perform pg_advisory_xact_lock(hashtext('pgmq.create'), hashtext(queue_name));
   if exists (select 1 from pgmq.meta m where m.queue_name = _create.queue_name)
      and to_regclass(format('pgmq.%I', q)) is not null and to_regclass(format('pgmq.%I', a)) is not null then
+    perform pgmq._queue_functions(queue_name);
     return; -- exists: leave the owner's grants and settings alone
   end if;
   -- Otherwise create what is missing (the owner may have dropped a table).
@@ -338,10 +339,62 @@ begin
   execute format('grant select on sequence pgmq.%I to service_role', q || '_msg_id_seq');
   insert into pgmq.meta (queue_name, is_partitioned, is_unlogged) values (queue_name, false, unlogged)
     on conflict do nothing;
+  perform pgmq._queue_functions(queue_name);
 end $$;
 
 
 ALTER FUNCTION pgmq._create(queue_name text, unlogged boolean) OWNER TO postgres;
+
+--
+-- Name: _queue_functions(text); Type: FUNCTION; Schema: pgmq; Owner: postgres
+--
+
+CREATE FUNCTION pgmq._queue_functions(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+  q text := 'pgmq.q_' || queue_name;
+begin
+  execute pg_catalog.format($f$
+    create or replace function pgmq._send_%1$s(vt timestamptz, msg jsonb, headers jsonb)
+    returns setof bigint language plpgsql as $b$
+    begin
+      return query insert into %2$s as m (vt, message, headers) values ($1, $2, $3) returning m.msg_id;
+    end $b$$f$, queue_name, q);
+  execute pg_catalog.format($f$
+    create or replace function pgmq._read_%1$s(qty integer, vt integer, conditional jsonb)
+    returns setof pgmq.message_record language plpgsql as $b$
+    begin
+      -- As pgmq.read in 044: SKIP LOCKED, the claimed ids handed to the UPDATE as an array.
+      return query with u as (
+        update %2$s m set vt = pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => $2), read_ct = m.read_ct + 1
+        where m.msg_id operator(pg_catalog.=) any (array(
+          select c.msg_id from %2$s c
+          where c.vt operator(pg_catalog.<=) pg_catalog.clock_timestamp()
+            and ($3 operator(pg_catalog.=) '{}'::jsonb or c.message operator(pg_catalog.@>) $3)
+          order by c.msg_id
+          limit $1
+          for update skip locked))
+        returning m.msg_id, m.read_ct, m.enqueued_at, m.vt, m.message, m.headers)
+      select u.msg_id, u.read_ct, u.enqueued_at, u.vt, u.message, u.headers from u order by u.msg_id;
+    end $b$$f$, queue_name, q);
+  execute pg_catalog.format($f$
+    create or replace function pgmq._delete_%1$s(msg_ids bigint[])
+    returns setof bigint language plpgsql as $b$
+    begin
+      return query delete from %2$s m where m.msg_id operator(pg_catalog.=) any ($1) returning m.msg_id;
+    end $b$$f$, queue_name, q);
+  execute pg_catalog.format(
+    'revoke all on function pgmq._send_%1$s(timestamptz, jsonb, jsonb), pgmq._read_%1$s(integer, integer, jsonb),
+       pgmq._delete_%1$s(bigint[]) from public', queue_name);
+  execute pg_catalog.format(
+    'grant execute on function pgmq._send_%1$s(timestamptz, jsonb, jsonb), pgmq._read_%1$s(integer, integer, jsonb),
+       pgmq._delete_%1$s(bigint[]) to "hearth_<ref>_owner", anon, authenticated, service_role', queue_name);
+end $_$;
+
+
+ALTER FUNCTION pgmq._queue_functions(queue_name text) OWNER TO postgres;
 
 --
 -- Name: _queue_table(text, text); Type: FUNCTION; Schema: pgmq; Owner: postgres
@@ -377,8 +430,8 @@ CREATE FUNCTION pgmq._send(queue_name text, msg jsonb, headers jsonb, vt timesta
     LANGUAGE plpgsql
     AS $_$
 begin
-  return query execute 'insert into ' || pgmq._queue_table(queue_name, 'q') || ' (vt, message, headers) values ($1, $2, $3) returning msg_id'
-    using vt, msg, headers;
+  perform pgmq._queue_table(queue_name, 'q');
+  return query execute 'select pgmq._send_' || queue_name || '($1, $2, $3)' using vt, msg, headers;
 end $_$;
 
 
@@ -539,8 +592,8 @@ CREATE FUNCTION pgmq.delete(queue_name text, msg_ids bigint[]) RETURNS SETOF big
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 begin
-  return query execute 'delete from ' || pgmq._queue_table(queue_name, 'q') || ' where msg_id = any($1) returning msg_id'
-    using msg_ids;
+  perform pgmq._queue_table(queue_name, 'q');
+  return query execute 'select pgmq._delete_' || queue_name || '($1)' using msg_ids;
 end $_$;
 
 
@@ -557,8 +610,8 @@ CREATE FUNCTION pgmq.delete(queue_name text, msg_id bigint) RETURNS boolean
 declare
   deleted bigint;
 begin
-  execute 'delete from ' || pgmq._queue_table(queue_name, 'q') || ' where msg_id = $1 returning msg_id'
-    into deleted using msg_id;
+  perform pgmq._queue_table(queue_name, 'q');
+  execute 'select pgmq._delete_' || queue_name || '(array[$1])' into deleted using msg_id;
   return deleted is not null;
 end $_$;
 
@@ -587,7 +640,7 @@ ALTER FUNCTION pgmq.detach_archive(queue_name text) OWNER TO postgres;
 CREATE FUNCTION pgmq.drop_queue(queue_name text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
+    AS $_$
 begin
   perform pgmq.validate_queue_name(queue_name);
   -- Only tables registered as queues are ever dropped through this function.
@@ -596,8 +649,11 @@ begin
     raise exception 'queue % does not exist', quote_literal(queue_name) using errcode = '42P01';
   end if;
   execute format('drop table if exists pgmq.%I, pgmq.%I', 'q_' || queue_name, 'a_' || queue_name);
+  execute format(
+    'drop function if exists pgmq._send_%1$s(timestamptz, jsonb, jsonb), pgmq._read_%1$s(integer, integer, jsonb),
+       pgmq._delete_%1$s(bigint[])', queue_name);
   return true;
-end $$;
+end $_$;
 
 
 ALTER FUNCTION pgmq.drop_queue(queue_name text) OWNER TO postgres;
@@ -737,20 +793,9 @@ CREATE FUNCTION pgmq.read(queue_name text, vt integer, qty integer, conditional 
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-declare
-  t text := pgmq._queue_table(queue_name, 'q');
 begin
-  return query execute format(
-    'with u as (
-       update %1$s m set vt = clock_timestamp() + make_interval(secs => $2), read_ct = m.read_ct + 1
-       where m.msg_id = any (array(
-         select msg_id from %1$s
-         where vt <= clock_timestamp() and ($3 = ''{}''::jsonb or message @> $3)
-         order by msg_id
-         limit $1
-         for update skip locked))
-       returning m.msg_id, m.read_ct, m.enqueued_at, m.vt, m.message, m.headers)
-     select * from u order by msg_id', t)
+  perform pgmq._queue_table(queue_name, 'q');
+  return query execute 'select * from pgmq._read_' || queue_name || '($1, $2, $3)'
     using qty, vt, coalesce(conditional, '{}'::jsonb);
 end $_$;
 
@@ -2636,6 +2681,13 @@ GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO service_role;
 
 REVOKE ALL ON FUNCTION pgmq._create(queue_name text, unlogged boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION pgmq._create(queue_name text, unlogged boolean) TO hearth_<ref>_owner;
+
+
+--
+-- Name: FUNCTION _queue_functions(queue_name text); Type: ACL; Schema: pgmq; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pgmq._queue_functions(queue_name text) FROM PUBLIC;
 
 
 --
