@@ -464,10 +464,64 @@ describe('the pgmq migrations', () => {
     await owner.query(`select pgmq.create('again')`);
     await owner.query(`select pgmq.send('again', '{"n": 1}')`);
     const admin = await connect(project.adminUrl);
-    for (const m of migrations('project').filter((m) => /^04[013]_pgmq/.test(m.id))) {
+    for (const m of migrations('project').filter((m) => /^04\d_pgmq/.test(m.id))) {
       await admin.query(`begin; ${m.text.replaceAll('{{owner}}', project.owner)}; commit`);
     }
     const [message] = await rows<{ message: unknown }>(owner, `select message from pgmq.read('again', 30, 1)`);
     assert.deepEqual(message?.message, { n: 1 });
+  });
+});
+
+describe("each queue's own functions (migration 045)", () => {
+  const functionsOf = async (queue: string) =>
+    (
+      await rows<{ f: string }>(
+        owner,
+        `select p.oid::regprocedure::text as f from pg_proc p
+         where p.pronamespace = 'pgmq'::regnamespace and p.proname in ($1, $2, $3) order by 1`,
+        [`_delete_${queue}`, `_read_${queue}`, `_send_${queue}`],
+      )
+    ).map((r) => r.f);
+  const expected = (queue: string) => [
+    `pgmq._delete_${queue}(bigint[])`,
+    `pgmq._read_${queue}(integer,integer,jsonb)`,
+    `pgmq._send_${queue}(timestamp with time zone,jsonb,jsonb)`,
+  ];
+
+  it('are made by create, executable by the API roles only, and dropped with the queue', async () => {
+    await owner.query(`select pgmq.create('own_fns')`);
+    assert.deepEqual(await functionsOf('own_fns'), expected('own_fns'));
+    const [privileges] = await rows<Record<string, boolean>>(
+      owner,
+      `select has_function_privilege('anon', 'pgmq._send_own_fns(timestamptz, jsonb, jsonb)', 'execute') as anon,
+              has_function_privilege('service_role', 'pgmq._read_own_fns(integer, integer, jsonb)', 'execute') as service,
+              has_function_privilege('public', 'pgmq._delete_own_fns(bigint[])', 'execute') as public`,
+    );
+    assert.deepEqual(privileges, { anon: true, service: true, public: false });
+    assert.deepEqual(await rows(owner, `select pgmq.drop_queue('own_fns') as dropped`), [{ dropped: true }]);
+    assert.deepEqual(await functionsOf('own_fns'), []);
+  });
+
+  it('are made again by create, and by the migration for queues made before it', async () => {
+    const admin = await connect(project.adminUrl);
+    await owner.query(`select pgmq.create('mended')`);
+    const dropFunctions = () =>
+      admin.query(`drop function pgmq._send_mended(timestamptz, jsonb, jsonb),
+        pgmq._read_mended(integer, integer, jsonb), pgmq._delete_mended(bigint[])`);
+    await dropFunctions();
+    assert.equal((await sqlError(owner.query(`select pgmq.send('mended', '{}')`))).code, '42883');
+    await owner.query(`select pgmq.create('mended')`);
+    assert.deepEqual(await functionsOf('mended'), expected('mended'));
+    await dropFunctions();
+    const m045 = migrations('project').find((m) => m.id.startsWith('045_'))!;
+    await admin.query(`begin; ${m045.text.replaceAll('{{owner}}', project.owner)}; commit`);
+    assert.deepEqual(await functionsOf('mended'), expected('mended'));
+    const [sent] = await rows<{ id: string }>(owner, `select pgmq.send('mended', '{"n": 2}') as id`);
+    const [read] = await rows<{ msg_id: string; message: unknown }>(
+      owner,
+      `select msg_id, message from pgmq.read('mended', 30, 1)`,
+    );
+    assert.deepEqual([read?.msg_id, read?.message], [sent?.id, { n: 2 }]);
+    assert.deepEqual(await rows(owner, `select pgmq.delete('mended', $1::bigint) as ok`, [sent?.id]), [{ ok: true }]);
   });
 });
