@@ -80,6 +80,17 @@ async function storeKeys(): Promise<string[]> {
   }
 }
 
+/** Waits until no staged record and no key is left in the store; a time-out says what is. */
+async function nothingLeft(what: string): Promise<void> {
+  const left = async () => ({ staged: await rowCount(t, 'pending_bytes'), keys: await storeKeys() });
+  await eventually(async () => {
+    const { staged, keys } = await left();
+    return staged === 0 && keys.length === 0;
+  }, what).catch(async (err: Error) => {
+    throw new Error(`${err.message}; left: ${JSON.stringify(await left())}`);
+  });
+}
+
 const pattern = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31) % 251));
 
 describe('S3 backend', () => {
@@ -117,10 +128,7 @@ describe('S3 backend', () => {
     const down = await t.raw('GET', '/object/s3b/chunked.bin');
     assert.deepEqual(Buffer.from(await down.arrayBuffer()), bytes);
     await t.service.storage.from('s3b').remove(['chunked.bin']);
-    await eventually(
-      async () => (await storeKeys()).length === 0 && (await rowCount(t, 'pending_bytes')) === 0,
-      'bytes removed',
-    );
+    await nothingLeft('bytes removed');
   });
 
   test('an over-limit body leaves nothing in the store', async () => {
@@ -162,18 +170,12 @@ describe('S3 backend', () => {
       assert.equal((await res.json()).error.code, 'row_level_security');
       assert.ok(Date.now() - started < 5000, `answered after ${Date.now() - started} ms`);
     }
-    await eventually(
-      async () => (await rowCount(t, 'pending_bytes')) === 0 && (await storeKeys()).length === 0,
-      'no staged record and no bytes',
-    );
+    await nothingLeft('no staged record and no bytes');
   });
 
   test('a client that goes away mid-body leaves no staged record and no bytes', async () => {
     await abandonUpload(t, '/object/s3b/aborted.bin', 4 * 1024 * 1024, pattern(1024 * 1024));
-    await eventually(
-      async () => (await rowCount(t, 'pending_bytes')) === 0 && (await storeKeys()).length === 0,
-      'no staged record and no bytes',
-    );
+    await nothingLeft('no staged record and no bytes');
   });
 
   test("deleting a project removes every key under its ref; the other projects' stay", async () => {
