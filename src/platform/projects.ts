@@ -186,10 +186,11 @@ const MIGRATE_AT_ONCE = 4;
  */
 export async function migrateAllProjects(p: Platform): Promise<void> {
   const digest = migrationsDigest('project');
-  const rows = await p.dbs.control`select p.db_name, p.owner_role, d.oid::text || ':' || ${digest} as current
-    from platform.projects p left join pg_database d on d.datname = p.db_name
-    where p.migrated is distinct from d.oid::text || ':' || ${digest}
-    order by p.created_at`;
+  const rows = await p.dbs.control`select db_name, owner_role, current from (
+      select p.db_name, p.owner_role, p.migrated, p.created_at, d.oid::text || ':' || ${digest} as current
+      from platform.projects p left join pg_database d on d.datname = p.db_name) r
+    where migrated is distinct from current
+    order by created_at`;
   let next = 0;
   const failures: unknown[] = [];
   const lane = async () => {
