@@ -144,7 +144,12 @@ function settled<T>(result: PromiseSettledResult<T>): T {
   return result.value;
 }
 
-/** Removes staged bytes that no row will claim. A failure here is finished by the sweeper. */
+/**
+ * Removes staged bytes that no row will claim. When that fails (the store is
+ * down), the record is handed to the sweeper by dropping its writer: the
+ * periodic sweep takes only records without one, or of writers that are gone,
+ * so a live process's record would otherwise wait for its restart.
+ */
 export async function discard(s: StorageContext, project: ProjectRuntime, version: string): Promise<void> {
   try {
     s.p.faults.hit('storage.upload.discard', { version });
@@ -152,6 +157,10 @@ export async function discard(s: StorageContext, project: ProjectRuntime, versio
     await project.sql`delete from storage.pending_bytes where version = ${version} and writer = ${s.writer}`;
   } catch (err) {
     s.p.log.warn({ err, version }, 'storage: staged bytes left for the sweeper');
+    await project.sql`update storage.pending_bytes set writer = null where version = ${version} and writer = ${s.writer}`.catch(
+      // Still ours: swept once this process is gone (by the next one's start).
+      (e: unknown) => s.p.log.warn({ err: e, version }, 'storage: staged record kept by this writer'),
+    );
   }
 }
 

@@ -265,6 +265,31 @@ describe('deleting a project', () => {
   });
 });
 
+describe('a clean-up that fails', () => {
+  test('bytes a failed upload could not remove are handed to the sweeper: the next sweep removes them, no restart needed', async () => {
+    // The commit fails, and so does the removal of the bytes it staged (a store that is down).
+    t.h.faults.arm('storage.upload.commit');
+    t.h.faults.arm('storage.upload.discard');
+    const res = await t.raw('POST', '/object/rel/stranded.bin', {
+      body: 'left behind?',
+      headers: { 'content-type': 'text/plain' },
+    });
+    assert.equal(res.status, 500);
+    assert.equal(storedFiles(t.h).length, 1);
+    const staged = await projectSql(t.h)`select writer from storage.pending_bytes`;
+    assert.deepEqual(
+      staged.map((r) => r.writer),
+      [null],
+      'no longer held by this live writer',
+    );
+
+    // Any sweep takes it now: here the one right after a delete commits.
+    await t.service.storage.from('rel').upload('trigger.txt', Buffer.from('x'));
+    await t.service.storage.from('rel').remove(['trigger.txt']);
+    await nothingLeft('after the next sweep');
+  });
+});
+
 describe('crash recovery', () => {
   test('bytes written but row never committed, and bytes of a delete never removed: swept on the next start', async () => {
     // The commit fails and the clean-up "dies" too: exactly what a crash at that moment leaves.
@@ -278,6 +303,8 @@ describe('crash recovery', () => {
     assert.equal(storedFiles(t.h).length, 1);
     assert.equal(await rowCount(t, 'pending_bytes'), 1);
     assert.equal(await rowCount(t, 'objects'), 0);
+    // A live process hands such a record to the sweeper (test above); a crashed one leaves it under its writer id.
+    await projectSql(t.h)`update storage.pending_bytes set writer = 1`;
 
     await t.service.storage.from('rel').upload('deleted.txt', Buffer.from('bye'));
     t.h.faults.arm('storage.sweep.remove');

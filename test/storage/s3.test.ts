@@ -2,15 +2,23 @@
  * The S3 backend against an in-process S3-compatible server (s3rver). It
  * checks no signatures, and it would store the SDK's streamed checksum
  * framing as object bytes, so every test compares the bytes themselves.
+ * Unlike S3, s3rver writes a PUT's body straight to the object's file, so an
+ * upload the client aborted leaves a partial object when its handler runs
+ * after the DeleteObject that followed the abort (as it can on a busy
+ * machine): `storeOnlyWholeObjects` gives it S3's rule that a PUT stores an
+ * object only once the whole body arrived.
  */
 import S3rver from '@20minutes/s3rver';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { S3Backend } from '../../src/storage/backend/s3.ts';
 import { sweepProject } from '../../src/storage/sweeper.ts';
 import {
@@ -23,12 +31,34 @@ import {
   type StorageTest,
 } from './setup.ts';
 
+/** s3rver's store writes each PUT to a file of its own and renames it into place only once the body is whole. */
+function storeOnlyWholeObjects(): void {
+  const store = createRequire(import.meta.url)('@20minutes/s3rver/lib/stores/filesystem.js').prototype as {
+    putContent(objectPath: string, content: Buffer | Readable): Promise<[number, string]>;
+  };
+  const writeInPlace = store.putContent;
+  store.putContent = async function (objectPath, content) {
+    // (Its own path for a buffer settles before the file is written: a stream is always waited for.)
+    const body = Buffer.isBuffer(content) ? Readable.from([content]) : content;
+    const partial = `${objectPath}.partial-${randomUUID()}`;
+    try {
+      const written = await writeInPlace.call(this, partial, body);
+      await rename(partial, objectPath);
+      return written;
+    } catch (err) {
+      await rm(partial, { force: true });
+      throw err;
+    }
+  };
+}
+
 let t: StorageTest;
 let s3: InstanceType<typeof S3rver>;
 let s3dir: string;
 let endpoint: string;
 
 before(async () => {
+  storeOnlyWholeObjects();
   s3dir = mkdtempSync(path.join(tmpdir(), 'hearth-s3-'));
   s3 = new S3rver({
     port: 0,
