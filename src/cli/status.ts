@@ -38,11 +38,30 @@ export function findDataDir(env: NodeJS.ProcessEnv, cwd = process.cwd()): string
 export function localConfig(env: NodeJS.ProcessEnv): Config {
   const config = loadConfig({ ...env, HEARTH_DATA_DIR: findDataDir(env) });
   if (!config.databaseUrl && !env.HEARTH_DB_PORT) config.dbPort = runningPort(config.dataDir) ?? config.dbPort;
-  const runtimeFile = path.join(config.dataDir, 'server.json');
   // HEARTH_PORT=0 let the server pick its port: only server.json knows it.
-  if (!(Number(env.HEARTH_PORT) > 0) && existsSync(runtimeFile))
-    config.publicUrl ??= (JSON.parse(readFileSync(runtimeFile, 'utf8')) as { url: string }).url;
+  const server = runningServer(config.dataDir);
+  if (!(Number(env.HEARTH_PORT) > 0) && server) config.publicUrl ??= server.url;
   return config;
+}
+
+/**
+ * The server `hearth start` recorded in the data folder (server.json, written
+ * once it listens and removed when it stops), or null when there is none or
+ * its process is gone (killed outright, so the file stayed).
+ */
+export function runningServer(dataDir: string): { url: string; pid: number } | null {
+  let server: { url: string; pid: number };
+  try {
+    server = JSON.parse(readFileSync(path.join(dataDir, 'server.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+  try {
+    process.kill(server.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return null;
+  }
+  return server;
 }
 
 /**
@@ -92,6 +111,15 @@ export async function localConnection(config: Config, ref?: string): Promise<Con
 /** `hearth status`: the default project's details (or `ref`'s) as text, env lines or JSON. */
 export async function runStatus(config: Config, output: string, ref?: string): Promise<number> {
   const info = await localConnection(config, ref);
+  // The embedded database can be up while no server listens: still starting (its URL is not
+  // known yet), or the server was killed and left PostgreSQL behind. Both are "not running",
+  // so a script polling status until it succeeds gets the URL of a server that answers.
+  // (With DATABASE_URL the server may run on another machine: the settings are trusted.)
+  if (!config.databaseUrl && !runningServer(config.dataDir))
+    throw fail(
+      'not_running',
+      `Hearth's database is up but no Hearth server is listening on ${config.dataDir} (still starting, or stopped): start it with \`npm start\`, or wait for it to print "Hearth is running".`,
+    );
   if (output === 'json') console.log(JSON.stringify(info, null, 2));
   else if (output === 'env')
     console.log(

@@ -4,7 +4,7 @@
  * may render inline on the platform's origin.
  */
 import { fail } from '../errors.ts';
-import { unstorableText } from '../platform/text.ts';
+import { unstorableJson, unstorableText } from '../platform/text.ts';
 
 export const MAX_OBJECT_BYTES = 50 * 1024 * 1024;
 
@@ -136,5 +136,7 @@ export function parseUserMetadata(value: string | undefined, encoded: boolean): 
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || JSON.stringify(parsed).length > 8192)
     throw bad();
+  const unstorable = unstorableJson(parsed, 'metadata');
+  if (unstorable) throw fail('invalid_metadata', `Metadata cannot be stored: ${unstorable}.`);
   return parsed as Record<string, unknown>;
 }

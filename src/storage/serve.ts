@@ -35,8 +35,9 @@ function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' |
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(m[1]);
+  if (m[2] !== '' && Number(m[2]) < start) return null; // an invalid range (RFC 9110 14.1.1), ignored as S3 does
   const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
-  if (start >= size || start > end) return 'unsatisfiable';
+  if (start >= size) return 'unsatisfiable';
   return { start, end };
 }
 

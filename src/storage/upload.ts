@@ -80,6 +80,8 @@ async function gather(body: Readable): Promise<Buffer> {
 const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
 
 const duplicate = () => fail('duplicate');
+const TAKEN_UNREADABLE =
+  'The resource already exists: an object of that name is already in the bucket, one your policies do not let you read. Upload with x-upsert: true (or PUT) to replace it, if your policies allow that.';
 
 /** SPEC 4.2: a signed upload URL never overwrites, so x-upsert or PUT is no way out here. */
 const takenForSignedUpload = () =>
@@ -355,8 +357,11 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
       : // Name taken (nothing was written): a replay when the visible object holds these bytes.
         { taken: await findObjectAs(project.sql, caller, row.bucket, row.name, request) };
     if ('taken' in committed) {
-      if (!committed.taken || !(await holdsSameBytes(s, project, committed.taken, row)))
-        throw u.by.kind === 'signed' ? takenForSignedUpload() : duplicate();
+      if (u.by.kind === 'signed' && !(committed.taken && (await holdsSameBytes(s, project, committed.taken, row))))
+        throw takenForSignedUpload();
+      // An object the caller may not read: whether it holds these bytes is not told (no oracle on its content).
+      if (!committed.taken) throw fail('duplicate', TAKEN_UNREADABLE);
+      if (!(await holdsSameBytes(s, project, committed.taken, row))) throw duplicate();
       await discard(s, project, version);
       return { object: committed.taken, replayed: true };
     }

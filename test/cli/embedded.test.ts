@@ -239,6 +239,11 @@ test('after Hearth is killed outright, the next start stops the PostgreSQL it le
     first.child.kill('SIGKILL');
   });
   process.kill(orphan, 0); // still running, holding the cluster's lock file
+  // Its database answers, but the server.json left behind names a process that is gone: not running.
+  const dead = spawnSync(process.execPath, [bin, 'status', '-o', 'json'], { env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(dead.status, 1, dead.stdout);
+  assert.match(dead.stderr, /no Hearth server is listening .*start it with `npm start`/);
+  assert.equal(dead.stdout, '');
 
   const second = await start();
   assert.throws(() => process.kill(orphan, 0), { code: 'ESRCH' }, 'the orphaned PostgreSQL was stopped');

@@ -174,13 +174,31 @@ describe('upload', () => {
       assert.equal(res.status, 400, `${method} ${path} ${JSON.stringify(json)}`);
       assert.equal(await errorCode(res), 'invalid_request');
     }
-    const metadata = Buffer.from(JSON.stringify({ note: nul })).toString('base64');
-    const up = await t.raw('POST', '/object/files/nul-meta.txt', {
-      body: 'x',
-      headers: { 'content-type': 'text/plain', 'x-metadata': metadata },
-    });
-    assert.equal(up.status, 400);
-    assert.equal(await errorCode(up), 'invalid_request');
+    assert.equal(await rowCount(t, 'pending_bytes'), 0);
+  });
+
+  test('metadata PostgreSQL cannot store (a NUL, an unpaired surrogate, in a key or a value) is 400 invalid_metadata, never a 500', async () => {
+    const form = (metadata: string) => {
+      const f = new FormData();
+      f.append('metadata', metadata);
+      f.append('file', new Blob(['x'], { type: 'text/plain' }), 'x.txt');
+      return f;
+    };
+    for (const metadata of [{ note: '\u0000' }, { note: 'an emoji cut in half \ud83d' }, { '\udc00': 1 }]) {
+      const json = JSON.stringify(metadata);
+      const raw = await t.raw('POST', '/object/files/bad-meta.txt', {
+        body: 'x',
+        headers: { 'content-type': 'text/plain', 'x-metadata': Buffer.from(json).toString('base64') },
+      });
+      assert.equal(raw.status, 400, json);
+      assert.equal(await errorCode(raw), 'invalid_metadata', json);
+      const multipart = await t.raw('POST', '/object/files/bad-meta.txt', { body: form(json) });
+      assert.equal(multipart.status, 400, json);
+      assert.equal(await errorCode(multipart), 'invalid_metadata', json);
+      const { error } = await t.service.storage.from('files').upload('bad-meta.txt', 'x', { metadata });
+      assert.equal((error as { status?: number } | null)?.status, 400, json);
+    }
+    assert.equal((await t.service.storage.from('files').exists('bad-meta.txt')).data, false);
     assert.equal(await rowCount(t, 'pending_bytes'), 0);
   });
 
@@ -461,6 +479,12 @@ describe('download', () => {
     const refusal = await outside.json();
     assert.equal(refusal.error.code, 'invalid_range');
     assert.match(refusal.message, /the object has 1000 bytes/);
+    // Malformed, several ranges, or an end before the start (invalid, RFC 9110 14.1.1): the whole object.
+    for (const range of ['bytes=a-b', 'bytes=0-1,5-6', 'bytes=5-2']) {
+      const whole = await t.raw('GET', '/object/files/media/clip.mp4', { headers: { range } });
+      assert.equal(whole.status, 200, range);
+      assert.equal((await whole.arrayBuffer()).byteLength, 1000, range);
+    }
     const stale = await t.raw('GET', '/object/files/media/clip.mp4', {
       headers: { range: 'bytes=0-9', 'if-range': '"old"' },
     });

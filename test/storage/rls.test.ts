@@ -322,6 +322,12 @@ describe('signed URLs', () => {
     const bob = await t.as(BOB);
     assert.equal((await alice.storage.from('dropbox').upload('report.pdf', Buffer.from('alice'))).error, null);
     assert.equal((await bob.storage.from('dropbox').download('report.pdf')).error !== null, true, 'bob cannot read it');
+    // An upload to the name (the same bytes or not) is 409, without a word on what the object holds.
+    for (const bytes of ['alice', 'bob']) {
+      const { error } = await bob.storage.from('dropbox').upload('report.pdf', Buffer.from(bytes));
+      assert.equal(status({ error }), 409, bytes);
+      assert.match(error!.message, /one your policies do not let you read/, bytes);
+    }
     for (const [who, client] of [
       ['the owner, who can read it', alice],
       ['bob, who cannot', bob],
