@@ -27,6 +27,7 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   statSync,
@@ -139,7 +140,7 @@ const CLUSTERS = '/var/lib/hearth';
  * Where the cluster's files live; returns the real folder to hand to initdb
  * (never a path through <dataDir>, which the postgres user may not traverse).
  */
-function clusterDir(dataDir: string, ids: { uid: number; gid: number } | null): string {
+function clusterDir(dataDir: string, ids: { uid: number; gid: number } | null, log: Logger): string {
   const link = path.join(dataDir, 'pg');
   if (existsSync(link) && lstatSync(link).isSymbolicLink()) return realpathSync(link);
   if (!ids || existsSync(link)) return link;
@@ -149,10 +150,33 @@ function clusterDir(dataDir: string, ids: { uid: number; gid: number } | null): 
   rmdirSync(link);
   chmodSync(mkdirSync(CLUSTERS, { recursive: true }) ?? CLUSTERS, 0o755); // traversable by the postgres user
   const elsewhere = path.join(CLUSTERS, createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16));
+  setAsideLeftover(elsewhere, dataDir, log);
   mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
   chownSync(elsewhere, ids.uid, ids.gid);
   symlinkSync(elsewhere, link);
   return elsewhere;
+}
+
+/**
+ * A cluster already at a new data folder's place elsewhere belonged to an
+ * earlier folder of the same path, deleted with its password and master key
+ * (`rm -rf .hearth` to start afresh): it cannot be opened with the new
+ * password. It is moved aside, not deleted (its tables are still there for
+ * whoever has another way in), and the new folder gets a cluster of its own.
+ */
+function setAsideLeftover(cluster: string, dataDir: string, log: Logger): void {
+  if (!existsSync(cluster) || readdirSync(cluster).length === 0) return;
+  const postmaster = readPid(path.join(cluster, 'postmaster.pid'));
+  if (postmaster !== null && isPostgres(postmaster))
+    throw fail(
+      'database_not_stopped',
+      `PostgreSQL (pid ${postmaster}) still runs the cluster ${cluster} of an earlier data folder at ${dataDir}: stop it, then start again.`,
+    );
+  const aside = `${cluster}.left-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  renameSync(cluster, aside);
+  log.warn(
+    `the data folder ${dataDir} is new, but the cluster of an earlier one at that path was still in ${cluster}: moved it to ${aside} (remove it once you no longer need it)`,
+  );
 }
 
 /** Starts the cluster and resolves once it accepts connections. */
@@ -177,7 +201,7 @@ export async function launchEmbedded(dataDir: string, port: number, log: Logger)
 
   const asRoot = userInfo().uid === 0;
   const ids = asRoot ? postgresUser() : null;
-  const databaseDir = clusterDir(dataDir, ids);
+  const databaseDir = clusterDir(dataDir, ids, log);
   const bin = await binaries(ids);
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     log.info(`initialising the embedded PostgreSQL cluster in ${databaseDir}`);

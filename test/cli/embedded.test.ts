@@ -265,3 +265,24 @@ test('after Hearth is killed outright, the next start stops the PostgreSQL it le
   );
   assert.equal(await stop(second.child), 0);
 });
+
+test('a data folder deleted to start afresh starts again, with a new cluster (a relocated old one is moved aside)', {
+  timeout: 300_000,
+}, async () => {
+  const first = await start();
+  const cluster = realpathSync(path.join(dataDir, 'pg'));
+  const relocated = cluster !== path.join(dataDir, 'pg'); // as root, when the postgres user cannot reach the folder
+  assert.equal(await stop(first.child), 0);
+  rmSync(dataDir, { recursive: true, force: true });
+
+  const second = await start();
+  const info = JSON.parse(status('json'));
+  assert.equal((await fetch(`${info.API_URL}/health`)).status, 200);
+  if (relocated) {
+    const moved = new RegExp(`moved it to (${cluster}\\.left-\\S+)`).exec(second.output);
+    assert.ok(moved, second.output);
+    assert.ok(existsSync(path.join(moved[1]!, 'PG_VERSION')), 'the old cluster is kept aside');
+    rmSync(moved[1]!, { recursive: true, force: true });
+  }
+  assert.equal(await stop(second.child), 0);
+});
