@@ -76,6 +76,8 @@ export class ProjectHub {
   private readonly changeChannels = new Set<Subscriber>();
   private listener: Promise<() => Promise<void>> | null = null;
   private ordered: Promise<void> = Promise.resolve();
+  /** Set while a message too large for NOTIFY is read back: later ones wait behind it (onNotify). */
+  private reading: Promise<void> | null = null;
   private pending = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -100,7 +102,7 @@ export class ProjectHub {
     this.listener ??= listenOwnConnection(
       this.sql,
       RELAY_CHANNEL,
-      (body) => this.onRelay(body),
+      (body) => this.onNotify(body),
       () => this.onListenerLost(),
     );
     this.listener.catch(() => (this.listener = null));
@@ -243,7 +245,32 @@ export class ProjectHub {
 
   // ---- relay in
 
-  private onRelay(text: string): void {
+  /**
+   * Notifications are handled in the order they were sent. One too large for
+   * NOTIFY is read back from realtime.relay, and those after it wait for that
+   * read: otherwise a large row's INSERT would reach clients after the UPDATE
+   * and DELETE that followed it.
+   */
+  private onNotify(text: string): void {
+    if (this.reading) {
+      const next = this.reading.then(() => this.onRelay(text));
+      this.reading = next;
+      void next.then(() => {
+        if (this.reading === next) this.reading = null;
+      });
+      return;
+    }
+    const read = this.onRelay(text);
+    if (read) {
+      this.reading = read;
+      void read.then(() => {
+        if (this.reading === read) this.reading = null;
+      });
+    }
+  }
+
+  /** Handles one message; a promise (never rejected) while a large one is read back. */
+  private onRelay(text: string): Promise<void> | undefined {
     let body: RelayBody;
     try {
       body = JSON.parse(text) as RelayBody;
@@ -251,10 +278,10 @@ export class ProjectHub {
       return; // not ours: anyone may NOTIFY on a channel
     }
     if (body.k === 'r') {
-      void this.sql`select body from realtime.relay where id = ${body.id as number}`
-        .then(([row]) => row && this.onRelay(row.body as string))
-        .catch((err) => this.p.log.warn({ err }, 'realtime: a large relayed message could not be read'));
-      return;
+      return this.sql`select body from realtime.relay where id = ${body.id as number}`.then(
+        ([row]) => void (row && this.onRelay(row.body as string)),
+        (err) => this.p.log.warn({ err }, 'realtime: a large relayed message could not be read'),
+      );
     }
     if (body.origin === this.node) return;
     if (body.k === 'b') {

@@ -121,6 +121,30 @@ describe('postgres_changes', () => {
     assert.deepEqual(msgs.items[2].old, { id: row!.id });
   });
 
+  test('changes too large for NOTIFY keep their order among the others, in one transaction and across them', async () => {
+    const c = await t.client();
+    const inbox = new Inbox();
+    const ch = c
+      .channel('large-rows')
+      .on('postgres_changes', { event: '*', schema: 'public', table: 'public_posts' }, inbox.push);
+    assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+    const large = 'L'.repeat(20_000); // past NOTIFY's 8000 bytes: relayed through realtime.relay
+    await t.owner.begin(async (tx) => {
+      await tx`insert into public_posts values (10, ${large}, 0)`;
+      await tx`update public_posts set title = 'short' where id = 10`;
+      await tx`delete from public_posts where id = 10`;
+    });
+    await t.owner`insert into public_posts values (11, 'a', 0), (12, ${large}, 0), (13, 'c', 0)`;
+    await t.owner`insert into public_posts values (14, 'd', 0)`;
+    await inbox.atLeast(7);
+    assert.deepEqual(
+      inbox.items.map((x) => `${x.eventType} ${x.new.id ?? x.old.id}`),
+      ['INSERT 10', 'UPDATE 10', 'DELETE 10', 'INSERT 11', 'INSERT 12', 'INSERT 13', 'INSERT 14'],
+    );
+    assert.equal(inbox.items[4].new.title, large);
+    await t.owner`delete from public_posts where id between 11 and 14`;
+  });
+
   test('DELETE filters see only the old record sent: on an RLS table the key, so no filter can probe a hidden row', async () => {
     const [row] =
       await t.owner`insert into messages (owner_id, body, n) values (${ALICE}, 'my secret diary', 4242) returning id`;
