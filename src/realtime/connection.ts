@@ -1,7 +1,9 @@
 /**
  * One client socket: decodes frames in its protocol version, answers
- * heartbeats, joins and leaves channels and hands their events to them, one
- * frame at a time (in order). Every refusal is a phx_reply with status
+ * heartbeats at once, joins and leaves channels and hands their events to
+ * them, in order within a topic (one frame at a time) while topics go on side
+ * by side, as each Phoenix channel is a process of its own: a join waiting on
+ * a slow RLS policy holds up its own topic only. Every refusal is a phx_reply with status
  * "error" and a reason that starts with a code; a frame that cannot be read
  * at all gets the same on the topic "phoenix". Outgoing data beyond
  * MAX_BUFFERED_BYTES not yet taken by the client ends the socket.
@@ -39,6 +41,9 @@ export const socketLimits = {
 export const disabled = () =>
   new Refusal('RealtimeDisabledForTenant', 'Realtime is disabled for this project (config/realtime enabled)');
 
+/** A frame as read: a binary broadcast (vsn 2.0.0) or a text message. */
+type Frame = { kind: 'binary'; push: ReturnType<typeof decodeBinary> } | { kind: 'text'; msg: Message };
+
 export interface ConnectionDeps {
   registry: ProjectRegistry;
   clock: Clock;
@@ -53,8 +58,11 @@ export interface ConnectionDeps {
 export class Connection {
   readonly channels = new Map<string, Channel>();
   lastSeen = Date.now();
-  private queue: Promise<void> = Promise.resolve();
+  /** Per topic, the last frame waiting or being handled: the next one on that topic runs after it. */
+  private readonly queues = new Map<string, Promise<void>>();
   private queued = 0;
+  /** Joins under way (authorising), counted against the channel limit. */
+  private joining = 0;
   private closed = false;
 
   constructor(
@@ -129,6 +137,13 @@ export class Connection {
 
   private onFrame(data: Buffer, isBinary: boolean): void {
     this.lastSeen = Date.now();
+    if (this.closed) return;
+    const frame = this.decodeFrame(data, isBinary);
+    if (!frame) return;
+    if (frame.kind === 'text' && frame.msg.topic === 'phoenix' && frame.msg.event === 'heartbeat') {
+      this.reply(frame.msg, 'ok', {});
+      return;
+    }
     if (this.queued >= socketLimits.maxQueuedFrames) {
       this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', {
         reason: `TooManyPendingMessages: more than ${socketLimits.maxQueuedFrames} messages are waiting on this socket`,
@@ -136,41 +151,44 @@ export class Connection {
       return;
     }
     this.queued++;
-    this.queue = this.queue
-      .then(() => this.handleFrame(data, isBinary))
+    const topic = frame.kind === 'text' ? frame.msg.topic : frame.push.broadcast.topic;
+    const handled = (this.queues.get(topic) ?? Promise.resolve())
+      .then(() => this.handleFrame(frame, data.length))
       .catch((err) => this.deps.log.error({ err }, 'realtime: a frame failed'))
-      .finally(() => void this.queued--);
+      .finally(() => {
+        this.queued--;
+        if (this.queues.get(topic) === handled) this.queues.delete(topic);
+      });
+    this.queues.set(topic, handled);
   }
 
-  private async handleFrame(data: Buffer, isBinary: boolean): Promise<void> {
+  /** The frame read, or null once a frame that cannot be read has had its error reply. */
+  private decodeFrame(data: Buffer, isBinary: boolean): Frame | null {
+    try {
+      if (!isBinary) return { kind: 'text', msg: decodeText(this.vsn, data.toString('utf8')) };
+      if (this.vsn !== '2.0.0') throw new FrameError('binary frames need vsn=2.0.0');
+      return { kind: 'binary', push: decodeBinary(data) };
+    } catch (err) {
+      this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', {
+        reason: `MalformedMessage: ${(err as Error).message}`,
+      });
+      return null;
+    }
+  }
+
+  private async handleFrame(frame: Frame, size: number): Promise<void> {
     if (this.closed) return;
     const limits = await this.deps.limits(this.project);
-    if (isBinary) {
-      let push: ReturnType<typeof decodeBinary>;
-      try {
-        if (this.vsn !== '2.0.0') throw new FrameError('binary frames need vsn=2.0.0');
-        push = decodeBinary(data);
-      } catch (err) {
-        return this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', {
-          reason: `MalformedMessage: ${(err as Error).message}`,
-        });
-      }
+    if (frame.kind === 'binary') {
+      const { push } = frame;
       const target = { join_ref: push.join_ref, ref: push.ref, topic: push.broadcast.topic };
       return this.guard(target, async () => {
         const ch = this.joined(push.broadcast.topic);
-        this.checkEvent(limits, data.length);
+        this.checkEvent(limits, size);
         return ch.sendBroadcast(push.broadcast);
       });
     }
-    let msg: Message;
-    try {
-      msg = decodeText(this.vsn, data.toString('utf8'));
-    } catch (err) {
-      return this.reply({ join_ref: null, ref: null, topic: 'phoenix' }, 'error', {
-        reason: `MalformedMessage: ${(err as Error).message}`,
-      });
-    }
-    if (msg.topic === 'phoenix' && msg.event === 'heartbeat') return this.reply(msg, 'ok', {});
+    const { msg } = frame;
     if (msg.event === 'phx_join') return this.guard(msg, () => this.join(msg, limits));
     if (msg.event === 'phx_leave') {
       const ch = this.channels.get(msg.topic);
@@ -179,7 +197,7 @@ export class Connection {
     }
     return this.guard(msg, async () => {
       const ch = this.joined(msg.topic);
-      this.checkEvent(limits, data.length);
+      this.checkEvent(limits, size);
       return ch.handle(msg);
     });
   }
@@ -226,7 +244,8 @@ export class Connection {
     if (!limits.enabled) throw disabled();
     const existing = this.channels.get(msg.topic);
     if (existing) this.forget(existing); // a second join of a topic replaces the first, as in Phoenix
-    if (this.channels.size >= limits.maxChannelsPerClient) {
+    // (Joins of other topics run alongside: those still under way hold their place.)
+    if (this.channels.size + this.joining >= limits.maxChannelsPerClient) {
       throw new Refusal(
         'ChannelRateLimitReached',
         `Too many channels on this socket (config/realtime max_channels_per_client is ${limits.maxChannelsPerClient})`,
@@ -238,7 +257,8 @@ export class Connection {
         `Too many joins per second (config/realtime max_joins_per_second is ${limits.maxJoinsPerSecond})`,
       );
     }
-    const ch = await Channel.join(this, msg);
+    this.joining++;
+    const ch = await Channel.join(this, msg).finally(() => void this.joining--);
     if (this.closed) {
       ch.close();
       return null;

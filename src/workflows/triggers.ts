@@ -99,9 +99,13 @@ export async function deleteQueueTrigger(p: Platform, projectId: string, id: str
   if (!rows.length) throw fail('not_found', `There is no queue trigger "${id}" in this project.`);
 }
 
+/** A bound table as the API names it: bare in public, schema-qualified elsewhere (also in the runs' input). */
+const tableOf = (r: Record<string, unknown>) =>
+  r.schema_name === 'public' ? (r.table_name as string) : `${r.schema_name}.${r.table_name}`;
+
 const rowJson = (r: Record<string, unknown>) => ({
   id: r.id,
-  table: r.schema_name === 'public' ? r.table_name : `${r.schema_name}.${r.table_name}`,
+  table: tableOf(r),
   events: r.events,
   filter: r.filter ?? null,
   workflow: r.workflow,
@@ -324,10 +328,12 @@ async function drainQueue(
 const disabledBindings = new Set<string>();
 
 async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id: string }): Promise<number> {
-  const rows = await p.dbs.control`select t.id, t.workflow, exists (select 1 from platform.workflow_definitions d
-      where d.project_id = t.project_id and d.name = t.workflow and d.enabled) as enabled
+  const rows = await p.dbs.control`select t.id, t.workflow, t.schema_name, t.table_name,
+      exists (select 1 from platform.workflow_definitions d
+        where d.project_id = t.project_id and d.name = t.workflow and d.enabled) as enabled
     from platform.workflow_row_triggers t where t.project_id = ${project.id}`;
   const bindings = new Map(rows.map((r) => [r.id as string, r.workflow as string]));
+  const tables = new Map(rows.map((r) => [r.id as string, tableOf(r)]));
   const disabled = new Set<string>();
   for (const r of rows) {
     if (r.enabled) disabledBindings.delete(r.id as string);
@@ -357,7 +363,7 @@ async function drainRows(p: Platform, sql: import('postgres').Sql, project: { id
         const input = {
           trigger_id: c.binding_id,
           action: c.action,
-          table: c.table_name,
+          table: tables.get(c.binding_id as string) ?? c.table_name,
           record: c.record,
           old: c.old ?? null,
           ts: c.ts,

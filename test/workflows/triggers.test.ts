@@ -242,6 +242,22 @@ describe('row bindings', () => {
     assert.match(runs[0]!.idempotency_key as string, new RegExp(`^row:${id}:\\d+$`));
   });
 
+  test("a table outside public is named in the runs' input as the binding names it (schema.table)", async () => {
+    const admin = h.hearth.p.dbs.project(h.hearth.project.db_name);
+    await admin.unsafe(`create schema shop; create table shop.items (id serial primary key, status text);
+      grant usage on schema shop to ${h.hearth.project.owner_role};
+      alter table shop.items owner to ${h.hearth.project.owner_role}`);
+    const bound = await h.api('POST', rBase, { body: { table: 'shop.items', events: ['insert'], workflow: 'audit' } });
+    assert.equal(bound.status, 201);
+    assert.equal(bound.body.table, 'shop.items');
+    const before = (await runsOf('audit')).length;
+    await owner`insert into shop.items (status) values ('new')`;
+    await drain();
+    const [run] = (await runsOf('audit')).slice(before);
+    assert.equal(run!.input.table, 'shop.items', 'not "items", which public.items also is');
+    assert.equal((await h.api('DELETE', `${rBase}/${bound.body.id}`)).status, 204);
+  });
+
   test('a payload over 1 MB is replaced by {oversized: true}; the owner cannot read captured changes', async () => {
     const before = (await runsOf('fulfil')).length;
     await owner`insert into items (status, note) values ('paid', repeat('x', 1100000))`;
