@@ -136,6 +136,26 @@ describe('access_token', () => {
     s.close();
   });
 
+  test("a join held by a slow policy holds up its own topic only: the socket's heartbeats and other channels go on", async () => {
+    await t.owner.unsafe(`
+      create function slow_gate() returns boolean language sql as $$ select pg_sleep(2) is not null $$;
+      create policy slow_room on realtime.messages for select to authenticated
+        using (realtime.topic() = 'slow-room' and slow_gate());`);
+    const s = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
+    const token = await t.token(ALICE);
+    const slow = s.send('realtime:slow-room', 'phx_join', { config: { private: true }, access_token: token }, '1');
+    assert.equal((await s.call('phoenix', 'heartbeat', {})).status, 'ok');
+    const join = { config: { broadcast: { ack: true } }, access_token: token };
+    assert.equal((await s.call('realtime:fast', 'phx_join', join, '2')).status, 'ok');
+    const sent = await s.call('realtime:fast', 'broadcast', { type: 'broadcast', event: 'e', payload: {} }, '2');
+    assert.equal(sent.status, 'ok');
+    assert.equal((await s.replyTo(slow, 10_000)).status, 'ok', 'the slow join itself completes');
+    const replies = s.frames.filter((f) => f.event === 'phx_reply').map((f) => f.topic);
+    assert.deepEqual(replies, ['phoenix', 'realtime:fast', 'realtime:fast', 'realtime:slow-room'], 'answered first');
+    s.close();
+    await t.owner.unsafe('drop policy slow_room on realtime.messages; drop function slow_gate()');
+  });
+
   test('a join with an expired token is refused; a token expiring while joined ends the channel', async () => {
     const s = await RawSocket.open(`${t.h.info.BASE_URL}/realtime/v1/websocket?apikey=${t.h.info.PUBLISHABLE_KEY}`);
     const expired = await s.call(
