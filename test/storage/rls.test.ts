@@ -116,10 +116,13 @@ describe('storage RLS', () => {
     const gold = await t.as(ALICE, { app_metadata: { plan: 'gold' } });
     const free = await t.as(BOB, { app_metadata: { plan: 'free' } });
     assert.equal(await (await gold.storage.from('vip').download('lounge.txt')).data!.text(), 'welcome');
+    const refused = await free.storage.from('vip').download('lounge.txt');
+    assert.equal(status(refused), 403, 'the read policy of vip can admit no object of it to the free plan');
+    assert.equal(refused.error!.message, 'new row violates row-level security policy');
     assert.equal(
-      status(await free.storage.from('vip').download('lounge.txt')),
-      404,
-      "a read policy applies to the free plan's role, and admits no row of vip for it: a missing object, as in Supabase",
+      status(await free.storage.from('vip').download('never-stored.txt')),
+      403,
+      'the same for a missing name: no answer tells whether an object exists',
     );
     assert.deepEqual(
       (await gold.storage.from('vip').list()).data!.map((e) => e.name),
@@ -215,9 +218,12 @@ describe('reads refused by RLS (SPEC 7)', () => {
     assert.equal((await carol.storage.from('avatars').exists(avatar)).data, false);
     assert.equal(status(await carol.storage.from('avatars').download(avatar)), 404);
     assert.equal(status(await carol.storage.from('avatars').info(avatar)), 404);
-    // The policies decide, not the bucket: in "closed", where they admit no row, a name is 404 for her too.
-    assert.equal((await carol.storage.from('closed').exists('kept.txt')).data, false);
-    assert.equal(status(await carol.storage.from('closed').download('kept.txt')), 404);
+    // In "closed", no policy of hers can admit any object (hers are for other buckets): 403 (SPEC 7).
+    for (const name of ['kept.txt', 'never-stored.txt']) {
+      const refused = await carol.storage.from('closed').download(name);
+      assert.equal(status(refused), 403, name);
+      assert.equal(refused.error!.message, 'new row violates row-level security policy', name);
+    }
     assert.equal((await carol.storage.from('avatars').upload(avatar, Buffer.from('me'))).error, null);
     assert.equal((await carol.storage.from('avatars').exists(avatar)).data, true);
   });
@@ -287,7 +293,7 @@ describe('signed URLs', () => {
     assert.equal((await expired.json()).error.code, 'signed_url_expired');
 
     const free = await t.as(BOB, { app_metadata: { plan: 'free' } });
-    assert.equal(status(await free.storage.from('vip').createSignedUrl('lounge.txt', 60)), 404);
+    assert.equal(status(await free.storage.from('vip').createSignedUrl('lounge.txt', 60)), 403);
     const bad = await t.raw('POST', '/object/sign/vip/lounge.txt', { json: { expiresIn: 0 } });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).error.code, 'invalid_expires_in');
