@@ -68,11 +68,20 @@ export function statusForSqlstate(code: string, anonymous: boolean, message = ''
   if (code === '42501') return anonymous ? 401 : 403;
   // RAISE ... USING ERRCODE = 'PT404' picks the status, as in PostgREST; a PT code that is not a status is 500.
   if (code.startsWith('PT')) return /^PT[1-5]\d\d$/.test(code) ? Number(code.slice(2)) : 500;
-  // 21000 is a client error only as pg-safeupdate's refusal; otherwise (a subquery
-  // returning more than one row in a view or function) it is the server's.
-  if (code === '21000') return message.endsWith('requires a WHERE clause') ? 400 : 500;
+  // 21000 is a client error as pg-safeupdate's refusal and as an upsert body naming one row
+  // twice; otherwise (a subquery returning more than one row in a view or function) it is
+  // the server's. (PostgREST answers the upsert's 500.)
+  if (code === '21000') return message.endsWith('requires a WHERE clause') || UPSERT_TWICE.test(message) ? 400 : 500;
+  // Departures from PostgREST's 500 where the request alone is at fault: a write to a view
+  // PostgreSQL cannot write through (the method is not allowed on it, as OPTIONS says) and
+  // a select list past PostgreSQL's 1664 columns.
+  if (code === '55000' && VIEW_NOT_WRITABLE.test(message)) return 405;
+  if (code === '54011') return 400;
   return BY_CODE[code] ?? BY_CLASS[code.slice(0, 2)] ?? 400;
 }
+
+const UPSERT_TWICE = /^ON CONFLICT DO UPDATE command cannot affect row a second time/;
+const VIEW_NOT_WRITABLE = /^cannot (insert into|update|delete from) view /;
 
 const GENERIC: Record<string, string> = {
   '23502': 'A required value is missing: a column that cannot be null was null.',
@@ -86,6 +95,7 @@ const GENERIC: Record<string, string> = {
   '42883': 'The function or operator does not exist for these argument types.',
   '42P10': 'on_conflict must name the columns of a primary key or unique constraint.',
   '57014': 'The statement was cancelled: it ran longer than the 10 second statement timeout.',
+  '54011': 'The request selects more columns than PostgreSQL allows (1664).',
 };
 const GENERIC_CLASS: Record<string, string> = {
   '22': 'A value in the request is not valid for its column type.',
@@ -97,6 +107,10 @@ const GENERIC_CLASS: Record<string, string> = {
 
 function genericMessage(e: DatabaseError, readOnly: string): string {
   if (e.code === '25006') return `This request cannot write: ${readOnly}`;
+  if (e.code === '21000' && UPSERT_TWICE.test(e.message))
+    return 'The body names one row twice: each row of an upsert needs a conflict key of its own.';
+  if (e.code === '55000' && VIEW_NOT_WRITABLE.test(e.message))
+    return 'This view cannot be written through: PostgreSQL can write only through a view of one table.';
   if (e.code === '42501' && /row-level security/.test(e.message)) return 'new row violates row-level security policy';
   // RAISE EXCEPTION text is the application's own message to its clients.
   if (e.code === 'P0001' || e.code.startsWith('PT')) return e.message;

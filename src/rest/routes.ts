@@ -6,6 +6,8 @@
  * answer malformed JSON with PGRST102 and accept text/csv. The data plane has
  * resolved the project and the caller (request.hearth) before the handler runs.
  */
+import { isUtf8 } from 'node:buffer';
+import http from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import type { Settings } from '../platform/settings-schema.ts';
@@ -85,7 +87,12 @@ function asPostgrestJwtError(err: unknown): { error: unknown; challenge: string 
 
 export async function restRoutes(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  // Bytes that are not UTF-8 are refused, as PostgREST does, rather than stored as U+FFFD.
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) =>
+    isUtf8(body as Buffer)
+      ? done(null, (body as Buffer).toString('utf8'))
+      : done(fail('PGRST102', 'The request body is not valid UTF-8.')),
+  );
   // Bytes for a function of one unnamed bytea parameter: not decoded as text.
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   // Also sees the data plane's credential check, which runs in this scope's onRequest.
@@ -134,4 +141,13 @@ export async function restRoutes(app: FastifyInstance): Promise<void> {
   };
   app.route({ method: METHODS, url: '/rest/v1/*', exposeHeadRoute: false, handler });
   app.route({ method: METHODS, url: '/rest/v1', exposeHeadRoute: false, handler });
+
+  // Any other method Node parses (TRACE, PROPFIND, ...) is PostgREST's 405, not a missing route.
+  const others = http.METHODS.filter((m) => m !== 'CONNECT' && !METHODS.includes(m));
+  for (const method of others) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  const unsupported = async (request: FastifyRequest) => {
+    throw fail('PGRST117', `Unsupported HTTP method: ${request.method}`);
+  };
+  for (const url of ['/rest/v1/*', '/rest/v1'])
+    app.route({ method: others, url, exposeHeadRoute: false, handler: unsupported });
 }

@@ -5,6 +5,7 @@
  * seen without a restart.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import postgres from 'postgres';
@@ -356,6 +357,103 @@ describe('numbers and JSON as sent', () => {
       const res = await write(depth);
       assert.equal(res.status, 400, String(depth));
       assert.equal((await res.json()).code, 'PGRST102');
+    }
+  });
+});
+
+describe('bad requests are 4xx with a code, never a 500', () => {
+  const rest = (
+    method: string,
+    path: string,
+    o: { body?: BodyInit; key?: string; headers?: Record<string, string> },
+  ) => {
+    const key = o.key ?? h.info.PUBLISHABLE_KEY;
+    return fetch(`${h.info.BASE_URL}/rest/v1/${path}`, {
+      method,
+      headers: { apikey: key, authorization: `Bearer ${key}`, 'content-type': 'application/json', ...o.headers },
+      body: o.body,
+    });
+  };
+  before(async () => {
+    await owner.unsafe(`
+      create table public.uniq (email text primary key, n int);
+      create view public.list_items as select l.name, i.label from public.lists l join public.items i on i.list_id = l.id;
+      grant all on public.uniq, public.list_items to anon;`);
+  });
+
+  test('an upsert naming one row twice is 400 21000 (PostgREST says 500), generic for anon, detailed for the secret key', async () => {
+    const body = JSON.stringify([
+      { email: 'twice@x', n: 1 },
+      { email: 'twice@x', n: 2 },
+    ]);
+    const headers = { prefer: 'resolution=merge-duplicates' };
+    const anon = await rest('POST', 'uniq?on_conflict=email', { body, headers });
+    assert.equal(anon.status, 400);
+    assert.deepEqual(await anon.json(), {
+      code: '21000',
+      message: 'The body names one row twice: each row of an upsert needs a conflict key of its own.',
+      details: null,
+      hint: null,
+    });
+    const service = await rest('POST', 'uniq', { body, headers, key: h.info.SECRET_KEY });
+    assert.equal(service.status, 400);
+    assert.match((await service.json()).message, /ON CONFLICT DO UPDATE command cannot affect row a second time/);
+    assert.equal((await owner`select count(*)::int as n from public.uniq`)[0]!.n, 0);
+  });
+
+  test('a write to a view PostgreSQL cannot write through is 405, as OPTIONS says', async () => {
+    const allow = (await rest('OPTIONS', 'list_items', {})).headers.get('allow');
+    assert.equal(allow, 'OPTIONS,GET,HEAD');
+    for (const [method, path] of [
+      ['POST', 'list_items'],
+      ['PATCH', 'list_items?name=eq.groceries'],
+      ['DELETE', 'list_items?name=eq.groceries'],
+    ] as const) {
+      const res = await rest(method, path, { body: method === 'DELETE' ? undefined : '{"label":"x"}' });
+      assert.equal(res.status, 405, `${method} ${path}`);
+      const e = await res.json();
+      assert.equal(e.code, '55000', method);
+      assert.match(e.message, /cannot be written through/, method);
+    }
+  });
+
+  test('a select list past 1664 columns is 400 54011', async () => {
+    const res = await rest('GET', `lists?select=${Array(2000).fill('id').join(',')}`, {});
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).code, '54011');
+  });
+
+  test('a body that is not UTF-8 is 400 PGRST102 and writes nothing (PostgREST refuses it too)', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"email":"'), Buffer.from([0xff, 0xfe]), Buffer.from('@x","n":1}')]);
+    const res = await rest('POST', 'uniq', { body: bytes });
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).code, 'PGRST102');
+    assert.equal((await owner`select count(*)::int as n from public.uniq`)[0]!.n, 0);
+    assert.equal((await rest('POST', 'uniq', { body: '{"email":"ünïcode@x","n":1}' })).status, 201);
+  });
+
+  test('a method REST does not serve (TRACE, PROPFIND, PURGE) is 405 PGRST117, not 404', async () => {
+    // (node:http: fetch refuses to send TRACE.)
+    const send = (method: string, path: string) =>
+      new Promise<{ status: number; body: { code: string } }>((resolve, reject) => {
+        const req = http.request(`${h.info.BASE_URL}/rest/v1/${path}`, {
+          method,
+          headers: { apikey: h.info.PUBLISHABLE_KEY },
+        });
+        req.on('response', async (res) => {
+          let text = '';
+          for await (const chunk of res) text += chunk;
+          resolve({ status: res.statusCode!, body: JSON.parse(text) });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    for (const method of ['TRACE', 'PROPFIND', 'PURGE']) {
+      for (const path of ['lists', '']) {
+        const res = await send(method, path);
+        assert.equal(res.status, 405, `${method} /${path}`);
+        assert.equal(res.body.code, 'PGRST117', method);
+      }
     }
   });
 });
