@@ -122,12 +122,17 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     }
   });
 
-  app.post('/auth/v1/logout', async (request, reply) => {
+  // SPEC 3.1: logout with a refresh token is always 204, so an expired or malformed access
+  // token sent along (an app signing out an hour later) does not refuse it.
+  app.post('/auth/v1/logout', { config: { refusedTokenAsKey: true } }, async (request, reply) => {
     const body = objectBody(request.body);
     const ctx = await ctxOf(request);
     const scope = (queryOf(request).scope ?? optionalString(body, 'scope') ?? 'local') as LogoutScope;
     if (!['local', 'global', 'others'].includes(scope)) throw invalid('scope must be local, global or others.');
     const refreshToken = optionalString(body, 'refresh_token');
+    // Without a refresh token, the refused access token was all there was to name a session.
+    const refused = request.hearth.refusedToken;
+    if (refused && !(refreshToken && scope === 'local')) throw refused;
     if (refreshToken && scope === 'local') await revokeByRefreshToken(ctx, refreshToken);
     const user = request.hearth.auth?.user;
     if (user) {

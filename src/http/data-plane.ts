@@ -13,7 +13,7 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Platform } from '../context.ts';
-import { fail } from '../errors.ts';
+import { fail, HearthError } from '../errors.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { RequestUsage } from '../platform/request-usage.ts';
 import { authenticate, type DataPlaneAuth } from './credentials.ts';
@@ -22,6 +22,8 @@ export interface DataPlaneContext {
   project: ProjectRuntime;
   /** null only on public routes called without credentials. */
   auth: DataPlaneAuth | null;
+  /** On a route with `refusedTokenAsKey`: why the Authorization token was refused (auth is then the key's caller). */
+  refusedToken?: HearthError;
 }
 
 declare module 'fastify' {
@@ -32,11 +34,19 @@ declare module 'fastify' {
     public?: boolean;
     /** Public, and whatever credentials the request carries are not even looked at. */
     ignoreCredentials?: boolean;
+    /**
+     * A refused user token (expired, malformed) does not refuse the request when an
+     * apikey is sent: the caller is the key's, and the refusal is in `refusedToken`.
+     */
+    refusedTokenAsKey?: boolean;
   }
 }
 
 /** /auth/v1, /rest/v1, /storage/v1, /functions/v1 and /realtime/v1, alone or followed by / or ?. */
 const DATA_PLANE = /^\/(?:auth|rest|storage|functions|realtime)\/v1(?:[/?]|$)/;
+
+/** Refusals of the Authorization header's token (credentials.ts) that refusedTokenAsKey routes get past. */
+const TOKEN_REFUSALS = new Set(['bad_jwt', 'invalid_api_key', 'bad_authorization']);
 
 /** Set by the server's rewriteUrl on the raw request: the ref named in the path or host. */
 export const REF_SYMBOL = Symbol('hearth.ref');
@@ -93,12 +103,34 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
     const config = request.routeOptions.config;
     // A route whose permission is in its URL takes no credentials: stale ones (an expired
     // session's token that storage-js still sends with uploadToSignedUrl) cannot refuse it.
-    const auth = config?.ignoreCredentials
-      ? null
-      : authenticate(opts.registry, project, credentialsOf(request), opts.p.clock);
+    if (config?.ignoreCredentials) return admitCaller(request, reply, config, project, null);
+    const credentials = credentialsOf(request);
+    if (config?.refusedTokenAsKey && credentials.apikey) return admitKeyOnRefusal(request, reply, config, project);
+    const auth = authenticate(opts.registry, project, credentials, opts.p.clock);
     return auth instanceof Promise
       ? auth.then((caller) => admitCaller(request, reply, config, project, caller))
       : admitCaller(request, reply, config, project, auth);
+  }
+
+  /** refusedTokenAsKey: a user token the check refuses leaves the caller the apikey makes. */
+  async function admitKeyOnRefusal(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    config: FastifyContextConfig,
+    project: ProjectRuntime,
+  ): Promise<void> {
+    const credentials = credentialsOf(request);
+    let refused: HearthError | undefined;
+    const auth = await Promise.resolve()
+      .then(() => authenticate(opts.registry, project, credentials, opts.p.clock))
+      .catch((err: unknown) => {
+        // (Checked again below with the apikey alone, which must still be a key of this project.)
+        if (!(err instanceof HearthError) || !TOKEN_REFUSALS.has(err.code)) throw err;
+        refused = err;
+        return authenticate(opts.registry, project, { apikey: credentials.apikey }, opts.p.clock);
+      });
+    await admitCaller(request, reply, config, project, auth);
+    if (refused) request.hearth.refusedToken = refused;
   }
 
   function admitCaller(

@@ -222,6 +222,32 @@ describe('logout', () => {
     assert.equal(refresh.status, 401);
   });
 
+  test('POST /logout with a refresh token is 204 and revokes it even beside an expired or malformed access token (SPEC 3.1 "always 204")', async () => {
+    for (const stale of ['expired', 'malformed', 'not-a-jwt'] as const) {
+      const { data } = await client(h).auth.signUp({ email: uniqueEmail(), password: goodPassword() });
+      const { access_token, refresh_token } = data.session!;
+      let token = access_token;
+      if (stale === 'expired') h.clock.advance(2 * HOUR);
+      if (stale === 'malformed') token = `${access_token.slice(0, -4)}AAAA`;
+      if (stale === 'not-a-jwt') token = 'not-a-jwt';
+      const res = await authApi(h, 'POST', '/logout', { token, body: { refresh_token } });
+      assert.equal(res.status, 204, stale);
+      const refresh = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token } });
+      assert.equal(refresh.status, 401, `${stale}: the session is revoked`);
+      // Without a refresh token the refused access token names no session: refused as before.
+      const alone = await authApi(h, 'POST', '/logout', { token });
+      assert.equal(alone.status, 401, stale);
+      assert.equal(alone.body.error.code, stale === 'not-a-jwt' ? 'invalid_api_key' : 'bad_jwt', stale);
+    }
+    // The key itself is still checked.
+    const noKey = await authApi(h, 'POST', '/logout', {
+      token: 'not-a-jwt',
+      headers: { apikey: 'sb_publishable_not_a_key' },
+      body: { refresh_token: 'x' },
+    });
+    assert.equal(noKey.status, 401);
+  });
+
   test('signOut global revokes every refresh token of the user', async () => {
     const email = uniqueEmail();
     const password = goodPassword();
