@@ -74,8 +74,11 @@ export function requiredString(body: Record<string, unknown>, name: string): str
   return v;
 }
 
-/** The shape every e-mail address Hearth takes must have (at most 320 characters). */
-export const isEmailAddress = (v: string): boolean => v.length <= 320 && EMAIL.test(v);
+/**
+ * The shape every e-mail address Hearth takes must have: at most 254
+ * characters, 64 before the @ (what SMTP can carry, RFC 5321 4.5.3.1).
+ */
+export const isEmailAddress = (v: string): boolean => v.length <= 254 && EMAIL.test(v) && v.lastIndexOf('@') <= 64;
 
 /** Lower-cased and trimmed; 400 validation_failed when it is not an address. */
 export function normaliseEmail(raw: string): string {

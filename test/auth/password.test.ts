@@ -99,6 +99,9 @@ describe('sign-up and password sign-in through supabase-js', () => {
   test('malformed input is a 400 with a code, never a 500', async () => {
     const cases: [string, unknown, string][] = [
       ['/signup', { email: 'not-an-address', password: goodPassword() }, 'validation_failed'],
+      // Longer than SMTP carries: 65 characters before the @, 255 in all.
+      ['/signup', { email: `${'a'.repeat(65)}@example.test`, password: goodPassword() }, 'validation_failed'],
+      ['/signup', { email: `a@${'b'.repeat(240)}.example.test`, password: goodPassword() }, 'validation_failed'],
       ['/signup', { email: uniqueEmail() }, 'validation_failed'],
       ['/signup', { password: goodPassword() }, 'validation_failed'],
       ['/signup', { email: 42, password: goodPassword() }, 'validation_failed'],
@@ -115,6 +118,12 @@ describe('sign-up and password sign-in through supabase-js', () => {
       assert.equal(res.status, 400, `${path} ${JSON.stringify(body)}`);
       assert.equal(res.body.error.code, code, `${path} ${JSON.stringify(body)}`);
     }
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(176)}.example.test`; // 254 characters
+    assert.equal(longest.length, 254);
+    assert.equal(
+      (await authApi(h, 'POST', '/signup', { body: { email: longest, password: goodPassword() } })).status,
+      201,
+    );
     const badJson = await h.api('POST', '/auth/v1/signup', {
       raw: '{"email":',
       token: h.info.PUBLISHABLE_KEY,
