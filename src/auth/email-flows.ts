@@ -18,16 +18,20 @@ export interface EmailRequest {
   challenge: Challenge | null;
 }
 
+/** POST /otp's request: no link target while the redirect allowlist is empty (signInTarget). */
+export type SignInRequest = Omit<EmailRequest, 'redirectTo'> & {
+  redirectTo: string | null;
+  createUser: boolean;
+  metadata?: Record<string, unknown>;
+};
+
 /**
  * POST /otp, after the answer: finds or (unless createUser is false) creates
  * the user, then mails a code and a link; an unknown address with createUser
  * false gets a decoy instead (one-time.ts), so /verify answers it as it
  * answers an existing one.
  */
-export async function sendSignInMail(
-  ctx: AuthContext,
-  req: EmailRequest & { createUser: boolean; metadata?: Record<string, unknown> },
-): Promise<void> {
+export async function sendSignInMail(ctx: AuthContext, req: SignInRequest): Promise<void> {
   const secrets = await ctx.project.sql.begin(async (tx) => {
     let user = await findUserByEmail(tx, req.email);
     if (!user && !req.createUser) {

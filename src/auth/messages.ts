@@ -14,13 +14,14 @@ export function verifyLink(ctx: AuthContext, type: LinkType, linkToken: string, 
   return `${ctx.baseUrl}/auth/v1/verify?${q}`;
 }
 
-export function signInMail(ctx: AuthContext, to: string, s: IssuedSecrets, redirectTo: string): Mail {
+/** The code, and a magic link when there is a target for it (none while the redirect allowlist is empty). */
+export function signInMail(ctx: AuthContext, to: string, s: IssuedSecrets, redirectTo: string | null): Mail {
   return {
     to,
     subject: 'Your sign-in code',
     text:
       `Your sign-in code is ${s.code}. It is valid for 10 minutes and can be used once.\n\n` +
-      `Or sign in with this link:\n${verifyLink(ctx, 'magiclink', s.linkToken, redirectTo)}\n\n` +
+      (redirectTo ? `Or sign in with this link:\n${verifyLink(ctx, 'magiclink', s.linkToken, redirectTo)}\n\n` : '') +
       `If you did not ask to sign in, you can ignore this message.\n`,
   };
 }

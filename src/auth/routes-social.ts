@@ -12,7 +12,7 @@ import { unlinkIdentity } from './identities.ts';
 import { finishCallback, startAuthorization, type CallbackOutcome, type StartRequest } from './oauth.ts';
 import { providerOf } from './oauth-providers.ts';
 import { readChallenge } from './pkce.ts';
-import { redirectTarget } from './redirects.ts';
+import { requiredSignInTarget } from './redirects.ts';
 import { listSessions, requireLiveSession, requireTokenUser, revokeSession } from './user-sessions.ts';
 
 type IdParams = { Params: { id: string } };
@@ -47,7 +47,7 @@ function startRequest(ctx: AuthContext, q: Query, linkUserId: string | null): St
   const provider = providerOf(ctx, q.provider);
   return {
     provider,
-    redirectTo: redirectTarget(ctx.settings, q.redirect_to),
+    redirectTo: requiredSignInTarget(ctx.settings, q.redirect_to, 'Social sign-in'),
     challenge: readChallenge(q),
     linkUserId,
     scopes: q.scopes,

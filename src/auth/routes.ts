@@ -14,7 +14,7 @@ import { followLink, pkceGrant, sendRecoveryMail, sendSignInMail, verifyCode, ve
 import { readBodiesAsJson, authErrors, queryOf, sessionIdOf, userClaims } from './http.ts';
 import { readChallenge } from './pkce.ts';
 import { spendRateLimit } from './rate-limit.ts';
-import { redirectTarget } from './redirects.ts';
+import { redirectTarget, signInTarget } from './redirects.ts';
 import { refreshSession, revokeByAccessToken, revokeByRefreshToken, type LogoutScope } from './sessions.ts';
 import { requireTokenUser } from './user-sessions.ts';
 import {
@@ -53,6 +53,9 @@ function withFragment(target: string, params: Record<string, string>): string {
   u.hash = new URLSearchParams(params).toString();
   return u.toString();
 }
+
+const MAGIC_LINKS_OFF =
+  "Email link is invalid or has expired: magic links are off until the project's redirect allowlist is set";
 
 export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
@@ -175,7 +178,8 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     const email = normaliseEmail(requiredString(body, 'email'));
     const req = {
       email,
-      redirectTo: redirectTarget(ctx.settings, redirectParam(request, body)),
+      // Null while the allowlist is empty: the mail carries the code alone, no link.
+      redirectTo: signInTarget(ctx.settings, redirectParam(request, body)),
       challenge: readChallenge(body),
       createUser: optionalBoolean(body, 'create_user') ?? true,
       metadata: metadata(body),
@@ -219,8 +223,14 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
   app.get('/auth/v1/verify', { config: { ignoreCredentials: true } }, async (request, reply: FastifyReply) => {
     const q = queryOf(request);
     const ctx = await ctxOf(request);
-    const target = redirectTarget(ctx.settings, q.redirect_to);
-    const outcome = await followLink(ctx, { token: q.token ?? '', type: q.type ?? '' });
+    // A magic link while the allowlist is empty (SPEC 5: they do nothing): with a redirect_to
+    // (every mailed link has one) 400 bad_redirect; without, it is not redeemed at all.
+    const signIn = q.type === 'magiclink' ? signInTarget(ctx.settings, q.redirect_to) : undefined;
+    const target = signIn ?? redirectTarget(ctx.settings, q.redirect_to);
+    const outcome =
+      signIn === null
+        ? ({ kind: 'error', code: 'otp_expired', description: MAGIC_LINKS_OFF } as const)
+        : await followLink(ctx, { token: q.token ?? '', type: q.type ?? '' });
     if (outcome.kind === 'code') {
       const u = new URL(target);
       u.searchParams.set('code', outcome.code);

@@ -13,6 +13,11 @@ let owner: postgres.Sql;
 before(async () => {
   h = await startTestHearth();
   owner = postgres(h.info.DB_URL, { max: 1, onnotice: () => {} });
+  // Magic links need the redirect allowlist (SPEC 5).
+  const res = await h.api('PATCH', `/v1/projects/${h.info.PROJECT_REF}/config/auth`, {
+    body: { uri_allow_list: 'http://localhost:3000/**' },
+  });
+  assert.equal(res.status, 200);
 });
 after(async () => {
   await owner?.end();

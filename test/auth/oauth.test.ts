@@ -252,6 +252,17 @@ describe('social sign-in', () => {
     );
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error_code, 'bad_redirect');
+    // With the allowlist empty (the default) social sign-in does nothing (SPEC 5), site_url or not.
+    await configureAuth(h, { uri_allow_list: '' });
+    try {
+      for (const query of ['', `&redirect_to=${encodeURIComponent('http://localhost:3000')}`]) {
+        const off = await authApi(h, 'GET', `/authorize?provider=oidc${query}`);
+        assert.equal(off.status, 400, query);
+        assert.equal(off.body.error_code, 'bad_redirect', query);
+      }
+    } finally {
+      await enableProvider();
+    }
     const forged = await fetch(`${h.info.BASE_URL}/auth/v1/callback?code=abc&state=forged`, { redirect: 'manual' });
     assert.equal(forged.status, 302);
     const to = new URL(forged.headers.get('location')!);

@@ -13,7 +13,12 @@ import { client, configureAuth, goodPassword, uniqueEmail } from './helpers.ts';
 let h: TestHearth;
 before(async () => {
   h = await startTestHearth();
-  await configureAuth(h, { rate_limit_signups: 1000, rate_limit_anonymous_users: 1000 });
+  // Magic links need the redirect allowlist (SPEC 5); site_url is then a target too.
+  await configureAuth(h, {
+    rate_limit_signups: 1000,
+    rate_limit_anonymous_users: 1000,
+    uri_allow_list: 'http://localhost:3000/**',
+  });
 });
 after(async () => {
   await h?.close();
