@@ -95,6 +95,16 @@ function domain(raw: string | undefined): string | null {
   return raw.toLowerCase();
 }
 
+/** pino's levels (and `silent`), checked here so a typo names the variable rather than failing inside pino. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'info';
+  if (!LOG_LEVELS.includes(raw))
+    throw fail('invalid_config', `HEARTH_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}".`);
+  return raw;
+}
+
 /**
  * The smallest HEARTH_DB_MAX_CONNECTIONS: the platform's least (5 connections: two control,
  * one admin, the LISTEN connection and the storage writer lock; db/pools.ts) plus a project
@@ -124,7 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustedProxies: list(env.HEARTH_TRUSTED_PROXIES),
     outboundAllow: list(env.HEARTH_OUTBOUND_ALLOW),
     role,
-    logLevel: env.HEARTH_LOG_LEVEL ?? 'info',
+    logLevel: logLevel(env.HEARTH_LOG_LEVEL),
     logFormat: logFormat(env.HEARTH_LOG_FORMAT),
     accessLog: flag(env, 'HEARTH_ACCESS_LOG'),
     storageBackend: backend,

@@ -303,10 +303,9 @@ async function applySettings(t: Target, config: AppConfig, changes: Change[]): P
     const current = await t.api
       .call<Record<string, unknown>>('GET', `${t.path}/config/${encodeURIComponent(area)}`)
       .catch((err) => {
+        // The server's message lists the areas it has.
         if (err instanceof ApiError && err.status === 404)
-          throw new CliError(
-            `hearth/config.toml: there is no settings area "${area}" (api, auth, limits, storage, workflows).`,
-          );
+          throw new CliError(`hearth/config.toml [settings.${area}]: ${err.message}`);
         throw err;
       });
     const diff = Object.fromEntries(

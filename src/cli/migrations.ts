@@ -314,7 +314,7 @@ const INIT_FILES: [string, string][] = [
     `# Settings and cron jobs of the project, applied by \`hearth push\` (docs/cli.md).
 
 # [settings.<area>] is PATCHed into config/<area> of the management API
-# (api, auth, storage, workflows, limits; docs/management-api.md).
+# (api, auth, limits, realtime, storage, workflows; docs/management-api.md).
 # [settings.workflows]
 # enabled = true
 

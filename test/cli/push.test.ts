@@ -203,6 +203,12 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
     'hearth: hearth/config.toml: [functions.helo] names no function: there is no folder hearth/functions/helo/ (rename the section or remove it).\n',
   );
   writeFileSync(toml, tomlText);
+  // A settings area the server does not have: its answer names the ones it has (realtime among them).
+  writeFileSync(toml, `${tomlText}\n[settings.realtme]\nenabled = true\n`);
+  const noArea = await hearth('push');
+  assert.equal(noArea.status, 1);
+  assert.match(noArea.stderr, /\[settings\.realtme\]: There is no config area "realtme"; areas are .*\brealtime\b/);
+  writeFileSync(toml, tomlText);
 
   writeFileSync(
     path.join(app, 'hearth/workflows/bad.json'),

@@ -20,6 +20,8 @@ test('bad values are refused, naming the variable', () => {
   refused({ HEARTH_PROJECT_DOMAIN: 'hearth.test:8080' }, 'HEARTH_PROJECT_DOMAIN');
   refused({ HEARTH_PORT: '70000' }, 'HEARTH_PORT');
   refused({ HEARTH_CONTROL_DB: 'Bad-Name' }, 'HEARTH_CONTROL_DB');
+  refused({ HEARTH_LOG_LEVEL: 'loud' }, 'HEARTH_LOG_LEVEL');
+  refused({ HEARTH_LOG_FORMAT: 'xml' }, 'HEARTH_LOG_FORMAT');
 });
 
 test('good values are read as documented', () => {
@@ -29,4 +31,6 @@ test('good values are read as documented', () => {
   assert.equal(loadConfig({ HEARTH_PROJECT_DOMAIN: 'Hearth.Example.COM' }).projectDomain, 'hearth.example.com');
   assert.equal(loadConfig({ HEARTH_PROJECT_DOMAIN: 'localhost' }).projectDomain, 'localhost');
   assert.equal(loadConfig({}).projectDomain, null);
+  assert.equal(loadConfig({}).logLevel, 'info');
+  assert.equal(loadConfig({ HEARTH_LOG_LEVEL: 'debug' }).logLevel, 'debug');
 });
