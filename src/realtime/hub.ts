@@ -13,7 +13,7 @@ import { listenOwnConnection } from '../db/listen.ts';
 import type { Sql } from '../db/pools.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import type { Caller } from '../db/with-role.ts';
-import { bindingCovers, bindingMatches, changeData, type Binding, type Change } from './postgres-changes.ts';
+import { bindingCovers, bindingMatches, changeJson, type Binding, type Change } from './postgres-changes.ts';
 import type { UserBroadcast } from './protocol.ts';
 import { RelationCache } from './relations.ts';
 import { parseExact, restoreNumbers } from './values.ts';
@@ -377,7 +377,7 @@ export class ProjectHub {
       for (const t of checked) if (ok.has(t.ch.claimsJson)) visible.add(t);
     }
     if (!visible.size) return null;
-    const json = JSON.stringify(changeData(c, rel));
+    const json = changeJson(c, rel);
     const data = c.exact ? restoreNumbers(json) : json;
     return () => {
       for (const t of visible) t.ch.pushRaw('postgres_changes', `{"ids":${JSON.stringify(t.ids)},"data":${data}}`);

@@ -202,7 +202,31 @@ function oldRecord(c: Change, rel: Relation): Record<string, unknown> {
 }
 
 /** The `data` part of a change as a subscriber sees it. */
-export function changeData(c: Change, rel: Relation): Record<string, unknown> {
+/** Supabase Realtime's bound on one change (its max_record_bytes) and on the fields kept past it. */
+const MAX_RECORD_BYTES = 1024 * 1024;
+const MAX_KEPT_FIELD_BYTES = 64;
+
+/**
+ * The change's payload as JSON. One over 1 MiB goes out as Supabase Realtime
+ * sends it: only the fields of at most 64 bytes (keys, flags, short values)
+ * in its records, and `errors: ["Error 413: Payload Too Large"]`, so a
+ * client learns of the change and can read the row itself.
+ */
+export function changeJson(c: Change, rel: Relation): string {
+  const json = JSON.stringify(changeData(c, rel));
+  // (String length first: only a long one can be over in bytes.)
+  if (json.length * 3 <= MAX_RECORD_BYTES || Buffer.byteLength(json) <= MAX_RECORD_BYTES) return json;
+  const small = (r: Record<string, unknown> | undefined) =>
+    r &&
+    Object.fromEntries(
+      Object.entries(r).filter(([, v]) => Buffer.byteLength(JSON.stringify(v) ?? 'null') <= MAX_KEPT_FIELD_BYTES),
+    );
+  const data = changeData({ ...c, record: small(c.record), old_record: small(c.old_record) }, rel);
+  data.errors = ['Error 413: Payload Too Large'];
+  return JSON.stringify(data);
+}
+
+function changeData(c: Change, rel: Relation): Record<string, unknown> {
   const data: Record<string, unknown> = {
     schema: c.schema,
     table: c.table,

@@ -145,6 +145,23 @@ describe('postgres_changes', () => {
     await t.owner`delete from public_posts where id between 11 and 14`;
   });
 
+  test('a change over 1 MiB keeps only its fields of at most 64 bytes, with errors ["Error 413: Payload Too Large"], as Supabase sends it', async () => {
+    const c = await t.client();
+    const inbox = new Inbox();
+    const ch = c
+      .channel('huge-rows')
+      .on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'public_posts' }, inbox.push);
+    assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+    await t.owner`insert into public_posts values (20, ${'H'.repeat(1_100_000)}, 7)`;
+    await t.owner`insert into public_posts values (21, 'small', 1)`;
+    await inbox.atLeast(2);
+    assert.deepEqual(inbox.items[0].new, { id: 20, likes: 7 });
+    assert.deepEqual(inbox.items[0].errors, ['Error 413: Payload Too Large']);
+    assert.deepEqual(inbox.items[1].new, { id: 21, title: 'small', likes: 1 });
+    assert.equal(inbox.items[1].errors, null);
+    await t.owner`delete from public_posts where id in (20, 21)`;
+  });
+
   test('DELETE filters see only the old record sent: on an RLS table the key, so no filter can probe a hidden row', async () => {
     const [row] =
       await t.owner`insert into messages (owner_id, body, n) values (${ALICE}, 'my secret diary', 4242) returning id`;
