@@ -27,6 +27,16 @@ after(() => t.close());
 const ALICE = '00000000-0000-0000-0000-00000000000a';
 const BOB = '00000000-0000-0000-0000-00000000000b';
 
+/** An anon channel on public_posts' changes, subscribed. */
+async function watchPosts(topic: string, event: '*' | 'INSERT'): Promise<Inbox> {
+  const inbox = new Inbox();
+  const ch = (await t.client())
+    .channel(topic)
+    .on('postgres_changes', { event, schema: 'public', table: 'public_posts' }, inbox.push);
+  assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+  return inbox;
+}
+
 describe('postgres_changes', () => {
   test('the publication puts the capture triggers on its tables and takes them off again', async () => {
     const rows =
@@ -122,12 +132,7 @@ describe('postgres_changes', () => {
   });
 
   test('changes too large for NOTIFY keep their order among the others, in one transaction and across them', async () => {
-    const c = await t.client();
-    const inbox = new Inbox();
-    const ch = c
-      .channel('large-rows')
-      .on('postgres_changes', { event: '*', schema: 'public', table: 'public_posts' }, inbox.push);
-    assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+    const inbox = await watchPosts('large-rows', '*');
     const large = 'L'.repeat(20_000); // past NOTIFY's 8000 bytes: relayed through realtime.relay
     await t.owner.begin(async (tx) => {
       await tx`insert into public_posts values (10, ${large}, 0)`;
@@ -146,12 +151,7 @@ describe('postgres_changes', () => {
   });
 
   test('a change over 1 MiB keeps only its fields of at most 64 bytes, with errors ["Error 413: Payload Too Large"], as Supabase sends it', async () => {
-    const c = await t.client();
-    const inbox = new Inbox();
-    const ch = c
-      .channel('huge-rows')
-      .on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'public_posts' }, inbox.push);
-    assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+    const inbox = await watchPosts('huge-rows', 'INSERT');
     await t.owner`insert into public_posts values (20, ${'H'.repeat(1_100_000)}, 7)`;
     await t.owner`insert into public_posts values (21, 'small', 1)`;
     await inbox.atLeast(2);

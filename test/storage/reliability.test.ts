@@ -265,17 +265,24 @@ describe('deleting a project', () => {
   });
 });
 
+/** An upload whose commit fails, and then the removal of the bytes it staged: they and their record stay. */
+async function uploadLeftBehind(name: string): Promise<void> {
+  t.h.faults.arm('storage.upload.commit');
+  t.h.faults.arm('storage.upload.discard');
+  const res = await t.raw('POST', `/object/rel/${name}`, {
+    body: 'orphan?',
+    headers: { 'content-type': 'text/plain' },
+  });
+  assert.equal(res.status, 500);
+  assert.equal(storedFiles(t.h).length, 1);
+  assert.equal(await rowCount(t, 'pending_bytes'), 1);
+  assert.equal(await rowCount(t, 'objects'), 0);
+}
+
 describe('a clean-up that fails', () => {
   test('bytes a failed upload could not remove are handed to the sweeper: the next sweep removes them, no restart needed', async () => {
-    // The commit fails, and so does the removal of the bytes it staged (a store that is down).
-    t.h.faults.arm('storage.upload.commit');
-    t.h.faults.arm('storage.upload.discard');
-    const res = await t.raw('POST', '/object/rel/stranded.bin', {
-      body: 'left behind?',
-      headers: { 'content-type': 'text/plain' },
-    });
-    assert.equal(res.status, 500);
-    assert.equal(storedFiles(t.h).length, 1);
+    // The removal fails as it would with the store down.
+    await uploadLeftBehind('stranded.bin');
     const staged = await projectSql(t.h)`select writer from storage.pending_bytes`;
     assert.deepEqual(
       staged.map((r) => r.writer),
@@ -292,17 +299,8 @@ describe('a clean-up that fails', () => {
 
 describe('crash recovery', () => {
   test('bytes written but row never committed, and bytes of a delete never removed: swept on the next start', async () => {
-    // The commit fails and the clean-up "dies" too: exactly what a crash at that moment leaves.
-    t.h.faults.arm('storage.upload.commit');
-    t.h.faults.arm('storage.upload.discard');
-    const res = await t.raw('POST', '/object/rel/crash.bin', {
-      body: 'orphan?',
-      headers: { 'content-type': 'text/plain' },
-    });
-    assert.equal(res.status, 500);
-    assert.equal(storedFiles(t.h).length, 1);
-    assert.equal(await rowCount(t, 'pending_bytes'), 1);
-    assert.equal(await rowCount(t, 'objects'), 0);
+    // The clean-up "dies" too: exactly what a crash at that moment leaves.
+    await uploadLeftBehind('crash.bin');
     // A live process hands such a record to the sweeper (test above); a crashed one leaves it under its writer id.
     await projectSql(t.h)`update storage.pending_bytes set writer = 1`;
 
