@@ -87,15 +87,16 @@ export interface AppConfig {
 
 export function readAppConfig(folder: AppFolder): AppConfig {
   if (!existsSync(folder.config)) return { settings: {}, cron: [], functions: {} };
+  const where = path.relative(process.cwd(), folder.config) || folder.config;
   let raw: Record<string, unknown>;
   try {
     raw = parseToml(readFileSync(folder.config, 'utf8')) as Record<string, unknown>;
   } catch (err) {
-    throw new CliError(
-      `${path.relative(process.cwd(), folder.config) || folder.config}: ${(err as Error).message.split('\n')[0]}`,
-    );
+    // smol-toml's error carries where it stopped (1-based line and column).
+    const { line, column } = err as { line?: number; column?: number };
+    const at = line ? `:${line}${column ? `:${column}` : ''}` : '';
+    throw new CliError(`${where}${at}: ${(err as Error).message.split('\n')[0]}`);
   }
-  const where = path.relative(process.cwd(), folder.config) || folder.config;
   for (const key of Object.keys(raw)) {
     if (!['settings', 'cron', 'functions'].includes(key))
       throw new CliError(

@@ -142,6 +142,8 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   app.delete<{ Params: { ref: string } }>('/v1/projects/:ref', async (request, reply) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
     const body = (request.body ?? {}) as Record<string, unknown>;
+    // A misspelt field would otherwise pass unnoticed on the one call that cannot be undone.
+    refuseUnknownFields(body, ['confirm'], 'A project deletion');
     if (body.confirm !== project.ref) {
       throw fail(
         'confirmation_required',

@@ -208,6 +208,13 @@ test('functions, secrets and workflows commands, and their one-line refusals', a
   const noArea = await hearth('push');
   assert.equal(noArea.status, 1);
   assert.match(noArea.stderr, /\[settings\.realtme\]: There is no config area "realtme"; areas are .*\brealtime\b/);
+  // A file TOML cannot read: the line and column where it stopped.
+  const unclosed = `${tomlText}\nunclosed = [\n`;
+  writeFileSync(toml, unclosed);
+  const unreadable = await hearth('push');
+  assert.equal(unreadable.status, 1);
+  const last = unclosed.split('\n').length;
+  assert.match(unreadable.stderr, new RegExp(`^hearth: hearth/config\\.toml:${last}:\\d+: Invalid TOML document`));
   writeFileSync(toml, tomlText);
 
   writeFileSync(

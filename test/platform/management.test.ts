@@ -157,6 +157,10 @@ describe('organizations, members and projects', () => {
     const unconfirmed = await h.api('DELETE', `/v1/projects/${ref}`, { body: {} });
     assert.equal(unconfirmed.status, 400);
     assert.equal(unconfirmed.body.error.code, 'confirmation_required');
+    const misspelt = await h.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref, cascade: true } });
+    assert.equal(misspelt.status, 400);
+    assert.equal(misspelt.body.error.code, 'unknown_field');
+    assert.equal((await h.api('GET', `/v1/projects/${ref}`)).status, 200, 'nothing deleted');
     const del = await h.api('DELETE', `/v1/projects/${ref}`, { body: { confirm: ref } });
     assert.equal(del.status, 200);
     assert.equal((await h.api('GET', `/v1/projects/${ref}`)).status, 404);
