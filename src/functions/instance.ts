@@ -62,11 +62,39 @@ export interface Invocation {
 }
 
 /**
- * Reads up to SMALL_BODY bytes. A body that ends within it is sent whole with
- * a content-length, in one write with the head: a function that answers
- * without reading the body then cannot make the upload fail half-way.
+ * The start of a body. A body that has arrived whole (up to SMALL_BODY bytes)
+ * is sent with a content-length, in one write with the head: a function that
+ * answers without reading it then cannot make the upload fail half-way. Of a
+ * caller's upload still arriving, what has come is sent at once (only its
+ * first bytes are waited for) and the rest streams on as it comes, so a slow
+ * upload (progress reports, NDJSON) reaches the function piece by piece.
  */
 async function readHead(stream: Readable): Promise<{ head: Buffer; rest: Readable | null }> {
+  if (!(stream instanceof http.IncomingMessage)) return readUpTo(stream);
+  if (stream.readableLength === 0 && !stream.complete) await firstBytes(stream);
+  const head: Buffer[] = [];
+  let size = 0;
+  for (let chunk: Buffer | null; size <= SMALL_BODY && (chunk = stream.read() as Buffer | null) !== null; ) {
+    head.push(chunk);
+    size += chunk.length;
+  }
+  const whole = stream.complete && stream.readableLength === 0;
+  return { head: Buffer.concat(head), rest: whole ? null : stream };
+}
+
+/** Resolves once a stream has bytes to read, or ended or failed. */
+function firstBytes(stream: Readable): Promise<void> {
+  return new Promise((resolve) => {
+    const settle = () => {
+      for (const event of ['readable', 'end', 'error']) stream.off(event, settle);
+      resolve();
+    };
+    for (const event of ['readable', 'end', 'error']) stream.on(event, settle);
+  });
+}
+
+/** A body made in this process (a workflow step's JSON): read whole up to SMALL_BODY, as it never waits on a caller. */
+async function readUpTo(stream: Readable): Promise<{ head: Buffer; rest: Readable | null }> {
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const head: Buffer[] = [];
   let size = 0;

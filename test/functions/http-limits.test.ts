@@ -94,6 +94,46 @@ describe('streaming', () => {
   });
 });
 
+describe('uploads stream in', () => {
+  test('a slow upload reaches the function piece by piece: each piece is answered before the next is sent', async () => {
+    await deploy(h, main.ref, 'pieces', {
+      source: `Deno.serve(async (req) => {
+  const reader = req.body!.getReader();
+  const enc = new TextEncoder();
+  return new Response(new ReadableStream({
+    async pull(c) {
+      const { value, done } = await reader.read();
+      if (done) return c.close();
+      c.enqueue(enc.encode('got ' + value.length + ';'));
+    },
+  }));
+});`,
+    });
+    const url = new URL(`${main.base}/functions/v1/pieces`);
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${main.publishable}`, 'content-type': 'application/octet-stream' },
+    });
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      req.on('response', resolve).on('error', reject);
+      req.flushHeaders();
+      req.write('a'.repeat(1000));
+    });
+    assert.equal(res.statusCode, 200);
+    let seen = '';
+    const next = () =>
+      new Promise<string>((resolve, reject) => {
+        res.once('data', (d) => resolve(String(d))).once('error', reject);
+      });
+    seen += await next(); // only possible if the first piece went on before the upload ended
+    req.write('b'.repeat(500));
+    seen += await next();
+    req.end();
+    for await (const d of res) seen += String(d);
+    assert.equal(seen, 'got 1000;got 500;');
+  });
+});
+
 describe('redeploy', () => {
   test('requests in flight finish on the old version, new ones get the new version, none fails', async () => {
     await deploy(h, main.ref, 'rolling', {
