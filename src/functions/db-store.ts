@@ -226,13 +226,14 @@ export class DbFunctionStore implements FunctionStore {
       duration_ms: e.request?.durationMs ?? null,
       created_at: e.at,
     }));
-    // A project deleted while the function ran matches no row: its logs go with it.
+    // A project deleted while the function ran matches no row: its logs go with it. So does a
+    // version deleted meanwhile: its late lines never show under a function redeployed with the name.
     await this.sql`insert into platform.function_logs
         (project_id, function_name, version, invocation_id, level, message, method, path, status, error_code, duration_ms, created_at)
       select p.id, ${name}, r.version, r.invocation_id, r.level, r.message, r.method, r.path, r.status, r.error_code, r.duration_ms, r.created_at
       from (select ${projectIdOf(this.sql, ref)} as id) p, jsonb_to_recordset(${this.sql.json(rows)}::jsonb) as r(version integer, invocation_id uuid, level text,
         message text, method text, path text, status integer, error_code text, duration_ms integer, created_at timestamptz)
-      where p.id is not null`;
+      where exists (select 1 from platform.functions f where f.project_id = p.id and f.name = ${name} and f.version = r.version)`;
   }
 
   /** Keyset paging on (created_at, id), the order of the function_logs_recent index. */

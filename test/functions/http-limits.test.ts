@@ -155,6 +155,33 @@ describe('redeploy', () => {
   });
 });
 
+describe('logs of a deleted function', () => {
+  test('an invocation that ends after its function was deleted leaves no log lines, not even under a function redeployed with the name', async () => {
+    await deploy(h, main.ref, 'gone', {
+      source:
+        "Deno.serve(async () => { console.log('old line'); await (await fetch(Deno.env.get('GATE_URL')!)).text(); return new Response('old'); });",
+    });
+    const inFlight = call('gone', { method: 'POST', body: '{}' });
+    await gate.waitFor(1);
+    assert.equal((await h.api('DELETE', `/v1/projects/${main.ref}/functions/gone`)).status, 200);
+    gate.release();
+    await (await inFlight).text();
+    const fresh = await deploy(h, main.ref, 'gone', {
+      source: "Deno.serve(() => { console.log('new line'); return new Response('new'); });",
+    });
+    assert.equal(await (await call('gone')).text(), 'new');
+    const logs = await until(
+      async () =>
+        (await h.api('GET', `/v1/projects/${main.ref}/functions/gone/logs`)).body as {
+          version: number;
+          message: string;
+        }[],
+      (l) => l.some((e) => e.message === 'new line'),
+    );
+    assert.deepEqual([...new Set(logs.map((e) => e.version))], [fresh.version], JSON.stringify(logs));
+  });
+});
+
 describe('wall-clock limit', () => {
   test('a function past its limit answers 504 function_timeout, and the log records it', async () => {
     // A runtime with a short limit takes over this process's functions (the routes look it up per request).
