@@ -53,6 +53,12 @@
 //              on ../shared/perf rest-100). It searches the live part, resets
 //              when it empties the queue, and shift drops a prefix past 1024.
 //
+// types.js
+//   arrayParserLoop  an unquoted NULL element of an array is null, as PostgreSQL
+//              means it: upstream handed the text "NULL" to the element parser, so
+//              a text[] gave the string "NULL" and an int[] NaN (the SQL API and
+//              Studio showed {a,NULL} as ["a","NULL"]). A quoted "NULL" stays text.
+//
 // And one addition, in connection.js:
 //   prelude    the query option `prelude: { text, values }` sends a statement ahead
 //              of the query with no Sync between them, so both run in one implicit
@@ -72,6 +78,47 @@ const root = path.join(here, '..', 'node_modules', 'postgres');
 
 /** [file name, upstream text (must occur exactly once), replacement] */
 const edits = [
+  [
+    'types.js',
+    `      s.last < s.i && xs.push(parser ? parser(x.slice(s.last, s.i)) : x.slice(s.last, s.i))
+      s.last = s.i + 1
+      break
+`,
+    `      s.last < s.i && xs.push(arrayElement(x.slice(s.last, s.i), parser)) ${MARK}
+      s.last = s.i + 1
+      break
+`,
+  ],
+  [
+    'types.js',
+    `    } else if (s.char === delimiter && s.p !== '}' && s.p !== '"') {
+      xs.push(parser ? parser(x.slice(s.last, s.i)) : x.slice(s.last, s.i))
+`,
+    `    } else if (s.char === delimiter && s.p !== '}' && s.p !== '"') {
+      xs.push(arrayElement(x.slice(s.last, s.i), parser)) ${MARK}
+`,
+  ],
+  [
+    'types.js',
+    `  s.last < s.i && xs.push(parser ? parser(x.slice(s.last, s.i + 1)) : x.slice(s.last, s.i + 1))
+  return xs
+`,
+    `  s.last < s.i && xs.push(arrayElement(x.slice(s.last, s.i + 1), parser)) ${MARK}
+  return xs
+`,
+  ],
+  [
+    'types.js',
+    `function arrayParserLoop(s, x, parser, typarray) {
+`,
+    `${MARK}: an unquoted NULL element is a null, never the text "NULL" handed to the parser
+function arrayElement(text, parser) {
+  return text === 'NULL' ? null : parser ? parser(text) : text
+}
+
+function arrayParserLoop(s, x, parser, typarray) {
+`,
+  ],
   [
     'connection.js',
     `    if (terminated)
@@ -456,7 +503,7 @@ if (version !== VERSION) {
 const writes = [];
 let applied = 0;
 for (const dir of ['src', 'cjs/src', 'cf/src']) {
-  for (const name of ['connection.js', 'index.js', 'queue.js']) {
+  for (const name of ['connection.js', 'index.js', 'queue.js', 'types.js']) {
     const file = path.join(root, dir, name);
     let text = readFileSync(file, 'utf8');
     const before = text;

@@ -23,7 +23,7 @@ export function driverPatchProblem(entry = fileURLToPath(import.meta.resolve('po
     'run `npm ci` (or `node scripts/patch-postgres.js`) without --ignore-scripts; see docs/architecture.md, "Driver patch"';
   if (version !== patch.version)
     return `postgres ${version} is installed, Hearth needs exactly ${patch.version} patched by scripts/patch-postgres.js: ${fix}.`;
-  const unpatched = ['index.js', 'connection.js', 'queue.js'].filter(
+  const unpatched = ['index.js', 'connection.js', 'queue.js', 'types.js'].filter(
     (f) => !readFileSync(path.join(path.dirname(entry), f), 'utf8').includes(patch.mark),
   );
   if (unpatched.length)

@@ -139,6 +139,25 @@ describe('POST /v1/projects/{ref}/database/query', () => {
     ]);
   });
 
+  test('a NULL element of an array is null, and the text "NULL" stays text (the driver patch; upstream gave "NULL" and NaN)', async () => {
+    const res = await h.api('POST', path, {
+      body: {
+        query: `select array['a b', null, 'NULL'] as texts, array[null::int, 1] as ints, array[[1, null], [null, 2]] as grid`,
+      },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.deepEqual(res.body, [
+      {
+        texts: ['a b', null, 'NULL'],
+        ints: [null, 1],
+        grid: [
+          [1, null],
+          [null, 2],
+        ],
+      },
+    ]);
+  });
+
   test('format "arrays" keeps every column of a repeated name, each row an array in the order of columns', async () => {
     const query = 'select 1 as a, 2 as a, 3, 4';
     const res = await h.api('POST', path, { body: { format: 'arrays', query } });
