@@ -31,6 +31,11 @@ export function AuthSettingsPage({ project }: { project: Project }) {
   const all = settings.data;
   const value = (k: string) => (k in changes ? changes[k] : all[k]);
   const set = (k: string, v: Settings[string]) => (setSaved(false), setChanges({ ...changes, [k]: v }));
+  /** Back to untouched: nothing of this field is sent. */
+  const unset = (k: string) => {
+    const { [k]: _, ...rest } = changes;
+    setChanges(rest);
+  };
   const grouped = GROUPS.map(([title, re]) => [title, Object.keys(all).filter((k) => re.test(k))] as const);
   const other = Object.keys(all).filter((k) => !GROUPS.some(([, re]) => re.test(k)));
 
@@ -57,10 +62,12 @@ export function AuthSettingsPage({ project }: { project: Project }) {
           autocomplete="off"
           onInput={(e) => {
             const t = e.currentTarget.value;
-            set(
-              k,
-              typeof original === 'number' ? (t === '' ? null : Number(t)) : t === '' && original === null ? null : t,
-            );
+            // A field typed in and emptied again is untouched: a saved secret is not erased, and an
+            // emptied number does not fall back to its default behind a "Saved."
+            if (t === '' && (isSet || typeof original === 'number')) return unset(k);
+            const next = typeof original === 'number' ? Number(t) : t === '' && original === null ? null : t;
+            if (next === original) unset(k);
+            else set(k, next);
           }}
         />
       </div>

@@ -414,6 +414,24 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Send test mail' }).click();
     await page.getByText('Test mail sent to postmaster@studio.test.').waitFor();
     assert.equal((await inbox.next('postmaster@studio.test')).subject, 'Hearth test mail');
+
+    // A saved secret typed over and emptied again is untouched: nothing to save, nothing erased.
+    const before = (await h.api('GET', `/v1/projects/${ref}/config/auth`)).body.smtp_pass;
+    assert.equal(
+      (await h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { smtp_pass: 'kept-secret' } })).status,
+      200,
+    );
+    await page.reload();
+    const secret = page.getByLabel('smtp_pass');
+    assert.equal(await secret.getAttribute('placeholder'), 'set (type to replace)');
+    await secret.fill('x');
+    assert.equal(await page.getByRole('button', { name: 'Save changes' }).isEnabled(), true);
+    await secret.fill('');
+    assert.equal(await page.getByRole('button', { name: 'Save changes' }).isDisabled(), true);
+    assert.notEqual((await h.api('GET', `/v1/projects/${ref}/config/auth`)).body.smtp_pass, null);
+    await h.api('PATCH', `/v1/projects/${ref}/config/auth`, {
+      body: { smtp_pass: before === null ? null : 'kept-secret' },
+    });
   });
 
   test('storage: creates a bucket, uploads with progress, previews, signs a URL that serves the file', async () => {
