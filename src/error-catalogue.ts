@@ -663,7 +663,7 @@ export const CATALOGUE = {
     message: 'payload must be JSON the database can store, at most 256 KiB.',
   },
   invalid_target: { status: 400, areas: ['cron'], message: 'A webhook job needs a public https:// URL as its target.' },
-  invalid_target_kind: { status: 400, areas: ['cron'], message: 'target_kind must be webhook, queue or workflow.' },
+  invalid_target_kind: { status: 400, areas: ['cron'], message: 'target_kind must be enqueue, webhook or workflow.' },
   job_exists: {
     status: 409,
     areas: ['cron'],

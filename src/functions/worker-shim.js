@@ -162,6 +162,15 @@ async function respond(user, req, env, ctx) {
       emit('error', [`The handler returned ${typeof response}, not a Response.`]);
       return failure('function_error');
     }
+    // A function that sets Content-Encoding has encoded the body itself, as on Deno; workerd
+    // would encode it once more unless told the body is sent as it is.
+    if (response.headers.has('content-encoding'))
+      return new Response(response.body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+        encodeBody: 'manual',
+      });
     return response;
   } catch (e) {
     emit('error', [e]);

@@ -296,6 +296,18 @@ Deno.serve(async (req: Request) => {
     assert.equal(await head.text(), '');
   });
 
+  test('a body the function compressed itself (Content-Encoding set) goes out as it is, compressed once, as on Deno', async () => {
+    await deploy(h, main.ref, 'gz', {
+      source: `Deno.serve(() => {
+  const body = new Blob(['squeeze me '.repeat(1000)]).stream().pipeThrough(new CompressionStream('gzip'));
+  return new Response(body, { headers: { 'content-encoding': 'gzip', 'content-type': 'text/plain' } });
+});`,
+    });
+    const res = await call(main, 'gz');
+    assert.equal(res.headers.get('content-encoding'), 'gzip');
+    assert.equal(await res.text(), 'squeeze me '.repeat(1000), 'fetch undoes one gzip');
+  });
+
   test('the request body streams in, past the server-wide body limit', async () => {
     await deploy(h, main.ref, 'digest', {
       source: `Deno.serve(async (req) => {
