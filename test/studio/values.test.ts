@@ -259,9 +259,17 @@ describe('Hearth Studio values', () => {
 
   test('on a phone the navigation stacks above the content, which has the width, and nothing widens the page', async () => {
     const { page } = b;
+    // A user, so the users page has rows (and their header's hidden "Actions" label).
+    const signup = await fetch(`${h.info.BASE_URL}/auth/v1/signup`, {
+      method: 'POST',
+      headers: { apikey: h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'phone@studio.test', password: 'a-phone-user-password' }),
+    });
+    assert.equal(signup.status, 201);
     await page.setViewportSize({ width: 390, height: 844 });
     try {
-      for (const section of ['', 'tables/public/big', 'sql', 'users', 'auth', 'storage/many']) {
+      const tables = ['tables/public/big', 'tables/public/big/structure', 'tables/public/big/policies'];
+      for (const section of ['', ...tables, 'sql', 'users', 'auth', 'storage/many']) {
         await page.goto(`${h.url}/dashboard#/p/${ref}/${section}`);
         await page.reload();
         const content = page.locator('.page');
@@ -273,6 +281,10 @@ describe('Hearth Studio values', () => {
         const width = await page.evaluate(() => document.documentElement.scrollWidth);
         assert.ok(width <= 390, `${section}: the page is ${width} px wide`);
       }
+      await page.goto(`${h.url}/dashboard#/`);
+      await page.getByRole('heading', { name: 'Projects' }).waitFor();
+      const projects = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(projects <= 390, `projects: the page is ${projects} px wide`);
     } finally {
       await page.setViewportSize({ width: 1280, height: 800 });
     }
