@@ -30,8 +30,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
 /** What went wrong and, where we know, what to do about it. */
 export function errorText(error: unknown): string {
   if (error instanceof ApiError) {
+    // Only the management API's role refusal is about the organization; a 403 of the data
+    // plane (PostgreSQL's 42501, a storage policy) is about grants and policies.
     const hint =
-      error.status === 403 ? ' Your role in this organization does not allow this; ask an owner or admin.' : '';
+      error.status === 403 && error.code === 'forbidden'
+        ? ' Your role in this organization does not allow this; ask an owner or admin.'
+        : '';
     const details =
       error.body && typeof error.body === 'object'
         ? [error.body.details, error.body.detail, error.body.hint].filter(Boolean).join(' ')
