@@ -257,11 +257,11 @@ begin
   if tg_op <> 'INSERT' then
     prev := to_jsonb(old);
   end if;
-  -- SPEC 2.13: a captured payload over 1 MB is replaced by a marker.
-  if octet_length(rec::text) > 1048576 then
+  -- SPEC 2.13: a captured payload over 1 MB (10^6 bytes, as SPEC writes MB) is replaced by a marker.
+  if octet_length(rec::text) > 1000000 then
     rec := '{"oversized": true}';
   end if;
-  if prev is not null and octet_length(prev::text) > 1048576 then
+  if prev is not null and octet_length(prev::text) > 1000000 then
     prev := '{"oversized": true}';
   end if;
   insert into hearth_workflows.changes (binding_id, action, table_name, record, old, ts)

@@ -260,10 +260,13 @@ describe('row bindings', () => {
 
   test('a payload over 1 MB is replaced by {oversized: true}; the owner cannot read captured changes', async () => {
     const before = (await runsOf('fulfil')).length;
-    await owner`insert into items (status, note) values ('paid', repeat('x', 1100000))`;
+    // Over 1 MB as SPEC writes it (10^6 bytes), though under 1 MiB; and one just under.
+    await owner`insert into items (status, note) values ('paid', repeat('x', 1000100))`;
+    await owner`insert into items (status, note) values ('paid', repeat('y', 999800))`;
     await drain();
-    const [run] = (await runsOf('fulfil')).slice(before);
+    const [run, under] = (await runsOf('fulfil')).slice(before);
     assert.deepEqual(run!.input.record, { oversized: true });
+    assert.equal(under!.input.record.note.length, 999800);
     await assert.rejects(owner`select * from hearth_workflows.changes`, /permission denied/);
   });
 
