@@ -35,6 +35,8 @@ export function assertFunctionName(name: string): void {
   }
 }
 
+const CODE_FILE = /\.(ts|tsx|js|jsx|mjs|mts)$/;
+
 /** Checks the file map and returns the entrypoint to use. */
 export function checkSource(source: FunctionSource): string {
   const paths = Object.keys(source.files ?? {});
@@ -70,6 +72,12 @@ export function checkSource(source: FunctionSource): string {
       `Entrypoint "${entrypoint ?? ''}" is not one of the deployed files (${paths.join(', ')}).`,
     );
   }
+  // A JSON or text file bundles to a module without a handler: every call would fail.
+  if (!CODE_FILE.test(entrypoint))
+    throw fail(
+      'invalid_function_entrypoint',
+      `Entrypoint "${entrypoint}" is not a module that can serve requests: name a .ts, .tsx, .js, .jsx, .mjs or .mts file.`,
+    );
   return entrypoint;
 }
 

@@ -451,6 +451,13 @@ describe('management refusals', () => {
       400,
       'invalid_function_entrypoint',
     ],
+    [
+      'an entrypoint that is not code',
+      'x',
+      { source: '{"a": 1}', entrypoint: 'data.json' },
+      400,
+      'invalid_function_entrypoint',
+    ],
     ['verify_jwt not boolean', 'x', { source: 'x', verify_jwt: 'no' }, 400, 'invalid_request'],
     ['syntax error', 'x', { source: 'Deno.serve(() => {' }, 400, 'function_bundle_failed'],
     [
