@@ -264,13 +264,17 @@ export class FunctionsRuntime {
   ): Promise<Invoked> {
     if (this.stopped) throw fail('functions_stopped');
     assertFunctionName(name);
+    const startedAt = performance.now();
     // A redeploy or a crash can retire the instance between lookup and use; look again then.
     for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
       // The caller's record (the route looked it up to check verify_jwt) saves a lookup the first time.
       const record = attempt === 0 && known.record ? known.record : await this.store.get(projectRef, name);
       if (!record) throw this.missing(name);
       const acquired = this.acquire(projectRef, record, known.env);
-      const instance = acquired instanceof Promise ? await acquired : acquired;
+      const instance =
+        acquired instanceof Promise
+          ? await acquired.catch((err: unknown) => this.unstarted(projectRef, record, invocation, startedAt, err))
+          : acquired;
       if (instance) return this.run(projectRef, record, instance, invocation);
     }
     throw fail(
@@ -461,6 +465,31 @@ export class FunctionsRuntime {
 
   private retireProject(projectRef: string): void {
     for (const key of [...this.slots.keys()]) if (key.startsWith(`${projectRef}/`)) this.retire(key);
+  }
+
+  /**
+   * A call whose instance failed to start (function_boot_error): its closing
+   * entry is logged as a call that ran would have been, then the error thrown.
+   */
+  private unstarted(
+    projectRef: string,
+    record: FunctionRecord,
+    invocation: Invocation,
+    startedAt: number,
+    err: unknown,
+  ): never {
+    const status = err instanceof HearthError ? err.status : 500;
+    const code = err instanceof HearthError ? err.code : 'internal_error';
+    const { method } = invocation;
+    const path = invocation.path.split('?', 1)[0]!;
+    this.log(
+      projectRef,
+      record.name,
+      record.version,
+      { invocationId: randomUUID(), level: 'error', message: `${method} ${path} ${status} ${code}` },
+      { method, path, status, code, durationMs: Math.round(performance.now() - startedAt) },
+    );
+    throw err;
   }
 
   private async run(

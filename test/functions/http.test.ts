@@ -1122,6 +1122,17 @@ describe('logs and errors', () => {
     const boot = await call(main, 'noboot');
     assert.equal(boot.status, 503);
     assert.equal((await boot.json()).error.code, 'function_boot_error');
+    // The call has its closing log entry, as one that ran does.
+    const logs = await until(
+      async () =>
+        (await h.api('GET', `/v1/projects/${main.ref}/functions/noboot/logs`)).body as {
+          method?: string;
+          status?: number;
+          error_code?: string;
+        }[],
+      (l) => l.some((e) => e.status === 503),
+    );
+    assert.ok(logs.some((e) => e.method === 'GET' && e.status === 503 && e.error_code === 'function_boot_error'));
     const { error } = await client().functions.invoke('thrower', { body: {} });
     assert.ok(error instanceof FunctionsHttpError);
     assert.equal(error.context.status, 500);
