@@ -223,22 +223,29 @@ export class Instance {
       const { i, l, m } = JSON.parse(line.slice(logPrefix.length)) as { i: string | null; l: LogLevel; m: string };
       onLog({ invocationId: i, level: l, message: m });
     });
+    // workerd tells the function only "internal error; reference = X". The reason is on stderr:
+    // "connecting to A is not allowed", then a line with "wdErrId = X", the same X.
+    let refusedTo: string | null = null;
+    const logRefusal = (reference: string | null) => {
+      onLog({
+        invocationId: null,
+        level: 'warn',
+        message: `Outbound connection to ${refusedTo} refused: functions may only connect to public internet addresses.${reference ? ` (reference = ${reference})` : ''}`,
+      });
+      refusedTo = null;
+    };
     readline.createInterface({ input: child.stderr! }).on('line', (line) => {
       this.stderrTail = `${this.stderrTail + line}\n`.slice(-STDERR_TAIL);
-      // workerd tells the function only "internal error; reference = X"; the reason is here.
+      if (refusedTo !== null) logRefusal(/wdErrId = (\w+)/.exec(line)?.[1] ?? null);
       const refused = /connecting to (.+) is not allowed/.exec(line);
-      if (refused)
-        onLog({
-          invocationId: null,
-          level: 'warn',
-          message: `Outbound connection to ${refused[1]} refused: functions may only connect to public internet addresses.`,
-        });
+      if (refused) refusedTo = refused[1]!;
       // An exception the shim cannot catch (a response body stream that throws) is only reported here.
       const uncaught = this.started && /Uncaught exception: (?:.*?failed: )?(?:remote\.)?(?:jsg\.)?(.*)$/.exec(line);
       if (uncaught) onLog({ invocationId: null, level: 'error', message: `Uncaught exception: ${uncaught[1]}` });
     });
     this.closed = new Promise((resolve) =>
       child.on('close', () => {
+        if (refusedTo !== null) logRefusal(null);
         this.exitReason ??= /heap out of memory|Reached heap limit/.test(this.stderrTail) ? 'memory' : 'crash';
         this.agent.destroy();
         void fs.rm(this.runDir, { recursive: true, force: true }).finally(resolve);

@@ -114,15 +114,28 @@ describe('outbound network', () => {
       'http://[::ffff:127.0.0.1]:5432/',
       'http://[fd00::1]/',
     ];
+    const references: string[] = [];
     for (const url of targets) {
       const res = await h.runtime.invokeFunction('netp', 'probe', get('probe', `?url=${encodeURIComponent(url)}`));
       assert.equal(res.status, 502, url);
-      assert.match(await res.text(), /^refused: /, url);
+      const text = await res.text();
+      assert.match(text, /^refused: /, url);
+      const reference = /reference = (\w+)/.exec(text)?.[1];
+      if (reference) references.push(reference);
     }
     const logs = await until(
       () => h.runtime.readLogs('netp', 'probe', { limit: 100 }),
-      (l) => l.some((e) => e.message.includes('169.254.169.254')),
+      (l) => references.every((r) => l.some((e) => e.message.includes(`reference = ${r}`))),
     );
+    // What the function saw ("internal error; reference = X") leads to the reason in the logs.
+    assert.ok(references.length > 0);
+    for (const reference of references)
+      assert.ok(
+        logs.some(
+          (e) => e.level === 'warn' && e.message.includes(`refused`) && e.message.includes(`reference = ${reference}`),
+        ),
+        reference,
+      );
     assert.ok(
       logs.some((e) => e.level === 'warn' && /Outbound connection to 127\.0\.0\.1:5432 refused/.test(e.message)),
     );
