@@ -293,6 +293,14 @@ function RowDialog({ project, table, columns, pk, row, onDone, onClose }: RowDia
         } catch {
           throw new Error(`${c.name} is not valid JSON: fix the marked place in its editor.`);
         }
+      } else if (c.type.endsWith('[]') && values[c.name]!.trim().startsWith('[')) {
+        // An array as the dialog shows it (JSON): sent as a JSON array, which PostgREST stores as
+        // the column's array; PostgreSQL's own {a,b} form is sent as text and read by PostgreSQL.
+        try {
+          out[c.name] = JSON.parse(values[c.name]!);
+        } catch {
+          throw new Error(`${c.name} is not a JSON array: write it as ["a", null] or as PostgreSQL's {a,NULL}.`);
+        }
       } else out[c.name] = values[c.name];
     }
     return out;

@@ -75,6 +75,24 @@ describe('Hearth Studio values', () => {
     ]);
   });
 
+  test("an array cell saves as the dialog shows it (JSON, nulls included) or in PostgreSQL's {a,NULL} form", async () => {
+    const { page } = b;
+    await sql(`create table tagged (id int primary key, tags text[]); insert into tagged values (1, '{x,NULL}')`);
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/tagged`);
+    await page.reload(); // the table list was read before the table existed
+    const grid = page.getByRole('region', { name: 'Rows of tagged' });
+    for (const [typed, stored] of [
+      ['["y", null, "z"]', '{y,NULL,z}'],
+      ['{a,NULL}', '{a,NULL}'],
+    ] as const) {
+      await grid.getByRole('button', { name: 'Edit row 1' }).click();
+      await page.getByLabel(/^tags/).fill(typed);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      assert.deepEqual(await sql('select tags::text from tagged'), [{ tags: stored }], typed);
+    }
+  });
+
   test('rows are ordered by the primary key until a header is clicked; an edited row keeps its place', async () => {
     const { page } = b;
     await sql(`create table ordered (id int primary key, label text);
