@@ -58,6 +58,11 @@ export const CATALOGUE = {
     message: 'The request headers are larger than the server accepts (16 KiB in all).',
   },
   internal_error: { status: 500, areas: ['http'], message: 'Something went wrong on our side; the error is logged.' },
+  unexpected_failure: {
+    status: 500,
+    areas: ['auth'],
+    message: 'Database error saving new user (a trigger on auth.users refused the row; the reason is logged).',
+  },
   invalid_api_key: { status: 401, areas: ['http'], message: 'Invalid API key: it is not a key of this project.' },
   invalid_request: {
     status: 400,

@@ -1704,6 +1704,14 @@ CREATE TABLE auth.users (
     banned_until timestamp with time zone,
     invited_at timestamp with time zone,
     deleted_at timestamp with time zone,
+    instance_id uuid DEFAULT '00000000-0000-0000-0000-000000000000'::uuid,
+    aud text DEFAULT 'authenticated'::text,
+    role text DEFAULT 'authenticated'::text,
+    phone text,
+    phone_confirmed_at timestamp with time zone,
+    confirmation_sent_at timestamp with time zone,
+    confirmed_at timestamp with time zone GENERATED ALWAYS AS (LEAST(email_confirmed_at, phone_confirmed_at)) STORED,
+    is_sso_user boolean DEFAULT false NOT NULL,
     CONSTRAINT users_email_change_check CHECK ((email_change = lower(email_change))),
     CONSTRAINT users_email_check CHECK ((email = lower(email)))
 );
@@ -3360,6 +3368,62 @@ GRANT SELECT(invited_at) ON TABLE auth.users TO hearth_<ref>_owner;
 --
 
 GRANT SELECT(deleted_at) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.instance_id; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(instance_id) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.aud; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(aud) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.role; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(role) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.phone; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(phone) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.phone_confirmed_at; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(phone_confirmed_at) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.confirmation_sent_at; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(confirmation_sent_at) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.confirmed_at; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(confirmed_at) ON TABLE auth.users TO hearth_<ref>_owner;
+
+
+--
+-- Name: COLUMN users.is_sso_user; Type: ACL; Schema: auth; Owner: postgres
+--
+
+GRANT SELECT(is_sso_user) ON TABLE auth.users TO hearth_<ref>_owner;
 
 
 --

@@ -13,7 +13,7 @@ import { randomToken, sha256 } from '../secrets.ts';
 import { ACCESS_TOKEN_SECONDS, signAccessToken } from './access-token.ts';
 import { later, now, type AuthContext } from './context.ts';
 import { rateHit, refuseOverLimit, type Bucket } from './rate-limit.ts';
-import { emailTaken, LINK_COLUMNS, userJson, type UserRow } from './users.ts';
+import { LINK_COLUMNS, userJson, userRowRefused, type UserRow } from './users.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
 
@@ -197,8 +197,7 @@ export async function createUserWithSession(
     const r = sessionAndUser(rest);
     return payload(ctx, r.user!, r.session, token);
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw emailTaken();
-    throw err;
+    throw userRowRefused(ctx, err);
   }
 }
 

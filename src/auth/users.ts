@@ -2,6 +2,7 @@
  * User rows (auth.users) and the user object of the API (SPEC 2.2).
  */
 import type postgres from 'postgres';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { fail } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { userGone } from './http.ts';
@@ -52,7 +53,25 @@ export function mergeMetadataSql(db: Db, column: MetadataColumn, patch: Record<s
   return db`(${db(column)} || ${db.json(kept as never)}) - ${removed}::text[]`;
 }
 
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+/** A taken e-mail: auth.users' own unique e-mail, not a unique index a trigger of the project's writes to. */
+const isEmailTaken = (err: unknown) => {
+  const e = err as { code?: string; table_name?: string; schema_name?: string };
+  return e.code === '23505' && e.schema_name === 'auth' && e.table_name === 'users';
+};
+
+/**
+ * Why the database refused a new user row: the e-mail is taken (409), or a
+ * reason of the project's own, a trigger on auth.users (a profile insert that
+ * failed, a check that raised). For that, GoTrue's answer, 500
+ * unexpected_failure "Database error saving new user", the text people search
+ * for; the reason is logged. Anything else is returned as it was.
+ */
+export function userRowRefused(ctx: AuthContext, err: unknown): unknown {
+  if (isEmailTaken(err)) return emailTaken();
+  if ((err as Error)?.name !== 'PostgresError' || isDatabaseUnavailable(err)) return err;
+  ctx.p.log.error({ err }, 'auth: the database refused a user row (a trigger on auth.users?)');
+  return fail('unexpected_failure', 'Database error saving new user');
+}
 
 /** 409 email_taken (SPEC 7) with GoTrue's texts: sign-up's, or an e-mail change's. */
 export const emailTaken = (change = false) =>
@@ -76,8 +95,7 @@ export async function createUser(
       returning *`;
     return row as UserRow;
   } catch (err) {
-    if (isUniqueViolation(err)) throw emailTaken();
-    throw err;
+    throw userRowRefused(ctx, err);
   }
 }
 
@@ -93,7 +111,7 @@ export async function applyEmail(ctx: AuthContext, db: Db, userId: string, email
     if (!row) throw fail('user_not_found', 'The user no longer exists.');
     return row as UserRow;
   } catch (err) {
-    if (isUniqueViolation(err)) throw emailTaken(true);
+    if (isEmailTaken(err)) throw emailTaken(true);
     throw err;
   }
 }

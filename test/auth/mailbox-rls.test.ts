@@ -169,10 +169,49 @@ describe('row-level security with auth.uid()', () => {
       body: { email: 'someone@elsewhere.org', password: goodPassword() },
     });
     assert.equal(refused.status, 500);
+    // GoTrue's answer, the text people search for.
+    assert.equal(refused.body.error_code, 'unexpected_failure');
+    assert.equal(refused.body.msg, 'Database error saving new user');
     assert.equal(
       (await owner`select count(*)::int as n from auth.users where email = 'someone@elsewhere.org'`)[0]!.n,
       0,
     );
+    // Supabase's other columns are there for SQL written against them (a trigger reading new.phone).
+    assert.deepEqual(
+      {
+        ...(
+          await owner`select aud, role, instance_id, phone, confirmed_at is not distinct from email_confirmed_at as same,
+            is_sso_user from auth.users where id = ${data.user!.id}`
+        )[0],
+      },
+      {
+        aud: 'authenticated',
+        role: 'authenticated',
+        instance_id: '00000000-0000-0000-0000-000000000000',
+        phone: null,
+        same: true,
+        is_sso_user: false,
+      },
+    );
+    // A unique index a trigger writes to is the trigger's failure, not a taken e-mail.
+    await owner.unsafe(`
+      drop function public.only_example_com() cascade;
+      create table public.handles (handle text unique);
+      create function public.one_handle() returns trigger language plpgsql security definer as $$
+      begin insert into public.handles values (new.raw_user_meta_data->>'handle'); return new; end $$;
+      create trigger one_handle after insert on auth.users for each row execute function public.one_handle();`);
+    const first = await authApi(h, 'POST', '/signup', {
+      body: { email: uniqueEmail('handle'), password: goodPassword(), data: { handle: 'ada' } },
+    });
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const second = await authApi(h, 'POST', '/signup', {
+      body: { email: uniqueEmail('handle'), password: goodPassword(), data: { handle: 'ada' } },
+    });
+    assert.equal(second.status, 500);
+    assert.equal(second.body.error_code, 'unexpected_failure');
+    await owner.unsafe('drop function public.one_handle() cascade; drop table public.handles');
+    await owner.unsafe(`create function public.only_example_com() returns trigger language plpgsql as $$ begin return new; end $$;
+      create trigger only_example_com before insert on auth.users for each row execute function public.only_example_com();`);
     // DROP TRIGGER needs the table's owner; dropping the trigger's function with cascade removes it.
     await assert.rejects(owner.unsafe('drop trigger only_example_com on auth.users'), /must be owner/);
     await owner.unsafe(`
