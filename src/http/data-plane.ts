@@ -105,7 +105,8 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
     // session's token that storage-js still sends with uploadToSignedUrl) cannot refuse it.
     if (config?.ignoreCredentials) return admitCaller(request, reply, config, project, null);
     const credentials = credentialsOf(request);
-    if (config?.refusedTokenAsKey && credentials.apikey) return admitKeyOnRefusal(request, reply, config, project);
+    if (config?.refusedTokenAsKey && credentials.apikey)
+      return admitKeyOnRefusal(request, reply, config, project, credentials);
     const auth = authenticate(opts.registry, project, credentials, opts.p.clock);
     return auth instanceof Promise
       ? auth.then((caller) => admitCaller(request, reply, config, project, caller))
@@ -118,8 +119,8 @@ export const dataPlane = fp(async (app: FastifyInstance, opts: { p: Platform; re
     reply: FastifyReply,
     config: FastifyContextConfig,
     project: ProjectRuntime,
+    credentials: ReturnType<typeof credentialsOf>,
   ): Promise<void> {
-    const credentials = credentialsOf(request);
     let refused: HearthError | undefined;
     const auth = await Promise.resolve()
       .then(() => authenticate(opts.registry, project, credentials, opts.p.clock))
