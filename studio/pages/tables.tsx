@@ -4,6 +4,7 @@
  * structure and its row level security. Rows go through /rest/v1 with the
  * secret key; structure and policies through SQL as the owner role.
  */
+import { useEffect } from 'preact/hooks';
 import { mgmt, sqlRows, type Project } from '../api.ts';
 import { href } from '../router.ts';
 import { listTablesSql, type TableRef } from '../table-sql.ts';
@@ -37,6 +38,12 @@ export function TablesPage({ project, rest }: { project: Project; rest: string[]
   const [schema, name, tab = 'rows'] = rest;
   const selected = tables.data?.find((t) => t.schema === schema && t.name === name);
   const creating = schema === '+new';
+  // A table named by the address but not in the list was made since it loaded (by SQL, another
+  // tab, a migration): read the list again, once per address.
+  const unknown = Boolean(tables.data && name && !selected && !creating);
+  useEffect(() => {
+    if (unknown) tables.reload();
+  }, [schema, name, unknown && 'unknown']);
 
   return (
     <section class="tables">
