@@ -34,6 +34,9 @@ export function sourceHash(): string {
     h.update(path.relative(SOURCE_DIR, file)).update('\0').update(readFileSync(file)).update('\0');
   const lock = path.join(ROOT, 'package-lock.json');
   if (existsSync(lock)) h.update(readFileSync(lock));
+  // This file too (by its place in the tree: the server may run it from a bundle): the page's
+  // HTML and the build options are written here.
+  h.update(readFileSync(path.join(ROOT, 'src', 'studio', 'build.ts')));
   return h.digest('hex').slice(0, 16);
 }
 
@@ -45,6 +48,11 @@ export function isCurrentBuild(dir: string, hash: string): boolean {
   }
 }
 
+/** A flame, inline (the CSP admits data: images), so a browser never asks for /favicon.ico and logs a 404. */
+const FAVICON = `data:image/svg+xml,${encodeURIComponent(
+  "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><path fill='#e8590c' d='M8 1c1 3 4 4.5 4 8.5a4 4 0 0 1-8 0c0-2 1-3.2 2-4 0 1.8.8 3 2 3.2C7.2 6.5 7.5 3.5 8 1z'/></svg>",
+)}`;
+
 const html = (script: string, css: string) => `<!doctype html>
 <html lang="en">
 <head>
@@ -53,6 +61,7 @@ const html = (script: string, css: string) => `<!doctype html>
 <meta name="color-scheme" content="light dark">
 <meta name="style-nonce" content="{{STYLE_NONCE}}">
 <title>Hearth Studio</title>
+<link rel="icon" href="${FAVICON}">
 <link rel="stylesheet" href="/dashboard/assets/${css}">
 <script type="module" src="/dashboard/assets/${script}"></script>
 </head>

@@ -64,6 +64,9 @@ describe('Hearth Studio', () => {
     const html = await page.text();
     const nonce = /style-src 'self' 'nonce-([\w+/=]+)'/.exec(csp)![1]!;
     assert.ok(html.includes(`<meta name="style-nonce" content="${nonce}">`));
+    // Its icon is inline (img-src admits data:), so no browser asks for /favicon.ico and logs a 404.
+    assert.match(html, /<link rel="icon" href="data:image\/svg\+xml,/);
+    assert.match(csp, /img-src [^;]*data:/);
     const again = await fetch(`${h.url}/dashboard`);
     assert.notEqual(again.headers.get('content-security-policy'), csp);
     const script = /src="(\/dashboard\/assets\/main-[\w-]+\.js)"/.exec(html)![1]!;
