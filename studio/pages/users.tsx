@@ -4,7 +4,7 @@
  * sign out everywhere (Hearth's POST /admin/users/{id}/logout), delete.
  */
 import { useState } from 'preact/hooks';
-import { data, type Project } from '../api.ts';
+import { data, mgmt, type Project } from '../api.ts';
 import { ConfirmDialog, Dialog, Empty, ErrorNote, Loading, useAction, useLoad } from '../ui.tsx';
 
 interface User {
@@ -35,6 +35,17 @@ export function UsersPage({ project }: { project: Project }) {
     const { body, res } = await data<{ users: User[] }>(project.ref, 'GET', `/auth/v1/admin/users?${q}`);
     return { users: body.users, total: Number(res.headers.get('x-total-count') ?? body.users.length) };
   }, [project.ref, page, filter]);
+  // Without an SMTP server, auth mail goes to the development mailbox: say so, rather than "sent".
+  const smtp = useLoad(
+    async () =>
+      (await mgmt<{ smtp_host: string | null }>('GET', `/v1/projects/${encodeURIComponent(project.ref)}/config/auth`))
+        .smtp_host,
+    [project.ref],
+  );
+  const mailed = (what: string, to: string) =>
+    smtp.data === null
+      ? `${what} for ${to} is in the development mailbox (no SMTP server is set; GET /v1/projects/${project.ref}/mailbox), not sent.`
+      : `${what} sent to ${to}.`;
   const act = (label: string, f: () => Promise<unknown>) =>
     run(async () => {
       setNotice('');
@@ -113,7 +124,7 @@ export function UsersPage({ project }: { project: Project }) {
                       disabled={busy || !u.email}
                       aria-label={`Send recovery link to ${u.email}`}
                       onClick={() =>
-                        act(`Recovery link sent to ${u.email}.`, () =>
+                        act(mailed('Recovery link', u.email!), () =>
                           data(project.ref, 'POST', '/auth/v1/recover', { body: { email: u.email } }),
                         )
                       }
@@ -181,6 +192,7 @@ export function UsersPage({ project }: { project: Project }) {
         <UserDialog
           project={project}
           kind={dialog}
+          mailed={mailed}
           onClose={() => setDialog(null)}
           onDone={(msg) => (setDialog(null), setNotice(msg), users.reload())}
         />
@@ -205,11 +217,13 @@ export function UsersPage({ project }: { project: Project }) {
 function UserDialog({
   project,
   kind,
+  mailed,
   onClose,
   onDone,
 }: {
   project: Project;
   kind: 'create' | 'invite';
+  mailed: (what: string, to: string) => string;
   onClose: () => void;
   onDone: (message: string) => void;
 }) {
@@ -227,7 +241,7 @@ function UserDialog({
               await data(project.ref, 'POST', '/auth/v1/admin/users', {
                 body: { email, password, email_confirm: true },
               });
-            onDone(kind === 'invite' ? `Invitation sent to ${email}.` : `${email} created.`);
+            onDone(kind === 'invite' ? mailed('Invitation', email) : `${email} created.`);
           });
         }}
       >

@@ -308,6 +308,20 @@ describe('Hearth Studio values', () => {
     }
   });
 
+  test('without an SMTP server, a recovery link is said to be in the development mailbox, not sent', async () => {
+    const { page } = b;
+    assert.equal((await h.api('GET', `/v1/projects/${ref}/config/auth`)).body.smtp_host, null);
+    await page.goto(`${h.url}/dashboard#/p/${ref}/users`);
+    await page.reload();
+    await page.getByRole('button', { name: 'Send recovery link to phone@studio.test' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Recovery link for phone@studio.test is in the development mailbox' })
+      .waitFor();
+    const mailbox = await h.api('GET', `/v1/projects/${ref}/mailbox`);
+    assert.ok((mailbox.body as { to: string }[]).some((m) => m.to === 'phone@studio.test'));
+  });
+
   test('no page had a CSP violation or a script error', () => {
     assert.deepEqual(b.problems, []);
   });
