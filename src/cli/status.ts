@@ -79,6 +79,13 @@ export async function localConnection(config: Config, ref?: string): Promise<Con
         'not_started',
         `No Hearth data in ${config.dataDir}: run \`npm start\` first (commands look for .hearth in the working folder and the folders above it; HEARTH_DATA_DIR names another).`,
       );
+    // Its cluster runs while postmaster.pid names a live server; otherwise say so, rather than
+    // "connection refused" on a port (the default one, as the stopped cluster's is not known).
+    if (runningPort(config.dataDir) === null)
+      throw fail(
+        'not_running',
+        `Hearth is not running on ${config.dataDir} (its PostgreSQL is stopped): start it with \`npm start\`.`,
+      );
     url = `postgres://postgres:${readFileSync(pwFile, 'utf8').trim()}@127.0.0.1:${config.dbPort}/postgres`;
   }
   const dbs = new Databases(url, config.controlDb);

@@ -190,6 +190,17 @@ test('start, status, restart with the same keys, clean stop, 503 when the databa
   );
   assert.equal(await Promise.race([exited, hung]), 0);
   assert.equal(existsSync(path.join(dataDir, 'pg', 'postmaster.pid')), false, 'PostgreSQL stopped cleanly');
+  // Stopped: status says so in one line, not "connection refused" on some port.
+  const stopped = spawnSync(process.execPath, [bin, 'status', '-o', 'json'], {
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(stopped.status, 1);
+  assert.match(
+    stopped.stderr,
+    /^hearth: Hearth is not running on .* \(its PostgreSQL is stopped\): start it with `npm start`\.\n$/,
+  );
 
   const second = await start();
   const again = JSON.parse(status('json'));
