@@ -64,8 +64,11 @@ async function login(opts: { url: string; email?: string }): Promise<number> {
     } | null;
     if (body?.error?.code === 'unauthorized') throw new CliError(`Wrong e-mail or password for ${url}.`);
     if (!res.ok || typeof body?.access_token !== 'string') {
+      // A URL with a path (a data-plane route pasted by mistake) reached some other route of a Hearth.
+      const path = new URL(url).pathname.replace(/\/+$/, '');
+      const hint = path ? ` Give the server's own URL, without ${path}: the management API is at its root.` : '';
       if (body?.error?.code)
-        throw new CliError(`${url} refused the sign-in: ${body.error.message} (${body.error.code}).`);
+        throw new CliError(`${url} refused the sign-in: ${body.error.message} (${body.error.code}).${hint}`);
       throw new CliError(
         `${url} does not answer as a Hearth server (POST /v1/login: ${res.status} ${res.headers.get('content-type') ?? ''}): check the URL.`,
       );

@@ -71,6 +71,16 @@ test('login with e-mail and password (from stdin in a script); a wrong password 
   const none = await runHearth(['login', '--url', th.url], { env });
   assert.equal(none.status, 1);
   assert.match(none.stderr, /Pass --email/);
+  // A data-plane URL pasted for the server's: the refusal says to drop the path.
+  const pathed = await runHearth(['login', '--url', `${th.url}/auth/v1/health`, '--email', 'owner@example.com'], {
+    env,
+    input: 'correct horse battery 9\n',
+  });
+  assert.equal(pathed.status, 1);
+  assert.match(
+    pathed.stderr,
+    /Give the server's own URL, without \/auth\/v1\/health: the management API is at its root\.\n$/,
+  );
 
   const ok = await runHearth(['login', '--url', th.url, '--email', 'owner@example.com'], {
     env,
