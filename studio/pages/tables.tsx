@@ -101,8 +101,23 @@ export function TablesPage({ project, rest }: { project: Project; rest: string[]
               {tab === 'rows' && (
                 <TableRows key={`${selected.schema}.${selected.name}`} project={project} table={selected} />
               )}
-              {tab === 'structure' && <TableStructure project={project} table={selected} onChanged={tables.reload} />}
-              {tab === 'policies' && <TablePolicies project={project} table={selected} onChanged={tables.reload} />}
+              {/* Keyed by the table: a draft or an error of one table never shows under another. */}
+              {tab === 'structure' && (
+                <TableStructure
+                  key={`${selected.schema}.${selected.name}`}
+                  project={project}
+                  table={selected}
+                  onChanged={tables.reload}
+                />
+              )}
+              {tab === 'policies' && (
+                <TablePolicies
+                  key={`${selected.schema}.${selected.name}`}
+                  project={project}
+                  table={selected}
+                  onChanged={tables.reload}
+                />
+              )}
             </>
           )}
         </div>

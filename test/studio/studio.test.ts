@@ -292,6 +292,18 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Drop policy readable' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Drop policy' }).click();
     await page.getByText('No policies on notes.').waitFor();
+    // A half-typed policy belongs to its table: another table's Policies tab starts empty.
+    await h.api('POST', `/v1/projects/${ref}/database/query`, {
+      body: { query: 'create table public.other_notes (id int primary key)' },
+    });
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/other_notes/policies`);
+    await page.getByText('No policies on other_notes.').waitFor(); // now in the list
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/notes/policies`);
+    await page.getByText('No policies on notes.').waitFor();
+    await page.getByLabel('Name').fill('half-typed');
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/other_notes/policies`);
+    await page.getByText('No policies on other_notes.').waitFor();
+    assert.equal(await page.getByLabel('Name').inputValue(), '');
   });
 
   test('SQL editor: result sets with row counts and timing, an error marked where PostgreSQL says, the history, the statement timeout', async () => {
