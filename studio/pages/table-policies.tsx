@@ -45,6 +45,17 @@ export function TablePolicies({
     /* shown once a name is typed */
   }
 
+  // PostgreSQL has no row level security on views (ALTER ... ENABLE ROW LEVEL SECURITY fails 42809).
+  if (table.kind !== 'table')
+    return (
+      <div class="policies">
+        <p>
+          A {table.kind} has no row level security of its own: it reads its tables as its owner (or, with{' '}
+          <code>security_invoker</code>, as the caller), so write the policies on those tables.
+        </p>
+      </div>
+    );
+
   return (
     <div class="policies">
       <p>

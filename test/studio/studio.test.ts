@@ -304,6 +304,13 @@ describe('Hearth Studio', () => {
     await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/other_notes/policies`);
     await page.getByText('No policies on other_notes.').waitFor();
     assert.equal(await page.getByLabel('Name').inputValue(), '');
+    // A view has no RLS of its own: no control that could only fail.
+    await h.api('POST', `/v1/projects/${ref}/database/query`, {
+      body: { query: 'create view public.notes_view as select * from public.other_notes' },
+    });
+    await page.goto(`${h.url}/dashboard#/p/${ref}/tables/public/notes_view/policies`);
+    await page.getByText('A view has no row level security of its own').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Enable RLS' }).count(), 0);
   });
 
   test('SQL editor: result sets with row counts and timing, an error marked where PostgreSQL says, the history, the statement timeout', async () => {
