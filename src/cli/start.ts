@@ -1,10 +1,9 @@
-import { writeFileSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import type { IncomingMessage, Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import type { Config } from '../config.ts';
 import { fail } from '../errors.ts';
 import { launchEmbedded } from '../db/embedded.ts';
+import { removeOwnServerRecord, writeServerRecord } from './server-file.ts';
 
 /**
  * Settings that keep a server small until it is used: the first request other
@@ -114,7 +113,6 @@ export async function runStart(config: Config): Promise<number> {
   });
   leanUntilUsed(hearth.app?.server);
   setTimeout(() => void collectStartGarbage(), COLLECT_AFTER_MS).unref();
-  const runtimeFile = path.join(config.dataDir, 'server.json');
   let stopping = false;
   let forced = false;
   /** A second signal, or a stop past its bound: stop the embedded PostgreSQL (never left running) and exit now. */
@@ -129,7 +127,7 @@ export async function runStart(config: Config): Promise<number> {
     if (stopping) return force(`${signal} received again`);
     stopping = true;
     hearth.p.log.info(`${signal} received: draining requests and stopping (${signal} again exits at once)`);
-    rmSync(runtimeFile, { force: true });
+    removeOwnServerRecord(config.dataDir);
     // The drain is bounded (DRAIN_SECONDS); this catches anything else that would hold the stop.
     setTimeout(
       () => void force(`still stopping ${STOP_LIMIT_SECONDS} s after ${signal}`),
@@ -141,7 +139,7 @@ export async function runStart(config: Config): Promise<number> {
   for (const signal of SIGNALS) process.on(signal, () => void shutdown(signal));
 
   if (hearth.app) {
-    writeFileSync(runtimeFile, `${JSON.stringify({ url: hearth.url, pid: process.pid })}\n`);
+    writeServerRecord(config.dataDir, hearth.url);
     const [{ firstOwner }, { connectionInfo }] = await Promise.all([
       import('../platform/accounts.ts'),
       import('../platform/connection-info.ts'),

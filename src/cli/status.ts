@@ -9,6 +9,7 @@ import { fail } from '../errors.ts';
 import { connectionInfo, type ConnectionInfo } from '../platform/connection-info.ts';
 import { defaultProject, findProject } from '../platform/projects.ts';
 import { MasterKey } from '../secrets.ts';
+import { readServerRecord, type ServerRecord } from './server-file.ts';
 import { firstOwner } from '../platform/accounts.ts';
 
 /**
@@ -49,13 +50,9 @@ export function localConfig(env: NodeJS.ProcessEnv): Config {
  * once it listens and removed when it stops), or null when there is none or
  * its process is gone (killed outright, so the file stayed).
  */
-export function runningServer(dataDir: string): { url: string; pid: number } | null {
-  let server: { url: string; pid: number };
-  try {
-    server = JSON.parse(readFileSync(path.join(dataDir, 'server.json'), 'utf8'));
-  } catch {
-    return null;
-  }
+export function runningServer(dataDir: string): ServerRecord | null {
+  const server = readServerRecord(dataDir);
+  if (!server) return null;
   try {
     process.kill(server.pid, 0);
   } catch (err) {
