@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
+import { until } from '../helpers/poll.ts';
 import { startStudioBrowser, type StudioBrowser } from './browser.ts';
 
 let h: TestHearth;
@@ -318,8 +319,12 @@ describe('Hearth Studio values', () => {
       .getByRole('status')
       .filter({ hasText: 'Recovery link for phone@studio.test is in the development mailbox' })
       .waitFor();
-    const mailbox = await h.api('GET', `/v1/projects/${ref}/mailbox`);
-    assert.ok((mailbox.body as { to: string }[]).some((m) => m.to === 'phone@studio.test'));
+    // The mail is made after the answer (the address's existence is never told by timing): wait for it.
+    const inMailbox = async () =>
+      ((await h.api('GET', `/v1/projects/${ref}/mailbox`)).body as { to: string }[]).some(
+        (m) => m.to === 'phone@studio.test',
+      );
+    assert.equal(await until(inMailbox, (found) => found, 10_000), true);
   });
 
   test('no page had a CSP violation or a script error', () => {
