@@ -38,6 +38,7 @@ export function TablesPage({ project, rest }: { project: Project; rest: string[]
   const [schema, name, tab = 'rows'] = rest;
   const selected = tables.data?.find((t) => t.schema === schema && t.name === name);
   const creating = schema === '+new';
+  const selectedKey = selected && `${selected.schema}.${selected.name}`;
   // A table named by the address but not in the list was made since it loaded (by SQL, another
   // tab, a migration): read the list again, once per address.
   const unknown = Boolean(tables.data && name && !selected && !creating);
@@ -98,25 +99,13 @@ export function TablesPage({ project, rest }: { project: Project; rest: string[]
                   </a>
                 ))}
               </nav>
-              {tab === 'rows' && (
-                <TableRows key={`${selected.schema}.${selected.name}`} project={project} table={selected} />
-              )}
               {/* Keyed by the table: a draft or an error of one table never shows under another. */}
+              {tab === 'rows' && <TableRows key={selectedKey} project={project} table={selected} />}
               {tab === 'structure' && (
-                <TableStructure
-                  key={`${selected.schema}.${selected.name}`}
-                  project={project}
-                  table={selected}
-                  onChanged={tables.reload}
-                />
+                <TableStructure key={selectedKey} project={project} table={selected} onChanged={tables.reload} />
               )}
               {tab === 'policies' && (
-                <TablePolicies
-                  key={`${selected.schema}.${selected.name}`}
-                  project={project}
-                  table={selected}
-                  onChanged={tables.reload}
-                />
+                <TablePolicies key={selectedKey} project={project} table={selected} onChanged={tables.reload} />
               )}
             </>
           )}

@@ -6,15 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import postgres from 'postgres';
-import { withDatabase } from '../../src/db/pools.ts';
 import { randomToken } from '../../src/secrets.ts';
-import { dropEverything, serverUrl } from '../helpers/hearth.ts';
-import { startSpawned, stopSpawned } from '../helpers/spawned-hearth.ts';
+import { dropDeployment, startSpawned, stopSpawned } from '../helpers/spawned-hearth.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'hearth-shared-'));
 const controlDb = `hearth_t_${randomToken(10, 'abcdefghijklmnopqrstuvwxyz')}`;
@@ -26,16 +23,7 @@ const shared = {
 };
 const record = () => JSON.parse(readFileSync(path.join(shared.HEARTH_DATA_DIR, 'server.json'), 'utf8'));
 
-after(async () => {
-  const control = postgres(withDatabase(serverUrl(), controlDb), { max: 1, onnotice: () => {} });
-  const projects = await control`select db_name, owner_role from platform.projects`.catch(() => []);
-  await control.end();
-  await dropEverything(
-    controlDb,
-    projects.map((r) => ({ db: r.db_name as string, role: r.owner_role as string })),
-  );
-  rmSync(root, { recursive: true, force: true });
-});
+after(() => dropDeployment(controlDb, root));
 
 test('a second process on the same data folder: the folder is made; stopping either leaves server.json naming one that runs', {
   timeout: 180_000,

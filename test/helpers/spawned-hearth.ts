@@ -16,17 +16,20 @@ import { freePorts } from './ports.ts';
 
 const runs: { controlDb: string; dataDir: string }[] = [];
 
+/** Drops a control database with the project databases and roles it lists, and removes the data folder. */
+export async function dropDeployment(controlDb: string, dataDir: string): Promise<void> {
+  const control = postgres(withDatabase(serverUrl(), controlDb), { max: 1, onnotice: () => {} });
+  const projects = await control`select db_name, owner_role from platform.projects`.catch(() => []);
+  await control.end();
+  await dropEverything(
+    controlDb,
+    projects.map((r) => ({ db: r.db_name as string, role: r.owner_role as string })),
+  );
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
 after(async () => {
-  for (const { controlDb, dataDir } of runs) {
-    const control = postgres(withDatabase(serverUrl(), controlDb), { max: 1, onnotice: () => {} });
-    const projects = await control`select db_name, owner_role from platform.projects`.catch(() => []);
-    await control.end();
-    await dropEverything(
-      controlDb,
-      projects.map((r) => ({ db: r.db_name as string, role: r.owner_role as string })),
-    );
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  for (const { controlDb, dataDir } of runs) await dropDeployment(controlDb, dataDir);
 });
 
 /**
