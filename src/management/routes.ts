@@ -164,7 +164,11 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
   // Keys are replaced by creating a new one and revoking the old (docs/management-api.md "API keys").
   app.post<{ Params: { ref: string } }>('/v1/projects/:ref/api-keys', async (request, reply) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
-    return reply.code(201).send(await createApiKey(p, project.id, objectBody(request)));
+    const created = await createApiKey(p, project.id, objectBody(request));
+    // The NOTIFY reaches this process too, but a moment later: what it built from the keys (functions'
+    // key dictionaries, a revoked key's access) is rebuilt here at once, for the very next request.
+    registry.onChange({ kind: 'keys', projectId: project.id });
+    return reply.code(201).send(created);
   });
 
   app.get<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {
@@ -174,13 +178,14 @@ export async function managementRoutes(app: FastifyInstance, opts: { p: Platform
 
   app.patch<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
-    return updateApiKey(p, project.id, request.params.id, objectBody(request));
+    const updated = await updateApiKey(p, project.id, request.params.id, objectBody(request));
+    registry.onChange({ kind: 'keys', projectId: project.id });
+    return updated;
   });
 
   app.delete<{ Params: { ref: string; id: string } }>('/v1/projects/:ref/api-keys/:id', async (request) => {
     const { project } = await access.project(request, request.params.ref, ADMINS);
     const revoked = await revokeApiKey(p, project.id, request.params.id);
-    // The NOTIFY reaches this process too, but a moment later: forget the key here at once.
     registry.onChange({ kind: 'keys', projectId: project.id });
     return revoked;
   });
