@@ -97,6 +97,7 @@ export const CATALOGUE = {
   unsupported_media_type: { status: 415, areas: ['http'], message: 'Unsupported Content-Type.' },
 
   // auth
+  anonymous_provider_disabled: { status: 422, areas: ['auth'], message: 'Anonymous sign-ins are disabled' },
   bad_code_challenge: {
     status: 400,
     areas: ['auth'],
@@ -261,6 +262,7 @@ export const CATALOGUE = {
     areas: ['auth'],
     message: 'This identity is your only way to sign in; set a password or link another identity before unlinking it.',
   },
+  signup_disabled: { status: 422, areas: ['auth'], message: 'Signups not allowed for this instance' },
   smtp_failed: { status: 502, areas: ['auth'], message: 'The SMTP server could not be reached or refused the mail.' },
   smtp_not_configured: {
     status: 400,

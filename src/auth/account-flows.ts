@@ -20,6 +20,7 @@ import {
   findUserWithLinks,
   identitiesAndFactors,
   mergeMetadataSql,
+  refuseSignupWhenDisabled,
   signedInUser,
   userJson,
   type UserRow,
@@ -30,6 +31,7 @@ export async function signUpWithPassword(
   ctx: AuthContext,
   input: { email: string; password: string; metadata?: Record<string, unknown> },
 ): Promise<SessionPayload> {
+  refuseSignupWhenDisabled(ctx);
   checkNewPassword(input.password);
   const passwordHash = await hashPassword(input.password);
   return createUserWithSession(
@@ -39,12 +41,23 @@ export async function signUpWithPassword(
   );
 }
 
+/**
+ * Whether a guest may sign in, in GoTrue's order: external_anonymous_users_enabled
+ * false is 422 anonymous_provider_disabled, then disable_signup (a guest is a
+ * new user) 422 signup_disabled. Neither spends the guest rate limit.
+ */
+function refuseGuestWhenDisabled(ctx: AuthContext): void {
+  if (ctx.settings.external_anonymous_users_enabled === false) throw fail('anonymous_provider_disabled');
+  refuseSignupWhenDisabled(ctx);
+}
+
 /** A guest sign-in, counted against rate_limit_anonymous_users by the same statement. */
-export function signUpGuest(
+export async function signUpGuest(
   ctx: AuthContext,
   clientIp: string,
   metadata?: Record<string, unknown>,
 ): Promise<SessionPayload> {
+  refuseGuestWhenDisabled(ctx);
   return createUserWithSession(
     ctx,
     { email: null, passwordHash: null, metadata, confirmed: false },

@@ -10,7 +10,14 @@ import { recoveryMail, signInMail } from './messages.ts';
 import { issueDecoy, issueOneTime, redeemCode, redeemLink, type Purpose, type RedeemedToken } from './one-time.ts';
 import { exchangeAuthCode, mintAuthCode, startFlow, type Challenge, type ProviderTokens } from './pkce.ts';
 import { assertNotBanned, issueSession, type AmrMethod, type SessionPayload } from './sessions.ts';
-import { applyEmail, createUser, findUserByEmail, findUserById, type UserRow } from './users.ts';
+import {
+  applyEmail,
+  createUser,
+  findUserByEmail,
+  findUserById,
+  refuseSignupWhenDisabled,
+  type UserRow,
+} from './users.ts';
 
 export interface EmailRequest {
   email: string;
@@ -24,6 +31,19 @@ export type SignInRequest = Omit<EmailRequest, 'redirectTo'> & {
   createUser: boolean;
   metadata?: Record<string, unknown>;
 };
+
+/**
+ * POST /otp before the answer, under disable_signup: an unknown address with
+ * create_user is 422 signup_disabled, as GoTrue answers (which tells it apart
+ * from a known one; the request has already spent rate_limit_email_sent, so
+ * probing addresses is as slow as sending mail). A known address still gets
+ * its code, and never an account: one deleted meanwhile gets a decoy.
+ */
+export async function refuseSignInSignup(ctx: AuthContext, req: SignInRequest): Promise<SignInRequest> {
+  if (!req.createUser || ctx.settings.disable_signup !== true) return req;
+  if (!(await findUserByEmail(ctx.project.sql, req.email))) refuseSignupWhenDisabled(ctx);
+  return { ...req, createUser: false };
+}
 
 /**
  * POST /otp, after the answer: finds or (unless createUser is false) creates

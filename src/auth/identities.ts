@@ -16,7 +16,7 @@ import type postgres from 'postgres';
 import { fail } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { userGone } from './http.ts';
-import { createUser, findUserByEmail, findUserById, type UserRow } from './users.ts';
+import { createUser, findUserByEmail, findUserById, refuseSignupWhenDisabled, type UserRow } from './users.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
 
@@ -105,6 +105,7 @@ export async function userForIdentity(
     await insertIdentity(ctx, tx, holder.id, p);
     return withProvider(ctx, tx, holder, p.provider);
   }
+  refuseSignupWhenDisabled(ctx); // as GoTrue: linking and signing in go on, a new account does not
   const created = await createUser(ctx, tx, {
     email: holder ? null : p.email,
     passwordHash: null,

@@ -246,7 +246,11 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
 
   app.get('/auth/v1/settings', async (request) => {
     const s = (await ctxOf(request)).settings;
-    const external: Record<string, boolean> = { email: true, phone: false, anonymous_users: true };
+    const external: Record<string, boolean> = {
+      email: true,
+      phone: false,
+      anonymous_users: s.external_anonymous_users_enabled !== false,
+    };
     // A provider counts as on when it would actually work (enabled and given its credentials), as GET /authorize decides.
     for (const name of PROVIDERS) {
       external[name] =
@@ -257,7 +261,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     }
     return {
       external,
-      disable_signup: false,
+      disable_signup: s.disable_signup === true,
       // Password sign-up answers with a session at once: there is no confirmation step.
       mailer_autoconfirm: true,
       phone_autoconfirm: false,

@@ -10,13 +10,22 @@ import { getUser, passwordGrant, signUpGuest, signUpWithPassword, updateUser } f
 import { Background } from './background.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { adminRoutes } from './routes-admin.ts';
-import { followLink, pkceGrant, sendRecoveryMail, sendSignInMail, verifyCode, verifyLinkToken } from './email-flows.ts';
+import {
+  followLink,
+  pkceGrant,
+  refuseSignInSignup,
+  sendRecoveryMail,
+  sendSignInMail,
+  verifyCode,
+  verifyLinkToken,
+} from './email-flows.ts';
 import { readBodiesAsJson, authErrors, queryOf, sessionIdOf, userClaims } from './http.ts';
 import { readChallenge } from './pkce.ts';
 import { spendRateLimit } from './rate-limit.ts';
 import { redirectTarget, signInTarget } from './redirects.ts';
 import { refreshSession, revokeByAccessToken, revokeByRefreshToken, type LogoutScope } from './sessions.ts';
 import { requireTokenUser } from './user-sessions.ts';
+import { refuseSignupWhenDisabled } from './users.ts';
 import {
   invalid,
   metadata,
@@ -78,6 +87,8 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     if (email === undefined && password === undefined) {
       return reply.code(201).send(await signUpGuest(ctx, request.ip, data));
     }
+    // As GoTrue: refused before the fields are checked or the rate limit is spent.
+    refuseSignupWhenDisabled(ctx);
     if (email === undefined) throw invalid('email is required with a password (send neither for a guest session).');
     if (password === undefined)
       throw invalid('password is required with an e-mail address (or use POST /auth/v1/otp).');
@@ -185,8 +196,10 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
       metadata: metadata(body),
     };
     await spendRateLimit(ctx, 'email_sent', request.ip);
-    // Everything that depends on whether the address exists happens after the answer.
-    background.run('auth otp mail', () => sendSignInMail(ctx, req));
+    // Everything that depends on whether the address exists happens after the answer
+    // (but disable_signup's refusal of an unknown one, as GoTrue answers it).
+    const admitted = await refuseSignInSignup(ctx, req);
+    background.run('auth otp mail', () => sendSignInMail(ctx, admitted));
     return {};
   });
 

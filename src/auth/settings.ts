@@ -82,6 +82,13 @@ function provider(name: string): AreaSpec {
 export const authSettings: AreaSpec = {
   site_url: { type: 'string', default: 'http://localhost:3000', maxLength: 2048, check: httpUrl },
   uri_allow_list: { type: 'string', default: '', maxLength: 8192, check: redirectPatterns },
+  /**
+   * GoTrue's DISABLE_SIGNUP: the public API creates no user (password sign-up, /otp for an unknown
+   * address, a social identity matching nobody, a guest); the admin API still does (invite-only projects).
+   */
+  disable_signup: { type: 'boolean', default: false },
+  /** Guest sign-in (POST /signup without e-mail and password); off: 422 anonymous_provider_disabled. */
+  external_anonymous_users_enabled: { type: 'boolean', default: true },
   // Per client IP: this many at once, refilling at this many per 10 s (src/auth/rate-limit.ts).
   rate_limit_signups: { type: 'integer', default: 30, min: 0, max: 1_000_000 },
   rate_limit_anonymous_users: { type: 'integer', default: 30, min: 0, max: 1_000_000 },

@@ -80,6 +80,16 @@ export const emailTaken = (change = false) =>
     change ? 'A user with this email address has already been registered' : 'User already registered',
   );
 
+/**
+ * config/auth disable_signup (GoTrue's DISABLE_SIGNUP): 422 signup_disabled
+ * before any path of the public API creates a user. The admin API (create,
+ * invite, generate_link) never asks: that is how an invite-only project gets
+ * its users.
+ */
+export function refuseSignupWhenDisabled(ctx: AuthContext): void {
+  if (ctx.settings.disable_signup === true) throw fail('signup_disabled');
+}
+
 export async function createUser(
   ctx: AuthContext,
   db: Db,

@@ -1,6 +1,6 @@
 /**
  * config/auth through the management API: site URL, redirect allowlist,
- * SMTP, social providers, passkeys and rate limits, grouped. Only changed
+ * sign-ups, SMTP, social providers, passkeys and rate limits, grouped. Only changed
  * fields are sent (secrets come back as ******** and are never sent back).
  */
 import { useState } from 'preact/hooks';
@@ -11,8 +11,9 @@ type Settings = Record<string, string | number | boolean | null>;
 
 const GROUPS: [string, RegExp][] = [
   ['URLs', /^(site_url|uri_allow_list)$/],
+  ['Sign-ups', /^(disable_signup|external_anonymous_users_enabled)$/],
   ['SMTP (outgoing mail)', /^smtp_/],
-  ['Social sign-in', /^external_/],
+  ['Social sign-in', /^external_(?!anonymous_users_enabled$)/],
   ['Passkeys', /^webauthn_/],
   ['Rate limits', /^rate_limit_/],
 ];

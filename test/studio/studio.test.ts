@@ -432,6 +432,15 @@ describe('Hearth Studio', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Saved.').waitFor();
     assert.equal((await h.api('GET', `/v1/projects/${ref}/config/auth`)).body.uri_allow_list, 'http://app.test/**');
+    // Sign-ups have their own group (not under social sign-in), as checkboxes.
+    const signups = page.getByRole('group', { name: 'Sign-ups' });
+    await signups.getByLabel('disable_signup').check();
+    assert.equal(await signups.getByLabel('external_anonymous_users_enabled').isChecked(), true);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved.').waitFor();
+    assert.equal((await h.api('GET', `/v1/projects/${ref}/config/auth`)).body.disable_signup, true);
+    await h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { disable_signup: null } });
+    await page.reload();
     await page.getByLabel('Send a test mail to').fill('postmaster@studio.test');
     await page.getByRole('button', { name: 'Send test mail' }).click();
     await page.getByText('Test mail sent to postmaster@studio.test.').waitFor();
