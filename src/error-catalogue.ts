@@ -374,7 +374,7 @@ export const CATALOGUE = {
   PGRST301: { status: 401, areas: ['rest'], message: 'JWT expired' },
 
   // storage
-  bucket_exists: { status: 409, areas: ['storage'], message: 'A bucket with this name already exists.' },
+  bucket_exists: { status: 409, areas: ['storage'], message: 'The resource already exists' },
   bucket_not_empty: {
     status: 409,
     areas: ['storage'],
@@ -384,10 +384,9 @@ export const CATALOGUE = {
   duplicate: {
     status: 409,
     areas: ['storage'],
-    message:
-      'The resource already exists: an object of that name holds different bytes. Upload with x-upsert: true (or PUT) to replace it.',
+    message: 'The resource already exists',
   },
-  entity_too_large: { status: 413, areas: ['storage'], message: 'The object exceeded the maximum allowed size.' },
+  entity_too_large: { status: 413, areas: ['storage'], message: 'The object exceeded the maximum allowed size' },
   invalid_bucket_name: {
     status: 400,
     areas: ['storage'],

@@ -37,6 +37,12 @@ function setToken(t: string | null) {
 }
 export const signOut = () => setToken(null);
 
+/** An error body's message, with storage's hint (what Hearth adds to Supabase's words) after it. */
+function errorMessage(e: any, fallback: string): string {
+  const message = e.error?.message ?? e.message ?? e.msg ?? e.error_description ?? fallback;
+  return e.error?.hint ? `${message}. ${e.error.hint}` : message;
+}
+
 async function parse(res: Response): Promise<any> {
   const text = await res.text();
   let body: any = text;
@@ -47,12 +53,7 @@ async function parse(res: Response): Promise<any> {
   }
   if (!res.ok) {
     const e = body && typeof body === 'object' ? body : {};
-    const message =
-      e.error?.message ??
-      e.message ??
-      e.msg ??
-      e.error_description ??
-      (typeof body === 'string' && body ? body : `${res.status} ${res.statusText}`);
+    const message = errorMessage(e, typeof body === 'string' && body ? body : `${res.status} ${res.statusText}`);
     const code = e.error?.code ?? e.code ?? e.error_code ?? e.error ?? String(res.status);
     if (
       res.status === 401 &&
@@ -169,8 +170,7 @@ export async function upload(
       }
       let message = `${xhr.status}`;
       try {
-        const b = JSON.parse(xhr.responseText);
-        message = b.message ?? b.error ?? message;
+        message = errorMessage(JSON.parse(xhr.responseText), message);
       } catch {
         /* keep the status */
       }

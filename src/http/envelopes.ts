@@ -3,8 +3,10 @@
  * - /rest/v1: PostgREST's flat `{message, code, details, hint}`;
  * - /auth/v1: `{error: {code, message}}`, plus GoTrue's `error_code` and `msg`
  *   so supabase-js shows the message and code;
- * - /storage/v1: `{error: {code, message}}`, plus storage-api's `statusCode`
- *   and `message` so storage-js does the same;
+ * - /storage/v1: `{error: {code, message, hint?}}`, plus storage-api's
+ *   `statusCode`, `code` (Supabase Storage's name, storage-codes.ts) and
+ *   `message` so storage-js does the same; the message is Supabase's own
+ *   wording where apps compare it, and `hint` says what Hearth adds;
  * - management (/v1 and the rest): `{error: {code, message}}`, with the same
  *   code and message repeated at the top level, since SPEC 2.16 describes
  *   management errors only as "a status plus a code" and Supabase's
@@ -17,6 +19,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DatabaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.ts';
 import { fail, HearthError } from '../errors.ts';
 import { drainRefusedBody } from './refused-body.ts';
+import { supabaseStorageCode } from './storage-codes.ts';
 
 export type Area = 'rest' | 'auth' | 'storage' | 'functions' | 'realtime' | 'management';
 
@@ -36,7 +39,12 @@ export function envelope(area: Area, e: HearthError): unknown {
     case 'auth':
       return { error: { code: e.code, message: e.message }, code: e.status, error_code: e.code, msg: e.message };
     case 'storage':
-      return { error: { code: e.code, message: e.message }, statusCode: String(e.status), message: e.message };
+      return {
+        error: { code: e.code, message: e.message, ...(e.hint && { hint: e.hint }) },
+        statusCode: String(e.status),
+        code: supabaseStorageCode(e.code),
+        message: e.message,
+      };
     case 'management':
       return { error: { code: e.code, message: e.message }, code: e.code, message: e.message };
     case 'realtime':

@@ -60,7 +60,7 @@ export async function createBucket(sql: Sql, name: unknown, input: BucketInput):
      on conflict (id) do nothing returning ${BUCKET_COLUMNS}`,
     [id, isPublic, limit, mimes as never],
   );
-  if (!row) throw fail('bucket_exists', `A bucket named "${id}" already exists.`);
+  if (!row) throw fail('bucket_exists', undefined, { hint: `A bucket named "${id}" already exists.` });
   return row as unknown as Bucket;
 }
 

@@ -10,10 +10,9 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { fail } from '../errors.ts';
 
 export const tooLarge = (limit: number) =>
-  fail(
-    'entity_too_large',
-    `The object exceeded the maximum allowed size of ${limit} bytes (the smaller of 50 MiB, the project's file_size_limit and the bucket's).`,
-  );
+  fail('entity_too_large', undefined, {
+    hint: `The limit here is ${limit} bytes: the smaller of 50 MiB, the project's file_size_limit and the bucket's.`,
+  });
 
 type Blake = typeof import('@napi-rs/blake-hash');
 // The native addon is loaded at the first upload, not at start: loading it

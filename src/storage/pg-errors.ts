@@ -12,7 +12,7 @@ export function storageError(err: unknown): unknown {
     case 'HS002':
       return fail('upload_interrupted');
     case '23505':
-      return fail('duplicate', 'The resource already exists: an object of that name is already in the bucket.');
+      return fail('duplicate', undefined, { hint: 'An object of that name is already in the bucket.' });
     case '23503':
       return fail('bucket_not_found');
     // Postgres text and jsonb cannot hold U+0000, so no bucket, object or metadata can contain it.

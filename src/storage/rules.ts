@@ -96,7 +96,9 @@ export function checkContentType(contentType: string, allowed: string[] | null):
   }
   // An empty list restricts nothing, as in Supabase Storage.
   if (allowed?.length && !allowed.some((a) => a === type || (a.endsWith('/*') && type.startsWith(a.slice(0, -1))))) {
-    throw fail('invalid_mime_type', `mime type ${type} is not supported: this bucket accepts ${allowed.join(', ')}.`);
+    throw fail('invalid_mime_type', `mime type ${type} is not supported`, {
+      hint: `This bucket accepts ${allowed.join(', ')}.`,
+    });
   }
 }
 

@@ -79,16 +79,20 @@ async function gather(body: Readable): Promise<Buffer> {
 
 const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_role' } };
 
-const duplicate = () => fail('duplicate');
-const TAKEN_UNREADABLE =
-  'The resource already exists: an object of that name is already in the bucket, one your policies do not let you read. Upload with x-upsert: true (or PUT) to replace it, if your policies allow that.';
+const duplicate = () =>
+  fail('duplicate', undefined, {
+    hint: 'An object of that name holds different bytes. Upload with x-upsert: true (or PUT) to replace it.',
+  });
+const takenUnreadable = () =>
+  fail('duplicate', undefined, {
+    hint: 'An object of that name is already in the bucket, one your policies do not let you read. Upload with x-upsert: true (or PUT) to replace it, if your policies allow that.',
+  });
 
 /** SPEC 4.2: a signed upload URL never overwrites, so x-upsert or PUT is no way out here. */
 const takenForSignedUpload = () =>
-  fail(
-    'duplicate',
-    'An object of that name already exists, and a signed upload URL cannot overwrite it (x-upsert does not apply). Delete the object first, or sign a URL for another name.',
-  );
+  fail('duplicate', undefined, {
+    hint: 'A signed upload URL cannot overwrite an object (x-upsert does not apply). Delete the object first, or sign a URL for another name.',
+  });
 
 export interface Limits {
   maxBytes: number;
@@ -360,7 +364,7 @@ export async function upload(s: StorageContext, project: ProjectRuntime, u: Uplo
       if (u.by.kind === 'signed' && !(committed.taken && (await holdsSameBytes(s, project, committed.taken, row))))
         throw takenForSignedUpload();
       // An object the caller may not read: whether it holds these bytes is not told (no oracle on its content).
-      if (!committed.taken) throw fail('duplicate', TAKEN_UNREADABLE);
+      if (!committed.taken) throw takenUnreadable();
       if (!(await holdsSameBytes(s, project, committed.taken, row))) throw duplicate();
       await discard(s, project, version);
       return { object: committed.taken, replayed: true };

@@ -298,10 +298,12 @@ describe('limits', () => {
       headers: { 'content-type': 'application/pdf' },
     });
     assert.equal(pdf.status, 415);
-    const refused = (await pdf.json()).error;
-    assert.equal(refused.code, 'invalid_mime_type');
-    // Supabase Storage's words first (clients match them), then what the bucket takes.
-    assert.match(refused.message, /^mime type application\/pdf is not supported: this bucket accepts /);
+    const refused = await pdf.json();
+    assert.equal(refused.error.code, 'invalid_mime_type');
+    // Supabase Storage's words and code (clients compare them); the hint says what the bucket takes.
+    assert.equal(refused.message, 'mime type application/pdf is not supported');
+    assert.equal(refused.code, 'InvalidMimeType');
+    assert.match(refused.error.hint, /^This bucket accepts /);
     const wildcard = await t.raw('POST', '/object/files/x', { body: 'x', headers: { 'content-type': 'image/*' } });
     assert.equal(wildcard.status, 400);
     assert.equal(await errorCode(wildcard), 'invalid_mime_type');
@@ -786,5 +788,41 @@ describe('single-object delete', () => {
     const noBucket = await t.raw('DELETE', '/object/nowhere/x.txt');
     assert.equal(noBucket.status, 404);
     assert.equal(await errorCode(noBucket), 'bucket_not_found');
+  });
+});
+
+describe("Supabase Storage's error codes and words, as storage-js reads them", () => {
+  test("StorageApiError.code and message are what Supabase Storage sends; Hearth's code stays in error.code", async () => {
+    await t.service.storage.createBucket('codes');
+    const codes = t.service.storage.from('codes');
+    const cases: [string, PromiseLike<{ error: unknown }>, string, string][] = [
+      ['missing bucket', t.service.storage.getBucket('no-such-bucket'), 'NoSuchBucket', 'Bucket not found'],
+      ['missing object', codes.info('never/stored.txt'), 'NoSuchKey', 'Object not found'],
+      [
+        'bucket name taken',
+        t.service.storage.createBucket('codes'),
+        'ResourceAlreadyExists',
+        'The resource already exists',
+      ],
+      ['invalid bucket name', t.service.storage.createBucket('A B'), 'InvalidBucketName', ''],
+    ];
+    await codes.upload('codes/taken.txt', Buffer.from('one'));
+    cases.push([
+      'object name taken',
+      codes.upload('codes/taken.txt', Buffer.from('two')),
+      'ResourceAlreadyExists',
+      'The resource already exists',
+    ]);
+    for (const [what, call, code, message] of cases) {
+      const { error } = await call;
+      const e = error as { code?: string; message: string };
+      assert.equal(e.code, code, what);
+      if (message) assert.equal(e.message, message, what);
+    }
+    const raw = await t.raw('POST', '/object/codes/codes/taken.txt', { body: 'three' });
+    const body = await raw.json();
+    assert.equal(raw.status, 409);
+    assert.deepEqual([body.statusCode, body.code, body.error.code], ['409', 'ResourceAlreadyExists', 'duplicate']);
+    assert.match(body.error.hint, /x-upsert/);
   });
 });

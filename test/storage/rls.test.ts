@@ -332,15 +332,27 @@ describe('signed URLs', () => {
     for (const bytes of ['alice', 'bob']) {
       const { error } = await bob.storage.from('dropbox').upload('report.pdf', Buffer.from(bytes));
       assert.equal(status({ error }), 409, bytes);
-      assert.match(error!.message, /one your policies do not let you read/, bytes);
+      assert.equal(error!.message, 'The resource already exists', bytes);
+      assert.equal((error as { code?: string }).code, 'ResourceAlreadyExists', bytes);
+      const raw = await t.raw('POST', '/object/dropbox/report.pdf', {
+        body: bytes,
+        token: await t.token(BOB),
+        headers: { apikey: t.h.info.PUBLISHABLE_KEY },
+      });
+      assert.match((await raw.json()).error.hint, /one your policies do not let you read/, bytes);
     }
-    for (const [who, client] of [
-      ['the owner, who can read it', alice],
-      ['bob, who cannot', bob],
+    for (const [who, sub, client] of [
+      ['the owner, who can read it', ALICE, alice],
+      ['bob, who cannot', BOB, bob],
     ] as const) {
       const minted = await client.storage.from('dropbox').createSignedUploadUrl('report.pdf');
       assert.equal(status(minted), 409, who);
-      assert.match(minted.error!.message, /signed upload URL cannot overwrite it/, who);
+      assert.equal(minted.error!.message, 'The resource already exists', who);
+      const raw = await t.raw('POST', '/object/upload/sign/dropbox/report.pdf', {
+        token: await t.token(sub),
+        headers: { apikey: t.h.info.PUBLISHABLE_KEY },
+      });
+      assert.match((await raw.json()).error.hint, /signed upload URL cannot overwrite an object/, who);
     }
     // A free name still mints, and a caller who may not insert is refused for a taken name and a free one alike.
     assert.equal((await bob.storage.from('dropbox').createSignedUploadUrl('free.pdf')).error, null);
@@ -374,7 +386,7 @@ describe('signed URLs', () => {
     const againBody = await again.json();
     assert.equal(againBody.error.code, 'duplicate');
     // Not the upload's advice: x-upsert and PUT cannot replace through a signed URL.
-    assert.match(againBody.message, /signed upload URL cannot overwrite it/);
+    assert.match(againBody.error.hint, /signed upload URL cannot overwrite an object/);
     // Bound to one object.
     const elsewhere = await fetch(minted.data!.signedUrl.replace('upload.txt', 'elsewhere.txt'), {
       method: 'PUT',
