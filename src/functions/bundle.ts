@@ -88,14 +88,18 @@ const STD_HTTP_SERVER_MODULE = `export function serve(handler, options = {}) {
   Deno.serve(options, handler);
   return Promise.resolve();
 }`;
-/** supabase-js as npm:, jsr:, esm.sh or jsDelivr name it; group 1 is the version asked for. */
+/**
+ * supabase-js as npm:, jsr:, esm.sh or jsDelivr name it; group 1 is the
+ * version asked for, group 2 one of the package's public subpaths (`/cors`,
+ * Supabase's CORS headers for functions, and `/tracing`), nothing else of it.
+ */
 const SUPABASE_JS =
-  /^(?:npm:|jsr:|https:\/\/esm\.sh\/(?:v\d+\/)?|https:\/\/cdn\.jsdelivr\.net\/npm\/)@supabase\/supabase-js(?:@([^/?#]+))?(?:\/\+esm)?(?:\?[^#]*)?$/;
-const supabaseJsEntry = lazy(async () => fileURLToPath(import.meta.resolve('@supabase/supabase-js')));
+  /^(?:npm:|jsr:|https:\/\/esm\.sh\/(?:v\d+\/)?|https:\/\/cdn\.jsdelivr\.net\/npm\/)@supabase\/supabase-js(?:@([^/?#]+))?(?:\/(cors|tracing))?(?:\/\+esm)?(?:\?[^#]*)?$/;
+const supabaseJsEntry = (subpath = '') =>
+  fileURLToPath(import.meta.resolve(`@supabase/supabase-js${subpath && `/${subpath}`}`));
 const supabaseJsVersion = lazy(
   async () =>
-    JSON.parse(readFileSync(path.join(path.dirname(await supabaseJsEntry()), '../package.json'), 'utf8'))
-      .version as string,
+    JSON.parse(readFileSync(path.join(path.dirname(supabaseJsEntry()), '../package.json'), 'utf8')).version as string,
 );
 
 async function providedModule(spec: string) {
@@ -112,7 +116,7 @@ async function providedModule(spec: string) {
       ],
     };
   }
-  return { path: await supabaseJsEntry(), namespace: 'file' };
+  return { path: supabaseJsEntry(supabaseJs[2]), namespace: 'file' };
 }
 
 /** Deno's import map of a deploy: the folder of the file that holds it, and its `imports`. */

@@ -955,6 +955,32 @@ serve(async (req) => {
     assert.match(v1.body.error.message, /provides @supabase\/supabase-js 2\.\d+\.\d+ for imports of version 2/);
   });
 
+  test("supabase-js's /cors subpath (Supabase's CORS guide) comes from Hearth's copy, however it is named", async () => {
+    const { corsHeaders } = await import('@supabase/supabase-js/cors');
+    const source = (spec: string) => `import { corsHeaders } from '${spec}';
+Deno.serve(() => Response.json(corsHeaders, { headers: corsHeaders }));`;
+    for (const spec of [
+      'jsr:@supabase/supabase-js@2/cors',
+      'npm:@supabase/supabase-js@2/cors',
+      'https://esm.sh/@supabase/supabase-js@2/cors',
+      'https://cdn.jsdelivr.net/npm/@supabase/supabase-js@2/cors/+esm',
+    ]) {
+      await deploy(h, main.ref, 'cors', { source: source(spec) });
+      const res = await fetch(`${main.base}/functions/v1/cors`, { headers: { apikey: main.publishable } });
+      assert.equal(res.status, 200, spec);
+      assert.deepEqual(await res.json(), corsHeaders, spec);
+    }
+    // Through a deno.json that maps the package's folder, as the guide's import map does.
+    await deploy(h, main.ref, 'cors', {
+      files: {
+        'index.ts': source('@supabase/supabase-js/cors'),
+        'deno.json': JSON.stringify({ imports: { '@supabase/supabase-js/': 'npm:@supabase/supabase-js@2/' } }),
+      },
+    });
+    const mapped = await fetch(`${main.base}/functions/v1/cors`, { headers: { apikey: main.publishable } });
+    assert.deepEqual(await mapped.json(), corsHeaders);
+  });
+
   test("a function's deno.json (or import_map.json) maps bare specifiers, as Deno reads it", async () => {
     await deploy(h, main.ref, 'mapped', {
       files: {

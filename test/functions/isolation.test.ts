@@ -77,6 +77,8 @@ describe('host files', () => {
       // Provided remote modules name one package entry; nothing beside or inside it.
       'npm:@supabase/supabase-js@2/../../../../etc/passwd',
       'https://esm.sh/@supabase/supabase-js@2/dist/index.mjs',
+      'npm:@supabase/supabase-js@2/cors/../package.json',
+      'jsr:@supabase/supabase-js@2/package.json',
       'npm:@supabase/auth-js',
       'https://deno.land/std@0.168.0/http/../../../etc/passwd',
       `${h.config.dataDir}/functions/projects/hostfs/secrets.json`,
