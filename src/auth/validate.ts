@@ -8,8 +8,14 @@ import { isLeakedPassword } from './leaked.ts';
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 128;
 
-// No white space, no control characters: an address is a line of a mail header and a text column.
-const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+/**
+ * GoTrue's address format (the dot-atom of RFC 5322: ASCII letters, digits and
+ * !#$%&'*+/=?^_`{|}~.- before the `@`; host-name labels after it), plus a dot
+ * in the domain. Nothing a mail header could read as a display name, a group
+ * or a second recipient (`<`, `,`, `;`, `:`, quotes, white space) gets in.
+ */
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const EMAIL = new RegExp(`^[A-Za-z0-9.!#$%&'*+/=?^_\`{|}~-]+@${LABEL}(?:\\.${LABEL})+$`);
 
 export const invalid = (message: string) => fail('validation_failed', message);
 
@@ -84,7 +90,7 @@ export const isEmailAddress = (v: string): boolean => v.length <= 254 && EMAIL.t
 export function normaliseEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
   if (!isEmailAddress(email))
-    throw invalid(`Unable to validate email address: invalid format ("${raw.slice(0, 80)}").`);
+    throw invalid('Unable to validate email address: invalid format');
   return email;
 }
 

@@ -13,10 +13,18 @@ import type { Caller, DbRole } from '../db/with-role.ts';
 import { fail, HearthError } from '../errors.ts';
 import type { ProjectRegistry, ProjectRuntime, ResolvedKey } from '../platform/registry.ts';
 
+/**
+ * GoTrue's words for a token it cannot take, which apps and supabase-js's own
+ * tests compare: "invalid JWT: unable to parse or verify signature, " and
+ * what is wrong (golang-jwt's phrases where GoTrue has one).
+ */
+const invalidJwt = (why: string) => fail('bad_jwt', `invalid JWT: unable to parse or verify signature, ${why}`);
+const MALFORMED = 'token is malformed: token contains an invalid number of segments';
+
 /** An expired access token: the data plane words it as PostgREST does ("JWT expired"), so it is told apart by its type. */
 export class TokenExpired extends HearthError<'bad_jwt'> {
   constructor() {
-    super('bad_jwt', 'The access token has expired; refresh the session.');
+    super('bad_jwt', 'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired');
   }
 }
 
@@ -32,6 +40,8 @@ const ROLES: readonly DbRole[] = ['anon', 'authenticated', 'service_role'];
 // A Bearer of three dot-separated parts, the signature possibly empty (alg "none"): a JWT, refused as
 // bad_jwt rather than as an unknown key. Matched with the header in one pass: it is on most requests.
 const BEARER_JWT = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)\s*$/i;
+
+const API_KEY_SHAPE = /^sb_(?:publishable|secret)_/;
 
 export const anonymousCaller = (): Caller => ({ role: 'anon', claims: { role: 'anon' } });
 
@@ -86,10 +96,9 @@ async function verifySignature(project: ProjectRuntime, token: string, clock: Cl
       token,
       (header) => {
         const key = header.kid ? project.verifyKeys.get(header.kid) : undefined;
-        if (!key) throw fail('bad_jwt', 'The access token was not signed by this project (unknown kid).');
+        if (!key) throw invalidJwt('token is unverifiable: it was not signed by this project (unknown kid)');
         return key;
       },
-      // A token without exp would never expire: only tokens this project issued with a lifetime count.
       { algorithms: ['ES256'], currentDate: clock.now(), requiredClaims: ['exp'] },
     );
     return payload;
@@ -97,9 +106,13 @@ async function verifySignature(project: ProjectRuntime, token: string, clock: Cl
     if (err instanceof HearthError) throw err;
     if (err instanceof joseErrors.JWTExpired) throw new TokenExpired();
     if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'exp') {
-      throw fail('bad_jwt', 'The access token has no exp claim; only tokens with an expiry are accepted.');
+      // A token without exp would never expire: only tokens this project issued with a lifetime count.
+      throw invalidJwt('token has invalid claims: token is missing required claim: exp claim is required');
     }
-    throw fail('bad_jwt', 'The access token is invalid (bad signature or malformed).');
+    if (err instanceof joseErrors.JOSEAlgNotAllowed)
+      throw invalidJwt('token signature is invalid: signing method is invalid');
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed) throw invalidJwt('token signature is invalid');
+    throw invalidJwt('token is malformed: it could not be decoded');
   }
 }
 
@@ -117,8 +130,10 @@ export function authenticate(
   const apikey = Array.isArray(headers.apikey) ? headers.apikey[0] : headers.apikey;
   const authorization = headers.authorization;
   const jwt = authorization ? (BEARER_JWT.exec(authorization)?.[1] ?? null) : null;
-  // A Bearer that is not a JWT is a key too.
+  // A Bearer that is not a JWT is a key too; beside a key in apikey, one that is not shaped as a key
+  // is a broken access token, refused in GoTrue's words rather than as an unknown key.
   const bearerKey = authorization && !jwt ? bearer(authorization) : null;
+  if (apikey && bearerKey && !API_KEY_SHAPE.test(bearerKey)) throw invalidJwt(MALFORMED);
   if (!apikey && !bearerKey) return jwt ? userAuth(project, jwt, null, clock) : null;
   // Keys seen lately are answered from the registry's cache without a promise (most requests).
   // (No closures here: this runs on every request.)
@@ -171,7 +186,7 @@ function userAuth(
 
 function userCaller(claims: JWTPayload, keyType: DataPlaneAuth['keyType']): DataPlaneAuth {
   const role = claims.role as DbRole;
-  if (!ROLES.includes(role)) throw fail('bad_jwt', 'The access token carries an unknown role.');
+  if (!ROLES.includes(role)) throw invalidJwt('token has invalid claims: it carries an unknown role');
   return { caller: { role, claims: claims as Record<string, unknown> }, keyType, user: claims };
 }
 

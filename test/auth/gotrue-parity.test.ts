@@ -1,5 +1,5 @@
 /**
- * GoTrue parity, driven through supabase-js (auth-js 2.109)
+ * GoTrue parity, driven through supabase-js (auth-js 2.119)
  * and raw calls: a deleted user's access token on every user-scoped route,
  * the factors carried in session payloads (which mfa.getAuthenticatorAssuranceLevel
  * reads), aal2 to enrol a further factor, and the sign-in methods Hearth
@@ -296,6 +296,10 @@ describe('sign-in methods Hearth does not offer answer plainly', () => {
     assert.match(web3.body.error.message, /Web3 provider is disabled/);
     assert.equal(web3.headers.get('x-sb-error-code'), 'web3_provider_disabled');
     assert.equal((await sb.auth.getSession()).data.session, null);
+
+    // GoTrue's OAuth 2.1 server (Supabase Auth as a provider for other apps) is not served.
+    const oauthClients = await admin.auth.admin.oauth.listClients();
+    assert.equal(oauthClients.error?.status, 404);
   });
 
   test('verifyOtp with a phone is 400 phone_provider_disabled, like the other phone calls', async () => {
@@ -320,6 +324,62 @@ describe('statuses GoTrue gives', () => {
     assert.equal(hash.status, 403);
     assert.equal(hash.body.error.code, 'user_banned');
     assert.equal(hash.headers.get('x-sb-error-code'), 'user_banned');
+  });
+});
+
+describe("GoTrue's e-mail address format", () => {
+  test('an address a mail header could misread (display name, group, list, quotes) or non-ASCII is 400 on every path; nothing is stored', async () => {
+    const project = (await h.hearth.registry.defaultProject())!;
+    const bad = ['xx:;x@x.x', 'a<b>@x.y', 'a,b@x.y', '"q"@x.y', 'ü@x.de', 'a@-x.com', 'a@x..y'];
+    for (const email of bad) {
+      const calls = {
+        signUp: client(h).auth.signUp({ email, password: goodPassword() }),
+        signInWithOtp: client(h).auth.signInWithOtp({ email }),
+        createUser: admin.auth.admin.createUser({ email, password: goodPassword() }),
+        inviteUserByEmail: admin.auth.admin.inviteUserByEmail(email),
+        generateLink: admin.auth.admin.generateLink({ type: 'magiclink', email }),
+      };
+      for (const [how, call] of Object.entries(calls)) {
+        const { error } = await call;
+        assert.equal(error?.status, 400, `${how} ${email}`);
+        assert.equal(error?.code, 'validation_failed', `${how} ${email}`);
+        assert.equal(error?.message, 'Unable to validate email address: invalid format', `${how} ${email}`);
+      }
+      const [row] = await project.sql`select count(*)::int as n from auth.users where email = ${email.toLowerCase()}`;
+      assert.equal(row!.n, 0, email);
+    }
+    // What GoTrue takes: the dot-atom characters before the @, host-name labels after it.
+    for (const email of [`o'brien.x+tag_1@sub-1.example.com`, `a!#$%&*/=?^{|}~@x.io`]) {
+      assert.equal((await client(h).auth.signUp({ email, password: goodPassword() })).error, null, email);
+    }
+  });
+});
+
+describe("GoTrue's words for a token it cannot take", () => {
+  test('a Bearer beside an apikey that is no JWT, a tampered token and an expired one: 401 bad_jwt, "invalid JWT: ..."', async () => {
+    const prefix = 'invalid JWT: unable to parse or verify signature, ';
+    // auth-js's own test: admin signOut with a token that is not a JWT.
+    const signOut = await admin.auth.admin.signOut('not-a-jwt');
+    assert.equal(signOut.error?.status, 401);
+    assert.equal(signOut.error?.code, 'bad_jwt');
+    assert.equal(signOut.error?.message, `${prefix}token is malformed: token contains an invalid number of segments`);
+    const { token } = await signedIn();
+    const [head, , sig] = token.split('.');
+    const forged = `${head}.${Buffer.from(JSON.stringify({ sub: randomUUID(), role: 'service_role', exp: 9999999999 })).toString('base64url')}.${sig}`;
+    const tampered = await authApi(h, 'GET', '/user', { token: forged });
+    assert.equal(tampered.status, 401);
+    assert.equal(tampered.body.msg, `${prefix}token signature is invalid`);
+    h.clock.advance(3601_000);
+    try {
+      const expired = await client(h).auth.getUser(token);
+      assert.equal(expired.error?.message, `${prefix}token has invalid claims: token is expired`);
+    } finally {
+      h.clock.advance(-3601_000);
+    }
+    // A Bearer shaped as a key beside the apikey is still a key: an unknown one is invalid_api_key.
+    const unknownKey = await authApi(h, 'GET', '/user', { token: 'sb_secret_not-a-key-of-this-project' });
+    assert.equal(unknownKey.status, 401);
+    assert.equal(unknownKey.body.error.code, 'invalid_api_key');
   });
 });
 
