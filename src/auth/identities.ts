@@ -16,7 +16,14 @@ import type postgres from 'postgres';
 import { fail } from '../errors.ts';
 import { now, type AuthContext } from './context.ts';
 import { userGone } from './http.ts';
-import { createUser, findUserByEmail, findUserById, refuseSignupWhenDisabled, type UserRow } from './users.ts';
+import {
+  createUser,
+  emailIdentityId,
+  findUserByEmail,
+  findUserById,
+  refuseSignupWhenDisabled,
+  type UserRow,
+} from './users.ts';
 
 type Db = postgres.Sql | postgres.TransactionSql;
 
@@ -132,6 +139,12 @@ export async function unlinkIdentity(ctx: AuthContext, userId: string, identityI
     // exactly one of the caller's identities, the `id` field GET /user shows (the provider's subject).
     const bySubject = identities.filter((i) => i.provider_id === identityId);
     const target = identities.find((i) => i.id === identityId) ?? (bySubject.length === 1 ? bySubject[0] : undefined);
+    if (!target && identityId === emailIdentityId(userId)) {
+      throw fail(
+        'single_identity_not_deletable',
+        "The email identity stands for the account's own address and password, and cannot be unlinked; change the address with PUT /user instead.",
+      );
+    }
     // 422, GoTrue's status for an identity the user does not have.
     if (!target) throw fail('identity_not_found');
     const [passkey] =

@@ -155,7 +155,7 @@ describe('social sign-in', () => {
     const user = await authApi(h, 'GET', '/user', { token: bob.token });
     assert.deepEqual(
       user.body.identities.map((i: { id: string }) => i.id),
-      ['bob-oidc'],
+      [bob.id, 'bob-oidc'],
     );
 
     const carol = await passwordUser(uniqueEmail('carol'));
@@ -284,6 +284,8 @@ describe('social sign-in', () => {
   });
 });
 
+const providersOf = (identities: { provider: string }[]) => identities.map((i) => i.provider);
+
 describe('identity linking', () => {
   test('link, list in GET /user, unlink; the last sign-in method cannot be unlinked', async () => {
     const dave = await passwordUser(uniqueEmail('dave'));
@@ -304,7 +306,12 @@ describe('identity linking', () => {
     assert.equal(identity.id, 'dave-oidc');
     const removed = await authApi(h, 'DELETE', `/user/identities/${identity.identity_id}`, { token: dave.token });
     assert.equal(removed.status, 200);
-    assert.deepEqual((await authApi(h, 'GET', '/user', { token: dave.token })).body.identities, []);
+    const left = (await authApi(h, 'GET', '/user', { token: dave.token })).body.identities;
+    assert.deepEqual(providersOf(left), ['email']);
+    // The email identity (the account's own address and password, shown as GoTrue shows it) is not unlinked.
+    const email = await authApi(h, 'DELETE', `/user/identities/${left[0].identity_id}`, { token: dave.token });
+    assert.equal(email.status, 422);
+    assert.equal(email.body.error_code, 'single_identity_not_deletable');
     const unknown = await authApi(h, 'DELETE', `/user/identities/${identity.identity_id}`, { token: dave.token });
     assert.equal(unknown.status, 422); // GoTrue's status
     assert.equal(unknown.body.error_code, 'identity_not_found');
@@ -330,13 +337,13 @@ describe('identity linking', () => {
       { token: gina.token },
     );
     await followToApp(link.body.url, 'gina-oidc');
-    const [identity] = (await authApi(h, 'GET', '/user', { token: gina.token })).body.identities;
+    const [, identity] = (await authApi(h, 'GET', '/user', { token: gina.token })).body.identities;
     assert.equal(identity.id, 'gina-oidc');
     const removed = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, {
       token: gina.token,
     });
     assert.equal(removed.status, 200);
-    assert.deepEqual((await authApi(h, 'GET', '/user', { token: gina.token })).body.identities, []);
+    assert.deepEqual(providersOf((await authApi(h, 'GET', '/user', { token: gina.token })).body.identities), ['email']);
     const gone = await authApi(h, 'DELETE', `/user/identities/${encodeURIComponent(identity.id)}`, {
       token: gina.token,
     });
@@ -357,7 +364,7 @@ describe('identity linking', () => {
     const landed = await followToApp(link.body.url, 'taken');
     assert.equal(fragment(landed).get('error_code'), 'identity_already_exists');
     assert.equal(fragment(landed).get('access_token'), null);
-    assert.deepEqual((await authApi(h, 'GET', '/user', { token: eve.token })).body.identities, []);
+    assert.deepEqual(providersOf((await authApi(h, 'GET', '/user', { token: eve.token })).body.identities), ['email']);
     const again = await socialSignIn('taken');
     assert.equal(decodeJwt(fragment(again).get('access_token')!).sub, owner);
   });
