@@ -61,13 +61,13 @@ CREATE SCHEMA pgmq;
 ALTER SCHEMA pgmq OWNER TO postgres;
 
 --
--- Name: pgmq_public; Type: SCHEMA; Schema: -; Owner: postgres
+-- Name: pgmq_public; Type: SCHEMA; Schema: -; Owner: hearth_<ref>_owner
 --
 
 CREATE SCHEMA pgmq_public;
 
 
-ALTER SCHEMA pgmq_public OWNER TO postgres;
+ALTER SCHEMA pgmq_public OWNER TO hearth_<ref>_owner;
 
 --
 -- Name: public; Type: SCHEMA; Schema: -; Owner: hearth_<ref>_owner
@@ -289,6 +289,26 @@ end $$;
 
 
 ALTER FUNCTION pgmq._after(seconds integer) OWNER TO postgres;
+
+--
+-- Name: _check_new_queue_name(text); Type: FUNCTION; Schema: pgmq; Owner: postgres
+--
+
+CREATE FUNCTION pgmq._check_new_queue_name(queue_name text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  perform pgmq.validate_queue_name(queue_name);
+  if length(queue_name) > 47 then
+    raise exception 'queue name is too long, maximum length is 47 characters'
+      using errcode = '22023',
+            hint = 'A new queue''s name is a lower-case letter followed by up to 46 lower-case letters, digits or underscores, as in pgmq.';
+  end if;
+end $$;
+
+
+ALTER FUNCTION pgmq._check_new_queue_name(queue_name text) OWNER TO postgres;
 
 --
 -- Name: _create(text, boolean); Type: FUNCTION; Schema: pgmq; Owner: postgres
@@ -535,9 +555,13 @@ ALTER FUNCTION pgmq.convert_archive_partitioned(table_name text, partition_inter
 --
 
 CREATE FUNCTION pgmq."create"(queue_name text) RETURNS void
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select pgmq._create(queue_name, false) $$;
+    AS $$
+begin
+  perform pgmq._check_new_queue_name(queue_name);
+  perform pgmq._create(queue_name, false);
+end $$;
 
 
 ALTER FUNCTION pgmq."create"(queue_name text) OWNER TO postgres;
@@ -547,9 +571,13 @@ ALTER FUNCTION pgmq."create"(queue_name text) OWNER TO postgres;
 --
 
 CREATE FUNCTION pgmq.create_non_partitioned(queue_name text) RETURNS void
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select pgmq._create(queue_name, false) $$;
+    AS $$
+begin
+  perform pgmq._check_new_queue_name(queue_name);
+  perform pgmq._create(queue_name, false);
+end $$;
 
 
 ALTER FUNCTION pgmq.create_non_partitioned(queue_name text) OWNER TO postgres;
@@ -563,6 +591,7 @@ CREATE FUNCTION pgmq.create_partitioned(queue_name text, partition_interval text
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
+  perform pgmq._check_new_queue_name(queue_name);
   raise exception 'partitioned queues are not supported'
     using errcode = '0A000',
           hint = format('Create a regular queue instead: select pgmq.create(%L);', queue_name);
@@ -576,9 +605,13 @@ ALTER FUNCTION pgmq.create_partitioned(queue_name text, partition_interval text,
 --
 
 CREATE FUNCTION pgmq.create_unlogged(queue_name text) RETURNS void
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select pgmq._create(queue_name, true) $$;
+    AS $$
+begin
+  perform pgmq._check_new_queue_name(queue_name);
+  perform pgmq._create(queue_name, true);
+end $$;
 
 
 ALTER FUNCTION pgmq.create_unlogged(queue_name text) OWNER TO postgres;
@@ -667,7 +700,7 @@ CREATE FUNCTION pgmq.drop_queue(queue_name text, partitioned boolean) RETURNS bo
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
-  raise warning 'drop_queue(queue_name, partitioned) is deprecated and will be removed in PGMQ v2.0. Use drop_queue(queue_name) instead.';
+  raise warning 'drop_queue(queue_name, partitioned) is deprecated and will be removed in PGMQ v2.0. Use drop_queue(queue_name) instead';
   return pgmq.drop_queue(queue_name);
 end $$;
 
@@ -1007,7 +1040,7 @@ end $_$;
 ALTER FUNCTION pgmq.validate_queue_name(queue_name text) OWNER TO postgres;
 
 --
--- Name: archive(text, bigint); Type: FUNCTION; Schema: pgmq_public; Owner: postgres
+-- Name: archive(text, bigint); Type: FUNCTION; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 CREATE FUNCTION pgmq_public.archive(queue_name text, message_id bigint) RETURNS boolean
@@ -1016,10 +1049,10 @@ CREATE FUNCTION pgmq_public.archive(queue_name text, message_id bigint) RETURNS 
     AS $$ select pgmq.archive(queue_name, message_id) $$;
 
 
-ALTER FUNCTION pgmq_public.archive(queue_name text, message_id bigint) OWNER TO postgres;
+ALTER FUNCTION pgmq_public.archive(queue_name text, message_id bigint) OWNER TO hearth_<ref>_owner;
 
 --
--- Name: delete(text, bigint); Type: FUNCTION; Schema: pgmq_public; Owner: postgres
+-- Name: delete(text, bigint); Type: FUNCTION; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 CREATE FUNCTION pgmq_public.delete(queue_name text, message_id bigint) RETURNS boolean
@@ -1028,10 +1061,10 @@ CREATE FUNCTION pgmq_public.delete(queue_name text, message_id bigint) RETURNS b
     AS $$ select pgmq."delete"(queue_name, message_id) $$;
 
 
-ALTER FUNCTION pgmq_public.delete(queue_name text, message_id bigint) OWNER TO postgres;
+ALTER FUNCTION pgmq_public.delete(queue_name text, message_id bigint) OWNER TO hearth_<ref>_owner;
 
 --
--- Name: pop(text); Type: FUNCTION; Schema: pgmq_public; Owner: postgres
+-- Name: pop(text); Type: FUNCTION; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 CREATE FUNCTION pgmq_public.pop(queue_name text) RETURNS SETOF pgmq.message_record
@@ -1040,10 +1073,10 @@ CREATE FUNCTION pgmq_public.pop(queue_name text) RETURNS SETOF pgmq.message_reco
     AS $$ select * from pgmq.pop(queue_name) $$;
 
 
-ALTER FUNCTION pgmq_public.pop(queue_name text) OWNER TO postgres;
+ALTER FUNCTION pgmq_public.pop(queue_name text) OWNER TO hearth_<ref>_owner;
 
 --
--- Name: read(text, integer, integer); Type: FUNCTION; Schema: pgmq_public; Owner: postgres
+-- Name: read(text, integer, integer); Type: FUNCTION; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 CREATE FUNCTION pgmq_public.read(queue_name text, sleep_seconds integer, n integer) RETURNS SETOF pgmq.message_record
@@ -1052,10 +1085,10 @@ CREATE FUNCTION pgmq_public.read(queue_name text, sleep_seconds integer, n integ
     AS $$ select * from pgmq.read(queue_name, sleep_seconds, n) $$;
 
 
-ALTER FUNCTION pgmq_public.read(queue_name text, sleep_seconds integer, n integer) OWNER TO postgres;
+ALTER FUNCTION pgmq_public.read(queue_name text, sleep_seconds integer, n integer) OWNER TO hearth_<ref>_owner;
 
 --
--- Name: send(text, jsonb, integer); Type: FUNCTION; Schema: pgmq_public; Owner: postgres
+-- Name: send(text, jsonb, integer); Type: FUNCTION; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 CREATE FUNCTION pgmq_public.send(queue_name text, message jsonb, sleep_seconds integer DEFAULT 0) RETURNS SETOF bigint
@@ -1064,10 +1097,10 @@ CREATE FUNCTION pgmq_public.send(queue_name text, message jsonb, sleep_seconds i
     AS $$ select * from pgmq.send(queue_name, message, sleep_seconds) $$;
 
 
-ALTER FUNCTION pgmq_public.send(queue_name text, message jsonb, sleep_seconds integer) OWNER TO postgres;
+ALTER FUNCTION pgmq_public.send(queue_name text, message jsonb, sleep_seconds integer) OWNER TO hearth_<ref>_owner;
 
 --
--- Name: send_batch(text, jsonb[], integer); Type: FUNCTION; Schema: pgmq_public; Owner: postgres
+-- Name: send_batch(text, jsonb[], integer); Type: FUNCTION; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 CREATE FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_seconds integer DEFAULT 0) RETURNS SETOF bigint
@@ -1076,7 +1109,7 @@ CREATE FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_
     AS $$ select * from pgmq.send_batch(queue_name, messages, sleep_seconds) $$;
 
 
-ALTER FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_seconds integer) OWNER TO postgres;
+ALTER FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_seconds integer) OWNER TO hearth_<ref>_owner;
 
 --
 -- Name: broadcast_changes(text, text, text, text, text, record, record, text); Type: FUNCTION; Schema: realtime; Owner: postgres
@@ -2582,11 +2615,13 @@ GRANT USAGE ON SCHEMA pgmq TO service_role;
 
 
 --
--- Name: SCHEMA pgmq_public; Type: ACL; Schema: -; Owner: postgres
+-- Name: SCHEMA pgmq_public; Type: ACL; Schema: -; Owner: hearth_<ref>_owner
 --
 
-GRANT USAGE ON SCHEMA pgmq_public TO service_role;
+REVOKE ALL ON SCHEMA pgmq_public FROM hearth_<ref>_owner;
+GRANT CREATE ON SCHEMA pgmq_public TO hearth_<ref>_owner;
 GRANT USAGE ON SCHEMA pgmq_public TO hearth_<ref>_owner WITH GRANT OPTION;
+GRANT USAGE ON SCHEMA pgmq_public TO service_role;
 
 
 --
@@ -2681,6 +2716,14 @@ GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO hearth_<ref>_owner;
 GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO anon;
 GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO authenticated;
 GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO service_role;
+
+
+--
+-- Name: FUNCTION _check_new_queue_name(queue_name text); Type: ACL; Schema: pgmq; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pgmq._check_new_queue_name(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._check_new_queue_name(queue_name text) TO hearth_<ref>_owner;
 
 
 --
@@ -3064,55 +3107,61 @@ GRANT ALL ON FUNCTION pgmq.validate_queue_name(queue_name text) TO service_role;
 
 
 --
--- Name: FUNCTION archive(queue_name text, message_id bigint); Type: ACL; Schema: pgmq_public; Owner: postgres
+-- Name: FUNCTION archive(queue_name text, message_id bigint); Type: ACL; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 REVOKE ALL ON FUNCTION pgmq_public.archive(queue_name text, message_id bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION pgmq_public.archive(queue_name text, message_id bigint) FROM hearth_<ref>_owner;
 GRANT ALL ON FUNCTION pgmq_public.archive(queue_name text, message_id bigint) TO hearth_<ref>_owner WITH GRANT OPTION;
 GRANT ALL ON FUNCTION pgmq_public.archive(queue_name text, message_id bigint) TO service_role;
 
 
 --
--- Name: FUNCTION delete(queue_name text, message_id bigint); Type: ACL; Schema: pgmq_public; Owner: postgres
+-- Name: FUNCTION delete(queue_name text, message_id bigint); Type: ACL; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 REVOKE ALL ON FUNCTION pgmq_public.delete(queue_name text, message_id bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION pgmq_public.delete(queue_name text, message_id bigint) FROM hearth_<ref>_owner;
 GRANT ALL ON FUNCTION pgmq_public.delete(queue_name text, message_id bigint) TO hearth_<ref>_owner WITH GRANT OPTION;
 GRANT ALL ON FUNCTION pgmq_public.delete(queue_name text, message_id bigint) TO service_role;
 
 
 --
--- Name: FUNCTION pop(queue_name text); Type: ACL; Schema: pgmq_public; Owner: postgres
+-- Name: FUNCTION pop(queue_name text); Type: ACL; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 REVOKE ALL ON FUNCTION pgmq_public.pop(queue_name text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION pgmq_public.pop(queue_name text) FROM hearth_<ref>_owner;
 GRANT ALL ON FUNCTION pgmq_public.pop(queue_name text) TO hearth_<ref>_owner WITH GRANT OPTION;
 GRANT ALL ON FUNCTION pgmq_public.pop(queue_name text) TO service_role;
 
 
 --
--- Name: FUNCTION read(queue_name text, sleep_seconds integer, n integer); Type: ACL; Schema: pgmq_public; Owner: postgres
+-- Name: FUNCTION read(queue_name text, sleep_seconds integer, n integer); Type: ACL; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 REVOKE ALL ON FUNCTION pgmq_public.read(queue_name text, sleep_seconds integer, n integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION pgmq_public.read(queue_name text, sleep_seconds integer, n integer) FROM hearth_<ref>_owner;
 GRANT ALL ON FUNCTION pgmq_public.read(queue_name text, sleep_seconds integer, n integer) TO hearth_<ref>_owner WITH GRANT OPTION;
 GRANT ALL ON FUNCTION pgmq_public.read(queue_name text, sleep_seconds integer, n integer) TO service_role;
 
 
 --
--- Name: FUNCTION send(queue_name text, message jsonb, sleep_seconds integer); Type: ACL; Schema: pgmq_public; Owner: postgres
+-- Name: FUNCTION send(queue_name text, message jsonb, sleep_seconds integer); Type: ACL; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 REVOKE ALL ON FUNCTION pgmq_public.send(queue_name text, message jsonb, sleep_seconds integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION pgmq_public.send(queue_name text, message jsonb, sleep_seconds integer) FROM hearth_<ref>_owner;
 GRANT ALL ON FUNCTION pgmq_public.send(queue_name text, message jsonb, sleep_seconds integer) TO hearth_<ref>_owner WITH GRANT OPTION;
 GRANT ALL ON FUNCTION pgmq_public.send(queue_name text, message jsonb, sleep_seconds integer) TO service_role;
 
 
 --
--- Name: FUNCTION send_batch(queue_name text, messages jsonb[], sleep_seconds integer); Type: ACL; Schema: pgmq_public; Owner: postgres
+-- Name: FUNCTION send_batch(queue_name text, messages jsonb[], sleep_seconds integer); Type: ACL; Schema: pgmq_public; Owner: hearth_<ref>_owner
 --
 
 REVOKE ALL ON FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_seconds integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_seconds integer) FROM hearth_<ref>_owner;
 GRANT ALL ON FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_seconds integer) TO hearth_<ref>_owner WITH GRANT OPTION;
 GRANT ALL ON FUNCTION pgmq_public.send_batch(queue_name text, messages jsonb[], sleep_seconds integer) TO service_role;
 

@@ -89,8 +89,7 @@ export const isEmailAddress = (v: string): boolean => v.length <= 254 && EMAIL.t
 /** Lower-cased and trimmed; 400 validation_failed when it is not an address. */
 export function normaliseEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
-  if (!isEmailAddress(email))
-    throw invalid('Unable to validate email address: invalid format');
+  if (!isEmailAddress(email)) throw invalid('Unable to validate email address: invalid format');
   return email;
 }
 

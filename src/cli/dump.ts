@@ -144,7 +144,8 @@ select ddl from parts where ddl is not null order by sec, k, o`;
 export async function dumpSchema(t: Target, schemas?: string[]): Promise<string> {
   const filter = schemas?.length
     ? `nspname = any(array[${schemas.map(literal).join(', ')}]::name[])`
-    : 'nspowner = current_user::regrole';
+    : // pgmq_public is the owner's (as on Supabase) but the platform makes it: not part of the app's schema.
+      "nspowner = current_user::regrole and nspname <> 'pgmq_public'";
   const rows = await sql<{ ddl: string }>(t, DUMP_QUERY.replace('$FILTER', filter), 600_000);
   const header = `-- Schema of project ${t.project.ref}, dumped by \`hearth db dump\` on ${new Date().toISOString()}.
 -- Grants are not included: objects in public get the API roles' grants from its default privileges.

@@ -284,7 +284,8 @@ export async function runSeed(t: Target, folder: AppFolder): Promise<boolean> {
  * `db reset`: drops the publications the owner made (never the platform's
  * supabase_realtime, whose tables leave it with their schemas) and every
  * schema the owner role owns (public and the app's own; never auth, storage
- * and the platform's, which it does not own), makes public again as a new
+ * and the platform's, which it does not own, nor pgmq_public, which the
+ * platform makes though the owner owns it), makes public again as a new
  * project has it, and empties the history: the migrations then run as on a
  * new project.
  */
@@ -295,7 +296,8 @@ begin
   for s in select pubname from pg_publication where pubowner = current_user::regrole and pubname <> 'supabase_realtime' loop
     execute format('drop publication %I', s);
   end loop;
-  for s in select nspname from pg_namespace where nspowner = current_user::regrole and nspname <> 'supabase_migrations' loop
+  for s in select nspname from pg_namespace
+      where nspowner = current_user::regrole and nspname not in ('supabase_migrations', 'pgmq_public') loop
     execute format('drop schema %I cascade', s);
   end loop;
 end $$;

@@ -18,6 +18,7 @@ import postgres from 'postgres';
 import type { Platform } from '../context.ts';
 import { fail, HearthError } from '../errors.ts';
 import { projectDbUrl } from './connection-info.ts';
+import { skipProvidedExtensions } from './provided-extensions.ts';
 import type { ProjectRow } from './projects.ts';
 
 /** Default statement timeout of a query (the body may ask for less or more, up to the cap). */
@@ -158,7 +159,7 @@ export async function runOwnerQuery(
     const started = performance.now();
     // values(): rows as arrays, so two columns of one name are both kept.
     const raw: unknown = await sql
-      .unsafe(input.query, [], { everyResult: true } as postgres.UnsafeQueryOptions)
+      .unsafe(skipProvidedExtensions(input.query), [], { everyResult: true } as postgres.UnsafeQueryOptions)
       .values();
     const duration_ms = Math.round((performance.now() - started) * 10) / 10;
     if (raw instanceof Writable || raw instanceof Readable) await refuseCopy(raw);

@@ -238,6 +238,10 @@ test('db reset: refused without --yes off a terminal and against a remote; repla
   );
   // The API roles still reach the new public schema's tables.
   assert.deepEqual(await query(`select has_table_privilege('anon', 'todos', 'select') as anon`), [{ anon: true }]);
+  // pgmq_public is the owner's, as on Supabase, but the platform made it: a reset keeps it.
+  assert.deepEqual(await query(`select to_regprocedure('pgmq_public.pop(text)') is not null as kept`), [
+    { kept: true },
+  ]);
   assert.equal((await history()).length, 5);
 });
 

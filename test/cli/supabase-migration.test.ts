@@ -96,3 +96,58 @@ test("a Supabase project's migration pushes unchanged, and the app works on it",
   const down = await sb.storage.from('avatars').download(`${uid}.png`);
   assert.equal(await down.data!.text(), 'png');
 });
+
+// A Supabase Queues project: the extension line `supabase db pull` writes, a queue, and the
+// dashboard's "Expose Queues via PostgREST" SQL (its wrappers replaced and commented).
+const QUEUES_MIGRATION = `create extension if not exists "pgmq" with schema "pgmq" version '1.4.4';
+select pgmq.create('emails');
+
+create schema if not exists pgmq_public;
+grant usage on schema pgmq_public to anon, authenticated, service_role;
+create or replace function pgmq_public.pop(queue_name text)
+  returns setof pgmq.message_record
+  language plpgsql
+  set search_path = ''
+as $$
+begin
+  return query select * from pgmq.pop(queue_name := queue_name);
+end;
+$$;
+comment on function pgmq_public.pop(queue_name text) is 'Retrieves and locks the next message from the specified queue.';
+create or replace function pgmq_public.send(queue_name text, message jsonb, sleep_seconds integer default 0)
+  returns setof bigint
+  language plpgsql
+  set search_path = ''
+as $$
+begin
+  return query select * from pgmq.send(queue_name := queue_name, msg := message, delay := sleep_seconds);
+end;
+$$;
+grant execute on function pgmq_public.pop(text), pgmq_public.send(text, jsonb, integer) to service_role;
+`;
+
+test("a Supabase Queues migration pushes unchanged: create extension pgmq is already satisfied, and the owner may replace pgmq_public's wrappers", async () => {
+  writeFileSync(path.join(app, 'hearth', 'migrations', '20260102000000_queues.sql'), QUEUES_MIGRATION);
+  const pushed = await runHearth(['db', 'push'], { env: remoteEnv(th), cwd: app });
+  assert.equal(pushed.status, 0, pushed.stderr);
+  const exposed = await th.api('PATCH', `/v1/projects/${th.info.PROJECT_REF}/config/api`, {
+    body: { db_schema: 'public,pgmq_public' },
+  });
+  assert.equal(exposed.status, 200);
+  const admin = createClient(th.info.BASE_URL, th.info.SECRET_KEY, {
+    realtime: { transport: WebSocket as never },
+    auth: { persistSession: false, autoRefreshToken: false },
+  });
+  const queues = admin.schema('pgmq_public');
+  const sent = await queues.rpc('send', { queue_name: 'emails', message: { to: 'ada@example.com' } });
+  assert.equal(sent.error, null);
+  const popped = await queues.rpc('pop', { queue_name: 'emails' });
+  assert.equal(popped.error, null);
+  assert.deepEqual(
+    popped.data.map((m: { message: unknown }) => m.message),
+    [{ to: 'ada@example.com' }],
+  );
+  const dumped = await runHearth(['db', 'dump'], { env: remoteEnv(th), cwd: app });
+  assert.equal(dumped.status, 0, dumped.stderr);
+  assert.ok(!dumped.stdout.includes('pgmq_public'), 'the dump holds the app schema, not the platform-made pgmq_public');
+});

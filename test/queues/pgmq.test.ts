@@ -81,8 +81,18 @@ describe('queue names', () => {
     });
   }
 
-  it('accepts a 48-character name and creates both tables', async () => {
-    const name = 'q'.repeat(48);
+  it("a new queue's name is at most 47 characters, pgmq's limit: 48 is 22023 in pgmq's words and nothing is made", async () => {
+    for (const create of ['create', 'create_unlogged', 'create_non_partitioned', 'create_partitioned']) {
+      const err = await sqlError(owner.query(`select pgmq.${create}($1)`, ['q'.repeat(48)]));
+      assert.equal(err.code, '22023', create);
+      assert.equal(err.message, 'queue name is too long, maximum length is 47 characters', create);
+    }
+    assert.deepEqual(await rows(owner, `select count(*)::int as n from pgmq.meta where length(queue_name) = 48`), [
+      { n: 0 },
+    ]);
+    // create_partitioned checks the name before suggesting pgmq.create with it.
+    assert.equal((await sqlError(owner.query(`select pgmq.create_partitioned('Bad-Name')`))).code, '22023');
+    const name = 'q'.repeat(47);
     await owner.query('select pgmq.create($1)', [name]);
     const [{ n }] = await rows<{ n: number }>(
       owner,
@@ -266,7 +276,15 @@ describe('messages', () => {
     assert.equal(partitioned.code, '0A000');
     assert.match(partitioned.message, /partitioned queues are not supported/);
     assert.deepEqual(await rows(owner, `select to_regclass('pgmq.q_parts') as q`), [{ q: null }]);
+    const warnings: string[] = [];
+    const onNotice = (n: { message?: string }) => warnings.push(n.message ?? '');
+    owner.on('notice', onNotice);
     assert.deepEqual(await rows(owner, `select pgmq.drop_queue('compat', false) as ok`), [{ ok: true }]);
+    owner.off('notice', onNotice);
+    // pgmq's warning, word for word.
+    assert.deepEqual(warnings, [
+      'drop_queue(queue_name, partitioned) is deprecated and will be removed in PGMQ v2.0. Use drop_queue(queue_name) instead',
+    ]);
     assert.deepEqual(await rows(owner, `select to_regclass('pgmq.q_compat') as q`), [{ q: null }]);
   });
 });
