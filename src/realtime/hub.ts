@@ -13,6 +13,7 @@ import { listenOwnConnection } from '../db/listen.ts';
 import type { Sql } from '../db/pools.ts';
 import type { ProjectRuntime } from '../platform/registry.ts';
 import type { Caller } from '../db/with-role.ts';
+import { type PatternTest, runPatternTests } from './filters.ts';
 import { bindingCovers, bindingMatches, changeJson, type Binding, type Change } from './postgres-changes.ts';
 import type { UserBroadcast } from './protocol.ts';
 import { RelationCache } from './relations.ts';
@@ -353,10 +354,25 @@ export class ProjectHub {
     if (![...this.changeChannels].some((ch) => ch.bindings.some((b) => bindingCovers(b, c)))) return null;
     const rel = await this.relations.byId(c.relid, c.record ?? c.old_record);
     if (!rel) return null;
-    const targets: { ch: Subscriber; ids: number[] }[] = [];
-    for (const ch of this.changeChannels) {
-      const ids = ch.bindings.filter((b) => bindingMatches(b, c, rel)).map((b) => b.id);
-      if (ids.length) targets.push({ ch, ids });
+    // Each binding's filter on the row; pattern conditions (like, match, ...) are then asked of PostgreSQL, all in one query.
+    const candidates: { ch: Subscriber; b: Binding; tests: PatternTest[] }[] = [];
+    for (const ch of this.changeChannels)
+      for (const b of ch.bindings) {
+        const tests = bindingMatches(b, c, rel);
+        if (tests) candidates.push({ ch, b, tests });
+      }
+    const tests = candidates.flatMap((x) => x.tests);
+    if (tests.length) {
+      const passed = await runPatternTests(this.sql, tests);
+      let i = 0;
+      for (const x of candidates) x.tests = x.tests.filter(() => !passed[i++]);
+    }
+    const targets: { ch: Subscriber; bindings: Binding[] }[] = [];
+    for (const x of candidates) {
+      if (x.tests.length) continue;
+      const last = targets[targets.length - 1];
+      if (last?.ch === x.ch) last.bindings.push(x.b);
+      else targets.push({ ch: x.ch, bindings: [x.b] });
     }
     if (!targets.length) return null;
     const allowed = targets.filter((t) => rel.selectable[t.ch.caller.role]);
@@ -377,10 +393,33 @@ export class ProjectHub {
       for (const t of checked) if (ok.has(t.ch.claimsJson)) visible.add(t);
     }
     if (!visible.size) return null;
-    const json = changeJson(c, rel);
-    const data = c.exact ? restoreNumbers(json) : json;
+    // One payload per distinct `select` (null: the whole row); a channel gets one message per selection its bindings make.
+    const payloads = new Map<string, string>();
+    const payload = (select: string[] | null) => {
+      const key = select ? select.join(',') : '';
+      let data = payloads.get(key);
+      if (data === undefined) {
+        const json = changeJson(c, rel, select);
+        data = c.exact ? restoreNumbers(json) : json;
+        payloads.set(key, data);
+      }
+      return data;
+    };
+    const messages: { ch: Subscriber; json: string }[] = [];
+    for (const t of visible) {
+      const bySelect = new Map<string, Binding[]>();
+      for (const b of t.bindings) {
+        const key = b.select ? b.select.join(',') : '';
+        bySelect.set(key, [...(bySelect.get(key) ?? []), b]);
+      }
+      for (const group of bySelect.values())
+        messages.push({
+          ch: t.ch,
+          json: `{"ids":${JSON.stringify(group.map((b) => b.id))},"data":${payload(group[0]!.select)}}`,
+        });
+    }
     return () => {
-      for (const t of visible) t.ch.pushRaw('postgres_changes', `{"ids":${JSON.stringify(t.ids)},"data":${data}}`);
+      for (const m of messages) m.ch.pushRaw('postgres_changes', m.json);
     };
   }
 

@@ -7,29 +7,23 @@
 import type { Sql } from '../db/pools.ts';
 import type { DbRole } from '../db/with-role.ts';
 import type { Relation, RelationCache } from './relations.ts';
-import { CastError, castValues, compareKeys, type Key, type Kind, kindOf, readKey } from './values.ts';
+import { BindingError, checkFilter, type Condition, evaluate, type PatternTest } from './filters.ts';
+
+export { BindingError };
 
 export type ChangeEvent = 'INSERT' | 'UPDATE' | 'DELETE';
 const EVENTS = new Set(['INSERT', 'UPDATE', 'DELETE', '*']);
-const OPS = new Set(['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'in']);
-
-export interface Filter {
-  column: string;
-  op: string;
-  /** How the column's values compare (by its PostgreSQL type). */
-  kind: Kind;
-  /** One value, or several for `in`, read as the column's type at join. */
-  keys: Key[];
-}
-
 export interface Binding {
   id: number;
   event: ChangeEvent | '*';
   schema: string;
   table: string | null;
-  filter: Filter | null;
+  /** The filter's conditions (all must hold), or null for none. */
+  filter: Condition[] | null;
+  /** `select`: the columns sent (with the primary key), in table order; null for the whole row. */
+  select: string[] | null;
   /** As the client sent them, echoed in the join reply (realtime-js compares them). */
-  echo: { event: string; schema: string; table?: string; filter?: string };
+  echo: { event: string; schema: string; table?: string; filter?: string; select?: string[] };
 }
 
 /** A captured change as the capture trigger relays it (whole rows). */
@@ -45,36 +39,7 @@ export interface Change {
   exact?: boolean;
 }
 
-export class BindingError extends Error {}
-
 let nextId = 1;
-
-/** `in` lists: (a,b,"c d"). */
-function listValues(text: string): string[] {
-  const m = /^\((.*)\)$/s.exec(text);
-  if (!m) throw new BindingError(`an "in" filter takes a list in parentheses, e.g. id=in.(1,2,3)`);
-  return m[1]!.split(',').map((v) => v.trim().replace(/^"(.*)"$/s, '$1'));
-}
-
-async function parseFilter(text: string, rel: Relation, sql: Sql): Promise<Filter> {
-  const m = /^([^=]+)=([a-z]+)\.(.*)$/s.exec(text);
-  if (!m || !OPS.has(m[2]!))
-    throw new BindingError(
-      `filter "${text.slice(0, 100)}" must be column=op.value with op one of eq, neq, lt, lte, gt, gte, in`,
-    );
-  const [, column, op, raw] = m as unknown as [string, string, string, string];
-  const col = rel.columns.find((c) => c.name === column);
-  if (!col)
-    throw new BindingError(`filter column "${column.slice(0, 100)}" does not exist in ${rel.schema}.${rel.table}`);
-  const values = op === 'in' ? listValues(raw) : [raw];
-  const kind = kindOf(col.type);
-  try {
-    return { column, op, kind, keys: await castValues(sql, col.type, kind, values) };
-  } catch (err) {
-    if (!(err instanceof CastError)) throw err;
-    throw new BindingError(`filter value for "${column}" is not a valid ${col.type}: ${err.message}`);
-  }
-}
 
 /**
  * The channel's bindings, each checked against the database: the table must
@@ -93,7 +58,7 @@ export async function parseBindings(
   const out: Binding[] = [];
   for (const b of raw) {
     if (typeof b !== 'object' || b === null) throw new BindingError('each postgres_changes binding must be an object');
-    const { event, schema, table, filter } = b as Record<string, unknown>;
+    const { event, schema, table, filter, select } = b as Record<string, unknown>;
     const ev = typeof event === 'string' ? event.toUpperCase() : '';
     if (!EVENTS.has(ev)) throw new BindingError('event must be one of INSERT, UPDATE, DELETE, *');
     if (typeof schema !== 'string' || !schema || schema.length > 63)
@@ -102,8 +67,15 @@ export async function parseBindings(
       throw new BindingError('table must be a table name');
     if (filter !== undefined && filter !== null && (typeof filter !== 'string' || filter.length > 1000))
       throw new BindingError('filter must be a string of at most 1000 characters');
+    // (An empty or blank filter is no filter, as on Supabase: realtime-js sends '' for an empty filter builder.)
+    const hasFilter = typeof filter === 'string' && filter.trim() !== '';
+    const columns = selectedColumns(select);
     const tableName = (table as string | undefined) || null;
-    if (tableName === '*' && filter) throw new BindingError('a filter needs a table');
+    if (columns && (schema === '*' || !tableName || tableName === '*'))
+      throw new BindingError(
+        'Column selection is not supported for wildcard subscriptions. Provide an explicit schema and table name.',
+      );
+    if (tableName === '*' && hasFilter) throw new BindingError('a filter needs a table');
     let rel: Relation | null = null;
     if (tableName && tableName !== '*') {
       if (schema === '*') throw new BindingError('a table needs a schema');
@@ -118,45 +90,46 @@ export async function parseBindings(
           `${schema}.${tableName} has row level security but no primary key: changes are checked against RLS by primary key`,
         );
       }
-    } else if (filter) throw new BindingError('a filter needs a table');
+    } else if (hasFilter) throw new BindingError('a filter needs a table');
+    const conditions = hasFilter && rel ? await checkFilter(filter as string, rel, sql) : null;
     out.push({
       id: nextId++,
       event: ev as Binding['event'],
       schema,
       table: tableName === '*' ? null : tableName,
-      filter: filter && rel ? await parseFilter(filter as string, rel, sql) : null,
+      filter: conditions?.length ? conditions : null,
+      select: columns && rel ? selectOf(rel, columns) : null,
       echo: {
         event: event as string,
         schema,
         ...(table ? { table: table as string } : {}),
-        ...(filter ? { filter: filter as string } : {}),
+        ...(typeof filter === 'string' ? { filter } : {}),
+        ...(columns ? { select: columns } : {}),
       },
     });
   }
   return out;
 }
 
-function matchesFilter(f: Filter, row: Record<string, unknown> | undefined): boolean {
-  if (!row || !(f.column in row)) return false;
-  // A null (SQL null) matches no comparison, as in SQL.
-  const v = readKey(f.kind, row[f.column]);
-  if (v === null) return false;
-  if (f.op === 'in') return f.keys.some((w) => compareKeys(f.kind, v, w) === 0);
-  const c = compareKeys(f.kind, v, f.keys[0]!);
-  switch (f.op) {
-    case 'eq':
-      return c === 0;
-    case 'neq':
-      return c !== 0;
-    case 'lt':
-      return c < 0;
-    case 'lte':
-      return c <= 0;
-    case 'gt':
-      return c > 0;
-    default:
-      return c >= 0;
-  }
+/**
+ * `select`, as Supabase reads it: a list of column names (other items are
+ * ignored; none left is no selection); anything else is refused.
+ */
+function selectedColumns(select: unknown): string[] | null {
+  if (select === undefined || select === null) return null;
+  if (!Array.isArray(select))
+    throw new BindingError('select must be a list of column names, e.g. select: ["id", "title"]');
+  const names = select.filter((c): c is string => typeof c === 'string');
+  if (names.length > 1600) throw new BindingError('select names at most 1600 columns');
+  return names.length ? names : null;
+}
+
+/** The columns sent for a `select`: those named and the primary key, in table order. */
+function selectOf(rel: Relation, names: string[]): string[] {
+  for (const n of names)
+    if (!rel.columns.some((c) => c.name === n))
+      throw new BindingError(`select column "${n.slice(0, 100)}" does not exist in ${rel.schema}.${rel.table}`);
+  return rel.columns.filter((c) => names.includes(c.name) || rel.primaryKey.includes(c.name)).map((c) => c.name);
 }
 
 /**
@@ -167,12 +140,13 @@ function matchesFilter(f: Filter, row: Record<string, unknown> | undefined): boo
  * key or not. Supabase filters a DELETE by the old row in the WAL: the key
  * under the default replica identity, as here; under REPLICA IDENTITY FULL
  * with RLS it matches the whole row yet sends only the key, which here the
- * filter does not see either.
+ * filter does not see either. The answer: false, or the pattern tests
+ * (like, match, ...) PostgreSQL must still pass (runPatternTests); none: yes.
  */
-export function bindingMatches(b: Binding, c: Change, rel: Relation): boolean {
+export function bindingMatches(b: Binding, c: Change, rel: Relation): PatternTest[] | false {
   if (!bindingCovers(b, c)) return false;
-  if (!b.filter) return true;
-  return matchesFilter(b.filter, c.type === 'DELETE' ? oldRecord(c, rel) : c.record);
+  if (!b.filter) return [];
+  return evaluate(b.filter, c.type === 'DELETE' ? oldRecord(c, rel) : c.record);
 }
 
 /** The binding's event, schema and table, without its filter: whether the change is worth a look at its table. */
@@ -201,7 +175,6 @@ function oldRecord(c: Change, rel: Relation): Record<string, unknown> {
   return whole && c.old_record ? c.old_record : pick(c.old_record, rel.primaryKey);
 }
 
-/** The `data` part of a change as a subscriber sees it. */
 /** Supabase Realtime's bound on one change (its max_record_bytes) and on the fields kept past it. */
 const MAX_RECORD_BYTES = 1024 * 1024;
 const MAX_KEPT_FIELD_BYTES = 64;
@@ -210,10 +183,11 @@ const MAX_KEPT_FIELD_BYTES = 64;
  * The change's payload as JSON. One over 1 MiB goes out as Supabase Realtime
  * sends it: only the fields of at most 64 bytes (keys, flags, short values)
  * in its records, and `errors: ["Error 413: Payload Too Large"]`, so a
- * client learns of the change and can read the row itself.
+ * client learns of the change and can read the row itself. With a binding's
+ * `select`, the records and columns hold only those columns (and the key).
  */
-export function changeJson(c: Change, rel: Relation): string {
-  const json = JSON.stringify(changeData(c, rel));
+export function changeJson(c: Change, rel: Relation, select: string[] | null = null): string {
+  const json = JSON.stringify(changeData(c, rel, select));
   // (String length first: only a long one can be over in bytes.)
   if (json.length * 3 <= MAX_RECORD_BYTES || Buffer.byteLength(json) <= MAX_RECORD_BYTES) return json;
   const small = (r: Record<string, unknown> | undefined) =>
@@ -221,21 +195,22 @@ export function changeJson(c: Change, rel: Relation): string {
     Object.fromEntries(
       Object.entries(r).filter(([, v]) => Buffer.byteLength(JSON.stringify(v) ?? 'null') <= MAX_KEPT_FIELD_BYTES),
     );
-  const data = changeData({ ...c, record: small(c.record), old_record: small(c.old_record) }, rel);
+  const data = changeData({ ...c, record: small(c.record), old_record: small(c.old_record) }, rel, select);
   data.errors = ['Error 413: Payload Too Large'];
   return JSON.stringify(data);
 }
 
-function changeData(c: Change, rel: Relation): Record<string, unknown> {
+/** The `data` part of a change as a subscriber sees it. */
+function changeData(c: Change, rel: Relation, select: string[] | null): Record<string, unknown> {
   const data: Record<string, unknown> = {
     schema: c.schema,
     table: c.table,
     commit_timestamp: c.ts,
     type: c.type,
-    columns: rel.columns,
+    columns: select ? rel.columns.filter((col) => select.includes(col.name)) : rel.columns,
     errors: null,
   };
-  if (c.type !== 'DELETE') data.record = c.record;
-  if (c.type !== 'INSERT') data.old_record = oldRecord(c, rel);
+  if (c.type !== 'DELETE') data.record = select ? pick(c.record, select) : c.record;
+  if (c.type !== 'INSERT') data.old_record = select ? pick(oldRecord(c, rel), select) : oldRecord(c, rel);
   return data;
 }

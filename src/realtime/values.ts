@@ -10,7 +10,7 @@
 import type { Sql } from '../db/pools.ts';
 
 /** How a column's values compare. Types not listed (text, varchar, enums, json, ...) compare as text. */
-export type Kind = 'int' | 'float' | 'numeric' | 'bool' | 'uuid' | 'instant' | 'text';
+export type Kind = 'int' | 'float' | 'numeric' | 'bool' | 'uuid' | 'instant' | 'citext' | 'text';
 const KINDS = new Map<string, Kind>([
   ['int2', 'int'],
   ['int4', 'int'],
@@ -24,6 +24,8 @@ const KINDS = new Map<string, Kind>([
   ['date', 'instant'],
   ['timestamp', 'instant'],
   ['timestamptz', 'instant'],
+  // (citext compares its values lower-cased.)
+  ['citext', 'citext'],
 ]);
 
 interface Decimal {
@@ -51,6 +53,7 @@ export class CastError extends Error {}
  */
 export async function castValues(sql: Sql, type: string, kind: Kind, values: string[]): Promise<Key[]> {
   if (kind === 'text') return values;
+  if (kind === 'citext') return values.map((v) => v.toLowerCase());
   try {
     const [, rows] = await sql.begin((tx) => [
       tx`set local timezone to 'UTC'`,
@@ -80,6 +83,8 @@ export function readKey(kind: Kind, v: unknown): Key | null {
       return v === true || v === 'true';
     case 'instant':
       return instant(String(v));
+    case 'citext':
+      return unmark(String(v)).toLowerCase();
     default:
       return typeof v === 'string' ? unmark(v) : typeof v === 'object' ? restoreNumbers(JSON.stringify(v)) : String(v);
   }

@@ -377,7 +377,8 @@ describe('postgres_changes', () => {
         { event: '*', schema: 'public', table: 'public_posts', filter: 'ghost=eq.1' },
         /filter column "ghost" does not exist/,
       ],
-      [{ event: '*', schema: 'public', table: 'public_posts', filter: 'likes=like.1' }, /must be column=op.value/],
+      [{ event: '*', schema: 'public', table: 'public_posts', filter: 'likes=like.1' }, /requires a text column/],
+      [{ event: '*', schema: 'public', table: 'public_posts', filter: 'likes=regex.1' }, /is not one of eq, neq/],
       [
         { event: '*', schema: 'public', table: 'public_posts', filter: 'likes=eq.abc' },
         /filter value for "likes" is not a valid int4: invalid input syntax for type integer: "abc"/,
