@@ -613,6 +613,11 @@ export const CATALOGUE = {
     message: 'Realtime could not accept the connection; retry shortly.',
   },
   unsupported_vsn: { status: 400, areas: ['realtime'], message: 'vsn must be 1.0.0 or 2.0.0.' },
+  too_many_requests: {
+    status: 429,
+    areas: ['realtime'],
+    message: 'You have exceeded your rate limit',
+  },
   realtime_disabled: {
     status: 403,
     areas: ['realtime'],

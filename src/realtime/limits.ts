@@ -9,15 +9,26 @@ export class PerSecond {
 
   /** Counts one; false when the project is already at its limit this second. */
   take(projectId: string, limit: number, now = Date.now()): boolean {
+    return this.takeMany(projectId, 1, limit, now) === 'ok';
+  }
+
+  /**
+   * Counts `n` at once (a batch of messages), all or none: 'full' when the
+   * project is already at its limit this second, 'batch' when the batch
+   * would take it past the limit (Supabase's BatchBroadcast tells the two
+   * apart).
+   */
+  takeMany(projectId: string, n: number, limit: number, now = Date.now()): 'ok' | 'full' | 'batch' {
     const w = Math.floor(now / 1000);
     if (w !== this.window) {
       this.window = w;
       this.counts.clear();
     }
-    const n = this.counts.get(projectId) ?? 0;
-    if (n >= limit) return false;
-    this.counts.set(projectId, n + 1);
-    return true;
+    const used = this.counts.get(projectId) ?? 0;
+    if (used >= limit) return 'full';
+    if (used + n > limit) return 'batch';
+    this.counts.set(projectId, used + n);
+    return 'ok';
   }
 }
 

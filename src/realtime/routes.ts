@@ -11,6 +11,7 @@ import type { Platform } from '../context.ts';
 import { fail } from '../errors.ts';
 import type { ProjectRegistry, ProjectRuntime } from '../platform/registry.ts';
 import { maySend } from './authorization.ts';
+import type { PerSecond } from './limits.ts';
 import { attachRealtime } from './server.ts';
 import { limitsOf } from './settings.ts';
 import { isObject } from '../rest/errors.ts';
@@ -31,7 +32,7 @@ function checkName(what: string, v: unknown): string {
   return v;
 }
 
-async function publish(request: FastifyRequest, messages: OutMessage[]): Promise<void> {
+async function publish(request: FastifyRequest, messages: OutMessage[], events: PerSecond): Promise<void> {
   const { project, auth } = request.hearth;
   const limits = limitsOf(await project.settings('realtime'));
   if (!limits.enabled) throw fail('realtime_disabled');
@@ -43,6 +44,14 @@ async function publish(request: FastifyRequest, messages: OutMessage[]): Promise
         `A message payload is at most ${limits.maxPayloadBytes} bytes (config/realtime max_payload_size_in_kb).`,
       );
   }
+  // The project's max_events_per_second, shared with its sockets' messages, as Supabase's BatchBroadcast checks it.
+  const taken = events.takeMany(project.id, messages.length, limits.maxEventsPerSecond);
+  if (taken === 'full') throw fail('too_many_requests');
+  if (taken === 'batch')
+    throw fail(
+      'too_many_requests',
+      `Too many messages to broadcast, please reduce the batch size (config/realtime max_events_per_second is ${limits.maxEventsPerSecond})`,
+    );
   const caller = auth!.caller;
   const refused = await maySend(
     project.sql,
@@ -102,7 +111,7 @@ export async function realtimeRoutes(
         private: m.private === true,
       };
     });
-    await publish(request, messages);
+    await publish(request, messages, server.events);
     return reply.code(202).send();
   });
 
@@ -122,7 +131,7 @@ export async function realtimeRoutes(
           'invalid_request',
           'The body is the payload to broadcast (JSON, or bytes as application/octet-stream).',
         );
-      await publish(request, [message]);
+      await publish(request, [message], server.events);
       return reply.code(202).send();
     },
   );

@@ -34,6 +34,8 @@ const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 const websockets = lazy(() => import('ws'));
 
 export interface RealtimeServer {
+  /** Client messages per project this second: sockets' events and HTTP broadcasts count against one max_events_per_second. */
+  readonly events: PerSecond;
   close(): Promise<void>;
 }
 
@@ -59,13 +61,14 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
   // Through the registry: a socket's runtime may have been replaced (keys rotated) and its settings no longer follow changes.
   const limitsOfProject = async (project: ProjectRuntime) =>
     limitsOf(await ((await registry.byReference(project.ref)) ?? project).settings('realtime'));
+  const events = new PerSecond();
   const deps: ConnectionDeps = {
     registry,
     clock: p.clock,
     hubOf,
     limits: limitsOfProject,
     joins: new PerSecond(),
-    events: new PerSecond(),
+    events,
     sockets,
     log: p.log,
   };
@@ -157,6 +160,7 @@ export function attachRealtime(app: FastifyInstance, p: Platform, registry: Proj
   ).unref();
 
   return {
+    events,
     async close() {
       unwatch();
       clearInterval(sweep);

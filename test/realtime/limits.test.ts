@@ -148,6 +148,49 @@ describe('config/realtime', () => {
     assert.deepEqual(await s.call('phoenix', 'heartbeat'), { status: 'ok', response: {} });
     s.close();
   });
+
+  test('max_events_per_second also bounds the HTTP broadcast API: 429 too_many_requests, in Supabase BatchBroadcast words', async () => {
+    await config({ max_events_per_second: 5 });
+    const post = async (n: number) => {
+      const res = await fetch(`${t.h.info.BASE_URL}/realtime/v1/api/broadcast`, {
+        method: 'POST',
+        headers: { apikey: t.h.info.PUBLISHABLE_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          messages: Array.from({ length: n }, (_, i) => ({ topic: 'rate', event: 'e', payload: { i } })),
+        }),
+      });
+      return { status: res.status, body: res.status === 202 ? null : await res.json() };
+    };
+    const s = await RawSocket.open(url());
+    assert.equal(
+      (await s.call('realtime:rate', 'phx_join', { config: { broadcast: { ack: true } } }, '1')).status,
+      'ok',
+    );
+    // (The window is one second: start just after one begins.)
+    await sleep(1000 - (Date.now() % 1000) + 20);
+    const tooBig = await post(6);
+    assert.equal(tooBig.status, 429);
+    assert.equal(tooBig.body.code, 'too_many_requests');
+    assert.match(tooBig.body.message, /^Too many messages to broadcast, please reduce the batch size/);
+    assert.equal(tooBig.body.error, tooBig.body.message);
+    assert.equal((await post(5)).status, 202);
+    // A socket's messages count against the same figure.
+    const ws = await s.call('realtime:rate', 'broadcast', { type: 'broadcast', event: 'e', payload: {} }, '1');
+    assert.match(ws.response.reason, /^RateLimitReached:/);
+    s.close();
+    const over = await post(1);
+    assert.deepEqual(over, {
+      status: 429,
+      body: {
+        error: 'You have exceeded your rate limit',
+        code: 'too_many_requests',
+        message: 'You have exceeded your rate limit',
+      },
+    });
+    // The next second, it is allowed again.
+    await sleep(1000 - (Date.now() % 1000) + 20);
+    assert.equal((await post(5)).status, 202);
+  });
 });
 
 describe('bad input', () => {
