@@ -1170,7 +1170,7 @@ CREATE FUNCTION realtime.messages_relay() RETURNS trigger
     AS $$
 begin
   perform realtime.relay_send(json_build_object('k', 'b', 'topic', new.topic, 'event', new.event,
-    'payload', new.payload, 'private', coalesce(new.private, false))::text);
+    'payload', new.payload, 'private', coalesce(new.private, false), 'id', new.id)::text);
   return null;
 end $$;
 

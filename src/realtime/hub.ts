@@ -301,6 +301,8 @@ export class ProjectHub {
             body: JSON.stringify(body.payload ?? {}),
             encoding: 'json',
           };
+      // A broadcast from SQL carries its realtime.messages id, sent as meta.id as Supabase does.
+      if (typeof body.id === 'string') b.meta = { id: body.id };
       this.deliverBroadcast(key, b, null);
     } else if (body.k === 'p') {
       this.deliverPresence(String(body.topic), {

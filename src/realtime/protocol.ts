@@ -27,6 +27,8 @@ export interface UserBroadcast {
   /** JSON text (json) or raw bytes (binary). */
   body: string | Buffer;
   encoding: 'json' | 'binary';
+  /** Sent beside the payload (realtime-js's `meta`): `{id}` of a broadcast from the database, `replayed`. */
+  meta?: Record<string, unknown>;
 }
 
 export class FrameError extends Error {}
@@ -114,17 +116,25 @@ export function reply(
 
 /**
  * A user broadcast for one socket: binary kind 4 on 2.0.0 (the only binary
- * frame realtime-js decodes), a JSON `broadcast` event on 1.0.0 (null there
- * for a binary payload, which 1.0.0 cannot carry).
+ * frame realtime-js decodes; `meta` as its metadata, JSON), a JSON
+ * `broadcast` event on 1.0.0 (`meta` beside the payload; null there for a
+ * binary payload, which 1.0.0 cannot carry).
  */
 export function encodeBroadcast(vsn: Vsn, b: UserBroadcast): string | Buffer | null {
   if (vsn === '2.0.0') {
     const topic = Buffer.from(b.topic);
     const event = Buffer.from(b.event);
     const body = typeof b.body === 'string' ? Buffer.from(b.body) : b.body;
-    if (topic.length > 255 || event.length > 255) return jsonBroadcast(vsn, b);
-    const head = Buffer.from([KIND_USER_BROADCAST, topic.length, event.length, 0, b.encoding === 'json' ? 1 : 0]);
-    return Buffer.concat([head, topic, event, body]);
+    const meta = Buffer.from(b.meta ? JSON.stringify(b.meta) : '');
+    if (topic.length > 255 || event.length > 255 || meta.length > 255) return jsonBroadcast(vsn, b);
+    const head = Buffer.from([
+      KIND_USER_BROADCAST,
+      topic.length,
+      event.length,
+      meta.length,
+      b.encoding === 'json' ? 1 : 0,
+    ]);
+    return Buffer.concat([head, topic, event, meta, body]);
   }
   return jsonBroadcast(vsn, b);
 }
@@ -132,7 +142,8 @@ export function encodeBroadcast(vsn: Vsn, b: UserBroadcast): string | Buffer | n
 function jsonBroadcast(vsn: Vsn, b: UserBroadcast): string | null {
   if (b.encoding === 'binary') return null;
   // The payload is spliced in as the JSON text it already is.
-  const payload = `{"type":"broadcast","event":${JSON.stringify(b.event)},"payload":${b.body as string}}`;
+  const meta = b.meta ? `,"meta":${JSON.stringify(b.meta)}` : '';
+  const payload = `{"type":"broadcast","event":${JSON.stringify(b.event)}${meta},"payload":${b.body as string}}`;
   return vsn === '2.0.0'
     ? `[null,null,${JSON.stringify(b.topic)},"broadcast",${payload}]`
     : `{"join_ref":null,"ref":null,"topic":${JSON.stringify(b.topic)},"event":"broadcast","payload":${payload}}`;

@@ -157,10 +157,19 @@ describe('broadcast', () => {
     const inbox = new Inbox();
     const ch = c.channel('sql-room').on('broadcast', { event: '*' }, inbox.push);
     assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+    const v1 = new Inbox();
+    const ch1 = (await t.client({ vsn: '1.0.0' })).channel('sql-room').on('broadcast', { event: '*' }, v1.push);
+    assert.equal((await subscribed(ch1)).status, 'SUBSCRIBED');
     await t.owner`select realtime.send('{"hello":"sql"}'::jsonb, 'greet', 'sql-room', false)`;
     await inbox.atLeast(1);
+    await v1.atLeast(1);
     assert.equal(inbox.items[0].event, 'greet');
     assert.equal(inbox.items[0].payload.hello, 'sql');
+    // The realtime.messages id, as meta.id (realtime-js's broadcast typings), over 2.0.0 (binary metadata) and 1.0.0.
+    const [sent] = await t.owner`select id from realtime.messages where topic = 'sql-room' and event = 'greet'`;
+    assert.deepEqual(inbox.items[0].meta, { id: sent!.id });
+    assert.deepEqual(v1.items[0].meta, { id: sent!.id });
+    assert.deepEqual(v1.items[0].payload, { hello: 'sql' });
     await t.owner.unsafe(`create table notes (id int primary key, body text);
       create function notes_broadcast() returns trigger language plpgsql as $$ begin
         perform realtime.broadcast_changes('sql-room', tg_op, tg_op, tg_table_name, tg_table_schema, new, old);
@@ -179,6 +188,8 @@ describe('broadcast', () => {
     const p = privInbox.items[0].payload;
     assert.equal(p.operation, 'UPDATE');
     assert.deepEqual([p.record.body, p.old_record.body, p.table, p.schema], ['there', 'hi', 'notes', 'public']);
+    const [changed] = await t.owner`select id from realtime.messages where topic = 'sql-room' and event = 'UPDATE'`;
+    assert.equal(privInbox.items[0].meta.id, changed!.id);
     await sleep(100);
     assert.equal(inbox.items.length, 1);
   });
