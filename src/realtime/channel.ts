@@ -61,6 +61,8 @@ export class Channel {
     readonly ack: boolean,
     public presenceEnabled: boolean,
     readonly presenceKey: string,
+    /** config.broadcast.replication_ready: the join asked to be told when changes from the database flow. */
+    readonly replicationReady = false,
   ) {
     this.subTopic = topic.slice('realtime:'.length);
     this.topicKey = topicKeyOf(this.subTopic, isPrivate);
@@ -110,6 +112,7 @@ export class Channel {
       broadcast.ack === true,
       presence.enabled === true,
       key,
+      broadcast.replication_ready === true || broadcast.replication_ready === 'true',
     );
     ch.armExpiry(exp);
     return ch;
@@ -119,8 +122,14 @@ export class Channel {
     return { postgres_changes: this.bindings.map((b) => ({ ...b.echo, id: b.id })) };
   }
 
-  /** After the ok reply: the presence state and the postgres_changes confirmation, as Supabase sends them. */
+  /**
+   * After the ok reply: the replication-ready notice, the postgres_changes
+   * confirmation and the presence state, as Supabase sends them. The relay
+   * from the database (hub.ready) is listening before a join is answered, so
+   * a channel that asked is told at once.
+   */
   async afterJoin(): Promise<void> {
+    if (this.replicationReady) this.systemMessage('system', 'ok', 'Replication connection established');
     if (this.bindings.length) this.systemMessage('postgres_changes', 'ok', 'Subscribed to PostgreSQL');
     if (this.presenceEnabled) await this.sendPresenceState();
   }

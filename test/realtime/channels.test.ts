@@ -194,6 +194,33 @@ describe('broadcast', () => {
     assert.equal(inbox.items.length, 1);
   });
 
+  test('broadcast.replication_ready: a system message once changes from the database flow; none without it', async () => {
+    const c = await t.client();
+    const ready = new Inbox();
+    const plain = new Inbox();
+    const heard = new Inbox();
+    const ch = c
+      .channel('ready-room', { config: { broadcast: { replication_ready: true } } })
+      .on('system', {}, ready.push)
+      .on('broadcast', { event: 'db' }, heard.push);
+    const other = c.channel('plain-room').on('system', {}, plain.push);
+    assert.equal((await subscribed(ch)).status, 'SUBSCRIBED');
+    assert.equal((await subscribed(other)).status, 'SUBSCRIBED');
+    await ready.atLeast(1);
+    assert.deepEqual(ready.items[0], {
+      extension: 'system',
+      status: 'ok',
+      message: 'Replication connection established',
+      channel: 'ready-room',
+    });
+    // Ready means ready: a message sent from SQL right after it arrives.
+    await t.owner`select realtime.send('{}'::jsonb, 'db', 'ready-room', false)`;
+    await heard.atLeast(1);
+    await sleep(100);
+    assert.deepEqual(plain.items, []);
+    assert.equal(ready.items.length, 1);
+  });
+
   test('binary payloads over vsn 2.0.0 via httpSend', async () => {
     const c = await t.client({ vsn: '2.0.0' });
     const inbox = new Inbox();
