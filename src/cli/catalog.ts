@@ -89,7 +89,7 @@ rels as (
     case when c.relkind in ('v', 'f') then pg_relation_is_updatable(c.oid, false) else 0 end as updatable,
     obj_description(c.oid, 'pg_class') as comment
   from pg_class c join nsp n on n.oid = c.relnamespace
-  where c.relkind in ('r', 'p', 'v', 'm', 'f', 'c') and not c.relispartition
+  where c.relkind in ('r', 'p', 'v', 'm', 'f', 'c')
 )
 select json_build_object(
   'relations', coalesce((select json_agg(json_build_object(

@@ -15,35 +15,23 @@ import {
 } from './catalog.ts';
 import { accepts, act, examples, optionsOf, schemaNames, schemaOption } from './program.ts';
 
-const NUMBER = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'oid']);
+// The types Supabase's generator (postgres-meta's typegen) names; any other base type (ranges,
+// tsvector, inet, interval, ...) is `unknown` there, so it is here too: code written against
+// Supabase's types, and postgrest-js's own type tests, expect exactly that.
+const NUMBER = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric']);
 const STRING = new Set([
-  'text',
-  'varchar',
+  'bytea',
   'bpchar',
-  'char',
-  'name',
-  'uuid',
+  'varchar',
   'date',
+  'text',
+  'citext',
   'time',
   'timetz',
   'timestamp',
   'timestamptz',
-  'interval',
-  'bytea',
-  'inet',
-  'cidr',
-  'macaddr',
-  'macaddr8',
-  'money',
-  'bit',
-  'varbit',
-  'tsvector',
-  'tsquery',
-  'xml',
-  'citext',
-  'regclass',
-  'regproc',
-  'regtype',
+  'uuid',
+  'vector',
 ]);
 
 /** Argument modes that take a value: in, inout, variadic. */
@@ -86,7 +74,6 @@ class Renderer {
       if (rel) return `Database[${str(rel.schema)}]["Views"][${str(rel.name)}]["Row"]`;
       return 'unknown';
     }
-    if (t.type === 'r' || t.type === 'm') return 'string';
     if (t.name === 'bool') return 'boolean';
     if (NUMBER.has(t.name)) return 'number';
     if (STRING.has(t.name)) return 'string';
@@ -111,6 +98,20 @@ class Renderer {
 
   private isView(r: CatalogRelation) {
     return r.kind === 'v' || r.kind === 'm';
+  }
+
+  /**
+   * A table's or view's computed fields: functions of its row alone that return one value,
+   * which PostgREST selects like columns (`select=id,blurb_message`); in Row only, nullable.
+   */
+  private computedFields(r: CatalogRelation): string[] {
+    return this.catalog.functions
+      .filter((f) => {
+        const inputs = f.arg_types.filter((_, i) => INPUT_MODES.has(f.arg_modes[i]!));
+        const arg = inputs.length === 1 ? this.types.get(inputs[0]!) : undefined;
+        return arg?.type === 'c' && arg.relid === r.oid && !f.returns_set && this.types.get(f.returns)?.name !== 'void';
+      })
+      .map((f) => `${key(f.name)}: ${this.nullable(this.tsType(f.returns), true)}`);
   }
 
   private rowFields(r: CatalogRelation): string[] {
@@ -154,7 +155,7 @@ class Renderer {
 
   private table(r: CatalogRelation, indent: string): string {
     const i2 = `${indent}  `;
-    const parts = [`${i2}Row: ${this.object(this.rowFields(r), i2)}`];
+    const parts = [`${i2}Row: ${this.object([...this.rowFields(r), ...this.computedFields(r)], i2)}`];
     const writable =
       r.kind === 'r' || r.kind === 'p' || ((r.kind === 'v' || r.kind === 'f') && (r.updatable & (8 | 4)) !== 0);
     if (writable) {
@@ -207,8 +208,9 @@ class Renderer {
     let returns: string;
     const returnType = this.types.get(f.returns);
     if (f.arg_modes.includes('t') || (outputs.length > 1 && returnType?.name === 'record')) {
+      // As Supabase's generator types them: a returned table's columns without `| null`.
       returns = this.object(
-        outputs.map((o) => `${key(o.name)}: ${this.nullable(this.tsType(o.type), true)}`),
+        outputs.map((o) => `${key(o.name)}: ${this.tsType(o.type)}`),
         indent,
       );
     } else if (returnType?.type === 'c' && this.relations.get(returnType.relid)?.kind !== 'c') {

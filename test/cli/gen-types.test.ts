@@ -42,8 +42,12 @@ before(async () => {
         qty int not null default 1,
         total numeric generated always as (price * qty) stored,
         published_on date,
-        "Weird Name" boolean
+        "Weird Name" boolean,
+        during tstzrange,
+        search tsvector
       );
+      create table sales (id int not null, sold_on date not null) partition by range (sold_on);
+      create table sales_2024 partition of sales for values from ('2024-01-01') to ('2025-01-01');
       create view book_titles as select id, title, author_id from books;
       create view book_counts as select author_id, count(*) as n from books group by author_id;
       create function add(a int, b int default 1) returns int language sql immutable as 'select a + b';
@@ -120,6 +124,15 @@ test('the generated types have the shape supabase gen types prints', async () =>
   assert.match(out, /echo: \{ Args: \{\n\s+"": Json\n\s+\}; Returns: Json \}/);
   assert.match(out, /greet: \{ Args: \{\n\s+who: string\n\s+""\?: string\n\s+\}; Returns: string \}/);
   assert.match(out, /title_of: \{ Args: \{\n\s+"": Database\["public"\]\["Tables"\]\["books"\]\["Row"\]\n/);
+  // As Supabase's generator: a computed field is a nullable column of its table's Row (only there);
+  // types it does not name (ranges, tsvector) are unknown; a returned table's columns are not nullable;
+  // a partition is a table of its own, as PostgREST serves it.
+  assert.match(
+    out,
+    /"Weird Name": boolean \| null\n\s+during: unknown\n\s+search: unknown\n\s+title_of: string \| null\n\s+\}\n\s+Insert:/,
+  );
+  assert.match(out, /stats: \{ Args: never; Returns: \(\{\n\s+author_id: number\n\s+n: number\n\s+\}\)\[\] \}/);
+  assert.match(out, /sales_2024: \{\n\s+Row: \{\n\s+id: number\n\s+sold_on: string\n/);
   assert.match(out, /Enums: \{\n\s+mood: "happy" \| "sad" \| "it's complicated"\n/);
   assert.match(
     out,
@@ -164,11 +177,12 @@ export async function main() {
   const n: number | null = ((await supabase.from('book_counts').select('n').single()).data?.n) ?? null;
   const sum = (await supabase.rpc('add', { a: 1 })).data;
   const echoed = (await supabase.rpc('echo', { '': { nested: [1, 'x'] } })).data;
-  const books: Tables<'books'>[] | null = (await supabase.rpc('books_by', { author: 1 })).data;
+  const books: Omit<Tables<'books'>, 'title_of'>[] | null = (await supabase.rpc('books_by', { author: 1 })).data;
+  const titled: string | null | undefined = (await supabase.from('books').select('id, title_of').single()).data?.title_of;
   const invoice: Tables<{ schema: 'billing' }, 'invoices'> | null = (await supabase.schema('billing').from('invoices').select().single()).data;
   const m: Enums<'mood'> = 'sad';
   const a: CompositeTypes<'address'> = { street: 'x', zip: 1 };
-  return { title, mood, n, sum, echoed, books, invoice, m, a };
+  return { title, mood, n, sum, echoed, books, titled, invoice, m, a };
 }
 `,
   );
