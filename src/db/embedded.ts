@@ -366,22 +366,25 @@ function initdb(
     );
     if (run.error) throw fail('database_not_started', `could not run ${initdbPath}: ${run.error.message}`);
     if (run.status !== 0)
-      throw fail(
-        'database_not_started',
-        `initdb failed in ${databaseDir}: ${(run.stderr || run.stdout).trim().split('\n').at(-1)}`,
-      );
+      throw fail('database_not_started', `initdb failed in ${databaseDir}: ${cause(run.stderr || run.stdout)}`);
   } finally {
     rmSync(file, { force: true });
   }
 }
 
-/** The line of a failed server's log that says why: its first FATAL or ERROR, else its last line. */
-function cause(log: string): string {
+/**
+ * The line of a failed server's log or initdb's output that says why: its
+ * first FATAL, ERROR or PANIC (initdb's `initdb: error:`), else its last line.
+ * Not initdb's last line: that is its clean-up ("removing contents of data
+ * directory"), which says nothing of the cause.
+ */
+export function cause(log: string): string {
   const lines = log
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
-  const reason = lines.find((l) => /\b(FATAL|ERROR|PANIC):/.test(l)) ?? lines.at(-1) ?? 'it exited without a message';
+  const reason =
+    lines.find((l) => /\b(FATAL|ERROR|PANIC|error):/.test(l)) ?? lines.at(-1) ?? 'it exited without a message';
   const bind = lines.find((l) => l.includes('could not bind'));
   return bind ? `${bind} (is the port taken? choose another with HEARTH_DB_PORT)` : reason;
 }
