@@ -47,6 +47,8 @@ export interface CatalogType {
   base: number;
   relid: number;
   category: string;
+  /** format_type() of a table's, view's or composite type's row type (schema-qualified when not on the search path); else null. */
+  format: string | null;
 }
 
 export interface CatalogForeignKey {
@@ -70,6 +72,11 @@ export interface CatalogFunction {
   n_defaults: number;
   returns: number;
   returns_set: boolean;
+  /** pg_get_function_arguments() and pg_get_function_result(), to order overloads. */
+  arguments?: string;
+  result?: string;
+  /** ROWS estimate of a set-returning function (null when it returns one value). */
+  rows: number | null;
 }
 
 export interface Catalog {
@@ -107,7 +114,8 @@ select json_build_object(
         from pg_index i where i.indrelid = r.oid and i.indisunique and i.indpred is null and i.indexprs is null), '[]')
     ) order by r.schema, r.name) from rels r), '[]'),
   'types', (select json_agg(json_build_object('oid', t.oid, 'schema', n.nspname, 'name', t.typname, 'type', t.typtype::text,
-      'elem', t.typelem, 'base', t.typbasetype, 'relid', t.typrelid, 'category', t.typcategory::text))
+      'elem', t.typelem, 'base', t.typbasetype, 'relid', t.typrelid, 'category', t.typcategory::text,
+      'format', case when t.typrelid <> 0 then format_type(t.oid, null) end))
     from pg_type t join pg_namespace n on n.oid = t.typnamespace
     where n.nspname = any($SCHEMAS) or n.nspname = 'pg_catalog' or t.typtype in ('e', 'd')
       or t.oid in (select a.atttypid from pg_attribute a join rels r on r.oid = a.attrelid)),
@@ -126,7 +134,9 @@ select json_build_object(
       'arg_names', coalesce(p.proargnames, array_fill(''::text, array[coalesce(array_length(p.proallargtypes, 1), p.pronargs)])),
       'arg_types', coalesce(p.proallargtypes::oid[], p.proargtypes::oid[]),
       'arg_modes', coalesce(p.proargmodes::text[], array_fill('i'::text, array[p.pronargs])),
-      'n_defaults', p.pronargdefaults, 'returns', p.prorettype, 'returns_set', p.proretset) order by n.nspname, p.proname, p.oid)
+      'n_defaults', p.pronargdefaults, 'returns', p.prorettype, 'returns_set', p.proretset,
+      'rows', case when p.proretset then nullif(p.prorows, 0) end,
+      'arguments', pg_get_function_arguments(p.oid), 'result', pg_get_function_result(p.oid)) order by n.nspname, p.proname, p.oid)
     from pg_proc p join nsp n on n.oid = p.pronamespace
     where p.prokind = 'f' and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype)
       and not exists (select 1 from pg_depend dep where dep.objid = p.oid and dep.deptype = 'e')), '[]')

@@ -101,17 +101,20 @@ class Renderer {
   }
 
   /**
-   * A table's or view's computed fields: functions of its row alone that return one value,
-   * which PostgREST selects like columns (`select=id,blurb_message`); in Row only, nullable.
+   * A table's or view's computed fields, as Supabase's generator finds them: functions whose
+   * only argument is an unnamed row of it (`create function title_of(books)`), which PostgREST
+   * selects like columns (`select=id,title_of`); in Row only, nullable, typed as the function's
+   * value (one row, not an array, for a set-returning one).
    */
   private computedFields(r: CatalogRelation): string[] {
     return this.catalog.functions
       .filter((f) => {
-        const inputs = f.arg_types.filter((_, i) => INPUT_MODES.has(f.arg_modes[i]!));
-        const arg = inputs.length === 1 ? this.types.get(inputs[0]!) : undefined;
-        return arg?.type === 'c' && arg.relid === r.oid && !f.returns_set && this.types.get(f.returns)?.name !== 'void';
+        const args = f.arg_modes.flatMap((mode, i) => (mode === 't' ? [] : [i]));
+        if (args.length !== 1 || f.arg_modes[args[0]!] !== 'i' || f.arg_names[args[0]!] || f.n_defaults) return false;
+        const arg = this.types.get(f.arg_types[args[0]!]!);
+        return arg?.type === 'c' && arg.relid === r.oid;
       })
-      .map((f) => `${key(f.name)}: ${this.nullable(this.tsType(f.returns), true)}`);
+      .map((f) => `${key(f.name)}: ${this.nullable(this.returnShape(f, '          '), true)}`);
   }
 
   private rowFields(r: CatalogRelation): string[] {
@@ -186,42 +189,119 @@ class Renderer {
     return body && at >= inputs.length - f.n_defaults;
   }
 
-  private functionSignature(f: CatalogFunction, indent: string): string {
-    const inputs: { name: string; type: number; optional: boolean }[] = [];
-    const outputs: { name: string; type: number }[] = [];
-    const nIn = f.arg_modes.filter((m) => INPUT_MODES.has(m)).length;
-    let seenIn = 0;
-    f.arg_modes.forEach((mode, i) => {
-      const name = f.arg_names[i] ?? '';
-      if (INPUT_MODES.has(mode)) {
-        inputs.push({ name, type: f.arg_types[i]!, optional: seenIn >= nIn - f.n_defaults });
-        seenIn++;
-      }
-      if (mode === 'o' || mode === 'b' || mode === 't') outputs.push({ name, type: f.arg_types[i]! });
-    });
+  /** The input arguments (in, inout, variadic) of a function; trailing ones with defaults are optional. */
+  private inputArgs(f: CatalogFunction): { name: string; type: number; optional: boolean }[] {
+    const inputs = f.arg_modes.flatMap((mode, i) => (INPUT_MODES.has(mode) ? [i] : []));
+    return inputs.map((i, n) => ({
+      name: f.arg_names[i] ?? '',
+      type: f.arg_types[i]!,
+      optional: n >= inputs.length - f.n_defaults,
+    }));
+  }
+
+  /** The name of the table, view or composite type whose rows the function returns, if it does. */
+  private returnedRelation(f: CatalogFunction): string | null {
+    const t = this.types.get(f.returns);
+    return t?.type === 'c' && t.relid ? t.name : null;
+  }
+
+  /**
+   * What the function returns, one value of it: a `returns table(...)` object (its columns not
+   * nullable, as Supabase's generator types them), a table's or view's row as its columns, else
+   * the type.
+   */
+  private returnShape(f: CatalogFunction, indent: string): string {
+    const outputs = f.arg_modes.flatMap((mode, i) =>
+      mode === 'o' || mode === 'b' || mode === 't' ? [{ name: f.arg_names[i] ?? '', type: f.arg_types[i]! }] : [],
+    );
+    const returnType = this.types.get(f.returns);
+    if (f.arg_modes.includes('t') || (outputs.length > 1 && returnType?.name === 'record'))
+      return this.object(
+        outputs.map((o) => `${key(o.name)}: ${this.tsType(o.type)}`),
+        indent,
+      );
+    const rel = returnType?.type === 'c' ? this.relations.get(returnType.relid) : undefined;
+    if (rel && rel.kind !== 'c') return this.object(this.rowFields(rel), indent);
+    return this.tsType(f.returns);
+  }
+
+  /**
+   * SetofOptions, as Supabase's generator writes them for a function returning rows of a table,
+   * view or composite type, so postgrest-js types `.select()` on `rpc()` and embeds the function
+   * from the row it takes: `from` is the row type of its only argument, or '*'; it is one-to-one
+   * (one row, not an array) unless set-returning with a ROWS estimate above 1 (the default 1000).
+   */
+  private setofOptions(f: CatalogFunction): { from: string; to: string; isOneToOne: boolean } | null {
+    const to = this.returnedRelation(f);
+    if (!to) return null;
+    const only = f.arg_types.length === 1 ? this.types.get(f.arg_types[0]!) : undefined;
+    const from = only?.type === 'c' && only.relid && only.format ? only.format : '*';
+    return { from, to, isOneToOne: (f.rows ?? 0) <= 1 };
+  }
+
+  /**
+   * The error Supabase's generator types as Returns (`{ error: true } & "..."`) where PostgREST
+   * would refuse the call: overloads it cannot choose between (one without arguments beside one
+   * whose only, unnamed argument has a default; one named argument with different types), and a
+   * computed field (an unnamed row argument) called with rpc().
+   */
+  private callError(f: CatalogFunction, overloads: CatalogFunction[]): string | null {
+    const inputs = this.inputArgs(f);
+    const name = `${f.schema}.${f.name}`;
+    const ambiguous = (candidates: string) =>
+      `Could not choose the best candidate function between: ${candidates}. Try renaming the parameters or the function itself in the database so function overloading can be resolved`;
+    const others = overloads.filter((o) => o !== f).map((o) => ({ o, inputs: this.inputArgs(o) }));
+    if (inputs.length === 0) {
+      const other = others.find((x) => x.inputs.length === 1 && !x.inputs[0]!.name && x.inputs[0]!.optional);
+      if (other) return ambiguous(`${name}(), ${name}( => ${this.types.get(other.o.returns)?.name ?? 'unknown'})`);
+    }
+    if (inputs.length === 1 && inputs[0]!.name) {
+      const arg = inputs[0]!;
+      const clashes = others.filter(
+        (x) => x.inputs.length === 1 && x.inputs[0]!.name === arg.name && x.inputs[0]!.type !== arg.type,
+      );
+      if (clashes.length)
+        return ambiguous(
+          [{ inputs }, ...clashes]
+            .sort((a, b) => a.inputs[0]!.type - b.inputs[0]!.type)
+            .map(
+              (x) =>
+                `${name}(${x.inputs.map((a) => `${a.name} => ${this.types.get(a.type)?.name ?? 'unknown'}`).join(', ')})`,
+            )
+            .join(', '),
+        );
+    }
+    const only = inputs.length === 1 && !inputs[0]!.name ? this.types.get(inputs[0]!.type) : undefined;
+    if (only?.type === 'c' && only.relid && !this.returnedRelation(f))
+      return `the function ${name} with parameter or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache`;
+    return null;
+  }
+
+  private functionSignature(f: CatalogFunction, overloads: CatalogFunction[], indent: string): string {
+    const inputs = this.inputArgs(f);
     const args = inputs.length
       ? this.object(
           inputs.map((a) => `${key(a.name)}${a.optional ? '?' : ''}: ${this.tsType(a.type)}`),
           indent,
         )
       : 'never';
-    let returns: string;
-    const returnType = this.types.get(f.returns);
-    if (f.arg_modes.includes('t') || (outputs.length > 1 && returnType?.name === 'record')) {
-      // As Supabase's generator types them: a returned table's columns without `| null`.
-      returns = this.object(
-        outputs.map((o) => `${key(o.name)}: ${this.tsType(o.type)}`),
-        indent,
-      );
-    } else if (returnType?.type === 'c' && this.relations.get(returnType.relid)?.kind !== 'c') {
-      // A table's row type: its columns, as PostgREST returns the rows.
-      const rel = this.relations.get(returnType.relid);
-      returns = rel ? this.object(this.rowFields(rel), indent) : 'unknown';
-    } else {
-      returns = this.tsType(f.returns);
-    }
-    if (f.returns_set) returns = `${this.parens(returns)}[]`;
-    return `{ Args: ${args}; Returns: ${returns} }`;
+    const error = this.callError(f, overloads);
+    const setof = this.setofOptions(f);
+    let returns = error ? `{ error: true } & ${str(error)}` : this.returnShape(f, indent);
+    // A set-returning function of rows that is one-to-one (ROWS 1) returns one object, as postgrest-js
+    // expects with SetofOptions; the error type is suffixed as Supabase's generator writes it.
+    if (f.returns_set && !setof?.isOneToOne) returns = error ? `${returns}[]` : `${this.parens(returns)}[]`;
+    if (!setof) return `{ Args: ${args}; Returns: ${returns} }`;
+    const options = this.object(
+      [
+        `from: ${str(setof.from)}`,
+        `to: ${str(setof.to)}`,
+        `isOneToOne: ${setof.isOneToOne}`,
+        `isSetofReturn: ${f.returns_set}`,
+      ],
+      indent,
+    );
+    return `{ Args: ${args}; Returns: ${returns}; SetofOptions: ${options} }`;
   }
 
   private schema(name: string): string {
@@ -232,8 +312,15 @@ class Renderer {
     const byName = new Map<string, CatalogFunction[]>();
     for (const f of this.catalog.functions.filter((f) => f.schema === name && this.typed(f)))
       byName.set(f.name, [...(byName.get(f.name) ?? []), f]);
+    // Overloads in the order Supabase's generator prints them: by argument list, then result.
+    const signature = (f: CatalogFunction) => [f.arguments ?? '', f.result ?? ''];
+    for (const overloads of byName.values())
+      overloads.sort((a, b) => {
+        const [x, y] = [signature(a), signature(b)];
+        return x[0]!.localeCompare(y[0]!) || x[1]!.localeCompare(y[1]!);
+      });
     const functions = [...byName].map(([fname, overloads]) => {
-      const sigs = overloads.map((f) => this.functionSignature(f, `${I}  `));
+      const sigs = overloads.map((f) => this.functionSignature(f, overloads, `${I}  `));
       // Overloads are a union of signatures, one per line.
       return sigs.length === 1
         ? `${I}${key(fname)}: ${sigs[0]}`

@@ -63,6 +63,14 @@ before(async () => {
       create function echo(jsonb) returns jsonb language sql as 'select $1';
       create function greet(who text, text default '!') returns text language sql as 'select who || $2';
       create function title_of(books) returns text language sql as 'select $1.title';
+      create function latest_book(author authors) returns setof books rows 1 language sql stable
+        as 'select * from books where author_id = author.id order by id desc limit 1';
+      create function author_of(book books) returns authors language sql stable as 'select * from authors where id = book.author_id';
+      -- Overloads PostgREST cannot choose between.
+      create function pick(a int) returns int language sql as 'select a';
+      create function pick(a text) returns text language sql as 'select a';
+      create function hello() returns int language sql as 'select 1';
+      create function hello(text default 'x') returns text language sql as 'select $1';
       create schema billing;
       create table billing.invoices (id uuid primary key default gen_random_uuid(), amount_cents int8 not null, due date);
     `,
@@ -120,7 +128,7 @@ test('the generated types have the shape supabase gen types prints', async () =>
   );
   assert.match(out, /ping: \{ Args: never; Returns: undefined \}/);
   assert.doesNotMatch(out, /touch/);
-  assert.doesNotMatch(out, /unnamed|by_number/);
+  assert.doesNotMatch(out, /\b(unnamed|by_number):/);
   assert.match(out, /echo: \{ Args: \{\n\s+"": Json\n\s+\}; Returns: Json \}/);
   assert.match(out, /greet: \{ Args: \{\n\s+who: string\n\s+""\?: string\n\s+\}; Returns: string \}/);
   assert.match(out, /title_of: \{ Args: \{\n\s+"": Database\["public"\]\["Tables"\]\["books"\]\["Row"\]\n/);
@@ -131,6 +139,34 @@ test('the generated types have the shape supabase gen types prints', async () =>
     out,
     /"Weird Name": boolean \| null\n\s+during: unknown\n\s+search: unknown\n\s+title_of: string \| null\n\s+\}\n\s+Insert:/,
   );
+  // SetofOptions on functions returning rows: from the row type of the only argument, or '*';
+  // a ROWS 1 function is one-to-one and returns one object; a named row argument is no computed
+  // field (the books Row above ends at title_of).
+  assert.match(
+    out,
+    /books_by: \{ Args: \{\n\s+author: number\n\s+\}; Returns: \(\{\n[^}]+\}\)\[\]; SetofOptions: \{\n\s+from: "\*"\n\s+to: "books"\n\s+isOneToOne: false\n\s+isSetofReturn: true\n\s+\} \}/,
+  );
+  assert.match(
+    out,
+    /latest_book: \{ Args: \{\n\s+author: Database\["public"\]\["Tables"\]\["authors"\]\["Row"\]\n\s+\}; Returns: \{\n[^}]+\}; SetofOptions: \{\n\s+from: "authors"\n\s+to: "books"\n\s+isOneToOne: true\n\s+isSetofReturn: true\n/,
+  );
+  assert.match(
+    out,
+    /author_of: \{ Args: \{\n\s+book: [^}]+\}; Returns: \{\n[^}]+\}; SetofOptions: \{\n\s+from: "books"\n\s+to: "authors"\n\s+isOneToOne: true\n\s+isSetofReturn: false\n/,
+  );
+  // The errors Supabase's generator types where PostgREST refuses the call.
+  assert.match(
+    out,
+    /title_of: \{ Args: \{\n[^}]+\}; Returns: \{ error: true \} & "the function public\.title_of with parameter or with a single unnamed json\/jsonb parameter, but no matches were found in the schema cache" \}/,
+  );
+  const ambiguous = (between: string) =>
+    `{ error: true } & "Could not choose the best candidate function between: ${between}. Try renaming the parameters or the function itself in the database so function overloading can be resolved"`;
+  assert.ok(out.includes(`; Returns: ${ambiguous('public.pick(a => int4), public.pick(a => text)')} }`), out);
+  assert.equal(out.split(ambiguous('public.pick(a => int4), public.pick(a => text)')).length, 3);
+  assert.ok(
+    out.includes(`hello:\n        | { Args: never; Returns: ${ambiguous('public.hello(), public.hello( => text)')} }`),
+  );
+  assert.match(out, /\| \{ Args: \{\n\s+""\?: string\n\s+\}; Returns: string \}/);
   assert.match(out, /stats: \{ Args: never; Returns: \(\{\n\s+author_id: number\n\s+n: number\n\s+\}\)\[\] \}/);
   assert.match(out, /sales_2024: \{\n\s+Row: \{\n\s+id: number\n\s+sold_on: string\n/);
   assert.match(out, /Enums: \{\n\s+mood: "happy" \| "sad" \| "it's complicated"\n/);
@@ -178,11 +214,12 @@ export async function main() {
   const sum = (await supabase.rpc('add', { a: 1 })).data;
   const echoed = (await supabase.rpc('echo', { '': { nested: [1, 'x'] } })).data;
   const books: Omit<Tables<'books'>, 'title_of'>[] | null = (await supabase.rpc('books_by', { author: 1 })).data;
+  const titles: { title: string }[] | null = (await supabase.rpc('books_by', { author: 1 }).select('title')).data;
   const titled: string | null | undefined = (await supabase.from('books').select('id, title_of').single()).data?.title_of;
   const invoice: Tables<{ schema: 'billing' }, 'invoices'> | null = (await supabase.schema('billing').from('invoices').select().single()).data;
   const m: Enums<'mood'> = 'sad';
   const a: CompositeTypes<'address'> = { street: 'x', zip: 1 };
-  return { title, mood, n, sum, echoed, books, titled, invoice, m, a };
+  return { title, mood, n, sum, echoed, books, titles, titled, invoice, m, a };
 }
 `,
   );
