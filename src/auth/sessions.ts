@@ -215,11 +215,22 @@ export function assertNotBanned(ctx: AuthContext, user: UserRow, status: 400 | 4
 const invalidGrant = (message: string) => fail('invalid_grant', message);
 
 /**
- * grant_type=refresh_token: single use, rotated; reuse revokes the session's
- * whole family. The rotation is one statement (spend the token unless its user
- * is banned, stamp the session, read the user, insert the successor), so a
- * grant is one round trip; only a token it could not spend needs a second
- * statement, which tells why (and ends the session on a reuse).
+ * How long after a refresh token was spent a second use of it is taken for a
+ * race, not a theft (GoTrue's refresh_token_reuse_interval default): two
+ * server requests of one browser (@supabase/ssr: a page and a fetch, two
+ * tabs) each refreshing the same cookie. The second still gets 401
+ * invalid_grant (SPEC 3.1), but the session lives on, so the first one's new
+ * token keeps working.
+ */
+const REUSE_RACE_MS = 10_000;
+
+/**
+ * grant_type=refresh_token: single use, rotated; a reuse past REUSE_RACE_MS
+ * revokes the session's whole family. The rotation is one statement (spend
+ * the token unless its user is banned, stamp the session, read the user,
+ * insert the successor), so a grant is one round trip; only a token it could
+ * not spend needs a second statement, which tells why (and ends the session
+ * on a reuse).
  */
 export async function refreshSession(ctx: AuthContext, refreshToken: string): Promise<SessionPayload> {
   const sql = ctx.project.sql;
@@ -248,15 +259,19 @@ export async function refreshSession(ctx: AuthContext, refreshToken: string): Pr
     return payload(ctx, r.user, r.session, token, r.links);
   }
   const [known] = await sql`with known as (
-      select rt.revoked, rt.expires_at > ${t} as live, rt.session_id, u.banned_until > ${t} as banned
+      select rt.revoked, rt.expires_at > ${t} as live, rt.session_id, u.banned_until > ${t} as banned,
+        exists (select 1 from auth.refresh_tokens c where c.session_id = rt.session_id and c.parent = rt.id
+          and c.created_at > ${new Date(t.getTime() - REUSE_RACE_MS)}) as raced
       from auth.refresh_tokens rt left join auth.users u on u.id = rt.user_id where rt.token_hash = ${hash}
     ), ended as (
-      delete from auth.sessions where id = (select session_id from known where revoked)
+      delete from auth.sessions where id = (select session_id from known where revoked and not raced)
     )
-    select revoked, live, banned from known`;
+    select revoked, live, banned, raced from known`;
   if (known?.revoked) {
     throw invalidGrant(
-      'Invalid Refresh Token: Already Used. As a precaution every token of its session has been revoked; sign in again.',
+      known.raced
+        ? 'Invalid Refresh Token: Already Used. It was refreshed a moment ago (two refreshes at once); the session goes on with the token that refresh returned.'
+        : 'Invalid Refresh Token: Already Used. As a precaution every token of its session has been revoked; sign in again.',
     );
   }
   if (known?.live && known.banned) throw fail('user_banned');

@@ -142,7 +142,24 @@ describe('sign-up and password sign-in through supabase-js', () => {
 });
 
 describe('refresh tokens', () => {
-  test('refreshSession rotates; a second use is 401 invalid_grant and revokes the whole family', async () => {
+  test('two refreshes of one token at once (@supabase/ssr: a page and a fetch): the second is 401 invalid_grant, the session goes on', async () => {
+    const { data } = await client(h).auth.signUp({ email: uniqueEmail(), password: goodPassword() });
+    const token = data.session!.refresh_token;
+    const grant = () => authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: token } });
+    const answers = await Promise.all([grant(), grant()]);
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401]);
+    const won = answers.find((a) => a.status === 200)!;
+    const lost = answers.find((a) => a.status === 401)!;
+    assert.equal(lost.body.error.code, 'invalid_grant');
+    assert.match(lost.body.error.message, /^Invalid Refresh Token: Already Used/);
+    // The winner's token still refreshes: the race did not end the session.
+    const next = await authApi(h, 'POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: won.body.refresh_token },
+    });
+    assert.equal(next.status, 200);
+  });
+
+  test('refreshSession rotates; a second use past the race window is 401 invalid_grant and revokes the whole family', async () => {
     const sb = client(h);
     const { data } = await sb.auth.signUp({ email: uniqueEmail(), password: goodPassword() });
     const first = data.session!.refresh_token;
@@ -151,6 +168,7 @@ describe('refresh tokens', () => {
     const second = r1.data.session!.refresh_token;
     assert.notEqual(second, first);
 
+    h.clock.advance(11_000); // past the 10 s in which a reuse is taken for two refreshes at once
     const reuse = await authApi(h, 'POST', '/token?grant_type=refresh_token', { body: { refresh_token: first } });
     assert.equal(reuse.status, 401);
     assert.equal(reuse.body.error.code, 'invalid_grant');
