@@ -34,6 +34,9 @@ function redirectFor(outcome: CallbackOutcome): string {
           refresh_token: outcome.session.refresh_token,
           token_type: outcome.session.token_type,
         };
+  // An error also goes in the query, as GoTrue's callback sends it: a server-side callback route
+  // (@supabase/ssr's /auth/callback) never sees the fragment, and would find neither code nor error.
+  if (outcome.kind === 'error') for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
   u.hash = new URLSearchParams(params).toString();
   return u.toString();
 }

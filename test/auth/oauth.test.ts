@@ -281,6 +281,10 @@ describe('social sign-in', () => {
     assert.equal(deniedTo.origin + deniedTo.pathname, APP);
     assert.equal(fragment(deniedTo).get('error'), 'access_denied');
     assert.equal(fragment(deniedTo).get('error_code'), 'oauth_provider_error');
+    // In the query too, as GoTrue sends it, for a server-side callback route, which never sees the fragment.
+    for (const to of [deniedTo, new URL(forged.headers.get('location')!)])
+      assert.equal(to.searchParams.get('error_code'), fragment(to).get('error_code'));
+    assert.equal(deniedTo.searchParams.get('error_description'), fragment(deniedTo).get('error_description'));
   });
 });
 
