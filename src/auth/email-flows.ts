@@ -145,7 +145,8 @@ export async function verifyLinkToken(
   input: { type: string; token: string },
 ): Promise<SessionPayload> {
   const redeemed = await redeemLink(ctx, input.token, purposesOf(input.type));
-  if (!redeemed) throw fail('otp_expired', 'Token has expired or is invalid; request a new link.');
+  // GoTrue's words for a link (a code is "Token has expired or is invalid").
+  if (!redeemed) throw fail('otp_expired', 'Email link is invalid or has expired');
   const user = await applyRedeemed(ctx, redeemed);
   assertNotBanned(ctx, user, 403);
   return issueSession(ctx, user, { amr: LINK_AMR[redeemed.purpose as SignInPurpose] });

@@ -62,6 +62,7 @@ describe('development mailbox (no smtp_host)', () => {
     const again = await authApi(h, 'POST', '/verify', { body: { type: 'magiclink', token_hash: token } });
     assert.equal(again.status, 403);
     assert.equal(again.body.error.code, 'otp_expired');
+    assert.equal(again.body.msg, 'Email link is invalid or has expired');
   });
 
   test('the mailbox needs a management session; project keys are refused', async () => {
