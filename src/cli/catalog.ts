@@ -35,6 +35,8 @@ export interface CatalogRelation {
   /** Column sets that are unique (primary key and unique indexes), for a foreign key's cardinality. */
   unique_sets: string[][];
   comment: string | null;
+  /** A view's or materialized view's query (pg_rewrite.ev_action, a pg_node_tree), for viewColumnOrigins(); else null. */
+  rule?: string | null;
 }
 
 export interface CatalogType {
@@ -101,6 +103,7 @@ rels as (
 select json_build_object(
   'relations', coalesce((select json_agg(json_build_object(
       'oid', r.oid, 'schema', r.schema, 'name', r.name, 'kind', r.kind, 'updatable', r.updatable, 'comment', r.comment,
+      'rule', (select w.ev_action::text from pg_rewrite w where w.ev_class = r.oid and w.rulename = '_RETURN' and r.kind in ('v', 'm')),
       'columns', coalesce((select json_agg(json_build_object(
           'name', a.attname, 'num', a.attnum, 'type_oid', a.atttypid, 'sql_type', format_type(a.atttypid, a.atttypmod),
           'not_null', a.attnotnull, 'default', pg_get_expr(d.adbin, d.adrelid),
@@ -129,7 +132,7 @@ select json_build_object(
         join pg_attribute a on a.attrelid = k.confrelid and a.attnum = x.num)) order by n.nspname, c.relname, k.conname)
     from pg_constraint k join pg_class c on c.oid = k.conrelid join nsp n on n.oid = c.relnamespace
     join pg_class fc on fc.oid = k.confrelid join pg_namespace fn on fn.oid = fc.relnamespace
-    where k.contype = 'f'), '[]'),
+    where k.contype = 'f' and k.conparentid = 0), '[]'),
   'functions', coalesce((select json_agg(json_build_object('schema', n.nspname, 'name', p.proname,
       'arg_names', coalesce(p.proargnames, array_fill(''::text, array[coalesce(array_length(p.proallargtypes, 1), p.pronargs)])),
       'arg_types', coalesce(p.proallargtypes::oid[], p.proargtypes::oid[]),
@@ -141,6 +144,49 @@ select json_build_object(
     where p.prokind = 'f' and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype)
       and not exists (select 1 from pg_depend dep where dep.objid = p.oid and dep.deptype = 'e')), '[]')
 ) as catalog`;
+
+/** A view column shown unchanged from a column of a table or view: the view's column number, that relation's oid and column number. */
+export interface ViewColumnOrigin {
+  num: number;
+  table: number;
+  column: number;
+}
+
+/**
+ * The columns a view shows unchanged from a table or another view, as PostgREST finds them to
+ * give views the relationships of their tables: the entries of its query's own target list
+ * (not of its subqueries) carry the relation and column they come from (resorigtbl, resorigcol).
+ * The rule is a pg_node_tree: `({QUERY ... :targetList ({TARGETENTRY ... :resno 1 ...
+ * :resorigtbl 16390 :resorigcol 2 :resjunk false} ...) ...})`, where `\` escapes a character.
+ */
+export function viewColumnOrigins(rule: string): ViewColumnOrigin[] {
+  const origins: ViewColumnOrigin[] = [];
+  const tokens = rule.match(/[{}()]|(?:\\[\s\S]|[^\s{}()\\])+/g) ?? [];
+  // Depth 2 is inside the query ( `(` then `{QUERY` ), 4 inside an entry of its target list.
+  let depth = 0;
+  let inTargets = false;
+  let entry: Record<string, string> | null = null;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token === '{' || token === '(') {
+      depth++;
+      if (inTargets && depth === 4 && token === '{') entry = {};
+    } else if (token === '}' || token === ')') {
+      if (entry && depth === 4) {
+        const [num, table, column] = [entry[':resno'], entry[':resorigtbl'], entry[':resorigcol']].map(Number);
+        if (entry[':resjunk'] !== 'true' && table) origins.push({ num: num!, table, column: column! });
+        entry = null;
+      }
+      depth--;
+      if (inTargets && depth === 2) return origins;
+    } else if (depth === 2 && token === ':targetList') {
+      inTargets = true;
+    } else if (entry && depth === 4 && token.startsWith(':')) {
+      entry[token] = tokens[i + 1] ?? '';
+    }
+  }
+  return origins;
+}
 
 export function catalogQuery(schemas: string[]): string {
   return CATALOG_QUERY.replaceAll('$SCHEMAS', `array[${schemas.map(literal).join(', ')}]::name[]`);

@@ -12,6 +12,8 @@ import {
   type CatalogFunction,
   type CatalogRelation,
   type CatalogType,
+  type ViewColumnOrigin,
+  viewColumnOrigins,
 } from './catalog.ts';
 import { accepts, act, examples, optionsOf, schemaNames, schemaOption } from './program.ts';
 
@@ -39,6 +41,16 @@ const INPUT_MODES = new Set(['i', 'b', 'v']);
 /** The types of an unnamed argument PostgREST (and so Supabase's generator) accepts. */
 const BODY_TYPES = new Set(['json', 'jsonb', 'text']);
 
+/** A foreign key as a relationship of the relation `on` (a table's oid, or a view's that shows its columns). */
+interface Relationship {
+  name: string;
+  on: number;
+  columns: string[];
+  isOneToOne: boolean;
+  refName: string;
+  refColumns: string[];
+}
+
 const key = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name));
 const str = (s: string) => JSON.stringify(s);
 
@@ -46,6 +58,7 @@ class Renderer {
   private readonly types = new Map<number, CatalogType>();
   private readonly enums = new Map<number, string[]>();
   private readonly relations = new Map<number, CatalogRelation>();
+  private readonly inferred: Map<number, Relationship[]>;
 
   constructor(
     private readonly catalog: Catalog,
@@ -54,6 +67,7 @@ class Renderer {
     for (const t of catalog.types ?? []) this.types.set(t.oid, t);
     for (const e of catalog.enums) this.enums.set(e.oid, e.labels);
     for (const r of catalog.relations) this.relations.set(r.oid, r);
+    this.inferred = this.inferRelationships();
   }
 
   /** The TypeScript type of values of a PostgreSQL type, as PostgREST sends them in JSON. */
@@ -145,14 +159,79 @@ class Renderer {
     );
   }
 
-  private relationships(r: CatalogRelation, indent: string): string {
-    const fks = this.catalog.foreign_keys.filter((k) => k.schema === r.schema && k.table === r.name);
-    if (fks.length === 0) return '[]';
+  /**
+   * Relationships as Supabase's generator (and PostgREST) infer them: each foreign key of a
+   * table, and the same key again wherever a view shows all its columns unchanged: from the
+   * view (a view of the referencing table), to the view (a view of the referenced table), and
+   * from view to view; only those to the relation's own schema, ordered by key name, then
+   * referenced relation and columns.
+   */
+  private inferRelationships(): Map<number, Relationship[]> {
+    const byName = new Map(this.catalog.relations.map((r) => [`${r.schema}.${r.name}`, r]));
+    const views = this.catalog.relations.filter((r) => this.isView(r) && r.rule);
+    // Oids come as JSON strings (PostgreSQL's json of an oid); a rule's are numbers.
+    const direct = new Map(views.map((v) => [Number(v.oid), viewColumnOrigins(v.rule!)]));
+    // Every table or view column each view column shows, following views of views.
+    const origins = new Map<number, ViewColumnOrigin[]>();
+    for (const v of views) {
+      const all = [...direct.get(Number(v.oid))!];
+      for (let frontier = all, depth = 0; frontier.length && depth < 16; depth++) {
+        frontier = frontier.flatMap((o) =>
+          (direct.get(o.table) ?? []).filter((d) => d.num === o.column).map((d) => ({ ...d, num: o.num })),
+        );
+        all.push(...frontier);
+      }
+      origins.set(v.oid, all);
+    }
+    // The view columns that show all the given columns of the table, every combination of them.
+    const shown = (view: CatalogRelation, table: CatalogRelation, columns: string[]): string[][] => {
+      const choices = columns.map((name) => {
+        const num = table.columns.find((c) => c.name === name)?.num;
+        return (origins.get(view.oid) ?? [])
+          .filter((o) => o.table === Number(table.oid) && o.column === Number(num))
+          .flatMap((o) => view.columns.filter((c) => c.num === o.num).map((c) => c.name));
+      });
+      return choices.reduce<string[][]>((acc, names) => acc.flatMap((a) => names.map((n) => [...a, n])), [[]]);
+    };
     const sorted = (a: string[]) => [...a].sort().join(',');
-    const items = fks.map((k) => {
-      const oneToOne = r.unique_sets.some((u) => sorted(u) === sorted(k.columns));
-      return `${indent}  {\n${indent}    foreignKeyName: ${str(k.name)}\n${indent}    columns: ${JSON.stringify(k.columns)}\n${indent}    isOneToOne: ${oneToOne}\n${indent}    referencedRelation: ${str(k.ref_table)}\n${indent}    referencedColumns: ${JSON.stringify(k.ref_columns)}\n${indent}  },`;
-    });
+    const all: Relationship[] = [];
+    for (const k of this.catalog.foreign_keys) {
+      const table = byName.get(`${k.schema}.${k.table}`);
+      if (!table) continue;
+      const isOneToOne = table.unique_sets.some((u) => sorted(u) === sorted(k.columns));
+      const base = { name: k.name, isOneToOne };
+      const from = [{ on: table, columns: k.columns }];
+      const to = [{ schema: k.ref_schema, name: k.ref_table, columns: k.ref_columns }];
+      const referenced = byName.get(`${k.ref_schema}.${k.ref_table}`);
+      for (const v of views) {
+        for (const columns of shown(v, table, k.columns)) from.push({ on: v, columns });
+        if (referenced)
+          for (const columns of shown(v, referenced, k.ref_columns))
+            to.push({ schema: v.schema, name: v.name, columns });
+      }
+      for (const f of from)
+        for (const t of to)
+          if (t.schema === f.on.schema)
+            all.push({ ...base, on: f.on.oid, columns: f.columns, refName: t.name, refColumns: t.columns });
+    }
+    all.sort(
+      (a, b) =>
+        a.name.localeCompare(b.name) ||
+        a.refName.localeCompare(b.refName) ||
+        JSON.stringify(a.refColumns).localeCompare(JSON.stringify(b.refColumns)),
+    );
+    const byRelation = new Map<number, Relationship[]>();
+    for (const r of all) byRelation.set(r.on, [...(byRelation.get(r.on) ?? []), r]);
+    return byRelation;
+  }
+
+  private relationships(r: CatalogRelation, indent: string): string {
+    const rels = this.inferred.get(r.oid) ?? [];
+    if (rels.length === 0) return '[]';
+    const items = rels.map(
+      (k) =>
+        `${indent}  {\n${indent}    foreignKeyName: ${str(k.name)}\n${indent}    columns: ${JSON.stringify(k.columns)}\n${indent}    isOneToOne: ${k.isOneToOne}\n${indent}    referencedRelation: ${str(k.refName)}\n${indent}    referencedColumns: ${JSON.stringify(k.refColumns)}\n${indent}  },`,
+    );
     return `[\n${items.join('\n')}\n${indent}]`;
   }
 

@@ -1,7 +1,8 @@
 /**
  * `hearth gen types typescript`: the Database type of a schema with the cases
  * that matter (identity, generated, defaults, arrays, enums, domains, json,
- * views, foreign keys one-to-one and one-to-many, overloads, composite types),
+ * views, foreign keys one-to-one and one-to-many and through views, overloads
+ * with Supabase's error types, SetofOptions, composite types),
  * compiled by `tsc` with an app that uses createClient<Database>: it compiles,
  * and a misspelt column or a write to a generated column does not.
  */
@@ -46,10 +47,11 @@ before(async () => {
         during tstzrange,
         search tsvector
       );
-      create table sales (id int not null, sold_on date not null) partition by range (sold_on);
+      create table sales (id int not null, sold_on date not null, author_id bigint references authors) partition by range (sold_on);
       create table sales_2024 partition of sales for values from ('2024-01-01') to ('2025-01-01');
       create view book_titles as select id, title, author_id from books;
       create view book_counts as select author_id, count(*) as n from books group by author_id;
+      create view authors_public as select id, name from authors;
       create function add(a int, b int default 1) returns int language sql immutable as 'select a + b';
       create function add(a text, b text) returns text language sql immutable as 'select a || b';
       create function books_by(author bigint) returns setof books language sql stable as 'select * from books where author_id = author';
@@ -72,7 +74,8 @@ before(async () => {
       create function hello() returns int language sql as 'select 1';
       create function hello(text default 'x') returns text language sql as 'select $1';
       create schema billing;
-      create table billing.invoices (id uuid primary key default gen_random_uuid(), amount_cents int8 not null, due date);
+      create table billing.invoices (id uuid primary key default gen_random_uuid(), amount_cents int8 not null, due date,
+        author_id bigint references public.authors);
     `,
     },
   });
@@ -119,8 +122,25 @@ test('the generated types have the shape supabase gen types prints', async () =>
   assert.match(out, /book_titles: \{\n\s+Row: \{\n\s+id: number \| null\n[\s\S]*?Insert: \{/);
   assert.match(
     out,
-    /book_counts: \{\n\s+Row: \{\n\s+author_id: number \| null\n\s+n: number \| null\n\s+\}\n\s+Relationships: \[\]/,
+    /book_counts: \{\n\s+Row: \{\n\s+author_id: number \| null\n\s+n: number \| null\n\s+\}\n\s+Relationships: \[\n\s+\{\n\s+foreignKeyName: "books_author_id_fkey"/,
   );
+  // As Supabase's generator (and PostgREST) infer them, a foreign key is also a relationship of each view
+  // showing its columns: from a view of the referencing table, to a view of the referenced one, and view to
+  // view; ordered by key name, then referenced relation. Keys to another schema and the copies of a key on
+  // partitions are left out.
+  const fk = (name: string, columns: string, ref: string, refColumns: string) =>
+    `{\n\\s+foreignKeyName: "${name}"\n\\s+columns: \\["${columns}"\\]\n\\s+isOneToOne: false\n\\s+referencedRelation: "${ref}"\n\\s+referencedColumns: \\["${refColumns}"\\]\n\\s+},`;
+  const viaViews = `${fk('books_author_id_fkey', 'author_id', 'authors', 'id')}\n\\s+${fk('books_author_id_fkey', 'author_id', 'authors_public', 'id')}\n\\s+\\]`;
+  const relationshipsOf = (name: string) =>
+    `\\n\\s+${name}: \\{\n\\s+Row: \\{[^}]*\\}\n\\s+Insert: \\{[^}]*\\}\n\\s+Update: \\{[^}]*\\}\n\\s+Relationships: \\[`;
+  assert.match(out, new RegExp(`${relationshipsOf('books')}\n\\s+${viaViews}`));
+  assert.match(out, new RegExp(`${relationshipsOf('book_titles')}\n\\s+${viaViews}`));
+  assert.match(
+    out,
+    new RegExp(`${relationshipsOf('sales')}\n\\s+${fk('sales_author_id_fkey', 'author_id', 'authors', 'id')}`),
+  );
+  assert.match(out, new RegExp(`${relationshipsOf('sales_2024')}\\]\n`));
+  assert.match(out, new RegExp(`${relationshipsOf('invoices')}\\]\n`));
   // Overloads, defaults, set-returning functions, void; trigger functions are left out.
   assert.match(
     out,
@@ -211,6 +231,8 @@ export async function main() {
   const change: TablesUpdate<'authors'> = { tags: ['a'], profile: { nested: [1, 'x', null] } };
   await supabase.from('authors').update(change).eq('id', 1);
   const n: number | null = ((await supabase.from('book_counts').select('n').single()).data?.n) ?? null;
+  const byView = (await supabase.from('book_titles').select('title, authors(name)').single()).data;
+  const author: string | undefined = byView?.authors?.name;
   const sum = (await supabase.rpc('add', { a: 1 })).data;
   const echoed = (await supabase.rpc('echo', { '': { nested: [1, 'x'] } })).data;
   const books: Omit<Tables<'books'>, 'title_of'>[] | null = (await supabase.rpc('books_by', { author: 1 })).data;
@@ -219,7 +241,7 @@ export async function main() {
   const invoice: Tables<{ schema: 'billing' }, 'invoices'> | null = (await supabase.schema('billing').from('invoices').select().single()).data;
   const m: Enums<'mood'> = 'sad';
   const a: CompositeTypes<'address'> = { street: 'x', zip: 1 };
-  return { title, mood, n, sum, echoed, books, titles, titled, invoice, m, a };
+  return { title, mood, n, author, sum, echoed, books, titles, titled, invoice, m, a };
 }
 `,
   );
