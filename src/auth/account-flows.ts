@@ -3,18 +3,22 @@
  * of PUT /auth/v1/user.
  */
 import type { JWTPayload } from 'jose';
+import type postgres from 'postgres';
+import { RateLimited } from '../db/rate-limit.ts';
 import { fail, HearthError } from '../errors.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { now, type AuthContext } from './context.ts';
 import { hasVerifiedFactor } from './factors.ts';
 import { userGone } from './http.ts';
 import { deliver, mailerConfigured, type Mail } from './mailer.ts';
-import { emailChangeMail, emailChangedNotice } from './messages.ts';
+import { emailChangeMail, emailChangedNotice, signupMail } from './messages.ts';
+import { spendRateLimit } from './rate-limit.ts';
 import { issueOneTime, redeemCode } from './one-time.ts';
 import { startFlow, type Challenge } from './pkce.ts';
 import { createUserWithSession, issueSession, type AmrEntry, type SessionPayload } from './sessions.ts';
 import {
   applyEmail,
+  createUser,
   emailTaken,
   findUserByEmail,
   findUserWithLinks,
@@ -39,6 +43,76 @@ export async function signUpWithPassword(
     { email: input.email, passwordHash, metadata: input.metadata, confirmed: true },
     { amr: 'password' },
   );
+}
+
+/** GoTrue's SMTP_MAX_FREQUENCY (Supabase's default): one confirmation mail per user and minute. */
+export const CONFIRMATION_EVERY_MS = 60_000;
+
+export interface UnconfirmedSignUp {
+  email: string;
+  password: string;
+  metadata?: Record<string, unknown>;
+  /** The confirmation link's target: emailRedirectTo (allowlisted) or site_url. */
+  redirectTo: string;
+  challenge: Challenge | null;
+  clientIp: string;
+}
+
+/**
+ * 429 over_email_send_rate_limit in GoTrue's words while the user's last
+ * confirmation (or sign-in code) is younger than CONFIRMATION_EVERY_MS.
+ */
+async function refuseConfirmationTooSoon(ctx: AuthContext, db: postgres.TransactionSql, userId: string) {
+  const [last] = await db`select max(created_at) as at from auth.one_time_tokens
+    where user_id = ${userId} and purpose = 'email'`;
+  const waitMs = last?.at ? (last.at as Date).getTime() + CONFIRMATION_EVERY_MS - now(ctx).getTime() : 0;
+  if (waitMs > 0) {
+    const seconds = Math.ceil(waitMs / 1000);
+    throw new RateLimited(
+      'over_email_send_rate_limit',
+      `For security purposes, you can only request this after ${seconds} seconds.`,
+      seconds,
+    );
+  }
+}
+
+/**
+ * POST /signup with e-mail and password while config/auth mailer_autoconfirm
+ * is false, as GoTrue's: the user is created unconfirmed (or, for an address
+ * an unconfirmed user already holds, left as it is: the caller's claim to it
+ * is unproven) and mailed a confirmation link and code; the answer is the
+ * user, with no session. A confirmed address is 409 email_taken, as with
+ * autoconfirm. The mail counts against rate_limit_email_sent, spent before
+ * anything is written, and one user is mailed at most once a minute.
+ */
+export async function signUpUnconfirmed(ctx: AuthContext, input: UnconfirmedSignUp) {
+  refuseSignupWhenDisabled(ctx);
+  checkNewPassword(input.password);
+  // Hashed outside the transaction: argon2 is slow, and the advisory lock is held meanwhile.
+  const passwordHash = await hashPassword(input.password);
+  await spendRateLimit(ctx, 'email_sent', input.clientIp);
+  const sql = ctx.project.sql;
+  const { user, secrets, sentAt } = await sql.begin(async (tx) => {
+    // One sign-up (or admin link) of an address at a time, so two at once do not both insert.
+    await tx`select pg_advisory_xact_lock(hashtextextended(${`auth.link:${input.email}`}, 0))`;
+    let user = await findUserByEmail(tx, input.email);
+    if (user?.email_confirmed_at) throw emailTaken();
+    if (user) await refuseConfirmationTooSoon(ctx, tx, user.id);
+    user ??= await createUser(ctx, tx, {
+      email: input.email,
+      passwordHash,
+      metadata: input.metadata,
+      confirmed: false,
+    });
+    const flowStateId = input.challenge ? await startFlow(ctx, tx, input.challenge, user.id, 'email_signup') : null;
+    const secrets = await issueOneTime(ctx, tx, { userId: user.id, purpose: 'email', email: input.email, flowStateId });
+    return { user, secrets, sentAt: now(ctx) };
+  });
+  await deliver(ctx, signupMail(ctx, input.email, secrets, input.redirectTo));
+  const shown = userJson(user, await identitiesAndFactors(sql, user.id));
+  // GoTrue shows an invited user's repeated sign-up without what the invitation set.
+  if (user.invited_at) Object.assign(shown, { user_metadata: {}, identities: [] });
+  return { ...shown, confirmation_sent_at: sentAt };
 }
 
 /**
@@ -73,7 +147,7 @@ export async function passwordGrant(ctx: AuthContext, email: string, password: s
   const user = await findUserByEmail(ctx.project.sql, email);
   const ok = await verifyPassword(user?.encrypted_password, password);
   if (!user || !ok) throw badCredentials();
-  // Only admin-created accounts (email_confirm false) get here unconfirmed: sign-up confirms at once.
+  // Admin-created accounts (email_confirm false), and sign-ups while mailer_autoconfirm is false.
   if (user.email && !user.email_confirmed_at) throw fail('email_not_confirmed');
   return issueSession(ctx, user, { amr: 'password' });
 }

@@ -180,6 +180,8 @@ export async function followLink(ctx: AuthContext, input: { token: string; type:
 
 const FLOW_AMR: Record<string, AmrMethod> = {
   magiclink: 'magiclink',
+  // A sign-up's confirmation link (mailer_autoconfirm false): a link followed, as a magic link is.
+  email_signup: 'magiclink',
   recovery: 'recovery',
   email_change: 'email_change',
   oauth: 'oauth',

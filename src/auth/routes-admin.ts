@@ -262,8 +262,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { p: Platform; bac
     return {
       external,
       disable_signup: s.disable_signup === true,
-      // Password sign-up answers with a session at once: there is no confirmation step.
-      mailer_autoconfirm: true,
+      // config/auth's: false means a password sign-up waits for its confirmation mail.
+      mailer_autoconfirm: s.mailer_autoconfirm !== false,
       phone_autoconfirm: false,
       sms_provider: '',
       saml_enabled: false,

@@ -6,7 +6,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
 import { fail, type StatusOf } from '../errors.ts';
-import { getUser, passwordGrant, signUpGuest, signUpWithPassword, updateUser } from './account-flows.ts';
+import {
+  getUser,
+  passwordGrant,
+  signUpGuest,
+  signUpUnconfirmed,
+  signUpWithPassword,
+  updateUser,
+} from './account-flows.ts';
 import { Background } from './background.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { adminRoutes } from './routes-admin.ts';
@@ -93,6 +100,23 @@ export async function authRoutes(app: FastifyInstance, opts: { p: Platform }) {
     if (password === undefined)
       throw invalid('password is required with an e-mail address (or use POST /auth/v1/otp).');
     const address = normaliseEmail(email);
+    if (ctx.settings.mailer_autoconfirm === false) {
+      // Read before any limit is spent: a refused redirect_to or code_challenge costs nothing.
+      const redirectTo = redirectTarget(ctx.settings, redirectParam(request, body));
+      const challenge = readChallenge(body);
+      await spendRateLimit(ctx, 'signups', request.ip);
+      // GoTrue's answer without a session: 200 and the user at the top level (supabase-js: data.session null).
+      return reply.code(200).send(
+        await signUpUnconfirmed(ctx, {
+          email: address,
+          password,
+          metadata: data,
+          redirectTo,
+          challenge,
+          clientIp: request.ip,
+        }),
+      );
+    }
     await spendRateLimit(ctx, 'signups', request.ip);
     return reply.code(201).send(await signUpWithPassword(ctx, { email: address, password, metadata: data }));
   });

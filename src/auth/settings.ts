@@ -87,6 +87,12 @@ export const authSettings: AreaSpec = {
    * address, a social identity matching nobody, a guest); the admin API still does (invite-only projects).
    */
   disable_signup: { type: 'boolean', default: false },
+  /**
+   * GoTrue's MAILER_AUTOCONFIRM (Supabase's "Confirm email" off): a password sign-up is confirmed at once
+   * and answered with a session. false: the user is made unconfirmed and mailed a confirmation link and
+   * code, the answer has no session, and password sign-in is 400 email_not_confirmed until confirmed.
+   */
+  mailer_autoconfirm: { type: 'boolean', default: true },
   /** Guest sign-in (POST /signup without e-mail and password); off: 422 anonymous_provider_disabled. */
   external_anonymous_users_enabled: { type: 'boolean', default: true },
   // Per client IP: this many at once, refilling at this many per 10 s (src/auth/rate-limit.ts).

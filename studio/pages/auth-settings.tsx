@@ -11,7 +11,7 @@ type Settings = Record<string, string | number | boolean | null>;
 
 const GROUPS: [string, RegExp][] = [
   ['URLs', /^(site_url|uri_allow_list)$/],
-  ['Sign-ups', /^(disable_signup|external_anonymous_users_enabled)$/],
+  ['Sign-ups', /^(disable_signup|external_anonymous_users_enabled|mailer_autoconfirm)$/],
   ['SMTP (outgoing mail)', /^smtp_/],
   ['Social sign-in', /^external_(?!anonymous_users_enabled$)/],
   ['Passkeys', /^webauthn_/],

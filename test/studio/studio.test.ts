@@ -436,6 +436,7 @@ describe('Hearth Studio', () => {
     const signups = page.getByRole('group', { name: 'Sign-ups' });
     await signups.getByLabel('disable_signup').check();
     assert.equal(await signups.getByLabel('external_anonymous_users_enabled').isChecked(), true);
+    assert.equal(await signups.getByLabel('mailer_autoconfirm').isChecked(), true);
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Saved.').waitFor();
     assert.equal((await h.api('GET', `/v1/projects/${ref}/config/auth`)).body.disable_signup, true);
