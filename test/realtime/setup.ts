@@ -154,10 +154,15 @@ export class RawSocket {
   }
 
   async replyTo(ref: string, ms = 5000): Promise<any> {
+    return (await this.frame((x) => x.event === 'phx_reply' && x.ref === ref, ms)).payload;
+  }
+
+  /** The first frame (received so far or later) that `matches`. */
+  async frame(matches: (f: any) => boolean, ms = 5000): Promise<any> {
     const deadline = Date.now() + ms;
     for (;;) {
-      const f = this.frames.find((x) => x.event === 'phx_reply' && x.ref === ref);
-      if (f) return f.payload;
+      const f = this.frames.find(matches);
+      if (f) return f;
       await this.inbox.atLeast(this.frames.length + 1, Math.max(deadline - Date.now(), 1));
     }
   }
