@@ -170,6 +170,7 @@ export const CATALOGUE = {
     message:
       'Password is known to be weak and easy to guess, please choose a different one (it appears in a known data breach).',
   },
+  manual_linking_disabled: { status: 404, areas: ['auth'], message: 'Manual linking is disabled' },
   mfa_challenge_expired: {
     status: 422,
     areas: ['auth'],

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../context.ts';
+import { fail } from '../errors.ts';
 import { authContext, type AuthContext } from './context.ts';
 import { readBodiesAsJson, authErrors, idParam, queryOf, sessionIdOf, userClaims, type Query } from './http.ts';
 import { unlinkIdentity } from './identities.ts';
@@ -57,6 +58,11 @@ function startRequest(ctx: AuthContext, q: Query, linkUserId: string | null): St
   };
 }
 
+/** config/auth security_manual_linking_enabled false: linking and unlinking are 404, as GoTrue answers. */
+function refuseWhenManualLinkingOff(ctx: AuthContext): void {
+  if (ctx.settings.security_manual_linking_enabled === false) throw fail('manual_linking_disabled');
+}
+
 export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) {
   const { p } = opts;
   readBodiesAsJson(app);
@@ -78,13 +84,16 @@ export async function socialRoutes(app: FastifyInstance, opts: { p: Platform }) 
   app.get('/auth/v1/user/identities/authorize', async (request) => {
     const claims = userClaims(request);
     const ctx = await ctxOf(request);
+    refuseWhenManualLinkingOff(ctx);
     await requireLiveSession(ctx, claims);
     return { url: await startAuthorization(ctx, startRequest(ctx, queryOf(request), claims.sub)) };
   });
 
   app.delete<IdParams>('/auth/v1/user/identities/:id', async (request) => {
     const claims = userClaims(request);
-    await unlinkIdentity(await ctxOf(request), claims.sub, request.params.id);
+    const ctx = await ctxOf(request);
+    refuseWhenManualLinkingOff(ctx);
+    await unlinkIdentity(ctx, claims.sub, request.params.id);
     return {};
   });
 

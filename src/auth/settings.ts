@@ -93,6 +93,12 @@ export const authSettings: AreaSpec = {
    * code, the answer has no session, and password sign-in is 400 email_not_confirmed until confirmed.
    */
   mailer_autoconfirm: { type: 'boolean', default: true },
+  /**
+   * GoTrue's manual linking (Supabase's security_manual_linking_enabled): a signed-in user links another
+   * identity (GET /user/identities/authorize) or unlinks one. On by default here, as SPEC 4.1 offers both;
+   * off: 404 manual_linking_disabled, as on Supabase, where it starts off.
+   */
+  security_manual_linking_enabled: { type: 'boolean', default: true },
   /** Guest sign-in (POST /signup without e-mail and password); off: 422 anonymous_provider_disabled. */
   external_anonymous_users_enabled: { type: 'boolean', default: true },
   // Per client IP: this many at once, refilling at this many per 10 s (src/auth/rate-limit.ts).

@@ -13,7 +13,7 @@ const GROUPS: [string, RegExp][] = [
   ['URLs', /^(site_url|uri_allow_list)$/],
   ['Sign-ups', /^(disable_signup|external_anonymous_users_enabled|mailer_autoconfirm)$/],
   ['SMTP (outgoing mail)', /^smtp_/],
-  ['Social sign-in', /^external_(?!anonymous_users_enabled$)/],
+  ['Social sign-in', /^(external_(?!anonymous_users_enabled$)|security_manual_linking_enabled$)/],
   ['Passkeys', /^webauthn_/],
   ['Rate limits', /^rate_limit_/],
 ];

@@ -373,6 +373,38 @@ describe('identity linking', () => {
     assert.equal(decodeJwt(fragment(again).get('access_token')!).sub, owner);
   });
 
+  test('with security_manual_linking_enabled off, linking and unlinking are 404 manual_linking_disabled (GoTrue); sign-in still works', async () => {
+    const ivy = await passwordUser(uniqueEmail('ivy'));
+    person('ivy-oidc', 'ivy-other@oidc.test');
+    const link = () =>
+      authApi(h, 'GET', `/user/identities/authorize?provider=oidc&redirect_to=${encodeURIComponent(APP)}`, {
+        token: ivy.token,
+      });
+    await followToApp((await link()).body.url, 'ivy-oidc');
+    const identity = (await authApi(h, 'GET', '/user', { token: ivy.token })).body.identities.find(
+      (i: { provider: string }) => i.provider === 'oidc',
+    );
+    await configureAuth(h, { security_manual_linking_enabled: false });
+    try {
+      for (const res of [
+        await link(),
+        await authApi(h, 'DELETE', `/user/identities/${identity.identity_id}`, { token: ivy.token }),
+      ]) {
+        assert.equal(res.status, 404);
+        assert.equal(res.body.error_code, 'manual_linking_disabled');
+        assert.equal(res.body.msg, 'Manual linking is disabled');
+      }
+      // The linked identity is still there, and still signs Ivy in.
+      assert.deepEqual(providersOf((await authApi(h, 'GET', '/user', { token: ivy.token })).body.identities), [
+        'email',
+        'oidc',
+      ]);
+      assert.equal(decodeJwt(fragment(await socialSignIn('ivy-oidc')).get('access_token')!).sub, ivy.id);
+    } finally {
+      await configureAuth(h, { security_manual_linking_enabled: null });
+    }
+  });
+
   test('a guest who links an identity becomes permanent with the same id', async () => {
     const guest = await authApi(h, 'POST', '/signup', { body: {} });
     assert.equal(guest.body.user.is_anonymous, true);
