@@ -130,10 +130,11 @@ export function authenticate(
   const apikey = Array.isArray(headers.apikey) ? headers.apikey[0] : headers.apikey;
   const authorization = headers.authorization;
   const jwt = authorization ? (BEARER_JWT.exec(authorization)?.[1] ?? null) : null;
-  // A Bearer that is not a JWT is a key too; beside a key in apikey, one that is not shaped as a key
-  // is a broken access token, refused in GoTrue's words rather than as an unknown key.
+  // A Bearer that is not a JWT is a key too; beside another value in apikey, one that is not shaped as
+  // a key is a broken access token, refused in GoTrue's words once the apikey itself is known good.
   const bearerKey = authorization && !jwt ? bearer(authorization) : null;
-  if (apikey && bearerKey && !API_KEY_SHAPE.test(bearerKey)) throw invalidJwt(MALFORMED);
+  if (apikey && bearerKey && bearerKey !== apikey && !API_KEY_SHAPE.test(bearerKey))
+    return malformedBesideKey(registry, project, apikey);
   if (!apikey && !bearerKey) return jwt ? userAuth(project, jwt, null, clock) : null;
   // Keys seen lately are answered from the registry's cache without a promise (most requests).
   // (No closures here: this runs on every request.)
@@ -145,6 +146,15 @@ export function authenticate(
     apikey ? registry.resolveKey(apikey) : null,
     bearerKey ? registry.resolveKey(bearerKey) : null,
   ]).then(([a, b]) => withKey(project, jwt, strongest(project, a, b, apikey, bearerKey), clock));
+}
+
+/** 401 invalid_api_key for a bad apikey (as Supabase's gateway checks it first), else the malformed token. */
+function malformedBesideKey(registry: ProjectRegistry, project: ProjectRuntime, apikey: string): Promise<never> {
+  const known = registry.knownKey(apikey);
+  return (known !== undefined ? Promise.resolve(known) : registry.resolveKey(apikey)).then((key) => {
+    checkedKey(project, key);
+    throw invalidJwt(MALFORMED);
+  });
 }
 
 function withKey(

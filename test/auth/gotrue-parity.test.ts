@@ -376,6 +376,16 @@ describe("GoTrue's words for a token it cannot take", () => {
     } finally {
       h.clock.advance(-3601_000);
     }
+    // A wrong key in supabase-js (apikey and Bearer the same) is an unknown key, not a broken token,
+    // and so is a bad apikey beside a broken Bearer: the key is checked first, as Supabase's gateway does.
+    const wrongKey = await createClient(h.info.BASE_URL, 'not-a-key-of-this-project', {
+      auth: { autoRefreshToken: false, persistSession: false },
+      realtime: { transport: WebSocket as never },
+    }).auth.signUp({ email: uniqueEmail(), password: goodPassword() });
+    assert.equal(wrongKey.error?.status, 401);
+    assert.equal(wrongKey.error?.code, 'invalid_api_key');
+    const bothBad = await authApi(h, 'GET', '/user', { token: 'broken', headers: { apikey: 'also-broken' } });
+    assert.equal(bothBad.body.error.code, 'invalid_api_key');
     // A Bearer shaped as a key beside the apikey is still a key: an unknown one is invalid_api_key.
     const unknownKey = await authApi(h, 'GET', '/user', { token: 'sb_secret_not-a-key-of-this-project' });
     assert.equal(unknownKey.status, 401);
