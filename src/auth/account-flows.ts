@@ -28,6 +28,7 @@ import {
   signedInUser,
   userJson,
   type UserRow,
+  withEmailIdentity,
 } from './users.ts';
 import { checkNewPassword } from './validate.ts';
 
@@ -38,11 +39,12 @@ export async function signUpWithPassword(
   refuseSignupWhenDisabled(ctx);
   checkNewPassword(input.password);
   const passwordHash = await hashPassword(input.password);
-  return createUserWithSession(
+  const signedUp = await createUserWithSession(
     ctx,
     { email: input.email, passwordHash, metadata: input.metadata, confirmed: true },
     { amr: 'password' },
   );
+  return { ...signedUp, user: withEmailIdentity(signedUp.user) };
 }
 
 /** GoTrue's SMTP_MAX_FREQUENCY (Supabase's default): one confirmation mail per user and minute. */
@@ -109,7 +111,7 @@ export async function signUpUnconfirmed(ctx: AuthContext, input: UnconfirmedSign
     return { user, secrets, sentAt: now(ctx) };
   });
   await deliver(ctx, signupMail(ctx, input.email, secrets, input.redirectTo));
-  const shown = userJson(user, await identitiesAndFactors(sql, user.id));
+  const shown = withEmailIdentity(userJson(user, await identitiesAndFactors(sql, user.id)));
   // GoTrue shows an invited user's repeated sign-up without what the invitation set.
   if (user.invited_at) Object.assign(shown, { user_metadata: {}, identities: [] });
   return { ...shown, confirmation_sent_at: sentAt };

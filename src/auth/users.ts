@@ -127,46 +127,13 @@ export async function applyEmail(ctx: AuthContext, db: Db, userId: string, email
   }
 }
 
-/** The user object (SPEC 2.2) in GoTrue's field names, which supabase-js reads. */
-/**
- * The `email` identity GoTrue keeps for an account made with an e-mail
- * address (sign-up, code, link, invitation, admin API, a guest who added an
- * address): Hearth keeps no row for it (the address and password are the
- * user's own columns), so it is shown from the user, with a stable
- * identity_id. Apps count identities (`identities.length === 0` means "that
- * address is already registered" after a sign-up on Supabase; "keep one
- * identity" before unlinking), so leaving it out would mislead them.
- * A user made by social sign-in has only that provider's identity, as on GoTrue.
- */
-function emailIdentity(user: UserRow): unknown[] {
-  const providers = user.raw_app_meta_data?.providers;
-  if (!user.email || user.is_anonymous || !Array.isArray(providers) || !providers.includes('email')) return [];
-  return [
-    {
-      identity_id: emailIdentityId(user.id),
-      id: user.id,
-      user_id: user.id,
-      provider: 'email',
-      identity_data: {
-        sub: user.id,
-        email: user.email,
-        email_verified: user.email_confirmed_at !== null,
-        phone_verified: false,
-      },
-      email: user.email,
-      last_sign_in_at: user.last_sign_in_at,
-      created_at: user.created_at,
-      updated_at: user.updated_at,
-    },
-  ];
-}
-
 /** The identity_id of a user's `email` identity: a UUID derived from the user's id, the same on every read. */
 export function emailIdentityId(userId: string): string {
   const h = createHash('sha256').update(`email-identity:${userId}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((Number.parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** The user object (SPEC 2.2) in GoTrue's field names, which supabase-js reads. */
 export function userJson(user: UserRow, extra: { identities?: unknown[]; factors?: unknown[] } = {}) {
   return {
     id: user.id,
@@ -180,7 +147,7 @@ export function userJson(user: UserRow, extra: { identities?: unknown[]; factors
     last_sign_in_at: user.last_sign_in_at,
     app_metadata: user.raw_app_meta_data,
     user_metadata: user.raw_user_meta_data,
-    identities: [...emailIdentity(user), ...(extra.identities ?? [])],
+    identities: extra.identities ?? [],
     factors: extra.factors ?? [],
     created_at: user.created_at,
     updated_at: user.updated_at,
@@ -190,6 +157,39 @@ export function userJson(user: UserRow, extra: { identities?: unknown[]; factors
     ...(user.banned_until ? { banned_until: user.banned_until } : {}),
     ...(user.deleted_at ? { deleted_at: user.deleted_at } : {}),
   };
+}
+
+export type UserJson = ReturnType<typeof userJson>;
+
+/**
+ * A sign-up's user with the `email` identity GoTrue keeps for an account made
+ * with an e-mail address, first in `identities`, as GoTrue's sign-up answer
+ * shows it: apps read `data.user.identities.length === 0` after signUp as
+ * "that address is already registered". Only there: elsewhere (GET /user, the
+ * admin API, session payloads) `identities` are the linked social identities
+ * SPEC 2.2 names, and Hearth keeps no identity row for the address and
+ * password, which are the user's own columns. Its identity_id is derived from
+ * the user's id (unlinking it is refused).
+ */
+export function withEmailIdentity(user: UserJson): UserJson {
+  if (!user.email || user.is_anonymous) return user;
+  const identity = {
+    identity_id: emailIdentityId(user.id),
+    id: user.id,
+    user_id: user.id,
+    provider: 'email',
+    identity_data: {
+      sub: user.id,
+      email: user.email,
+      email_verified: user.email_confirmed_at !== null,
+      phone_verified: false,
+    },
+    email: user.email,
+    last_sign_in_at: user.last_sign_in_at,
+    created_at: user.created_at,
+    updated_at: user.updated_at,
+  };
+  return { ...user, identities: [identity, ...user.identities] };
 }
 
 /** An instant as JSON shows a Date (toISOString): what postgres.js would have parsed, truncated to the millisecond. */
