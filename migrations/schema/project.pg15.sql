@@ -291,26 +291,6 @@ end $$;
 ALTER FUNCTION pgmq._after(seconds integer) OWNER TO postgres;
 
 --
--- Name: _check_new_queue_name(text); Type: FUNCTION; Schema: pgmq; Owner: postgres
---
-
-CREATE FUNCTION pgmq._check_new_queue_name(queue_name text) RETURNS void
-    LANGUAGE plpgsql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  perform pgmq.validate_queue_name(queue_name);
-  if length(queue_name) > 47 then
-    raise exception 'queue name is too long, maximum length is 47 characters'
-      using errcode = '22023',
-            hint = 'A new queue''s name is a lower-case letter followed by up to 46 lower-case letters, digits or underscores, as in pgmq.';
-  end if;
-end $$;
-
-
-ALTER FUNCTION pgmq._check_new_queue_name(queue_name text) OWNER TO postgres;
-
---
 -- Name: _create(text, boolean); Type: FUNCTION; Schema: pgmq; Owner: postgres
 --
 
@@ -555,13 +535,9 @@ ALTER FUNCTION pgmq.convert_archive_partitioned(table_name text, partition_inter
 --
 
 CREATE FUNCTION pgmq."create"(queue_name text) RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  perform pgmq._check_new_queue_name(queue_name);
-  perform pgmq._create(queue_name, false);
-end $$;
+    AS $$ select pgmq._create(queue_name, false) $$;
 
 
 ALTER FUNCTION pgmq."create"(queue_name text) OWNER TO postgres;
@@ -571,13 +547,9 @@ ALTER FUNCTION pgmq."create"(queue_name text) OWNER TO postgres;
 --
 
 CREATE FUNCTION pgmq.create_non_partitioned(queue_name text) RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  perform pgmq._check_new_queue_name(queue_name);
-  perform pgmq._create(queue_name, false);
-end $$;
+    AS $$ select pgmq._create(queue_name, false) $$;
 
 
 ALTER FUNCTION pgmq.create_non_partitioned(queue_name text) OWNER TO postgres;
@@ -591,7 +563,7 @@ CREATE FUNCTION pgmq.create_partitioned(queue_name text, partition_interval text
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
-  perform pgmq._check_new_queue_name(queue_name);
+  perform pgmq.validate_queue_name(queue_name);
   raise exception 'partitioned queues are not supported'
     using errcode = '0A000',
           hint = format('Create a regular queue instead: select pgmq.create(%L);', queue_name);
@@ -605,13 +577,9 @@ ALTER FUNCTION pgmq.create_partitioned(queue_name text, partition_interval text,
 --
 
 CREATE FUNCTION pgmq.create_unlogged(queue_name text) RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  perform pgmq._check_new_queue_name(queue_name);
-  perform pgmq._create(queue_name, true);
-end $$;
+    AS $$ select pgmq._create(queue_name, true) $$;
 
 
 ALTER FUNCTION pgmq.create_unlogged(queue_name text) OWNER TO postgres;
@@ -2716,14 +2684,6 @@ GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO hearth_<ref>_owner;
 GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO anon;
 GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO authenticated;
 GRANT ALL ON FUNCTION pgmq._after(seconds integer) TO service_role;
-
-
---
--- Name: FUNCTION _check_new_queue_name(queue_name text); Type: ACL; Schema: pgmq; Owner: postgres
---
-
-REVOKE ALL ON FUNCTION pgmq._check_new_queue_name(queue_name text) FROM PUBLIC;
-GRANT ALL ON FUNCTION pgmq._check_new_queue_name(queue_name text) TO hearth_<ref>_owner;
 
 
 --
