@@ -1,5 +1,5 @@
 /**
- * GoTrue parity, driven through supabase-js (auth-js 2.119)
+ * GoTrue parity, driven through supabase-js (auth-js 2.109)
  * and raw calls: a deleted user's access token on every user-scoped route,
  * the factors carried in session payloads (which mfa.getAuthenticatorAssuranceLevel
  * reads), aal2 to enrol a further factor, and the sign-in methods Hearth

@@ -792,37 +792,62 @@ describe('single-object delete', () => {
 });
 
 describe("Supabase Storage's error codes and words, as storage-js reads them", () => {
-  test("StorageApiError.code and message are what Supabase Storage sends; Hearth's code stays in error.code", async () => {
+  test("the top-level code and message are Supabase Storage's (storage-js: error.code, error.message); Hearth's code stays in error.code of the body", async () => {
     await t.service.storage.createBucket('codes');
-    const codes = t.service.storage.from('codes');
-    const cases: [string, PromiseLike<{ error: unknown }>, string, string][] = [
-      ['missing bucket', t.service.storage.getBucket('no-such-bucket'), 'NoSuchBucket', 'Bucket not found'],
-      ['missing object', codes.info('never/stored.txt'), 'NoSuchKey', 'Object not found'],
+    await t.service.storage.from('codes').upload('codes/taken.txt', Buffer.from('one'));
+    const cases: [string, Promise<Response>, number, string, string, string][] = [
+      [
+        'missing bucket',
+        t.raw('GET', '/bucket/no-such-bucket'),
+        404,
+        'NoSuchBucket',
+        'bucket_not_found',
+        'Bucket not found',
+      ],
+      [
+        'missing object',
+        t.raw('GET', '/object/info/codes/never/stored.txt'),
+        404,
+        'NoSuchKey',
+        'not_found',
+        'Object not found',
+      ],
       [
         'bucket name taken',
-        t.service.storage.createBucket('codes'),
+        t.raw('POST', '/bucket', { json: { name: 'codes' } }),
+        409,
         'ResourceAlreadyExists',
+        'bucket_exists',
         'The resource already exists',
       ],
-      ['invalid bucket name', t.service.storage.createBucket('A B'), 'InvalidBucketName', ''],
+      [
+        'invalid bucket name',
+        t.raw('POST', '/bucket', { json: { name: 'A B' } }),
+        400,
+        'InvalidBucketName',
+        'invalid_bucket_name',
+        '',
+      ],
+      [
+        'object name taken',
+        t.raw('POST', '/object/codes/codes/taken.txt', { body: 'two' }),
+        409,
+        'ResourceAlreadyExists',
+        'duplicate',
+        'The resource already exists',
+      ],
     ];
-    await codes.upload('codes/taken.txt', Buffer.from('one'));
-    cases.push([
-      'object name taken',
-      codes.upload('codes/taken.txt', Buffer.from('two')),
-      'ResourceAlreadyExists',
-      'The resource already exists',
-    ]);
-    for (const [what, call, code, message] of cases) {
-      const { error } = await call;
-      const e = error as { code?: string; message: string };
-      assert.equal(e.code, code, what);
-      if (message) assert.equal(e.message, message, what);
+    for (const [what, call, status, code, hearthCode, message] of cases) {
+      const res = await call;
+      const body = await res.json();
+      assert.equal(res.status, status, what);
+      assert.deepEqual([body.statusCode, body.code, body.error.code], [String(status), code, hearthCode], what);
+      if (message) assert.equal(body.message, message, what);
     }
-    const raw = await t.raw('POST', '/object/codes/codes/taken.txt', { body: 'three' });
-    const body = await raw.json();
-    assert.equal(raw.status, 409);
-    assert.deepEqual([body.statusCode, body.code, body.error.code], ['409', 'ResourceAlreadyExists', 'duplicate']);
-    assert.match(body.error.hint, /x-upsert/);
+    // What storage-js shows: Supabase's words, and Hearth's advice in the body's error.hint.
+    const taken = await t.service.storage.from('codes').upload('codes/taken.txt', Buffer.from('three'));
+    assert.equal(taken.error!.message, 'The resource already exists');
+    const raw = await (await t.raw('POST', '/object/codes/codes/taken.txt', { body: 'three' })).json();
+    assert.match(raw.error.hint, /x-upsert/);
   });
 });

@@ -300,7 +300,7 @@ describe('storage-js clients for services Hearth does not have', () => {
   });
 });
 
-describe('buckets as storage-js 2.119 sees them', () => {
+describe('buckets as storage-js 2.109 sees them', () => {
   test('buckets carry type STANDARD; createBucket with another type is refused, never silently made standard', async () => {
     const s = t.service.storage;
     assert.equal((await s.getBucket('tree')).data!.type, 'STANDARD');
