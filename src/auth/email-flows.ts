@@ -113,7 +113,9 @@ async function applyRedeemed(ctx: AuthContext, t: RedeemedToken): Promise<UserRo
 }
 
 const CODE_TYPES: Record<string, SignInPurpose[]> = {
-  email: ['email'],
+  // GoTrue's `email` type also redeems a recovery code or link (the /auth/confirm route of
+  // Supabase's server-side guides verifies every mail's token_hash with type email).
+  email: ['email', 'recovery'],
   magiclink: ['email'],
   signup: ['email'],
   // admin invitations (POST /invite, generate_link) are sign-in messages too

@@ -335,6 +335,13 @@ describe('generate_link, invite, MFA admin', () => {
     const third = (await admin.auth.admin.generateLink({ type: 'recovery', email })).data.properties!;
     const viaHash = await client(h).auth.verifyOtp({ token_hash: third.hashed_token, type: 'recovery' });
     assert.equal(viaHash.error, null);
+    // Type `email` redeems a recovery link or code too, as GoTrue's does (the guides' /auth/confirm route).
+    const fourth = (await admin.auth.admin.generateLink({ type: 'recovery', email })).data.properties!;
+    const asEmail = await client(h).auth.verifyOtp({ token_hash: fourth.hashed_token, type: 'email' });
+    assert.equal(asEmail.error, null);
+    const fifth = (await admin.auth.admin.generateLink({ type: 'recovery', email })).data.properties!;
+    const codeAsEmail = await client(h).auth.verifyOtp({ email, token: fifth.email_otp, type: 'email' });
+    assert.equal(codeAsEmail.error, null);
   });
 
   test('generate_link signup creates an unconfirmed user; its link confirms', async () => {
