@@ -8,7 +8,7 @@ import { appFolder, writeLink } from './app-folder.ts';
 import { Api, ApiError, connect, target, type ProjectJson } from './api.ts';
 import { forgetLogin, saveLogin } from './credentials.ts';
 import { CliError, print, type Output } from './output.ts';
-import { accepts, act, examples, optionsOf, outputOption } from './program.ts';
+import { accepts, act, examples, integerBetween, optionsOf, outputOption } from './program.ts';
 import { lazy } from '../lazy.ts';
 
 /** The terminal prompts (with their encoding tables): loaded only when a question is asked at a terminal, never by `hearth start`. */
@@ -235,4 +235,47 @@ export function registerAccess(program: Command): void {
     ['hearth keys -o env >> .env', 'for an app'],
     ['hearth keys --project-ref <ref> -o json', 'another project, for scripts'],
   ]);
+
+  const mailbox = program
+    .command('mailbox')
+    .description(
+      'the auth mail the project kept instead of sending (no SMTP server set): sign-in codes and links, newest first',
+    )
+    .option('--to <email>', 'only mail to this address')
+    .option('--limit <n>', 'how many of the newest (1-1000)', integerBetween('--limit', 1, 1000), '10')
+    .addOption(outputOption(['table', 'json'], 'table'))
+    .action(
+      act(async (...args) => {
+        const opts = optionsOf<{ to?: string; limit: string; output: Output }>(args);
+        const limit = Number(opts.limit);
+        const t = await target(opts);
+        // Filtered here: the API lists the newest (up to 1000) of every address.
+        const all = await t.api.call<MailJson[]>('GET', `${t.path}/mailbox?limit=${opts.to ? 1000 : limit}`);
+        const to = opts.to?.trim().toLowerCase();
+        const mails = (to ? all.filter((m) => m.to.toLowerCase() === to) : all).slice(0, limit);
+        if (opts.output === 'json') print(mails, [], 'json');
+        // For people: what to type or open, beside who it was for.
+        else
+          print(
+            mails.map((m) => ({ ...m, code: m.body.match(CODE)?.[0] ?? '', link: m.body.match(LINK)?.[0] ?? '' })),
+            ['created_at', 'to', 'subject', 'code', 'link'],
+            'table',
+          );
+      }),
+    );
+  examples(mailbox, [
+    ['hearth mailbox', 'the newest ten'],
+    ['hearth mailbox --to ada@example.com --limit 1 -o json', 'the last mail to one address, for scripts'],
+  ]);
 }
+
+interface MailJson {
+  id: number;
+  to: string;
+  subject: string;
+  body: string;
+  created_at: string;
+}
+/** The 6-digit code and the first link of an auth mail's text (src/auth/messages.ts). */
+const CODE = /\b\d{6}\b/;
+const LINK = /https?:\/\/\S+/;
