@@ -14,6 +14,7 @@ import { ErrorNote, Loading, useLoad } from './ui.tsx';
 const SqlPage = lazy(() => import('./pages/sql.tsx').then((m) => m.SqlPage));
 const TablesPage = lazy(() => import('./pages/tables.tsx').then((m) => m.TablesPage));
 const UsersPage = lazy(() => import('./pages/users.tsx').then((m) => m.UsersPage));
+const MailboxPage = lazy(() => import('./pages/mailbox.tsx').then((m) => m.MailboxPage));
 const AuthSettingsPage = lazy(() => import('./pages/auth-settings.tsx').then((m) => m.AuthSettingsPage));
 const StoragePage = lazy(() => import('./pages/storage.tsx').then((m) => m.StoragePage));
 
@@ -22,6 +23,7 @@ const SECTIONS: [string, string][] = [
   ['tables', 'Table editor'],
   ['sql', 'SQL editor'],
   ['users', 'Users'],
+  ['mailbox', 'Mailbox'],
   ['auth', 'Auth settings'],
   ['storage', 'Storage'],
 ];
@@ -55,6 +57,7 @@ function ProjectShell({ projectRef, section, rest }: { projectRef: string; secti
           {section === 'tables' && <TablesPage project={p} rest={rest} />}
           {section === 'sql' && <SqlPage project={p} />}
           {section === 'users' && <UsersPage project={p} />}
+          {section === 'mailbox' && <MailboxPage project={p} rest={rest} />}
           {section === 'auth' && <AuthSettingsPage project={p} />}
           {section === 'storage' && <StoragePage project={p} rest={rest} />}
         </Suspense>

@@ -3,8 +3,10 @@
  * key): search and pages, create and invite, recovery link, ban and unban,
  * sign out everywhere (Hearth's POST /admin/users/{id}/logout), delete.
  */
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { data, mgmt, type Project } from '../api.ts';
+import { href } from '../router.ts';
 import { ConfirmDialog, Dialog, Empty, ErrorNote, Loading, useAction, useLoad } from '../ui.tsx';
 
 interface User {
@@ -28,25 +30,30 @@ export function UsersPage({ project }: { project: Project }) {
   const [filter, setFilter] = useState('');
   const [dialog, setDialog] = useState<'create' | 'invite' | null>(null);
   const [deleting, setDeleting] = useState<User | null>(null);
-  const [notice, setNotice] = useState('');
+  const [notice, setNotice] = useState<ComponentChildren>('');
   const [run, busy, error] = useAction();
   const users = useLoad(async () => {
     const q = new URLSearchParams({ page: String(page), per_page: String(PER_PAGE), ...(filter ? { filter } : {}) });
     const { body, res } = await data<{ users: User[] }>(project.ref, 'GET', `/auth/v1/admin/users?${q}`);
     return { users: body.users, total: Number(res.headers.get('x-total-count') ?? body.users.length) };
   }, [project.ref, page, filter]);
-  // Without an SMTP server, auth mail goes to the development mailbox: say so, rather than "sent".
+  // Without an SMTP server, auth mail goes to the development mailbox: say so (and link to it), rather than "sent".
   const smtp = useLoad(
     async () =>
       (await mgmt<{ smtp_host: string | null }>('GET', `/v1/projects/${encodeURIComponent(project.ref)}/config/auth`))
         .smtp_host,
     [project.ref],
   );
-  const mailed = (what: string, to: string) =>
-    smtp.data === null
-      ? `${what} for ${to} is in the development mailbox (no SMTP server is set; GET /v1/projects/${project.ref}/mailbox), not sent.`
-      : `${what} sent to ${to}.`;
-  const act = (label: string, f: () => Promise<unknown>) =>
+  const mailed = (what: string, to: string): ComponentChildren =>
+    smtp.data === null ? (
+      <>
+        {what} for {to} is in the <a href={href('p', project.ref, 'mailbox', to)}>development mailbox</a> (no SMTP
+        server is set), not sent.
+      </>
+    ) : (
+      `${what} sent to ${to}.`
+    );
+  const act = (label: ComponentChildren, f: () => Promise<unknown>) =>
     run(async () => {
       setNotice('');
       await f();
@@ -121,7 +128,7 @@ export function UsersPage({ project }: { project: Project }) {
                     <button
                       type="button"
                       class="small"
-                      disabled={busy || !u.email}
+                      disabled={busy || !u.email || smtp.loading}
                       aria-label={`Send recovery link to ${u.email}`}
                       onClick={() =>
                         act(mailed('Recovery link', u.email!), () =>
@@ -223,9 +230,9 @@ function UserDialog({
 }: {
   project: Project;
   kind: 'create' | 'invite';
-  mailed: (what: string, to: string) => string;
+  mailed: (what: string, to: string) => ComponentChildren;
   onClose: () => void;
-  onDone: (message: string) => void;
+  onDone: (message: ComponentChildren) => void;
 }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');

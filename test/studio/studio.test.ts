@@ -3,7 +3,8 @@
  * compression, the / redirect), sign-in, projects, the table editor (rows
  * seen through /rest/v1, structure with a changed primary key, policies),
  * the XSS row, the SQL editor (error mark, history, timeout), users (an
- * invitation reaching a real SMTP server, sign out everywhere), storage
+ * invitation reaching a real SMTP server, sign out everywhere), the
+ * development mailbox (a mail's code and link, the recipient filter), storage
  * (drag and drop, previews, signed URL, buckets), keyboard use, a developer
  * who cannot delete a project, and axe-core on every page in the light and
  * the dark scheme. One browser, one page, steps in order.
@@ -12,6 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestHearth, type TestHearth } from '../helpers/hearth.ts';
 import { startInbox, type Inbox } from '../auth/helpers.ts';
+import { until } from '../helpers/poll.ts';
 import { startStudioBrowser, type StudioBrowser } from './browser.ts';
 
 let h: TestHearth;
@@ -464,6 +466,77 @@ describe('Hearth Studio', () => {
     await h.api('PATCH', `/v1/projects/${ref}/config/auth`, {
       body: { smtp_pass: before === null ? null : 'kept-secret' },
     });
+  });
+
+  test('mailbox: without SMTP, a recovery link is linked to the mailbox, which shows the mail, its code and link, filtered by recipient', async () => {
+    const { page } = b;
+    // SMTP is still set (the users test): the empty mailbox says mail goes out through it.
+    await page.getByRole('link', { name: 'Mailbox', exact: true }).click();
+    await page.getByText('No mail here: an SMTP server is set, so auth mail goes out through it instead.').waitFor();
+    await axeCheck('mailbox (empty, SMTP set)');
+
+    const unset = await h.api('PATCH', `/v1/projects/${ref}/config/auth`, { body: { smtp_host: null } });
+    assert.equal(unset.status, 200);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.getByText('No mail yet. While no SMTP server is set').waitFor();
+    // Another recipient, for the filter; then the recovery link sent from the users page.
+    const invite = await h.api('POST', `/project/${ref}/auth/v1/invite`, {
+      body: { email: 'other@studio.test' },
+      token: secret,
+      headers: { apikey: secret },
+    });
+    assert.equal(invite.status, 200);
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.getByRole('button', { name: 'Send recovery link to friend@studio.test' }).click();
+    const notice = page.getByRole('status').filter({ hasText: 'Recovery link for friend@studio.test is in the' });
+    await notice.waitFor();
+    // Both mails are kept after the API answered: wait for them before the page reads the mailbox.
+    type Mail = { to: string; subject: string; body: string };
+    const mails = await until(
+      async () => (await h.api('GET', `/v1/projects/${ref}/mailbox`)).body as Mail[],
+      (list) => list.length === 2,
+      10_000,
+    );
+    assert.deepEqual(
+      mails.map((m) => m.to),
+      ['friend@studio.test', 'other@studio.test'],
+    );
+    const recovery = mails[0]!;
+    const code = recovery.body.match(/\b\d{6}\b/)![0];
+    const link = recovery.body.match(/https?:\/\/\S+/)![0];
+
+    // The notice's link opens the mailbox filtered to that recipient.
+    await notice.getByRole('link', { name: 'development mailbox' }).click();
+    await page.getByRole('heading', { name: 'Mailbox' }).waitFor();
+    assert.equal(await page.getByLabel('Filter by recipient').inputValue(), 'friend@studio.test');
+    const rows = page.getByRole('table').getByRole('row');
+    await page.getByRole('cell', { name: 'friend@studio.test', exact: true }).waitFor();
+    assert.equal(await rows.count(), 2); // the header and friend's mail
+    await page.getByLabel('Filter by recipient').fill('');
+    await page.getByRole('cell', { name: 'other@studio.test', exact: true }).waitFor();
+    assert.equal(await rows.count(), 3);
+    await page.getByLabel('Filter by recipient').fill('OTHER@');
+    await page.getByRole('cell', { name: 'friend@studio.test', exact: true }).waitFor({ state: 'detached' });
+    assert.equal(await rows.count(), 2);
+    await page.getByLabel('Filter by recipient').fill('nobody@');
+    await page.getByText('No mail to an address matching "nobody@".').waitFor();
+    await page.getByLabel('Filter by recipient').fill('friend');
+    await axeCheck('mailbox');
+
+    await page.getByRole('button', { name: 'Open "Reset your password" to friend@studio.test' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Reset your password' });
+    await dialog.getByText(code, { exact: true }).waitFor();
+    await axeCheck('mailbox: a mail');
+    await dialog.getByRole('button', { name: 'Copy the code' }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), code);
+    // The body is text: its only element is the link, an <a href> to /auth/v1/verify.
+    const anchors = dialog.locator('pre a');
+    assert.equal(await anchors.count(), 1);
+    assert.equal(await anchors.getAttribute('href'), link);
+    assert.match(link, /^http:\/\/.*\/auth\/v1\/verify\?token=/);
+    assert.match((await dialog.locator('pre').textContent())!, /Or enter the code \d{6}\./);
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'detached' });
   });
 
   test('storage: creates a bucket, uploads with progress, previews, signs a URL that serves the file', async () => {
