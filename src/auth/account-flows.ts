@@ -48,7 +48,7 @@ export async function signUpWithPassword(
 }
 
 /** GoTrue's SMTP_MAX_FREQUENCY (Supabase's default): one confirmation mail per user and minute. */
-export const CONFIRMATION_EVERY_MS = 60_000;
+const CONFIRMATION_EVERY_MS = 60_000;
 
 export interface UnconfirmedSignUp {
   email: string;

@@ -159,7 +159,7 @@ export function userJson(user: UserRow, extra: { identities?: unknown[]; factors
   };
 }
 
-export type UserJson = ReturnType<typeof userJson>;
+type UserJson = ReturnType<typeof userJson>;
 
 /**
  * A sign-up's user with the `email` identity GoTrue keeps for an account made

@@ -102,7 +102,7 @@ function unquote(value: string): string {
 }
 
 /** The conditions of a filter string; an empty (or blank) filter has none. */
-export function parseFilterText(filter: string): RawCondition[] {
+function parseFilterText(filter: string): RawCondition[] {
   if (!filter.trim()) return [];
   return splitTopLevel(filter.trim()).map((segment) => {
     const s = segment.trim();
